@@ -1,0 +1,44 @@
+//! # microarena-core
+//!
+//! Byte-exact TensorFlow Lite Micro arena accounting, with no I/O:
+//! bytes → [`model::Model`] → [`lifetime`] → [`planner`] → [`tail`] →
+//! [`analysis::Analysis`] → [`report`].
+//!
+//! The crate is `#![no_std]`. Everything that reads a model needs the `alloc`
+//! feature (on by default); without it only the target profiles and the plan
+//! types a device needs remain.
+#![no_std]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+pub mod profile;
+
+#[cfg(feature = "alloc")]
+mod schema;
+
+#[cfg(feature = "alloc")]
+pub mod dtype;
+#[cfg(feature = "alloc")]
+pub mod model;
+#[cfg(feature = "alloc")]
+pub mod ops;
+
+#[cfg(feature = "alloc")]
+pub mod analysis;
+#[cfg(feature = "alloc")]
+pub mod kernel;
+#[cfg(feature = "alloc")]
+pub mod lifetime;
+#[cfg(feature = "alloc")]
+pub mod planner;
+#[cfg(feature = "alloc")]
+pub mod tail;
+
+#[cfg(feature = "alloc")]
+pub use analysis::{Analysis, Config, analyze};
+#[cfg(feature = "alloc")]
+pub use model::{Model, ReadError, is_tflite};

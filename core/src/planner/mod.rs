@@ -1,0 +1,208 @@
+//! Memory planners: they place buffers with lifetimes into one head region.
+//!
+//! Every planner takes the same [`PlanBuffer`] list (sizes already rounded up
+//! to 16, lifetimes as inclusive scope ranges, optional fixed offsets) and
+//! returns a [`Plan`]. [`validate`] is the independent check that no two
+//! buffers alive at a common scope overlap; debug builds run it on every plan.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+pub mod greedy;
+pub mod linear;
+
+/// TFLM rounds every planned buffer size up to this.
+pub const BUFFER_ALIGNMENT: u64 = 16;
+
+/// Rounds `bytes` up to [`BUFFER_ALIGNMENT`].
+pub fn align16(bytes: u64) -> u64 {
+    bytes.div_ceil(BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT
+}
+
+/// One buffer handed to a planner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanBuffer {
+    /// Size in bytes, already rounded up to 16.
+    pub size: u64,
+    /// First scope at which it is live (inclusive; −1 = before everything).
+    pub first: i32,
+    /// Last scope at which it is live (inclusive).
+    pub last: i32,
+    /// A fixed offset (from an offline plan); the planner must not move it.
+    pub fixed_offset: Option<i64>,
+}
+
+impl PlanBuffer {
+    /// Live at a common scope with `other` (inclusive bounds, as TFLM compares them).
+    pub fn overlaps_in_time(&self, other: &PlanBuffer) -> bool {
+        !(self.first > other.last || other.first > self.last)
+    }
+}
+
+/// Offsets for every buffer (same order as the input) and the head size.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Plan {
+    /// Offset of each buffer from the start of the head.
+    pub offsets: Vec<i64>,
+    /// max(offset + size) over all buffers; 0 for none.
+    pub head_bytes: u64,
+}
+
+/// Which planner to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlannerKind {
+    /// TFLM's `GreedyMemoryPlanner`, byte for byte, including its tie-break.
+    TflmGreedy,
+    /// TFLM's `LinearMemoryPlanner` (`preserve_all_tensors`): no reuse.
+    Linear,
+}
+
+impl PlannerKind {
+    /// Every planner, in the order reports list them.
+    pub const ALL: &'static [PlannerKind] = &[PlannerKind::TflmGreedy, PlannerKind::Linear];
+
+    /// Name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlannerKind::TflmGreedy => "tflm-greedy",
+            PlannerKind::Linear => "linear",
+        }
+    }
+
+    /// Looks a planner up by [`PlannerKind::name`].
+    pub fn by_name(name: &str) -> Option<PlannerKind> {
+        PlannerKind::ALL.iter().copied().find(|p| p.name() == name)
+    }
+
+    /// Runs the planner.
+    pub fn plan(self, buffers: &[PlanBuffer]) -> Result<Plan, PlanError> {
+        let plan = match self {
+            PlannerKind::TflmGreedy => greedy::plan(buffers),
+            PlannerKind::Linear => linear::plan(buffers)?,
+        };
+        debug_assert!(validate(buffers, &plan).is_ok(), "{} produced an overlapping plan", self.name());
+        Ok(plan)
+    }
+}
+
+/// Why a planner refused its input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// The linear planner takes at most 1024 buffers.
+    TooManyBuffers {
+        /// Buffers given.
+        count: usize,
+        /// The planner's limit.
+        limit: usize,
+    },
+    /// Only the greedy planner accepts offline (fixed) offsets.
+    FixedOffsetsUnsupported {
+        /// The planner asked.
+        planner: &'static str,
+    },
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::TooManyBuffers { count, limit } => write!(
+                f,
+                "{count} buffers to plan; TFLM's LinearMemoryPlanner holds at most {limit}"
+            ),
+            PlanError::FixedOffsetsUnsupported { planner } => write!(
+                f,
+                "the model carries an OfflineMemoryAllocation plan, which TFLM accepts only with the greedy planner, not {planner}"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for PlanError {}
+
+/// A violation found by [`validate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanViolation {
+    /// The plan has a different number of offsets than buffers.
+    WrongLength,
+    /// A planner-chosen offset is negative or not 16-aligned.
+    Misplaced {
+        /// Buffer index.
+        buffer: usize,
+    },
+    /// Two buffers alive at a common scope share bytes.
+    Overlap {
+        /// First buffer index.
+        a: usize,
+        /// Second buffer index.
+        b: usize,
+    },
+    /// `head_bytes` is not the maximum end of the buffers.
+    WrongHeadSize,
+}
+
+/// Checks a plan independently of the planner that made it: every buffer lies
+/// inside the head, online offsets are 16-aligned, and no two buffers that are
+/// alive at a common scope share a byte (fixed offsets may overlap each other,
+/// as TFLM does not check offline plans).
+pub fn validate(buffers: &[PlanBuffer], plan: &Plan) -> Result<(), PlanViolation> {
+    if plan.offsets.len() != buffers.len() {
+        return Err(PlanViolation::WrongLength);
+    }
+    let mut end = 0i64;
+    for (i, (b, &o)) in buffers.iter().zip(&plan.offsets).enumerate() {
+        if b.fixed_offset.is_none() && (o < 0 || o % BUFFER_ALIGNMENT as i64 != 0) {
+            return Err(PlanViolation::Misplaced { buffer: i });
+        }
+        if b.fixed_offset.is_some_and(|f| f != o) {
+            return Err(PlanViolation::Misplaced { buffer: i });
+        }
+        end = end.max(o + b.size as i64);
+    }
+    if end.max(0) as u64 != plan.head_bytes {
+        return Err(PlanViolation::WrongHeadSize);
+    }
+    // Sweep by offset so the check is O(n log n + overlaps) rather than O(n²) for
+    // plans whose buffers are mostly disjoint in space.
+    let mut order: Vec<usize> = (0..buffers.len()).filter(|&i| buffers.get(i).is_some_and(|b| b.size > 0)).collect();
+    order.sort_by_key(|&i| plan.offsets.get(i).copied().unwrap_or(0));
+    for (k, &i) in order.iter().enumerate() {
+        let (Some(bi), Some(&oi)) = (buffers.get(i), plan.offsets.get(i)) else { continue };
+        for &j in order.iter().skip(k + 1) {
+            let (Some(bj), Some(&oj)) = (buffers.get(j), plan.offsets.get(j)) else { continue };
+            if oj >= oi + bi.size as i64 {
+                break;
+            }
+            let both_fixed = bi.fixed_offset.is_some() && bj.fixed_offset.is_some();
+            if !both_fixed && bi.overlaps_in_time(bj) {
+                return Err(PlanViolation::Overlap { a: i.min(j), b: i.max(j) });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The largest total of live bytes at any scope: no plan can be smaller.
+pub fn lower_bound(buffers: &[PlanBuffer]) -> u64 {
+    // Events at scope boundaries: +size at first, −size after last.
+    let mut events: Vec<(i64, i64)> = Vec::with_capacity(buffers.len() * 2);
+    for b in buffers {
+        events.push((i64::from(b.first), b.size as i64));
+        events.push((i64::from(b.last) + 1, -(b.size as i64)));
+    }
+    events.sort_unstable();
+    let (mut live, mut best) = (0i64, 0i64);
+    let mut i = 0;
+    while i < events.len() {
+        let t = events.get(i).map_or(0, |e| e.0);
+        while let Some(&(et, d)) = events.get(i) {
+            if et != t {
+                break;
+            }
+            live += d;
+            i += 1;
+        }
+        best = best.max(live);
+    }
+    best as u64
+}

@@ -1,0 +1,339 @@
+//! Target profiles: every size and alignment that differs between targets,
+//! as data. No other module branches on a target name.
+//!
+//! Sources (see `../shared/docs/tflm-arena.md` §4.3–4.4): struct layouts were
+//! probed by compiling TFLM's headers (tensorflow/tflite-micro @90b983c) for
+//! LP64 and for ILP32 with GCC's bare-metal short enums; the `x86_64` column is
+//! confirmed against the `tflite-micro` PyPI wheel (0.dev20261023182759, built
+//! with `USE_TFLM_COMPRESSION`), the ILP32 column against TFLM's published
+//! Corstone-300 allocation table.
+
+/// Size and alignment of one allocation, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sz {
+    /// `sizeof`.
+    pub bytes: u32,
+    /// `alignof`.
+    pub align: u32,
+}
+
+const fn sz(bytes: u32, align: u32) -> Sz {
+    Sz { bytes, align }
+}
+
+/// Allocation facts of one builtin kernel on one target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelRow {
+    /// `BuiltinOperator` code.
+    pub op: i32,
+    /// Parsed builtin-options struct the flatbuffer parser allocates in the tail (`None`: nothing).
+    pub builtin: Option<Sz>,
+    /// The kernel's `Init` allocation (OpData), 16-aligned in the tail (`None`: no Init allocation).
+    pub op_data: Option<u32>,
+    /// `false` when a figure is carried over from another ABI because it was never
+    /// probed for this one; analyses then say so in a diagnostic.
+    pub measured: bool,
+}
+
+const fn k(op: i32, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
+    KernelRow { op, builtin, op_data, measured: true }
+}
+
+const fn k_est(op: i32, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
+    KernelRow { op, builtin, op_data, measured: false }
+}
+
+/// Everything the simulation of TFLM's allocator needs to know about a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TargetProfile {
+    /// Name used on the command line and in reports (`x86_64`, `cortex-m`).
+    pub name: &'static str,
+    /// One line for humans.
+    pub description: &'static str,
+    /// `sizeof(void*)`.
+    pub pointer_bytes: u32,
+    /// Arena allocator object (Recording variant: the figures TFLM reports are recorded with it).
+    pub arena_allocator: Sz,
+    /// `GreedyMemoryPlanner` object.
+    pub greedy_planner: Sz,
+    /// `LinearMemoryPlanner` object (with its 1024-entry offset table).
+    pub linear_planner: Sz,
+    /// `MicroAllocator` object (Recording variant).
+    pub micro_allocator: Sz,
+    /// `MicroBuiltinDataAllocator`.
+    pub builtin_data_allocator: Sz,
+    /// `SubgraphAllocations`, one per subgraph.
+    pub subgraph_allocations: Sz,
+    /// `MicroResourceVariables` object.
+    pub resource_variables: Sz,
+    /// One `MicroResourceVariables` entry.
+    pub resource_variable_entry: u32,
+    /// `TfLiteEvalTensor`.
+    pub eval_tensor: Sz,
+    /// `NodeAndRegistration`.
+    pub node_and_registration: Sz,
+    /// `TfLiteTensor` (static-memory variant).
+    pub tensor: Sz,
+    /// `TfLiteAffineQuantization`.
+    pub affine_quantization: Sz,
+    /// `ScratchBufferRequest` (head, during Prepare and planning).
+    pub scratch_request: Sz,
+    /// `ScratchBufferHandle` (tail).
+    pub scratch_handle: Sz,
+    /// `AllocationInfo` (temp, during planning).
+    pub allocation_info: Sz,
+    /// Greedy planner working memory per planned buffer (temp, during planning).
+    pub planner_bytes_per_buffer: u32,
+    /// Per-kernel builtin data and OpData.
+    pub kernels: &'static [KernelRow],
+}
+
+impl TargetProfile {
+    /// The row for builtin operator `op`, if the profile models it.
+    pub fn kernel(&self, op: i32) -> Option<&'static KernelRow> {
+        self.kernels.iter().find(|r| r.op == op)
+    }
+}
+
+// Builtin operator codes used in the tables (TFLite schema `BuiltinOperator`).
+mod code {
+    pub const ADD: i32 = 0;
+    pub const AVERAGE_POOL_2D: i32 = 1;
+    pub const CONCATENATION: i32 = 2;
+    pub const CONV_2D: i32 = 3;
+    pub const DEPTHWISE_CONV_2D: i32 = 4;
+    pub const DEQUANTIZE: i32 = 6;
+    pub const FULLY_CONNECTED: i32 = 9;
+    pub const LOGISTIC: i32 = 14;
+    pub const MAX_POOL_2D: i32 = 17;
+    pub const MUL: i32 = 18;
+    pub const RELU: i32 = 19;
+    pub const RELU6: i32 = 21;
+    pub const RESHAPE: i32 = 22;
+    pub const SOFTMAX: i32 = 25;
+    pub const SVDF: i32 = 27;
+    pub const TANH: i32 = 28;
+    pub const PAD: i32 = 34;
+    pub const GATHER: i32 = 36;
+    pub const TRANSPOSE: i32 = 39;
+    pub const MEAN: i32 = 40;
+    pub const SUB: i32 = 41;
+    pub const DIV: i32 = 42;
+    pub const SQUEEZE: i32 = 43;
+    pub const UNIDIRECTIONAL_SEQUENCE_LSTM: i32 = 44;
+    pub const STRIDED_SLICE: i32 = 45;
+    pub const CAST: i32 = 53;
+    pub const MAXIMUM: i32 = 55;
+    pub const MINIMUM: i32 = 57;
+    pub const PADV2: i32 = 60;
+    pub const TRANSPOSE_CONV: i32 = 67;
+    pub const SUM: i32 = 74;
+    pub const REDUCE_MAX: i32 = 82;
+    pub const REDUCE_MIN: i32 = 89;
+    pub const LEAKY_RELU: i32 = 98;
+    pub const MIRROR_PAD: i32 = 100;
+    pub const ADD_N: i32 = 106;
+    pub const QUANTIZE: i32 = 114;
+    pub const HARD_SWISH: i32 = 117;
+    pub const IF: i32 = 118;
+    pub const WHILE: i32 = 119;
+    pub const CALL_ONCE: i32 = 129;
+    pub const REDUCE_ALL: i32 = 140;
+    pub const VAR_HANDLE: i32 = 142;
+    pub const READ_VARIABLE: i32 = 143;
+    pub const ASSIGN_VARIABLE: i32 = 144;
+}
+
+use code as c;
+
+/// Kernel table of the `tflite-micro` PyPI wheel (LP64, compression on, reference kernels).
+const KERNELS_X86_64: &[KernelRow] = &[
+    k(c::FULLY_CONNECTED, Some(sz(32, 8)), Some(72)),
+    k(c::CONV_2D, Some(sz(28, 4)), Some(80)),
+    k(c::DEPTHWISE_CONV_2D, Some(sz(28, 4)), Some(80)),
+    k(c::TRANSPOSE_CONV, Some(sz(20, 4)), Some(88)),
+    k(c::AVERAGE_POOL_2D, Some(sz(40, 4)), Some(32)),
+    k(c::MAX_POOL_2D, Some(sz(40, 4)), Some(32)),
+    k(c::SOFTMAX, Some(sz(4, 4)), Some(80)),
+    k(c::RESHAPE, Some(sz(36, 4)), None),
+    k(c::ADD, Some(sz(8, 4)), Some(60)),
+    k(c::SUB, Some(sz(8, 4)), Some(52)),
+    k(c::MUL, Some(sz(4, 4)), Some(36)),
+    k(c::DIV, Some(sz(4, 4)), Some(28)),
+    k(c::QUANTIZE, None, Some(32)),
+    k(c::DEQUANTIZE, None, Some(32)),
+    k(c::LOGISTIC, None, Some(16)),
+    k(c::TANH, None, Some(16)),
+    k(c::UNIDIRECTIONAL_SEQUENCE_LSTM, Some(sz(16, 4)), Some(688)),
+    k(c::SVDF, Some(sz(12, 4)), Some(36)),
+    k(c::PAD, None, Some(56)),
+    k(c::PADV2, None, Some(56)),
+    k(c::MEAN, Some(sz(1, 1)), Some(44)),
+    k(c::SUM, Some(sz(1, 1)), Some(44)),
+    k(c::REDUCE_MAX, Some(sz(1, 1)), Some(44)),
+    k(c::REDUCE_MIN, Some(sz(1, 1)), Some(44)),
+    k(c::REDUCE_ALL, Some(sz(1, 1)), Some(44)),
+    k(c::CONCATENATION, Some(sz(8, 4)), Some(80)),
+    k(c::STRIDED_SLICE, Some(sz(24, 4)), Some(84)),
+    k(c::CAST, Some(sz(8, 4)), None),
+    k(c::TRANSPOSE, None, None),
+    k(c::MINIMUM, None, None),
+    k(c::MAXIMUM, None, None),
+    k(c::SQUEEZE, Some(sz(36, 4)), None),
+    k(c::GATHER, Some(sz(8, 4)), None),
+    k(c::RELU, None, Some(28)),
+    k(c::RELU6, None, Some(8)),
+    k(c::LEAKY_RELU, Some(sz(4, 4)), Some(24)),
+    k(c::HARD_SWISH, None, Some(20)),
+    k(c::IF, Some(sz(8, 4)), Some(8)),
+    k(c::WHILE, Some(sz(8, 4)), Some(8)),
+    k(c::CALL_ONCE, Some(sz(4, 4)), Some(8)),
+    k(c::VAR_HANDLE, Some(sz(16, 8)), Some(4)),
+    k(c::READ_VARIABLE, None, None),
+    k(c::ASSIGN_VARIABLE, None, Some(4)),
+    k(c::MIRROR_PAD, Some(sz(4, 4)), Some(20)),
+    k(c::ADD_N, None, None),
+];
+
+/// Kernel table for 32-bit Arm with GCC short enums, reference kernels, no compression.
+const KERNELS_CORTEX_M: &[KernelRow] = &[
+    k(c::FULLY_CONNECTED, Some(sz(5, 1)), Some(48)),
+    k(c::CONV_2D, Some(sz(28, 4)), Some(56)),
+    k(c::DEPTHWISE_CONV_2D, Some(sz(28, 4)), Some(56)),
+    // TRANSPOSE_CONV OpData was only probed in the wheel.
+    k_est(c::TRANSPOSE_CONV, Some(sz(16, 4)), Some(88)),
+    k(c::AVERAGE_POOL_2D, Some(sz(40, 4)), Some(32)),
+    k(c::MAX_POOL_2D, Some(sz(40, 4)), Some(32)),
+    k(c::SOFTMAX, Some(sz(4, 4)), Some(56)),
+    k(c::RESHAPE, Some(sz(36, 4)), None),
+    k(c::ADD, Some(sz(2, 1)), Some(60)),
+    k(c::SUB, Some(sz(2, 1)), Some(52)),
+    k(c::MUL, Some(sz(1, 1)), Some(36)),
+    k(c::DIV, Some(sz(1, 1)), Some(28)),
+    k(c::QUANTIZE, None, Some(32)),
+    k(c::DEQUANTIZE, None, Some(32)),
+    k(c::LOGISTIC, None, Some(16)),
+    k(c::TANH, None, Some(16)),
+    k(c::UNIDIRECTIONAL_SEQUENCE_LSTM, Some(sz(16, 4)), Some(688)),
+    k(c::SVDF, Some(sz(8, 4)), Some(36)),
+    k(c::PAD, None, Some(56)),
+    k(c::PADV2, None, Some(56)),
+    k(c::MEAN, Some(sz(1, 1)), Some(44)),
+    k(c::SUM, Some(sz(1, 1)), Some(44)),
+    k(c::REDUCE_MAX, Some(sz(1, 1)), Some(44)),
+    k(c::REDUCE_MIN, Some(sz(1, 1)), Some(44)),
+    k(c::REDUCE_ALL, Some(sz(1, 1)), Some(44)),
+    k(c::CONCATENATION, Some(sz(8, 4)), Some(24)),
+    k(c::STRIDED_SLICE, Some(sz(24, 4)), Some(84)),
+    k(c::CAST, Some(sz(2, 1)), None),
+    k(c::TRANSPOSE, None, None),
+    k(c::MINIMUM, None, None),
+    k(c::MAXIMUM, None, None),
+    k(c::SQUEEZE, Some(sz(36, 4)), None),
+    k(c::GATHER, Some(sz(8, 4)), None),
+    k(c::RELU, None, Some(28)),
+    k(c::RELU6, None, Some(8)),
+    k(c::LEAKY_RELU, Some(sz(4, 4)), Some(24)),
+    k(c::HARD_SWISH, None, Some(20)),
+    k(c::IF, Some(sz(8, 4)), Some(8)),
+    k(c::WHILE, Some(sz(8, 4)), Some(8)),
+    k(c::CALL_ONCE, Some(sz(4, 4)), Some(8)),
+    k(c::VAR_HANDLE, Some(sz(8, 4)), Some(4)),
+    k(c::READ_VARIABLE, None, None),
+    // ASSIGN_VARIABLE has OpData only in compression builds.
+    k(c::ASSIGN_VARIABLE, None, None),
+    k(c::MIRROR_PAD, Some(sz(1, 1)), Some(20)),
+    k(c::ADD_N, None, None),
+];
+
+/// The `tflite-micro` PyPI wheel on x86-64: LP64, `USE_TFLM_COMPRESSION` on,
+/// reference kernels, `RecordingMicroAllocator`. The figures in
+/// `tflm_x86_64.jsonl` were measured with exactly this build.
+pub const X86_64: TargetProfile = TargetProfile {
+    name: "x86_64",
+    description: "TFLM Python wheel on x86-64 (LP64, compression on, reference kernels, recording allocator)",
+    pointer_bytes: 8,
+    arena_allocator: sz(104, 8),
+    greedy_planner: sz(72, 8),
+    linear_planner: sz(8216, 8),
+    micro_allocator: sz(272, 8),
+    builtin_data_allocator: sz(16, 8),
+    subgraph_allocations: sz(24, 8),
+    resource_variables: sz(16, 16),
+    resource_variable_entry: 40,
+    eval_tensor: sz(24, 8),
+    node_and_registration: sz(64, 8),
+    tensor: sz(64, 8),
+    affine_quantization: sz(24, 8),
+    scratch_request: sz(16, 8),
+    scratch_handle: sz(8, 8),
+    allocation_info: sz(32, 8),
+    planner_bytes_per_buffer: 40,
+    kernels: KERNELS_X86_64,
+};
+
+/// 32-bit Cortex-M built with arm-none-eabi-gcc (ILP32, short enums), reference
+/// kernels, no compression, `RecordingMicroAllocator` (as TFLM's own Cortex-M
+/// allocation tables are recorded; the plain `MicroAllocator` is 104 B smaller).
+pub const CORTEX_M: TargetProfile = TargetProfile {
+    name: "cortex-m",
+    description: "Cortex-M with arm-none-eabi-gcc (ILP32, short enums, reference kernels, recording allocator)",
+    pointer_bytes: 4,
+    arena_allocator: sz(52, 4),
+    greedy_planner: sz(44, 4),
+    linear_planner: sz(4108, 4),
+    micro_allocator: sz(124, 4),
+    builtin_data_allocator: sz(8, 4),
+    subgraph_allocations: sz(8, 4),
+    resource_variables: sz(12, 16),
+    resource_variable_entry: 20,
+    eval_tensor: sz(12, 4),
+    node_and_registration: sz(32, 4),
+    tensor: sz(32, 4),
+    affine_quantization: sz(12, 4),
+    scratch_request: sz(12, 4),
+    scratch_handle: sz(4, 4),
+    allocation_info: sz(24, 4),
+    planner_bytes_per_buffer: 40,
+    kernels: KERNELS_CORTEX_M,
+};
+
+/// Every TFLM profile, in the order the CLI and the app list them.
+pub const PROFILES: &[TargetProfile] = &[X86_64, CORTEX_M];
+
+/// Looks a profile up by its [`TargetProfile::name`].
+pub fn by_name(name: &str) -> Option<&'static TargetProfile> {
+    PROFILES.iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_part_matches_the_spec() {
+        // §4.1: 104+72+272+16+24 = 488 on the wheel; ILP32 Recording 52+44+124+8+8 = 236.
+        let fixed = |p: &TargetProfile| {
+            p.arena_allocator.bytes
+                + p.greedy_planner.bytes
+                + p.micro_allocator.bytes
+                + p.builtin_data_allocator.bytes
+                + p.subgraph_allocations.bytes
+        };
+        assert_eq!(fixed(&X86_64), 488);
+        assert_eq!(fixed(&CORTEX_M), 236);
+    }
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for p in PROFILES {
+            assert_eq!(by_name(p.name).map(|q| q.name), Some(p.name));
+            let mut ops: std::vec::Vec<i32> = p.kernels.iter().map(|r| r.op).collect();
+            ops.sort_unstable();
+            let n = ops.len();
+            ops.dedup();
+            assert_eq!(ops.len(), n, "duplicate kernel rows in {}", p.name);
+        }
+        assert!(by_name("riscv").is_none());
+    }
+}

@@ -1,0 +1,357 @@
+//! Simulation of TFLM's persistent tail and of the temp peaks of Prepare, in
+//! `MicroInterpreter::AllocateTensors` order (spec §4.1, §4.5).
+//!
+//! The arena end is assumed 16-aligned, so `tail = align_down(tail − size, a)`
+//! becomes `used = align_up(used + size, a)` counted from the end.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::kernel::{self, KernelCost, PrepareStep};
+use crate::lifetime::ScratchRequest;
+use crate::model::{Model, Tensor};
+use crate::ops::{BuiltinOp, OpOptions};
+use crate::planner::PlannerKind;
+use crate::profile::{Sz, TargetProfile};
+
+/// TFLM's `kMaxScratchBuffersPerOp`: the request area always has room for this many more.
+pub const MAX_SCRATCH_PER_OP: u64 = 12;
+
+/// What a tail allocation is for. Where TFLM's `RecordingMicroAllocator` has a
+/// category, [`Category::name`] is its exact printed name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// Allocator, planner and bookkeeping objects (not reported by TFLM).
+    AllocatorObjects,
+    /// `TfLiteEvalTensor` array per subgraph.
+    EvalTensors,
+    /// `NodeAndRegistration` array per subgraph.
+    NodeAndRegistration,
+    /// Parsed builtin options structs (not reported by TFLM).
+    BuiltinData,
+    /// Kernel OpData, per-channel arrays, LUTs, dims copies, resource variables, I/O pointer arrays.
+    PersistentBufferData,
+    /// `ScratchBufferHandle` array (not reported by TFLM).
+    ScratchHandles,
+    /// Variable tensors (LSTM/SVDF state).
+    VariableBuffers,
+    /// `TfLiteTensor` structs for the main graph's inputs and outputs.
+    PersistentTensors,
+    /// Their quantization structs and zero-point arrays.
+    PersistentQuantization,
+}
+
+impl Category {
+    /// Every category, in report order.
+    pub const ALL: &'static [Category] = &[
+        Category::AllocatorObjects,
+        Category::EvalTensors,
+        Category::NodeAndRegistration,
+        Category::BuiltinData,
+        Category::PersistentBufferData,
+        Category::ScratchHandles,
+        Category::VariableBuffers,
+        Category::PersistentTensors,
+        Category::PersistentQuantization,
+    ];
+
+    /// Printed name (TFLM's where it has one).
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::AllocatorObjects => "Allocator objects",
+            Category::EvalTensors => "TfLiteEvalTensor data",
+            Category::NodeAndRegistration => "NodeAndRegistration struct",
+            Category::BuiltinData => "Builtin data",
+            Category::PersistentBufferData => "Persistent buffer data",
+            Category::ScratchHandles => "Scratch buffer handles",
+            Category::VariableBuffers => "TfLiteTensor variable buffer data",
+            Category::PersistentTensors => "Persistent TfLiteTensor data",
+            Category::PersistentQuantization => "Persistent TfLiteTensor quantization data",
+        }
+    }
+}
+
+/// Who caused a tail allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// The interpreter itself.
+    Interpreter,
+    /// Operator `op_index` of `subgraph`.
+    Op {
+        /// Subgraph index.
+        subgraph: usize,
+        /// Operator index within the subgraph.
+        op_index: usize,
+    },
+    /// Tensor `tensor` of `subgraph`.
+    Tensor {
+        /// Subgraph index.
+        subgraph: usize,
+        /// Tensor index within the subgraph.
+        tensor: usize,
+    },
+}
+
+/// One allocation in the tail, in allocation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailAlloc {
+    /// Category.
+    pub category: Category,
+    /// Owner.
+    pub owner: Owner,
+    /// Bytes asked for.
+    pub requested: u64,
+    /// Bytes the tail moved (requested plus alignment padding below the previous tail).
+    pub used: u64,
+}
+
+/// Where the Prepare temp peak happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PreparePeak {
+    /// Arena bytes needed at the peak (head request area + temps + tail so far).
+    pub bytes: u64,
+    /// The op being prepared, as (subgraph, op_index).
+    pub op: Option<(usize, usize)>,
+}
+
+/// Result of the tail simulation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TailSimulation {
+    /// Every allocation in order.
+    pub allocs: Vec<TailAlloc>,
+    /// Final tail size.
+    pub tail_bytes: u64,
+    /// Tail size when memory planning starts (before the I/O tensor structs).
+    pub tail_at_planning: u64,
+    /// Largest arena need while kernels were being prepared.
+    pub prepare_peak: PreparePeak,
+    /// Scratch requests in Prepare order.
+    pub scratch: Vec<ScratchRequest>,
+    /// Kernel costs, indexed `[subgraph][op_index]`.
+    pub costs: Vec<Vec<KernelCost>>,
+    /// Tensors whose data a kernel sets in Prepare, as (subgraph, tensor).
+    pub set_in_prepare: Vec<(usize, usize)>,
+}
+
+struct Tail {
+    used: u64,
+    allocs: Vec<TailAlloc>,
+}
+
+fn align_up(v: u64, a: u32) -> u64 {
+    let a = u64::from(a.max(1));
+    v.div_ceil(a) * a
+}
+
+impl Tail {
+    fn alloc(&mut self, category: Category, owner: Owner, size: u64, align: u32) {
+        let new = align_up(self.used + size, align);
+        self.allocs.push(TailAlloc { category, owner, requested: size, used: new - self.used });
+        self.used = new;
+    }
+
+    fn sz(&mut self, category: Category, owner: Owner, s: Sz, count: u64) {
+        self.alloc(category, owner, u64::from(s.bytes) * count, s.align);
+    }
+}
+
+/// Bytes of the temp (or persistent) `TfLiteTensor` TFLM builds for `t`, added to
+/// a running temp end with each piece at its own alignment.
+fn tensor_struct_end(profile: &TargetProfile, t: &Tensor<'_>, mut end: u64) -> u64 {
+    end = align_up(end, profile.tensor.align) + u64::from(profile.tensor.bytes);
+    if let Some(q) = t.quantization.as_ref().filter(|q| q.is_affine()) {
+        end = align_up(end, profile.affine_quantization.align) + u64::from(profile.affine_quantization.bytes);
+        end = align_up(end, 4) + 4 + 4 * q.scales.len() as u64;
+    }
+    end
+}
+
+/// Unique resource names of the model's VAR_HANDLE ops, and for each
+/// (subgraph, tensor) produced by one, the resource index.
+fn resources(model: &Model<'_>) -> (Vec<String>, Vec<(usize, usize, usize)>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut producers = Vec::new();
+    for (g, sg) in model.subgraphs.iter().enumerate() {
+        for op in &sg.operators {
+            if let OpOptions::VarHandle { container, shared_name } = &op.options {
+                let mut key = String::with_capacity(container.len() + shared_name.len() + 1);
+                key.push_str(container);
+                key.push('/');
+                key.push_str(shared_name);
+                let id = match names.iter().position(|n| *n == key) {
+                    Some(i) => i,
+                    None => {
+                        names.push(key);
+                        names.len() - 1
+                    }
+                };
+                if let Some(t) = op.output(0) {
+                    producers.push((g, t, id));
+                }
+            }
+        }
+    }
+    (names, producers)
+}
+
+/// Runs the simulation for `planner` (which decides the planner object's size).
+pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind) -> TailSimulation {
+    let me = Owner::Interpreter;
+    let mut tail = Tail { used: 0, allocs: Vec::new() };
+    let n_sub = model.subgraphs.len() as u64;
+
+    // 1–3, 5–6: allocator objects.
+    tail.sz(Category::AllocatorObjects, me, profile.arena_allocator, 1);
+    let planner_obj = match planner {
+        PlannerKind::Linear => profile.linear_planner,
+        PlannerKind::TflmGreedy => profile.greedy_planner,
+    };
+    tail.sz(Category::AllocatorObjects, me, planner_obj, 1);
+    tail.sz(Category::AllocatorObjects, me, profile.micro_allocator, 1);
+    // 4: resource variables, when the model has VAR_HANDLE.
+    let (resource_names, resource_of) = resources(model);
+    if !resource_names.is_empty() {
+        tail.sz(Category::PersistentBufferData, me, profile.resource_variables, 1);
+        tail.alloc(
+            Category::PersistentBufferData,
+            me,
+            u64::from(profile.resource_variable_entry) * resource_names.len() as u64,
+            16,
+        );
+    }
+    tail.sz(Category::AllocatorObjects, me, profile.builtin_data_allocator, 1);
+    tail.sz(Category::AllocatorObjects, me, profile.subgraph_allocations, n_sub);
+
+    // 8–9: eval tensors for every subgraph, then node structs for every subgraph.
+    for sg in &model.subgraphs {
+        tail.sz(Category::EvalTensors, me, profile.eval_tensor, sg.tensors.len() as u64);
+    }
+    for sg in &model.subgraphs {
+        tail.sz(Category::NodeAndRegistration, me, profile.node_and_registration, sg.operators.len() as u64);
+    }
+
+    // Kernel costs. ASSIGN_VARIABLE allocates its resource on the first assignment only.
+    let mut assigned = alloc::vec![false; resource_names.len()];
+    let mut costs: Vec<Vec<KernelCost>> = Vec::with_capacity(model.subgraphs.len());
+    for (g, sg) in model.subgraphs.iter().enumerate() {
+        let mut row = Vec::with_capacity(sg.operators.len());
+        for op in &sg.operators {
+            let mut first = false;
+            if op.opcode == BuiltinOp::ASSIGN_VARIABLE
+                && let Some(t) = op.input(0)
+                && let Some(&(_, _, id)) = resource_of.iter().find(|&&(pg, pt, _)| pg == g && pt == t)
+                && let Some(flag) = assigned.get_mut(id)
+            {
+                first = !*flag;
+                *flag = true;
+            }
+            row.push(kernel::cost(model, g, op, profile, first));
+        }
+        costs.push(row);
+    }
+
+    // 10: builtin data; 11: Init.
+    for (g, row) in costs.iter().enumerate() {
+        for (i, c) in row.iter().enumerate() {
+            if let Some(b) = c.builtin {
+                tail.sz(Category::BuiltinData, Owner::Op { subgraph: g, op_index: i }, b, 1);
+            }
+        }
+    }
+    for (g, row) in costs.iter().enumerate() {
+        for (i, c) in row.iter().enumerate() {
+            for &b in &c.init {
+                tail.alloc(Category::PersistentBufferData, Owner::Op { subgraph: g, op_index: i }, b, 16);
+            }
+        }
+    }
+
+    // 12: Prepare, with the temp peak.
+    let request = u64::from(profile.scratch_request.bytes);
+    let mut scratch: Vec<ScratchRequest> = Vec::new();
+    let mut peak = PreparePeak::default();
+    let mut set_in_prepare = Vec::new();
+    for (g, row) in costs.iter().enumerate() {
+        for (i, c) in row.iter().enumerate() {
+            let owner = Owner::Op { subgraph: g, op_index: i };
+            let head = request * (scratch.len() as u64 + MAX_SCRATCH_PER_OP);
+            let mut temp_end = head;
+            let mut note = |bytes: u64| {
+                if bytes > peak.bytes {
+                    peak = PreparePeak { bytes, op: Some((g, i)) };
+                }
+            };
+            note(head + tail.used);
+            for step in &c.prepare {
+                match *step {
+                    PrepareStep::Temp(t) => {
+                        if let Some(tensor) = model.tensor(g, t) {
+                            temp_end = tensor_struct_end(profile, tensor, temp_end);
+                            note(temp_end + tail.used);
+                        }
+                    }
+                    PrepareStep::Persistent(b) => {
+                        tail.alloc(Category::PersistentBufferData, owner, b, 16);
+                        note(head + tail.used);
+                    }
+                    PrepareStep::Scratch(b) => {
+                        scratch.push(ScratchRequest { subgraph: g, op_index: i, bytes: b });
+                    }
+                }
+            }
+            if c.sets_output_data {
+                if let Some(op) = model.subgraphs.get(g).and_then(|s| s.operators.get(i)) {
+                    set_in_prepare.extend(op.outputs.iter().filter_map(|&t| usize::try_from(t).ok()).map(|t| (g, t)));
+                }
+            }
+        }
+    }
+
+    // 13: scratch handles; 14: variables without an offline offset.
+    if !scratch.is_empty() {
+        tail.sz(Category::ScratchHandles, me, profile.scratch_handle, scratch.len() as u64);
+    }
+    let offline = model.offline_plan.as_ref().filter(|p| p.offsets.len() == model.tensor_count());
+    let mut running = 0usize;
+    for (g, sg) in model.subgraphs.iter().enumerate() {
+        for (t, tensor) in sg.tensors.iter().enumerate() {
+            let placed_offline = offline.and_then(|p| p.offsets.get(running + t)).is_some_and(|&o| o != -1);
+            if tensor.is_variable && !placed_offline {
+                tail.alloc(
+                    Category::VariableBuffers,
+                    Owner::Tensor { subgraph: g, tensor: t },
+                    tensor.bytes.unwrap_or(0),
+                    16,
+                );
+            }
+        }
+        running += sg.tensors.len();
+    }
+    let tail_at_planning = tail.used;
+
+    // 15–18: TfLiteTensor structs for the main graph's inputs, then outputs.
+    let main = model.main();
+    for list in [&main.inputs, &main.outputs] {
+        tail.alloc(Category::PersistentBufferData, me, u64::from(profile.pointer_bytes) * list.len() as u64, 16);
+        for &t in list.iter() {
+            let Some(idx) = usize::try_from(t).ok() else { continue };
+            let Some(tensor) = model.tensor(0, idx) else { continue };
+            let owner = Owner::Tensor { subgraph: 0, tensor: idx };
+            tail.sz(Category::PersistentTensors, owner, profile.tensor, 1);
+            if let Some(q) = tensor.quantization.as_ref().filter(|q| q.is_affine()) {
+                tail.sz(Category::PersistentQuantization, owner, profile.affine_quantization, 1);
+                tail.alloc(Category::PersistentQuantization, owner, 4 + 4 * q.scales.len() as u64, 4);
+            }
+        }
+    }
+
+    TailSimulation {
+        tail_bytes: tail.used,
+        allocs: tail.allocs,
+        tail_at_planning,
+        prepare_peak: peak,
+        scratch,
+        costs,
+        set_in_prepare,
+    }
+}
