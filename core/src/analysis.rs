@@ -186,7 +186,11 @@ impl From<PlanError> for AnalysisError {
 
 /// The head buffers of a model as a planner sees them, with their AllocationInfo.
 pub fn plan_input(infos: &[AllocationInfo]) -> (Vec<AllocationInfo>, Vec<PlanBuffer>) {
-    let planned: Vec<AllocationInfo> = infos.iter().filter(|a| a.needs_allocating).copied().collect();
+    let planned: Vec<AllocationInfo> = infos
+        .iter()
+        .filter(|a| a.needs_allocating)
+        .copied()
+        .collect();
     let input = planned
         .iter()
         .map(|a| PlanBuffer {
@@ -211,7 +215,11 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
         .iter()
         .zip(&input)
         .zip(&plan.offsets)
-        .map(|((info, pb), &offset)| PlannedBuffer { info: *info, aligned_bytes: pb.size, offset })
+        .map(|((info, pb), &offset)| PlannedBuffer {
+            info: *info,
+            aligned_bytes: pb.size,
+            offset,
+        })
         .collect();
 
     let head_bytes = plan.head_bytes;
@@ -222,7 +230,8 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
     // array, then the greedy planner's working memory between 16-aligned ends.
     let n_scratch = sim.scratch.len() as u64;
     let mut temp = u64::from(profile.scratch_request.bytes) * (n_scratch + MAX_SCRATCH_PER_OP);
-    temp = align_to(temp, profile.pointer_bytes) + u64::from(profile.pointer_bytes) * model.subgraphs.len() as u64;
+    temp = align_to(temp, profile.pointer_bytes)
+        + u64::from(profile.pointer_bytes) * model.subgraphs.len() as u64;
     temp = align_to(temp, profile.allocation_info.align)
         + u64::from(profile.allocation_info.bytes) * lifetimes.infos.len() as u64;
     let planner_work = match config.planner {
@@ -253,16 +262,22 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
         }
     }
     let lower_bound_bytes = planner::lower_bound(&input);
-    let (peak_scope, _) = live
-        .iter()
-        .enumerate()
-        .fold((0usize, 0u64), |(bs, bv), (s, &v)| if v > bv { (s, v) } else { (bs, bv) });
+    let (peak_scope, _) =
+        live.iter().enumerate().fold(
+            (0usize, 0u64),
+            |(bs, bv), (s, &v)| if v > bv { (s, v) } else { (bs, bv) },
+        );
     let peak_scope = peak_scope as i32;
     let mut peak_op = None;
     let mut ops = Vec::with_capacity(model.operator_count());
     for (g, sg) in model.subgraphs.iter().enumerate() {
         for (i, op) in sg.operators.iter().enumerate() {
-            let scope = lifetimes.op_scope.get(g).and_then(|v| v.get(i)).copied().unwrap_or(-1);
+            let scope = lifetimes
+                .op_scope
+                .get(g)
+                .and_then(|v| v.get(i))
+                .copied()
+                .unwrap_or(-1);
             if scope == peak_scope && peak_op.is_none() {
                 peak_op = Some((g, i));
             }
@@ -274,7 +289,13 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
             let persistent_bytes = sim
                 .allocs
                 .iter()
-                .filter(|a| a.owner == Owner::Op { subgraph: g, op_index: i })
+                .filter(|a| {
+                    a.owner
+                        == Owner::Op {
+                            subgraph: g,
+                            op_index: i,
+                        }
+                })
                 .map(|a| a.used)
                 .sum();
             ops.push(OpSummary {
@@ -282,14 +303,26 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
                 op_index: i,
                 opcode: op.name().into(),
                 scope,
-                live_bytes: usize::try_from(scope).ok().and_then(|s| live.get(s)).copied().unwrap_or(0),
+                live_bytes: usize::try_from(scope)
+                    .ok()
+                    .and_then(|s| live.get(s))
+                    .copied()
+                    .unwrap_or(0),
                 scratch_bytes,
                 persistent_bytes,
             });
         }
     }
 
-    let diagnostics = diagnose(model, config, &sim, &lifetimes.infos, total_bytes, minimum_bytes, minimum_phase);
+    let diagnostics = diagnose(
+        model,
+        config,
+        &sim,
+        &lifetimes.infos,
+        total_bytes,
+        minimum_bytes,
+        minimum_phase,
+    );
     Ok(Analysis {
         profile,
         planner: config.planner,
@@ -329,7 +362,11 @@ fn diagnose(
     let mut push = |severity, message: String| out.push(Diagnostic { severity, message });
     let profile = config.profile;
     let op_name = |g: usize, i: usize| {
-        model.subgraphs.get(g).and_then(|s| s.operators.get(i)).map_or("?", |o| o.name())
+        model
+            .subgraphs
+            .get(g)
+            .and_then(|s| s.operators.get(i))
+            .map_or("?", |o| o.name())
     };
     for (g, row) in sim.costs.iter().enumerate() {
         for (i, c) in row.iter().enumerate() {
@@ -359,7 +396,10 @@ fn diagnose(
                 Fidelity::Exact => {}
                 Fidelity::Estimated(why) => push(
                     Severity::Warning,
-                    format!("subgraph {g} op {i} ({name}): estimated on {}: {why}", profile.name),
+                    format!(
+                        "subgraph {g} op {i} ({name}): estimated on {}: {why}",
+                        profile.name
+                    ),
                 ),
                 Fidelity::Unmodelled if c.refusal.is_none() => push(
                     Severity::Warning,
@@ -396,7 +436,12 @@ fn diagnose(
         }
     }
     if let Some(why) = model.offline_plan_error {
-        push(Severity::Error, format!("the OfflineMemoryAllocation metadata cannot be read: {why}; TFLM would read garbage offsets"));
+        push(
+            Severity::Error,
+            format!(
+                "the OfflineMemoryAllocation metadata cannot be read: {why}; TFLM would read garbage offsets"
+            ),
+        );
     }
     if let Some(p) = &model.offline_plan {
         let n = model.tensor_count();
@@ -409,8 +454,14 @@ fn diagnose(
                 ),
             );
         } else {
-            let fixed = infos.iter().filter(|a| a.needs_allocating && a.offline_offset.is_some()).count();
-            push(Severity::Info, format!("{fixed} buffers are placed by the model's OfflineMemoryAllocation plan"));
+            let fixed = infos
+                .iter()
+                .filter(|a| a.needs_allocating && a.offline_offset.is_some())
+                .count();
+            push(
+                Severity::Info,
+                format!("{fixed} buffers are placed by the model's OfflineMemoryAllocation plan"),
+            );
             if p.offsets.iter().any(|&o| o < -1) {
                 push(Severity::Error, "the offline plan has negative offsets other than -1; TFLM would write before the arena".into());
             }

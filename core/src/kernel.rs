@@ -112,14 +112,22 @@ pub fn cost(
     let tensor = |i: Option<usize>| i.and_then(|t| model.tensor(g, t));
     let dtype_of = |i: Option<usize>| tensor(i).map(|t| t.dtype);
     let elems = |i: Option<usize>| tensor(i).map_or(0, |t| t.elements());
-    let dim = |i: Option<usize>, d: usize| tensor(i).and_then(|t| t.dim(d)).map_or(0, |v| v.max(0) as u64);
+    let dim = |i: Option<usize>, d: usize| {
+        tensor(i)
+            .and_then(|t| t.dim(d))
+            .map_or(0, |v| v.max(0) as u64)
+    };
     let rank = |i: Option<usize>| tensor(i).map_or(0, |t| t.shape.len() as u64);
     let bytes = |i: Option<usize>| tensor(i).and_then(|t| t.bytes).unwrap_or(0);
 
     let row = profile.kernel(op.opcode.0);
     let mut cost = KernelCost {
         builtin: row.and_then(|r| r.builtin),
-        init: row.and_then(|r| r.op_data).map(u64::from).into_iter().collect(),
+        init: row
+            .and_then(|r| r.op_data)
+            .map(u64::from)
+            .into_iter()
+            .collect(),
         prepare: Vec::new(),
         sets_output_data: false,
         fidelity: match row {
@@ -145,7 +153,10 @@ pub fn cost(
     let int4_filter = |i: usize| dtype_of(op.input(i)) == Some(DType::I4);
     let hybrid = |i: usize| {
         dtype_of(op.input(0)).is_some_and(DType::is_float)
-            && matches!(dtype_of(op.input(i)), Some(DType::I8 | DType::I4 | DType::U8))
+            && matches!(
+                dtype_of(op.input(i)),
+                Some(DType::I8 | DType::I4 | DType::U8)
+            )
     };
 
     use BuiltinOp as B;
@@ -182,12 +193,18 @@ pub fn cost(
             // ConvPrepare holds (output, input, filter), allocates the per-channel arrays,
             // then CalculateOpData holds (input, filter, bias, output) on top.
             let mut steps = Vec::new();
-            for t in [op.output(0), op.input(0), op.input(1)].into_iter().flatten() {
+            for t in [op.output(0), op.input(0), op.input(1)]
+                .into_iter()
+                .flatten()
+            {
                 steps.push(PrepareStep::Temp(t));
             }
             steps.push(PrepareStep::Persistent(4 * c));
             steps.push(PrepareStep::Persistent(4 * c));
-            for t in [op.input(0), op.input(1), op.input(2), op.output(0)].into_iter().flatten() {
+            for t in [op.input(0), op.input(1), op.input(2), op.output(0)]
+                .into_iter()
+                .flatten()
+            {
                 steps.push(PrepareStep::Temp(t));
             }
             if int4_filter(1) {
@@ -201,7 +218,9 @@ pub fn cost(
                 cost.refusal = Some(Refusal::Hybrid);
             }
             let filter = tensor(op.input(1));
-            let scales = filter.and_then(|f| f.quantization.as_ref()).map_or(0, |q| q.scales.len() as u64);
+            let scales = filter
+                .and_then(|f| f.quantization.as_ref())
+                .map_or(0, |q| q.scales.len() as u64);
             if scales > 1 && !dtype_of(op.input(0)).is_some_and(DType::is_float) {
                 persistent.push(4 * scales);
                 persistent.push(4 * scales);
@@ -228,7 +247,11 @@ pub fn cost(
             let time_major = matches!(op.options, OpOptions::Lstm(o) if o.time_major);
             let batch = dim(op.input(0), if time_major { 1 } else { 0 });
             let state_dim = dim(op.input(18), 1);
-            let cell = if dtype_of(op.input(0)).is_some_and(DType::is_float) { 4 } else { 2 };
+            let cell = if dtype_of(op.input(0)).is_some_and(DType::is_float) {
+                4
+            } else {
+                2
+            };
             scratch.extend([batch * state_dim * cell; 4]);
             let bad = op
                 .intermediates
@@ -289,7 +312,9 @@ pub fn cost(
                 if name == "SignalRfft" {
                     // Prepare requests one scratch buffer of fft_length elements of the input type.
                     let n = rfft_length(elems(op.output(0)));
-                    let el = dtype_of(op.input(0)).and_then(DType::size_bytes).unwrap_or(2);
+                    let el = dtype_of(op.input(0))
+                        .and_then(DType::size_bytes)
+                        .unwrap_or(2);
                     scratch.push(n * u64::from(el));
                 }
             } else {
@@ -329,11 +354,15 @@ fn signal_init(
     match name {
         "SignalWindow" | "SignalEnergy" | "SignalFilterBankLog" => vec![8],
         "SignalPCAN" => vec![4],
-        "SignalFilterBank" => vec![64 + 8 * (elems(op.output(0)) + 1)],
-        "SignalFilterBankSpectralSubtraction" => vec![56 + 4 * elems(op.output(0))],
+        // Params struct, then a work buffer sized by the channel count (output length).
+        "SignalFilterBank" => vec![64, 8 * (elems(op.output(0)) + 1)],
+        "SignalFilterBankSpectralSubtraction" => vec![56, 4 * elems(op.output(0))],
         "SignalRfft" => {
             let n = rfft_length(elems(op.output(0)));
-            let int16 = op.input(0).and_then(|t| model.tensor(g, t)).is_some_and(|t| t.dtype == DType::I16);
+            let int16 = op
+                .input(0)
+                .and_then(|t| model.tensor(g, t))
+                .is_some_and(|t| t.dtype == DType::I16);
             if !int16 {
                 *fidelity = Fidelity::Estimated("RFFT state size is measured for int16 only");
             }
@@ -344,5 +373,6 @@ fn signal_init(
 }
 
 fn op_tensor_elems(model: &Model<'_>, g: usize, i: Option<usize>) -> u64 {
-    i.and_then(|t| model.tensor(g, t)).map_or(0, |t| t.elements())
+    i.and_then(|t| model.tensor(g, t))
+        .map_or(0, |t| t.elements())
 }

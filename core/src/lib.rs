@@ -8,7 +8,10 @@
 //! feature (on by default); without it only the target profiles and the plan
 //! types a device needs remain.
 #![no_std]
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
@@ -36,7 +39,11 @@ pub mod lifetime;
 #[cfg(feature = "alloc")]
 pub mod planner;
 #[cfg(feature = "alloc")]
+pub mod report;
+#[cfg(feature = "alloc")]
 pub mod tail;
+#[cfg(feature = "alloc")]
+pub mod timeline;
 
 #[cfg(feature = "alloc")]
 pub use analysis::{Analysis, Config, analyze};

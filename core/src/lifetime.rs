@@ -144,7 +144,10 @@ pub fn allocation_info(
             let bytes = tensor.bytes.unwrap_or(0);
             let variable_in_tail = tensor.is_variable && offline_offset.is_none();
             infos.push(AllocationInfo {
-                kind: BufferKind::Tensor { subgraph: g, tensor: t },
+                kind: BufferKind::Tensor {
+                    subgraph: g,
+                    tensor: t,
+                },
                 bytes,
                 first: -1,
                 last: -1,
@@ -160,7 +163,11 @@ pub fn allocation_info(
     let scratch_base = infos.len();
     for (i, r) in scratch.iter().enumerate() {
         infos.push(AllocationInfo {
-            kind: BufferKind::Scratch { subgraph: r.subgraph, op_index: r.op_index, request: i },
+            kind: BufferKind::Scratch {
+                subgraph: r.subgraph,
+                op_index: r.op_index,
+                request: i,
+            },
             bytes: r.bytes,
             first: -1,
             last: -1,
@@ -170,10 +177,16 @@ pub fn allocation_info(
     }
 
     // Scratch requests grouped by (subgraph, op) for the marking walk.
-    let mut scratch_of: Vec<Vec<Vec<usize>>> =
-        model.subgraphs.iter().map(|sg| vec![Vec::new(); sg.operators.len()]).collect();
+    let mut scratch_of: Vec<Vec<Vec<usize>>> = model
+        .subgraphs
+        .iter()
+        .map(|sg| vec![Vec::new(); sg.operators.len()])
+        .collect();
     for (i, r) in scratch.iter().enumerate() {
-        if let Some(v) = scratch_of.get_mut(r.subgraph).and_then(|s| s.get_mut(r.op_index)) {
+        if let Some(v) = scratch_of
+            .get_mut(r.subgraph)
+            .and_then(|s| s.get_mut(r.op_index))
+        {
             v.push(scratch_base + i);
         }
     }
@@ -186,11 +199,19 @@ pub fn allocation_info(
         scope: 0,
         on_stack: vec![false; model.subgraphs.len()],
         visits: 0,
-        op_scope: model.subgraphs.iter().map(|sg| vec![-1; sg.operators.len()]).collect(),
+        op_scope: model
+            .subgraphs
+            .iter()
+            .map(|sg| vec![-1; sg.operators.len()])
+            .collect(),
     };
     walk.mark(0, 0)?;
     let (op_scope, max_scope) = (walk.op_scope, walk.scope);
-    Ok(Lifetimes { infos, op_scope, max_scope })
+    Ok(Lifetimes {
+        infos,
+        op_scope,
+        max_scope,
+    })
 }
 
 struct Walk<'m, 'a> {
@@ -229,7 +250,9 @@ impl Walk<'_, '_> {
 
     fn mark(&mut self, g: usize, depth: usize) -> Result<(), LifetimeError> {
         if depth > MAX_CALL_DEPTH {
-            return Err(LifetimeError::TooDeep { limit: MAX_CALL_DEPTH });
+            return Err(LifetimeError::TooDeep {
+                limit: MAX_CALL_DEPTH,
+            });
         }
         match self.on_stack.get_mut(g) {
             Some(flag) if *flag => return Err(LifetimeError::SubgraphCycle { subgraph: g }),
@@ -237,7 +260,9 @@ impl Walk<'_, '_> {
             None => return Ok(()),
         }
         let model = self.model;
-        let Some(sg) = model.subgraphs.get(g) else { return Ok(()) };
+        let Some(sg) = model.subgraphs.get(g) else {
+            return Ok(());
+        };
         for &t in &sg.inputs {
             self.touch_first(g, t);
             self.touch_last(g, t);
@@ -268,7 +293,11 @@ impl Walk<'_, '_> {
                 self.touch_last(g, t);
             }
             let s = self.scope;
-            let requests = self.scratch_of.get(g).and_then(|v| v.get(i)).map_or(&[][..], |v| v.as_slice());
+            let requests = self
+                .scratch_of
+                .get(g)
+                .and_then(|v| v.get(i))
+                .map_or(&[][..], |v| v.as_slice());
             for &r in requests {
                 if let Some(a) = self.infos.get_mut(r) {
                     if a.first == -1 {

@@ -76,7 +76,11 @@ pub enum ReadError {
     /// The model has no subgraph 0 to run.
     NoSubgraphs,
     /// A count exceeds a [`Limits`] bound.
-    LimitExceeded { what: &'static str, count: usize, limit: usize },
+    LimitExceeded {
+        what: &'static str,
+        count: usize,
+        limit: usize,
+    },
     /// An index stored in the file points outside the table it refers to.
     IndexOutOfRange {
         what: &'static str,
@@ -86,13 +90,30 @@ pub enum ReadError {
         len: usize,
     },
     /// A tensor's type code is not one this reader knows.
-    UnknownType { subgraph: usize, tensor: usize, code: i8 },
+    UnknownType {
+        subgraph: usize,
+        tensor: usize,
+        code: i8,
+    },
     /// A tensor has a dimension below −1.
-    BadDimension { subgraph: usize, tensor: usize, dim: i32 },
+    BadDimension {
+        subgraph: usize,
+        tensor: usize,
+        dim: i32,
+    },
     /// A tensor's rank exceeds [`Limits::max_rank`].
-    RankTooLarge { subgraph: usize, tensor: usize, rank: usize, limit: usize },
+    RankTooLarge {
+        subgraph: usize,
+        tensor: usize,
+        rank: usize,
+        limit: usize,
+    },
     /// A tensor's byte size overflows or exceeds [`Limits::max_tensor_bytes`].
-    TensorTooLarge { subgraph: usize, tensor: usize, limit: u64 },
+    TensorTooLarge {
+        subgraph: usize,
+        tensor: usize,
+        limit: u64,
+    },
 }
 
 impl fmt::Display for ReadError {
@@ -103,31 +124,65 @@ impl fmt::Display for ReadError {
                 "not a TFLite model: the 'TFL3' file identifier is missing ({len} bytes read)"
             ),
             ReadError::TooLarge { bytes, limit } => {
-                write!(f, "file is {bytes} bytes; models above {limit} bytes are refused")
+                write!(
+                    f,
+                    "file is {bytes} bytes; models above {limit} bytes are refused"
+                )
             }
             ReadError::Corrupt(why) => {
                 write!(f, "corrupt or truncated flatbuffer: {why}")
             }
-            ReadError::NoSubgraphs => write!(f, "the model has no subgraphs, so there is nothing to run"),
-            ReadError::LimitExceeded { what, count, limit } => {
-                write!(f, "the model declares {count} {what}; at most {limit} are accepted")
+            ReadError::NoSubgraphs => {
+                write!(f, "the model has no subgraphs, so there is nothing to run")
             }
-            ReadError::IndexOutOfRange { what, subgraph, owner, index, len } => write!(
+            ReadError::LimitExceeded { what, count, limit } => {
+                write!(
+                    f,
+                    "the model declares {count} {what}; at most {limit} are accepted"
+                )
+            }
+            ReadError::IndexOutOfRange {
+                what,
+                subgraph,
+                owner,
+                index,
+                len,
+            } => write!(
                 f,
                 "subgraph {subgraph}: {what} of entry {owner} is {index}, outside 0..{len}"
             ),
-            ReadError::UnknownType { subgraph, tensor, code } => {
-                write!(f, "subgraph {subgraph} tensor {tensor}: unknown tensor type code {code}")
+            ReadError::UnknownType {
+                subgraph,
+                tensor,
+                code,
+            } => {
+                write!(
+                    f,
+                    "subgraph {subgraph} tensor {tensor}: unknown tensor type code {code}"
+                )
             }
-            ReadError::BadDimension { subgraph, tensor, dim } => write!(
+            ReadError::BadDimension {
+                subgraph,
+                tensor,
+                dim,
+            } => write!(
                 f,
                 "subgraph {subgraph} tensor {tensor}: dimension {dim} is invalid (only -1 may mark a dynamic dimension)"
             ),
-            ReadError::RankTooLarge { subgraph, tensor, rank, limit } => write!(
+            ReadError::RankTooLarge {
+                subgraph,
+                tensor,
+                rank,
+                limit,
+            } => write!(
                 f,
                 "subgraph {subgraph} tensor {tensor}: rank {rank} exceeds the limit of {limit}"
             ),
-            ReadError::TensorTooLarge { subgraph, tensor, limit } => write!(
+            ReadError::TensorTooLarge {
+                subgraph,
+                tensor,
+                limit,
+            } => write!(
                 f,
                 "subgraph {subgraph} tensor {tensor}: byte size overflows or exceeds {limit} bytes (absurd shape)"
             ),
@@ -189,7 +244,9 @@ impl Tensor<'_> {
 
     /// Per-channel quantized (more than one scale).
     pub fn is_per_channel(&self) -> bool {
-        self.quantization.as_ref().is_some_and(|q| q.scales.len() > 1)
+        self.quantization
+            .as_ref()
+            .is_some_and(|q| q.scales.len() > 1)
     }
 
     /// Dimension `i`, if the rank allows it.
@@ -324,7 +381,13 @@ fn check_index(
     if ok {
         Ok(())
     } else {
-        Err(ReadError::IndexOutOfRange { what, subgraph, owner, index, len })
+        Err(ReadError::IndexOutOfRange {
+            what,
+            subgraph,
+            owner,
+            index,
+            len,
+        })
     }
 }
 
@@ -337,7 +400,10 @@ impl<'a> Model<'a> {
     /// Reads and validates a model with explicit limits.
     pub fn parse_with_limits(bytes: &'a [u8], limits: &Limits) -> Result<Model<'a>, ReadError> {
         if bytes.len() > limits.max_file_bytes {
-            return Err(ReadError::TooLarge { bytes: bytes.len(), limit: limits.max_file_bytes });
+            return Err(ReadError::TooLarge {
+                bytes: bytes.len(),
+                limit: limits.max_file_bytes,
+            });
         }
         if !is_tflite(bytes) {
             return Err(ReadError::NotTflite { len: bytes.len() });
@@ -358,7 +424,10 @@ impl<'a> Model<'a> {
                 codes
                     .iter()
                     .map(|c| {
-                        let code = c.builtin_code().0.max(i32::from(c.deprecated_builtin_code()));
+                        let code = c
+                            .builtin_code()
+                            .0
+                            .max(i32::from(c.deprecated_builtin_code()));
                         (BuiltinOp(code), c.custom_code(), c.version())
                     })
                     .collect()
@@ -438,7 +507,14 @@ impl<'a> Model<'a> {
                 }
                 let options = OpOptions::read(opcode, &op);
                 for sub in options.called_subgraphs().into_iter().flatten() {
-                    check_index("called subgraph", gi, oi, i64::from(sub), n_subgraphs, false)?;
+                    check_index(
+                        "called subgraph",
+                        gi,
+                        oi,
+                        i64::from(sub),
+                        n_subgraphs,
+                        false,
+                    )?;
                 }
                 operators.push(Operator {
                     opcode,
@@ -459,14 +535,23 @@ impl<'a> Model<'a> {
             for (i, &t) in outputs.iter().enumerate() {
                 check_index("graph output", gi, i, i64::from(t), n_tensors, false)?;
             }
-            subgraphs.push(Subgraph { name: sg.name().unwrap_or(""), tensors, operators, inputs, outputs });
+            subgraphs.push(Subgraph {
+                name: sg.name().unwrap_or(""),
+                tensors,
+                operators,
+                inputs,
+                outputs,
+            });
         }
 
         let metadata: Vec<Metadata<'a>> = fbm
             .metadata()
             .map(|m| {
                 m.iter()
-                    .map(|e| Metadata { name: e.name().unwrap_or(""), buffer: e.buffer() })
+                    .map(|e| Metadata {
+                        name: e.name().unwrap_or(""),
+                        buffer: e.buffer(),
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -531,8 +616,11 @@ fn read_tensor<'a>(
     buffers: &[Buffer<'a>],
     limits: &Limits,
 ) -> Result<Tensor<'a>, ReadError> {
-    let dtype = DType::from_code(t.type_().0)
-        .ok_or(ReadError::UnknownType { subgraph: gi, tensor: ti, code: t.type_().0 })?;
+    let dtype = DType::from_code(t.type_().0).ok_or(ReadError::UnknownType {
+        subgraph: gi,
+        tensor: ti,
+        code: t.type_().0,
+    })?;
     let shape = vec_i32(t.shape());
     let shape_signature = t.shape_signature().map(|s| s.iter().collect::<Vec<i32>>());
     if shape.len() > limits.max_rank {
@@ -544,9 +632,14 @@ fn read_tensor<'a>(
         });
     }
     if let Some(&dim) = shape.iter().find(|&&d| d < -1) {
-        return Err(ReadError::BadDimension { subgraph: gi, tensor: ti, dim });
+        return Err(ReadError::BadDimension {
+            subgraph: gi,
+            tensor: ti,
+            dim,
+        });
     }
-    let is_dynamic = shape.contains(&-1) || shape_signature.as_ref().is_some_and(|s| s.contains(&-1));
+    let is_dynamic =
+        shape.contains(&-1) || shape_signature.as_ref().is_some_and(|s| s.contains(&-1));
     let bytes = match dtype.size_bytes() {
         None => None,
         Some(elem) => {
@@ -566,14 +659,23 @@ fn read_tensor<'a>(
         }
     };
     let buffer = t.buffer();
-    let has_data = buffers.get(buffer as usize).is_some_and(|b| !b.data.is_empty());
+    let has_data = buffers
+        .get(buffer as usize)
+        .is_some_and(|b| !b.data.is_empty());
     let quantization = t.quantization().and_then(|q| {
         let scales: Vec<f32> = q.scale().map(|s| s.iter().collect()).unwrap_or_default();
-        let zero_points: Vec<i64> = q.zero_point().map(|z| z.iter().collect()).unwrap_or_default();
+        let zero_points: Vec<i64> = q
+            .zero_point()
+            .map(|z| z.iter().collect())
+            .unwrap_or_default();
         if scales.is_empty() && zero_points.is_empty() {
             None
         } else {
-            Some(Quantization { scales, zero_points, quantized_dimension: q.quantized_dimension() })
+            Some(Quantization {
+                scales,
+                zero_points,
+                quantized_dimension: q.quantized_dimension(),
+            })
         }
     });
     Ok(Tensor {
@@ -591,7 +693,9 @@ fn read_tensor<'a>(
 }
 
 fn read_offline_plan(buf: Option<&Buffer<'_>>) -> Result<OfflinePlan, &'static str> {
-    let data = buf.map(|b| b.data).ok_or("its buffer index is out of range")?;
+    let data = buf
+        .map(|b| b.data)
+        .ok_or("its buffer index is out of range")?;
     let word = |i: usize| -> Option<u32> {
         let b = data.get(i * 4..i * 4 + 4)?;
         Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -602,6 +706,13 @@ fn read_offline_plan(buf: Option<&Buffer<'_>>) -> Result<OfflinePlan, &'static s
     if data.len() / 4 < 3 + n.min(usize::MAX / 8) || n > data.len() {
         return Err("it declares more offsets than its buffer holds");
     }
-    let offsets = (0..n).filter_map(|i| word(3 + i)).map(|w| w as i32).collect();
-    Ok(OfflinePlan { version, subgraphs, offsets })
+    let offsets = (0..n)
+        .filter_map(|i| word(3 + i))
+        .map(|w| w as i32)
+        .collect();
+    Ok(OfflinePlan {
+        version,
+        subgraphs,
+        offsets,
+    })
 }

@@ -64,7 +64,9 @@ impl BuiltinOp {
 
     /// Schema name of the operator (`CONV_2D`), or `UNKNOWN` for codes the schema lacks.
     pub fn name(self) -> &'static str {
-        fb::BuiltinOperator(self.0).variant_name().unwrap_or("UNKNOWN")
+        fb::BuiltinOperator(self.0)
+            .variant_name()
+            .unwrap_or("UNKNOWN")
     }
 }
 
@@ -129,7 +131,11 @@ pub enum Padding {
 
 impl Padding {
     fn from_fb(p: fb::Padding) -> Padding {
-        if p.0 == 1 { Padding::Valid } else { Padding::Same }
+        if p.0 == 1 {
+            Padding::Valid
+        } else {
+            Padding::Same
+        }
     }
 }
 
@@ -191,23 +197,61 @@ pub enum OpOptions {
     None,
     Conv(ConvOptions),
     Pool(PoolOptions),
-    FullyConnected { activation: Activation, keep_num_dims: bool, asymmetric_quantize_inputs: bool },
-    Softmax { beta: f32 },
-    Reshape { new_shape: Option<alloc::vec::Vec<i32>> },
+    FullyConnected {
+        activation: Activation,
+        keep_num_dims: bool,
+        asymmetric_quantize_inputs: bool,
+    },
+    Softmax {
+        beta: f32,
+    },
+    Reshape {
+        new_shape: Option<alloc::vec::Vec<i32>>,
+    },
     /// ADD, SUB, MUL, DIV and CONCATENATION share the fused activation.
-    Elementwise { activation: Activation, pot_scale_int16: bool },
-    Concatenation { axis: i32, activation: Activation },
+    Elementwise {
+        activation: Activation,
+        pot_scale_int16: bool,
+    },
+    Concatenation {
+        axis: i32,
+        activation: Activation,
+    },
     StridedSlice(StridedSliceOptions),
-    Reducer { keep_dims: bool },
+    Reducer {
+        keep_dims: bool,
+    },
     Lstm(LstmOptions),
-    Svdf { rank: i32, activation: Activation, asymmetric_quantize_inputs: bool },
-    If { then_subgraph: i32, else_subgraph: i32 },
-    While { cond_subgraph: i32, body_subgraph: i32 },
-    CallOnce { init_subgraph: i32 },
-    VarHandle { container: alloc::string::String, shared_name: alloc::string::String },
-    LeakyRelu { alpha: f32 },
-    Squeeze { dims: alloc::vec::Vec<i32> },
-    Gather { axis: i32, batch_dims: i32 },
+    Svdf {
+        rank: i32,
+        activation: Activation,
+        asymmetric_quantize_inputs: bool,
+    },
+    If {
+        then_subgraph: i32,
+        else_subgraph: i32,
+    },
+    While {
+        cond_subgraph: i32,
+        body_subgraph: i32,
+    },
+    CallOnce {
+        init_subgraph: i32,
+    },
+    VarHandle {
+        container: alloc::string::String,
+        shared_name: alloc::string::String,
+    },
+    LeakyRelu {
+        alpha: f32,
+    },
+    Squeeze {
+        dims: alloc::vec::Vec<i32>,
+    },
+    Gather {
+        axis: i32,
+        batch_dims: i32,
+    },
 }
 
 impl OpOptions {
@@ -216,7 +260,13 @@ impl OpOptions {
         use BuiltinOp as B;
         match code {
             B::CONV_2D => op.builtin_options_as_conv_2_doptions().map_or(
-                OpOptions::Conv(ConvOptions { stride_w: 1, stride_h: 1, dilation_w: 1, dilation_h: 1, ..Default::default() }),
+                OpOptions::Conv(ConvOptions {
+                    stride_w: 1,
+                    stride_h: 1,
+                    dilation_w: 1,
+                    dilation_h: 1,
+                    ..Default::default()
+                }),
                 |o| {
                     OpOptions::Conv(ConvOptions {
                         padding: Padding::from_fb(o.padding()),
@@ -230,7 +280,14 @@ impl OpOptions {
                 },
             ),
             B::DEPTHWISE_CONV_2D => op.builtin_options_as_depthwise_conv_2_doptions().map_or(
-                OpOptions::Conv(ConvOptions { stride_w: 1, stride_h: 1, dilation_w: 1, dilation_h: 1, depth_multiplier: 1, ..Default::default() }),
+                OpOptions::Conv(ConvOptions {
+                    stride_w: 1,
+                    stride_h: 1,
+                    dilation_w: 1,
+                    dilation_h: 1,
+                    depth_multiplier: 1,
+                    ..Default::default()
+                }),
                 |o| {
                     OpOptions::Conv(ConvOptions {
                         padding: Padding::from_fb(o.padding()),
@@ -243,119 +300,175 @@ impl OpOptions {
                     })
                 },
             ),
-            B::TRANSPOSE_CONV => op.builtin_options_as_transpose_conv_options().map_or(OpOptions::None, |o| {
-                OpOptions::Conv(ConvOptions {
-                    padding: Padding::from_fb(o.padding()),
-                    stride_w: o.stride_w(),
-                    stride_h: o.stride_h(),
-                    dilation_w: 1,
-                    dilation_h: 1,
-                    depth_multiplier: 1,
-                    activation: Activation::from_fb(o.fused_activation_function()),
-                })
-            }),
-            B::AVERAGE_POOL_2D | B::MAX_POOL_2D => op.builtin_options_as_pool_2_doptions().map_or(OpOptions::None, |o| {
-                OpOptions::Pool(PoolOptions {
-                    padding: Padding::from_fb(o.padding()),
-                    stride_w: o.stride_w(),
-                    stride_h: o.stride_h(),
-                    filter_w: o.filter_width(),
-                    filter_h: o.filter_height(),
-                    activation: Activation::from_fb(o.fused_activation_function()),
-                })
-            }),
+            B::TRANSPOSE_CONV => {
+                op.builtin_options_as_transpose_conv_options()
+                    .map_or(OpOptions::None, |o| {
+                        OpOptions::Conv(ConvOptions {
+                            padding: Padding::from_fb(o.padding()),
+                            stride_w: o.stride_w(),
+                            stride_h: o.stride_h(),
+                            dilation_w: 1,
+                            dilation_h: 1,
+                            depth_multiplier: 1,
+                            activation: Activation::from_fb(o.fused_activation_function()),
+                        })
+                    })
+            }
+            B::AVERAGE_POOL_2D | B::MAX_POOL_2D => {
+                op.builtin_options_as_pool_2_doptions()
+                    .map_or(OpOptions::None, |o| {
+                        OpOptions::Pool(PoolOptions {
+                            padding: Padding::from_fb(o.padding()),
+                            stride_w: o.stride_w(),
+                            stride_h: o.stride_h(),
+                            filter_w: o.filter_width(),
+                            filter_h: o.filter_height(),
+                            activation: Activation::from_fb(o.fused_activation_function()),
+                        })
+                    })
+            }
             B::FULLY_CONNECTED => op.builtin_options_as_fully_connected_options().map_or(
-                OpOptions::FullyConnected { activation: Activation::None, keep_num_dims: false, asymmetric_quantize_inputs: false },
+                OpOptions::FullyConnected {
+                    activation: Activation::None,
+                    keep_num_dims: false,
+                    asymmetric_quantize_inputs: false,
+                },
                 |o| OpOptions::FullyConnected {
                     activation: Activation::from_fb(o.fused_activation_function()),
                     keep_num_dims: o.keep_num_dims(),
                     asymmetric_quantize_inputs: o.asymmetric_quantize_inputs(),
                 },
             ),
-            B::SOFTMAX => OpOptions::Softmax { beta: op.builtin_options_as_softmax_options().map_or(1.0, |o| o.beta()) },
+            B::SOFTMAX => OpOptions::Softmax {
+                beta: op
+                    .builtin_options_as_softmax_options()
+                    .map_or(1.0, |o| o.beta()),
+            },
             B::RESHAPE => OpOptions::Reshape {
-                new_shape: op.builtin_options_as_reshape_options().and_then(|o| o.new_shape()).map(|s| s.iter().collect()),
+                new_shape: op
+                    .builtin_options_as_reshape_options()
+                    .and_then(|o| o.new_shape())
+                    .map(|s| s.iter().collect()),
             },
             B::ADD => {
                 let o = op.builtin_options_as_add_options();
                 OpOptions::Elementwise {
-                    activation: o.map_or(Activation::None, |o| Activation::from_fb(o.fused_activation_function())),
+                    activation: o.map_or(Activation::None, |o| {
+                        Activation::from_fb(o.fused_activation_function())
+                    }),
                     pot_scale_int16: o.is_none_or(|o| o.pot_scale_int16()),
                 }
             }
             B::SUB => {
                 let o = op.builtin_options_as_sub_options();
                 OpOptions::Elementwise {
-                    activation: o.map_or(Activation::None, |o| Activation::from_fb(o.fused_activation_function())),
+                    activation: o.map_or(Activation::None, |o| {
+                        Activation::from_fb(o.fused_activation_function())
+                    }),
                     pot_scale_int16: o.is_none_or(|o| o.pot_scale_int16()),
                 }
             }
             B::MUL => OpOptions::Elementwise {
                 activation: op
                     .builtin_options_as_mul_options()
-                    .map_or(Activation::None, |o| Activation::from_fb(o.fused_activation_function())),
+                    .map_or(Activation::None, |o| {
+                        Activation::from_fb(o.fused_activation_function())
+                    }),
                 pot_scale_int16: false,
             },
             B::DIV => OpOptions::Elementwise {
                 activation: op
                     .builtin_options_as_div_options()
-                    .map_or(Activation::None, |o| Activation::from_fb(o.fused_activation_function())),
+                    .map_or(Activation::None, |o| {
+                        Activation::from_fb(o.fused_activation_function())
+                    }),
                 pot_scale_int16: false,
             },
             B::CONCATENATION => op.builtin_options_as_concatenation_options().map_or(
-                OpOptions::Concatenation { axis: 0, activation: Activation::None },
-                |o| OpOptions::Concatenation { axis: o.axis(), activation: Activation::from_fb(o.fused_activation_function()) },
-            ),
-            B::STRIDED_SLICE => OpOptions::StridedSlice(op.builtin_options_as_strided_slice_options().map_or(
-                StridedSliceOptions::default(),
-                |o| StridedSliceOptions {
-                    begin_mask: o.begin_mask(),
-                    end_mask: o.end_mask(),
-                    ellipsis_mask: o.ellipsis_mask(),
-                    new_axis_mask: o.new_axis_mask(),
-                    shrink_axis_mask: o.shrink_axis_mask(),
-                    offset: o.offset(),
+                OpOptions::Concatenation {
+                    axis: 0,
+                    activation: Activation::None,
                 },
-            )),
+                |o| OpOptions::Concatenation {
+                    axis: o.axis(),
+                    activation: Activation::from_fb(o.fused_activation_function()),
+                },
+            ),
+            B::STRIDED_SLICE => {
+                OpOptions::StridedSlice(op.builtin_options_as_strided_slice_options().map_or(
+                    StridedSliceOptions::default(),
+                    |o| StridedSliceOptions {
+                        begin_mask: o.begin_mask(),
+                        end_mask: o.end_mask(),
+                        ellipsis_mask: o.ellipsis_mask(),
+                        new_axis_mask: o.new_axis_mask(),
+                        shrink_axis_mask: o.shrink_axis_mask(),
+                        offset: o.offset(),
+                    },
+                ))
+            }
             B::MEAN | B::SUM | B::REDUCE_MAX | B::REDUCE_MIN | B::REDUCE_ALL => {
-                OpOptions::Reducer { keep_dims: op.builtin_options_as_reducer_options().is_some_and(|o| o.keep_dims()) }
+                OpOptions::Reducer {
+                    keep_dims: op
+                        .builtin_options_as_reducer_options()
+                        .is_some_and(|o| o.keep_dims()),
+                }
             }
             B::UNIDIRECTIONAL_SEQUENCE_LSTM => OpOptions::Lstm(
-                op.builtin_options_as_unidirectional_sequence_lstmoptions().map_or(LstmOptions::default(), |o| LstmOptions {
-                    activation: Activation::from_fb(o.fused_activation_function()),
-                    cell_clip: o.cell_clip(),
-                    proj_clip: o.proj_clip(),
-                    time_major: o.time_major(),
-                    asymmetric_quantize_inputs: o.asymmetric_quantize_inputs(),
-                }),
+                op.builtin_options_as_unidirectional_sequence_lstmoptions()
+                    .map_or(LstmOptions::default(), |o| LstmOptions {
+                        activation: Activation::from_fb(o.fused_activation_function()),
+                        cell_clip: o.cell_clip(),
+                        proj_clip: o.proj_clip(),
+                        time_major: o.time_major(),
+                        asymmetric_quantize_inputs: o.asymmetric_quantize_inputs(),
+                    }),
             ),
             B::SVDF => op.builtin_options_as_svdfoptions().map_or(
-                OpOptions::Svdf { rank: 1, activation: Activation::None, asymmetric_quantize_inputs: false },
+                OpOptions::Svdf {
+                    rank: 1,
+                    activation: Activation::None,
+                    asymmetric_quantize_inputs: false,
+                },
                 |o| OpOptions::Svdf {
                     rank: o.rank(),
                     activation: Activation::from_fb(o.fused_activation_function()),
                     asymmetric_quantize_inputs: o.asymmetric_quantize_inputs(),
                 },
             ),
-            B::IF => op.builtin_options_as_if_options().map_or(OpOptions::None, |o| OpOptions::If {
-                then_subgraph: o.then_subgraph_index(),
-                else_subgraph: o.else_subgraph_index(),
-            }),
-            B::WHILE => op.builtin_options_as_while_options().map_or(OpOptions::None, |o| OpOptions::While {
-                cond_subgraph: o.cond_subgraph_index(),
-                body_subgraph: o.body_subgraph_index(),
-            }),
-            B::CALL_ONCE => op
-                .builtin_options_as_call_once_options()
-                .map_or(OpOptions::None, |o| OpOptions::CallOnce { init_subgraph: o.init_subgraph_index() }),
+            B::IF => op
+                .builtin_options_as_if_options()
+                .map_or(OpOptions::None, |o| OpOptions::If {
+                    then_subgraph: o.then_subgraph_index(),
+                    else_subgraph: o.else_subgraph_index(),
+                }),
+            B::WHILE => op
+                .builtin_options_as_while_options()
+                .map_or(OpOptions::None, |o| OpOptions::While {
+                    cond_subgraph: o.cond_subgraph_index(),
+                    body_subgraph: o.body_subgraph_index(),
+                }),
+            B::CALL_ONCE => {
+                op.builtin_options_as_call_once_options()
+                    .map_or(OpOptions::None, |o| OpOptions::CallOnce {
+                        init_subgraph: o.init_subgraph_index(),
+                    })
+            }
             B::VAR_HANDLE => op.builtin_options_as_var_handle_options().map_or(
-                OpOptions::VarHandle { container: Default::default(), shared_name: Default::default() },
+                OpOptions::VarHandle {
+                    container: Default::default(),
+                    shared_name: Default::default(),
+                },
                 |o| OpOptions::VarHandle {
                     container: o.container().unwrap_or("").into(),
                     shared_name: o.shared_name().unwrap_or("").into(),
                 },
             ),
-            B::LEAKY_RELU => OpOptions::LeakyRelu { alpha: op.builtin_options_as_leaky_relu_options().map_or(0.2, |o| o.alpha()) },
+            B::LEAKY_RELU => OpOptions::LeakyRelu {
+                alpha: op
+                    .builtin_options_as_leaky_relu_options()
+                    .map_or(0.2, |o| o.alpha()),
+            },
             B::SQUEEZE => OpOptions::Squeeze {
                 dims: op
                     .builtin_options_as_squeeze_options()
@@ -363,9 +476,16 @@ impl OpOptions {
                     .map(|d| d.iter().collect())
                     .unwrap_or_default(),
             },
-            B::GATHER => op
-                .builtin_options_as_gather_options()
-                .map_or(OpOptions::Gather { axis: 0, batch_dims: 0 }, |o| OpOptions::Gather { axis: o.axis(), batch_dims: o.batch_dims() }),
+            B::GATHER => op.builtin_options_as_gather_options().map_or(
+                OpOptions::Gather {
+                    axis: 0,
+                    batch_dims: 0,
+                },
+                |o| OpOptions::Gather {
+                    axis: o.axis(),
+                    batch_dims: o.batch_dims(),
+                },
+            ),
             _ => OpOptions::None,
         }
     }
@@ -373,8 +493,14 @@ impl OpOptions {
     /// Subgraphs a control-flow op enters, in the order TFLM's lifetime marking visits them.
     pub fn called_subgraphs(&self) -> [Option<i32>; 2] {
         match *self {
-            OpOptions::If { then_subgraph, else_subgraph } => [Some(then_subgraph), Some(else_subgraph)],
-            OpOptions::While { cond_subgraph, body_subgraph } => [Some(cond_subgraph), Some(body_subgraph)],
+            OpOptions::If {
+                then_subgraph,
+                else_subgraph,
+            } => [Some(then_subgraph), Some(else_subgraph)],
+            OpOptions::While {
+                cond_subgraph,
+                body_subgraph,
+            } => [Some(cond_subgraph), Some(body_subgraph)],
             OpOptions::CallOnce { init_subgraph } => [Some(init_subgraph), None],
             _ => [None, None],
         }

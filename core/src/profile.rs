@@ -36,11 +36,21 @@ pub struct KernelRow {
 }
 
 const fn k(op: i32, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
-    KernelRow { op, builtin, op_data, measured: true }
+    KernelRow {
+        op,
+        builtin,
+        op_data,
+        measured: true,
+    }
 }
 
 const fn k_est(op: i32, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
-    KernelRow { op, builtin, op_data, measured: false }
+    KernelRow {
+        op,
+        builtin,
+        op_data,
+        measured: false,
+    }
 }
 
 /// Everything the simulation of TFLM's allocator needs to know about a target.

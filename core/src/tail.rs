@@ -103,6 +103,8 @@ pub struct TailAlloc {
     pub requested: u64,
     /// Bytes the tail moved (requested plus alignment padding below the previous tail).
     pub used: u64,
+    /// Items in the allocation (array length for struct arrays, else 1), as TFLM counts them.
+    pub items: u64,
 }
 
 /// Where the Prepare temp peak happened.
@@ -145,13 +147,24 @@ fn align_up(v: u64, a: u32) -> u64 {
 
 impl Tail {
     fn alloc(&mut self, category: Category, owner: Owner, size: u64, align: u32) {
+        self.alloc_items(category, owner, size, align, 1);
+    }
+
+    fn alloc_items(&mut self, category: Category, owner: Owner, size: u64, align: u32, items: u64) {
         let new = align_up(self.used + size, align);
-        self.allocs.push(TailAlloc { category, owner, requested: size, used: new - self.used });
+        self.allocs.push(TailAlloc {
+            category,
+            owner,
+            requested: size,
+            used: new - self.used,
+            items,
+        });
         self.used = new;
     }
 
+    /// An array of `count` structs in one allocation.
     fn sz(&mut self, category: Category, owner: Owner, s: Sz, count: u64) {
-        self.alloc(category, owner, u64::from(s.bytes) * count, s.align);
+        self.alloc_items(category, owner, u64::from(s.bytes) * count, s.align, count);
     }
 }
 
@@ -160,7 +173,8 @@ impl Tail {
 fn tensor_struct_end(profile: &TargetProfile, t: &Tensor<'_>, mut end: u64) -> u64 {
     end = align_up(end, profile.tensor.align) + u64::from(profile.tensor.bytes);
     if let Some(q) = t.quantization.as_ref().filter(|q| q.is_affine()) {
-        end = align_up(end, profile.affine_quantization.align) + u64::from(profile.affine_quantization.bytes);
+        end = align_up(end, profile.affine_quantization.align)
+            + u64::from(profile.affine_quantization.bytes);
         end = align_up(end, 4) + 4 + 4 * q.scales.len() as u64;
     }
     end
@@ -173,7 +187,11 @@ fn resources(model: &Model<'_>) -> (Vec<String>, Vec<(usize, usize, usize)>) {
     let mut producers = Vec::new();
     for (g, sg) in model.subgraphs.iter().enumerate() {
         for op in &sg.operators {
-            if let OpOptions::VarHandle { container, shared_name } = &op.options {
+            if let OpOptions::VarHandle {
+                container,
+                shared_name,
+            } = &op.options
+            {
                 let mut key = String::with_capacity(container.len() + shared_name.len() + 1);
                 key.push_str(container);
                 key.push('/');
@@ -195,9 +213,16 @@ fn resources(model: &Model<'_>) -> (Vec<String>, Vec<(usize, usize, usize)>) {
 }
 
 /// Runs the simulation for `planner` (which decides the planner object's size).
-pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind) -> TailSimulation {
+pub fn simulate(
+    model: &Model<'_>,
+    profile: &TargetProfile,
+    planner: PlannerKind,
+) -> TailSimulation {
     let me = Owner::Interpreter;
-    let mut tail = Tail { used: 0, allocs: Vec::new() };
+    let mut tail = Tail {
+        used: 0,
+        allocs: Vec::new(),
+    };
     let n_sub = model.subgraphs.len() as u64;
 
     // 1–3, 5–6: allocator objects.
@@ -211,7 +236,12 @@ pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind
     // 4: resource variables, when the model has VAR_HANDLE.
     let (resource_names, resource_of) = resources(model);
     if !resource_names.is_empty() {
-        tail.sz(Category::PersistentBufferData, me, profile.resource_variables, 1);
+        tail.sz(
+            Category::PersistentBufferData,
+            me,
+            profile.resource_variables,
+            1,
+        );
         tail.alloc(
             Category::PersistentBufferData,
             me,
@@ -219,15 +249,35 @@ pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind
             16,
         );
     }
-    tail.sz(Category::AllocatorObjects, me, profile.builtin_data_allocator, 1);
-    tail.sz(Category::AllocatorObjects, me, profile.subgraph_allocations, n_sub);
+    tail.sz(
+        Category::AllocatorObjects,
+        me,
+        profile.builtin_data_allocator,
+        1,
+    );
+    tail.sz(
+        Category::AllocatorObjects,
+        me,
+        profile.subgraph_allocations,
+        n_sub,
+    );
 
     // 8–9: eval tensors for every subgraph, then node structs for every subgraph.
     for sg in &model.subgraphs {
-        tail.sz(Category::EvalTensors, me, profile.eval_tensor, sg.tensors.len() as u64);
+        tail.sz(
+            Category::EvalTensors,
+            me,
+            profile.eval_tensor,
+            sg.tensors.len() as u64,
+        );
     }
     for sg in &model.subgraphs {
-        tail.sz(Category::NodeAndRegistration, me, profile.node_and_registration, sg.operators.len() as u64);
+        tail.sz(
+            Category::NodeAndRegistration,
+            me,
+            profile.node_and_registration,
+            sg.operators.len() as u64,
+        );
     }
 
     // Kernel costs. ASSIGN_VARIABLE allocates its resource on the first assignment only.
@@ -239,7 +289,8 @@ pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind
             let mut first = false;
             if op.opcode == BuiltinOp::ASSIGN_VARIABLE
                 && let Some(t) = op.input(0)
-                && let Some(&(_, _, id)) = resource_of.iter().find(|&&(pg, pt, _)| pg == g && pt == t)
+                && let Some(&(_, _, id)) =
+                    resource_of.iter().find(|&&(pg, pt, _)| pg == g && pt == t)
                 && let Some(flag) = assigned.get_mut(id)
             {
                 first = !*flag;
@@ -254,14 +305,30 @@ pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind
     for (g, row) in costs.iter().enumerate() {
         for (i, c) in row.iter().enumerate() {
             if let Some(b) = c.builtin {
-                tail.sz(Category::BuiltinData, Owner::Op { subgraph: g, op_index: i }, b, 1);
+                tail.sz(
+                    Category::BuiltinData,
+                    Owner::Op {
+                        subgraph: g,
+                        op_index: i,
+                    },
+                    b,
+                    1,
+                );
             }
         }
     }
     for (g, row) in costs.iter().enumerate() {
         for (i, c) in row.iter().enumerate() {
             for &b in &c.init {
-                tail.alloc(Category::PersistentBufferData, Owner::Op { subgraph: g, op_index: i }, b, 16);
+                tail.alloc(
+                    Category::PersistentBufferData,
+                    Owner::Op {
+                        subgraph: g,
+                        op_index: i,
+                    },
+                    b,
+                    16,
+                );
             }
         }
     }
@@ -273,12 +340,18 @@ pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind
     let mut set_in_prepare = Vec::new();
     for (g, row) in costs.iter().enumerate() {
         for (i, c) in row.iter().enumerate() {
-            let owner = Owner::Op { subgraph: g, op_index: i };
+            let owner = Owner::Op {
+                subgraph: g,
+                op_index: i,
+            };
             let head = request * (scratch.len() as u64 + MAX_SCRATCH_PER_OP);
             let mut temp_end = head;
             let mut note = |bytes: u64| {
                 if bytes > peak.bytes {
-                    peak = PreparePeak { bytes, op: Some((g, i)) };
+                    peak = PreparePeak {
+                        bytes,
+                        op: Some((g, i)),
+                    };
                 }
             };
             note(head + tail.used);
@@ -295,13 +368,22 @@ pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind
                         note(head + tail.used);
                     }
                     PrepareStep::Scratch(b) => {
-                        scratch.push(ScratchRequest { subgraph: g, op_index: i, bytes: b });
+                        scratch.push(ScratchRequest {
+                            subgraph: g,
+                            op_index: i,
+                            bytes: b,
+                        });
                     }
                 }
             }
             if c.sets_output_data {
                 if let Some(op) = model.subgraphs.get(g).and_then(|s| s.operators.get(i)) {
-                    set_in_prepare.extend(op.outputs.iter().filter_map(|&t| usize::try_from(t).ok()).map(|t| (g, t)));
+                    set_in_prepare.extend(
+                        op.outputs
+                            .iter()
+                            .filter_map(|&t| usize::try_from(t).ok())
+                            .map(|t| (g, t)),
+                    );
                 }
             }
         }
@@ -309,17 +391,30 @@ pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind
 
     // 13: scratch handles; 14: variables without an offline offset.
     if !scratch.is_empty() {
-        tail.sz(Category::ScratchHandles, me, profile.scratch_handle, scratch.len() as u64);
+        tail.sz(
+            Category::ScratchHandles,
+            me,
+            profile.scratch_handle,
+            scratch.len() as u64,
+        );
     }
-    let offline = model.offline_plan.as_ref().filter(|p| p.offsets.len() == model.tensor_count());
+    let offline = model
+        .offline_plan
+        .as_ref()
+        .filter(|p| p.offsets.len() == model.tensor_count());
     let mut running = 0usize;
     for (g, sg) in model.subgraphs.iter().enumerate() {
         for (t, tensor) in sg.tensors.iter().enumerate() {
-            let placed_offline = offline.and_then(|p| p.offsets.get(running + t)).is_some_and(|&o| o != -1);
+            let placed_offline = offline
+                .and_then(|p| p.offsets.get(running + t))
+                .is_some_and(|&o| o != -1);
             if tensor.is_variable && !placed_offline {
                 tail.alloc(
                     Category::VariableBuffers,
-                    Owner::Tensor { subgraph: g, tensor: t },
+                    Owner::Tensor {
+                        subgraph: g,
+                        tensor: t,
+                    },
                     tensor.bytes.unwrap_or(0),
                     16,
                 );
@@ -332,15 +427,37 @@ pub fn simulate(model: &Model<'_>, profile: &TargetProfile, planner: PlannerKind
     // 15–18: TfLiteTensor structs for the main graph's inputs, then outputs.
     let main = model.main();
     for list in [&main.inputs, &main.outputs] {
-        tail.alloc(Category::PersistentBufferData, me, u64::from(profile.pointer_bytes) * list.len() as u64, 16);
+        tail.alloc(
+            Category::PersistentBufferData,
+            me,
+            u64::from(profile.pointer_bytes) * list.len() as u64,
+            16,
+        );
         for &t in list.iter() {
-            let Some(idx) = usize::try_from(t).ok() else { continue };
-            let Some(tensor) = model.tensor(0, idx) else { continue };
-            let owner = Owner::Tensor { subgraph: 0, tensor: idx };
+            let Some(idx) = usize::try_from(t).ok() else {
+                continue;
+            };
+            let Some(tensor) = model.tensor(0, idx) else {
+                continue;
+            };
+            let owner = Owner::Tensor {
+                subgraph: 0,
+                tensor: idx,
+            };
             tail.sz(Category::PersistentTensors, owner, profile.tensor, 1);
             if let Some(q) = tensor.quantization.as_ref().filter(|q| q.is_affine()) {
-                tail.sz(Category::PersistentQuantization, owner, profile.affine_quantization, 1);
-                tail.alloc(Category::PersistentQuantization, owner, 4 + 4 * q.scales.len() as u64, 4);
+                tail.sz(
+                    Category::PersistentQuantization,
+                    owner,
+                    profile.affine_quantization,
+                    1,
+                );
+                tail.alloc(
+                    Category::PersistentQuantization,
+                    owner,
+                    4 + 4 * q.scales.len() as u64,
+                    4,
+                );
             }
         }
     }

@@ -12,8 +12,12 @@ use super::{Plan, PlanBuffer};
 
 /// The order in which TFLM places the buffers.
 pub fn placement_order(buffers: &[PlanBuffer]) -> Vec<usize> {
-    let mut fixed: Vec<usize> = (0..buffers.len()).filter(|&i| is_fixed(buffers, i)).collect();
-    let mut online: Vec<usize> = (0..buffers.len()).filter(|&i| !is_fixed(buffers, i)).collect();
+    let mut fixed: Vec<usize> = (0..buffers.len())
+        .filter(|&i| is_fixed(buffers, i))
+        .collect();
+    let mut online: Vec<usize> = (0..buffers.len())
+        .filter(|&i| !is_fixed(buffers, i))
+        .collect();
     online.sort_by(|&a, &b| size(buffers, b).cmp(&size(buffers, a)).then(b.cmp(&a)));
     fixed.append(&mut online);
     fixed
@@ -53,7 +57,10 @@ pub fn place_in_order(buffers: &[PlanBuffer], order: &[usize]) -> Plan {
         by_offset.insert(pos, id);
         head = head.max(offset + b.size as i64);
     }
-    Plan { offsets, head_bytes: head.max(0) as u64 }
+    Plan {
+        offsets,
+        head_bytes: head.max(0) as u64,
+    }
 }
 
 fn first_fit(buffers: &[PlanBuffer], offsets: &[i64], by_offset: &[usize], b: &PlanBuffer) -> i64 {

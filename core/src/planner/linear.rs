@@ -13,7 +13,10 @@ pub fn plan(buffers: &[PlanBuffer]) -> Result<Plan, PlanError> {
         return Err(PlanError::FixedOffsetsUnsupported { planner: "linear" });
     }
     if buffers.len() > MAX_BUFFERS {
-        return Err(PlanError::TooManyBuffers { count: buffers.len(), limit: MAX_BUFFERS });
+        return Err(PlanError::TooManyBuffers {
+            count: buffers.len(),
+            limit: MAX_BUFFERS,
+        });
     }
     let mut offsets = Vec::with_capacity(buffers.len());
     let mut end = 0u64;
@@ -21,5 +24,8 @@ pub fn plan(buffers: &[PlanBuffer]) -> Result<Plan, PlanError> {
         offsets.push(end as i64);
         end += b.size;
     }
-    Ok(Plan { offsets, head_bytes: end })
+    Ok(Plan {
+        offsets,
+        head_bytes: end,
+    })
 }

@@ -1,0 +1,55 @@
+//! Files: reading models with a size cap, and atomic writes (temporary file in
+//! the same directory, then rename) so no partial output is ever left behind.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use microarena_core::model::Limits;
+
+use crate::Failure;
+
+/// Reads a model file, refusing anything above the core's file-size limit
+/// before reading it whole.
+pub fn read_model(path: &Path) -> Result<Vec<u8>, Failure> {
+    let fail = |what: String| Failure::usage(format!("{}: {what}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
+    let limit = Limits::DEFAULT.max_file_bytes as u64;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(fail(format!(
+            "larger than {limit} bytes; refusing to read it"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The name shown in reports: the file name without directories.
+pub fn display_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and
+/// a rename, so readers see the old file or the complete new one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let fail = |what: String| Failure::usage(format!("{}: {what}", path.display()));
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| fail(format!("cannot create a temporary file: {e}")))?;
+    tmp.write_all(bytes)
+        .map_err(|e| fail(format!("cannot write: {e}")))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| fail(format!("cannot sync: {e}")))?;
+    tmp.persist(path)
+        .map_err(|e| fail(format!("cannot rename into place: {}", e.error)))?;
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Human-readable text for the terminal. Formatting only: every figure comes
+//! from the report.
+
+use std::fmt::Write;
+
+use microarena_core::report::Report;
+
+/// `85264` → `85,264`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "0.0%".into()
+    } else {
+        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+    }
+}
+
+/// The short summary printed by `microarena plan`.
+pub fn summary(r: &Report) -> String {
+    let mut s = String::new();
+    let a = &r.arena;
+    let _ = writeln!(
+        s,
+        "{}: {} subgraph(s), {} ops, {} tensors; target {}, planner {}",
+        r.model.file, r.model.subgraphs, r.model.operators, r.model.tensors, r.target, r.planner
+    );
+    let _ = writeln!(
+        s,
+        "  head     {:>11} B  activations and scratch, planned",
+        thousands(a.head_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  tail     {:>11} B  persistent: tensor metadata, nodes, OpData, variables",
+        thousands(a.tail_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  total    {:>11} B  what TFLM reports (head + tail)",
+        thousands(a.total_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  minimum  {:>11} B  smallest arena that works (binding phase: {})",
+        thousands(a.minimum_bytes),
+        a.minimum_phase
+    );
+    let gap = a.head_bytes.saturating_sub(a.lower_bound_bytes);
+    let _ = writeln!(
+        s,
+        "  lower bound {:>8} B  for the head; this plan is {} B ({}) above it",
+        thousands(a.lower_bound_bytes),
+        thousands(gap),
+        pct(gap, a.lower_bound_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  padding  {:>11} B  lost to 16-byte alignment of head buffers",
+        thousands(a.padding_bytes)
+    );
+    match (&a.peak_op, &a.peak_opcode) {
+        (Some(op), Some(name)) => {
+            let live = r
+                .operators
+                .iter()
+                .find(|o| o.subgraph == 0 && o.index == *op)
+                .map_or(0, |o| o.live_bytes);
+            let _ = writeln!(
+                s,
+                "  peak     scope {}: op {op} {name}, {} B live",
+                a.peak_scope,
+                thousands(live)
+            );
+        }
+        _ => {
+            let _ = writeln!(s, "  peak     scope {}", a.peak_scope);
+        }
+    }
+
+    let mut bufs: Vec<_> = r.buffers.iter().collect();
+    bufs.sort_by(|x, y| y.aligned_bytes.cmp(&x.aligned_bytes));
+    if !bufs.is_empty() {
+        let _ = writeln!(s, "largest head buffers:");
+        for b in bufs.iter().take(5) {
+            let _ = writeln!(
+                s,
+                "  {:>9} B  @{:<8} scopes {:>3}..{:<3} {} {}",
+                thousands(b.aligned_bytes),
+                b.offset,
+                b.first,
+                b.last,
+                b.kind,
+                b.name
+            );
+        }
+    }
+    let mut tail: Vec<_> = r.tail.iter().collect();
+    tail.sort_by(|x, y| y.bytes.cmp(&x.bytes));
+    let _ = writeln!(s, "tail by category:");
+    for t in tail {
+        let _ = writeln!(
+            s,
+            "  {:>9} B  {:<42} ({} allocations)",
+            thousands(t.bytes),
+            t.category,
+            t.count
+        );
+    }
+    let mut ops: Vec<_> = r
+        .operators
+        .iter()
+        .filter(|o| o.persistent_bytes > 0)
+        .collect();
+    ops.sort_by(|x, y| y.persistent_bytes.cmp(&x.persistent_bytes));
+    if !ops.is_empty() {
+        let _ = writeln!(s, "largest persistent consumers:");
+        for o in ops.iter().take(3) {
+            let _ = writeln!(
+                s,
+                "  {:>9} B  subgraph {} op {} {}",
+                thousands(o.persistent_bytes),
+                o.subgraph,
+                o.index,
+                o.opcode
+            );
+        }
+    }
+    for d in &r.diagnostics {
+        let _ = writeln!(s, "{}: {}", d.severity, d.message);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(85264), "85,264");
+        assert_eq!(thousands(1048576), "1,048,576");
+    }
+}

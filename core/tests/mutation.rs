@@ -1,0 +1,149 @@
+//! Mutation suite: thousands of truncations, bit flips, byte overwrites and
+//! random files. Reading may fail (with an error), but nothing may panic or
+//! hang, and whatever parses must analyse and report cleanly on every target
+//! and planner.
+
+mod support;
+
+use microarena_core::planner::PlannerKind;
+use microarena_core::profile::PROFILES;
+use microarena_core::report::Report;
+use microarena_core::{Config, Model, analyze};
+
+/// Deterministic xorshift so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Everything a user can make core do with a file. Returns whether it parsed.
+fn exercise(bytes: &[u8]) -> bool {
+    let Ok(model) = Model::parse(bytes) else {
+        return false;
+    };
+    for profile in PROFILES {
+        for &planner in PlannerKind::ALL {
+            if let Ok(a) = analyze(&model, &Config { profile, planner }) {
+                let r = Report::new(&model, &a, "m");
+                assert_eq!(r.arena.total_bytes, r.arena.head_bytes + r.arena.tail_bytes);
+                assert!(r.arena.minimum_bytes >= r.arena.total_bytes);
+                let _ = microarena_core::timeline::render(&a.plan_input, &a.plan);
+            }
+        }
+    }
+    true
+}
+
+fn mutate_all(name: &str, original: &[u8], rng: &mut Rng, rounds: usize) -> (usize, usize) {
+    let (mut tried, mut parsed) = (0, 0);
+    let mut run = |b: &[u8]| {
+        tried += 1;
+        if exercise(b) {
+            parsed += 1;
+        }
+    };
+    // Truncations: every prefix length on small files, a spread on large ones.
+    let step = (original.len() / 400).max(1);
+    for len in (0..original.len()).step_by(step) {
+        run(original.get(..len).unwrap_or_default());
+    }
+    let mut buf = original.to_vec();
+    for _ in 0..rounds {
+        buf.copy_from_slice(original);
+        match rng.below(4) {
+            0 => {
+                // One to eight bit flips.
+                for _ in 0..=rng.below(8) {
+                    let i = rng.below(buf.len());
+                    if let Some(b) = buf.get_mut(i) {
+                        *b ^= 1 << rng.below(8);
+                    }
+                }
+            }
+            1 => {
+                // Overwrite a little-endian word with a hostile value (offsets, counts, dims).
+                let i = rng.below(buf.len().saturating_sub(4)) & !3;
+                let v: u32 = [
+                    0,
+                    1,
+                    0x7fff_ffff,
+                    0xffff_ffff,
+                    0x8000_0000,
+                    0xffff,
+                    rng.next() as u32,
+                ][rng.below(7)];
+                if let Some(w) = buf.get_mut(i..i + 4) {
+                    w.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            2 => {
+                // Zero a run of bytes.
+                let i = rng.below(buf.len());
+                let n = rng.below(64);
+                for b in buf.iter_mut().skip(i).take(n) {
+                    *b = 0;
+                }
+            }
+            _ => {
+                // Copy a chunk of the file over another place.
+                let (a, b, n) = (rng.below(buf.len()), rng.below(buf.len()), rng.below(256));
+                let n = n.min(buf.len() - a.max(b));
+                let chunk: Vec<u8> = original.get(a..a + n).unwrap_or_default().to_vec();
+                if let Some(dst) = buf.get_mut(b..b + n) {
+                    dst.copy_from_slice(&chunk);
+                }
+            }
+        }
+        run(&buf);
+    }
+    eprintln!("{name}: {tried} mutants, {parsed} still parsed");
+    (tried, parsed)
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..2000 {
+        let len = rng.below(512);
+        let mut v: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        // Half of them get a valid identifier so the verifier, not the magic check, rejects them.
+        if rng.below(2) == 0 && v.len() >= 8 {
+            v.get_mut(4..8).unwrap_or_default().copy_from_slice(b"TFL3");
+        }
+        exercise(&v);
+    }
+}
+
+#[test]
+fn mutated_corpus_models_never_panic() {
+    let Some(root) = support::corpus("mutated_corpus_models_never_panic") else {
+        return;
+    };
+    let mut rng = Rng(1234);
+    let mut total = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(root.join("models"))
+        .expect("models dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tflite"))
+        .collect();
+    entries.sort();
+    assert!(!entries.is_empty());
+    for path in entries {
+        let bytes = support::read(&path);
+        // Fewer rounds for the big models keeps the suite well under a minute in debug builds.
+        let rounds = if bytes.len() > 100_000 { 400 } else { 1000 };
+        let (tried, _) = mutate_all(&path.display().to_string(), &bytes, &mut rng, rounds);
+        total += tried;
+    }
+    assert!(total > 5000, "only {total} mutants");
+}

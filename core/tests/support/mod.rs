@@ -1,0 +1,34 @@
+//! Shared test support: locating the `../shared` corpus.
+//!
+//! `MICROARENA_CORPUS` (relative paths are taken from the workspace root) must
+//! point at the corpus when set, and a missing corpus is then a failure. When
+//! it is unset, corpus tests print that they were skipped.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// The corpus root, `None` when the variable is unset (test skipped).
+pub fn corpus(test: &str) -> Option<PathBuf> {
+    let Ok(value) = std::env::var("MICROARENA_CORPUS") else {
+        eprintln!("{test}: skipped (MICROARENA_CORPUS is not set)");
+        return None;
+    };
+    let mut path = PathBuf::from(&value);
+    if path.is_relative() {
+        path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(path);
+    }
+    assert!(
+        path.join("models").is_dir(),
+        "MICROARENA_CORPUS={value} is set but {} has no models/ folder",
+        path.display()
+    );
+    Some(path)
+}
+
+/// Reads a corpus file, failing the test with the path when it is missing.
+pub fn read(path: &std::path::Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
