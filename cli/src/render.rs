@@ -10,7 +10,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -89,7 +89,7 @@ pub fn summary(r: &Report) -> String {
     }
 
     let mut bufs: Vec<_> = r.buffers.iter().collect();
-    bufs.sort_by(|x, y| y.aligned_bytes.cmp(&x.aligned_bytes));
+    bufs.sort_by_key(|b| std::cmp::Reverse(b.aligned_bytes));
     if !bufs.is_empty() {
         let _ = writeln!(s, "largest head buffers:");
         for b in bufs.iter().take(5) {
@@ -106,7 +106,7 @@ pub fn summary(r: &Report) -> String {
         }
     }
     let mut tail: Vec<_> = r.tail.iter().collect();
-    tail.sort_by(|x, y| y.bytes.cmp(&x.bytes));
+    tail.sort_by_key(|t| std::cmp::Reverse(t.bytes));
     let _ = writeln!(s, "tail by category:");
     for t in tail {
         let _ = writeln!(
@@ -122,7 +122,7 @@ pub fn summary(r: &Report) -> String {
         .iter()
         .filter(|o| o.persistent_bytes > 0)
         .collect();
-    ops.sort_by(|x, y| y.persistent_bytes.cmp(&x.persistent_bytes));
+    ops.sort_by_key(|o| std::cmp::Reverse(o.persistent_bytes));
     if !ops.is_empty() {
         let _ = writeln!(s, "largest persistent consumers:");
         for o in ops.iter().take(3) {

@@ -229,11 +229,10 @@ pub fn cost(
                 scratch.push(elems(op.input(1)));
             }
         }
-        B::SOFTMAX => {
-            if dtype_of(op.input(0)) == Some(DType::I16) {
-                persistent.push(1026);
-                persistent.push(1026);
-            }
+        // int16 softmax builds two 513-entry int16 lookup tables (exp and 1/(1+x)).
+        B::SOFTMAX if dtype_of(op.input(0)) == Some(DType::I16) => {
+            persistent.push(1026);
+            persistent.push(1026);
         }
         B::RESHAPE => {
             // A −1 in the stored output shape makes the kernel copy the resolved dims.
@@ -292,11 +291,7 @@ pub fn cost(
             scratch.push(4 * rank(op.input(0)));
         }
         B::VAR_HANDLE => cost.sets_output_data = true,
-        B::ASSIGN_VARIABLE => {
-            if first_assignment {
-                persistent.push(bytes(op.input(1)));
-            }
-        }
+        B::ASSIGN_VARIABLE if first_assignment => persistent.push(bytes(op.input(1))),
         B::ADD_N => {
             scratch.push(u64::from(profile.pointer_bytes) * op.inputs.len() as u64);
             if dtype_of(op.output(0)) == Some(DType::I8) {

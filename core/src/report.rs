@@ -171,7 +171,7 @@ impl Report {
             let sg = model.subgraphs.get(g)?;
             sg.operators
                 .iter()
-                .position(|op| op.outputs.iter().any(|&o| o == t as i32))
+                .position(|op| op.outputs.contains(&(t as i32)))
         };
         let mut scratch_seen: Vec<(usize, usize, usize)> = Vec::new();
         let buffers = analysis

@@ -376,8 +376,10 @@ pub fn simulate(
                     }
                 }
             }
-            if c.sets_output_data {
-                if let Some(op) = model.subgraphs.get(g).and_then(|s| s.operators.get(i)) {
+            if c.sets_output_data
+                && let Some(op) = model.subgraphs.get(g).and_then(|s| s.operators.get(i))
+            {
+                {
                     set_in_prepare.extend(
                         op.outputs
                             .iter()

@@ -1,0 +1,177 @@
+//! The `microarena` binary as a user and a CI job see it: exit codes, stderr
+//! lines, the JSON contract, and files left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_microarena"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run microarena")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn example(dir: &Path) -> PathBuf {
+    let path = dir.join("example.tflite");
+    let o = run(&["example", "-o", path.to_str().expect("utf-8 path")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    path
+}
+
+#[test]
+fn garbage_is_exit_2_with_one_line_naming_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: [(&str, &[u8]); 3] = [
+        ("empty.tflite", b""),
+        ("text.tflite", b"this is not a model at all"),
+        ("zeros.tflite", &[0u8; 64]),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let o = run(&["plan", path.to_str().expect("utf-8")]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(name) && err.contains("TFL3"), "{name}: {err}");
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn truncated_model_is_exit_2_with_a_specific_message() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let full = std::fs::read(example(dir.path())).expect("read");
+    let path = dir.path().join("cut.tflite");
+    std::fs::write(&path, &full[..full.len() / 2]).expect("write");
+    let o = run(&["plan", path.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cut.tflite: corrupt or truncated flatbuffer"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn missing_file_and_bad_flags_are_exit_2() {
+    assert_eq!(
+        run(&["plan", "/nonexistent/model.tflite"]).status.code(),
+        Some(2)
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let o = run(&["plan", m, "--target", "riscv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("x86_64, cortex-m"));
+    assert_eq!(
+        run(&["plan", m, "--planner", "magic"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn json_report_has_the_contract_fields() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let o = run(&[
+        "plan",
+        model.to_str().expect("utf-8"),
+        "--json",
+        "--target",
+        "cortex-m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    for key in ["file", "subgraphs", "operators", "tensors"] {
+        assert!(v["model"].get(key).is_some(), "model.{key}");
+    }
+    assert_eq!(v["model"]["file"], "example.tflite");
+    assert_eq!(v["model"]["operators"], 31);
+    assert_eq!(v["target"], "cortex-m");
+    assert_eq!(v["planner"], "tflm-greedy");
+    let a = &v["arena"];
+    let n = |k: &str| a[k].as_u64().unwrap_or_else(|| panic!("arena.{k}"));
+    assert_eq!(n("total_bytes"), n("head_bytes") + n("tail_bytes"));
+    assert!(n("minimum_bytes") >= n("total_bytes"));
+    let buffers = v["buffers"].as_array().expect("buffers");
+    assert!(!buffers.is_empty());
+    for b in buffers {
+        for key in [
+            "kind",
+            "subgraph",
+            "tensor",
+            "op",
+            "name",
+            "bytes",
+            "aligned_bytes",
+            "offset",
+            "first",
+            "last",
+        ] {
+            assert!(b.get(key).is_some(), "buffers[].{key}");
+        }
+        assert_eq!(b["aligned_bytes"].as_u64().expect("n") % 16, 0);
+    }
+    let ops = v["operators"].as_array().expect("operators");
+    assert_eq!(ops.len(), 31);
+    for key in [
+        "subgraph",
+        "index",
+        "opcode",
+        "live_bytes",
+        "scratch_bytes",
+        "persistent_bytes",
+    ] {
+        assert!(ops[0].get(key).is_some(), "operators[].{key}");
+    }
+    let tail_sum: u64 = v["tail"]
+        .as_array()
+        .expect("tail")
+        .iter()
+        .map(|c| c["bytes"].as_u64().expect("bytes"))
+        .sum();
+    assert_eq!(tail_sum, n("tail_bytes"));
+    assert!(v["diagnostics"].is_array());
+}
+
+#[test]
+fn human_summary_and_timeline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let o = run(&["plan", model.to_str().expect("utf-8"), "--timeline"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).expect("utf-8");
+    for needle in [
+        "head ",
+        "tail ",
+        "total ",
+        "minimum ",
+        "peak ",
+        "(id=0): size=",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    assert!(
+        text.contains("55,296 B"),
+        "the example's x86_64 head\n{text}"
+    );
+}
+
+#[test]
+fn example_write_leaves_no_partial_file_on_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let target = dir.path().join("no_such_dir").join("x.tflite");
+    let o = run(&["example", "-o", target.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!target.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).expect("read dir").collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
