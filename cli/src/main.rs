@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use microarena_core::budget::{Budget, Reserve};
 use microarena_core::planner::PlannerKind;
 use microarena_core::profile::{self, TargetProfile};
 use microarena_core::report::Report;
@@ -17,6 +18,8 @@ use microarena_core::{Config, Model, analyze};
 
 /// Exit code for a clean run.
 const EXIT_OK: u8 = 0;
+/// Exit code for a budget check that failed.
+const EXIT_BUDGET: u8 = 1;
 /// Exit code for an unusable input or bad usage.
 const EXIT_USAGE: u8 = 2;
 
@@ -50,6 +53,30 @@ enum Command {
         #[arg(long)]
         timeline: bool,
     },
+    /// Check that the model fits a device: RAM minus reserves must hold the minimum
+    /// working arena plus headroom. Exit 1 with a one-line reason when it does not.
+    Check {
+        /// The .tflite file.
+        model: PathBuf,
+        /// Device RAM (bytes; K, KiB, M, MiB suffixes accepted).
+        #[arg(long, value_parser = parse_bytes)]
+        ram: u64,
+        /// Other RAM users, e.g. `stack=8K,rtos=16K,isr=2K,dma=4K,log=1K`.
+        #[arg(long, value_delimiter = ',', value_parser = parse_reserve)]
+        reserve: Vec<Reserve>,
+        /// Required headroom on top of the minimum arena, e.g. `20%`.
+        #[arg(long, default_value = "20%", value_parser = parse_headroom)]
+        headroom: u32,
+        /// Target ABI profile.
+        #[arg(long, default_value = "cortex-m", value_parser = parse_target)]
+        target: &'static TargetProfile,
+        /// Memory planner.
+        #[arg(long, default_value = "tflm-greedy", value_parser = parse_planner)]
+        planner: PlannerKind,
+        /// Print the verdict as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the bundled example model (MobileNet-v1 0.25, 96x96 int8, generated weights).
     Example {
         /// Output .tflite path (written atomically).
@@ -70,6 +97,46 @@ fn parse_planner(s: &str) -> Result<PlannerKind, String> {
         let names: Vec<&str> = PlannerKind::ALL.iter().map(|p| p.name()).collect();
         format!("unknown planner '{s}'; choose one of: {}", names.join(", "))
     })
+}
+
+/// `327680`, `320K`, `320KiB`, `1M`, `1MiB` → bytes.
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a byte count (e.g. 327680, 320K, 1MiB)"))?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (use K/KiB or M/MiB)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("'{s}' is too large"))
+}
+
+fn parse_reserve(s: &str) -> Result<Reserve, String> {
+    let (name, size) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': expected NAME=BYTES, e.g. stack=8K"))?;
+    Ok(Reserve {
+        name: name.trim().into(),
+        bytes: parse_bytes(size)?,
+    })
+}
+
+/// `20%` or `20` → 2000 basis points; up to two decimals.
+fn parse_headroom(s: &str) -> Result<u32, String> {
+    let t = s.trim().trim_end_matches('%');
+    let v: f64 = t
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 20%)"))?;
+    if !(0.0..=1000.0).contains(&v) {
+        return Err(format!("'{s}': headroom must be between 0% and 1000%"));
+    }
+    Ok((v * 100.0).round() as u32)
 }
 
 /// A failure with the one line the user sees and the exit code.
@@ -134,6 +201,47 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 }
             }
             Ok(EXIT_OK)
+        }
+        Command::Check {
+            model,
+            ram,
+            reserve,
+            headroom,
+            target,
+            planner,
+            json,
+        } => {
+            let bytes = io::read_model(&model)?;
+            let parsed = Model::parse(&bytes)
+                .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+            let analysis = analyze(
+                &parsed,
+                &Config {
+                    profile: target,
+                    planner,
+                },
+            )
+            .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+            let budget = Budget {
+                ram_bytes: ram,
+                reserves: reserve,
+                headroom_bp: headroom,
+            };
+            let verdict = budget.check(analysis.minimum_bytes);
+            let line =
+                render::verdict_line(&io::display_name(&model), &budget, &verdict, target.name);
+            if json {
+                println!("{}", render::verdict_json(&budget, &verdict, target.name));
+            }
+            if verdict.fits {
+                if !json {
+                    println!("{line}");
+                }
+                Ok(EXIT_OK)
+            } else {
+                eprintln!("microarena: {line}");
+                Ok(EXIT_BUDGET)
+            }
         }
         Command::Example { output } => {
             let bytes: Vec<u8> = Vec::new(); // EXAMPLE_PLACEHOLDER

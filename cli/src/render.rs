@@ -3,7 +3,60 @@
 
 use std::fmt::Write;
 
+use microarena_core::budget::{Budget, Verdict};
 use microarena_core::report::Report;
+
+/// One line saying whether the model fits, and by how much.
+pub fn verdict_line(file: &str, b: &Budget, v: &Verdict, target: &str) -> String {
+    let headroom = format!("{}.{:02}", b.headroom_bp / 100, b.headroom_bp % 100);
+    let headroom = format!("{}%", headroom.trim_end_matches('0').trim_end_matches('.'));
+    let what = format!(
+        "{file} ({target}): arena {} B (minimum {} B + {headroom} headroom) vs {} B free (RAM {} B - reserves {} B)",
+        thousands(v.arena_bytes),
+        thousands(v.minimum_bytes),
+        signed(v.available_bytes),
+        thousands(b.ram_bytes),
+        thousands(b.reserved_bytes())
+    );
+    if v.fits {
+        format!("fits: {what}; margin {} B", signed(v.margin_bytes))
+    } else {
+        format!(
+            "does not fit: {what}; short by {} B",
+            thousands(v.margin_bytes.unsigned_abs())
+        )
+    }
+}
+
+/// The verdict as JSON for machines.
+pub fn verdict_json(b: &Budget, v: &Verdict, target: &str) -> String {
+    let reserves: serde_json::Map<String, serde_json::Value> = b
+        .reserves
+        .iter()
+        .map(|r| (r.name.clone(), r.bytes.into()))
+        .collect();
+    serde_json::json!({
+        "target": target,
+        "fits": v.fits,
+        "ram_bytes": b.ram_bytes,
+        "reserves": reserves,
+        "reserved_bytes": b.reserved_bytes(),
+        "available_bytes": v.available_bytes,
+        "headroom_percent": f64::from(b.headroom_bp) / 100.0,
+        "minimum_bytes": v.minimum_bytes,
+        "arena_bytes": v.arena_bytes,
+        "margin_bytes": v.margin_bytes,
+    })
+    .to_string()
+}
+
+fn signed(n: i64) -> String {
+    if n < 0 {
+        format!("-{}", thousands(n.unsigned_abs()))
+    } else {
+        thousands(n as u64)
+    }
+}
 
 /// `85264` → `85,264`.
 pub fn thousands(n: u64) -> String {

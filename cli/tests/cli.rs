@@ -175,3 +175,49 @@ fn example_write_leaves_no_partial_file_on_failure() {
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).expect("read dir").collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn check_exit_codes_follow_the_budget() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let json = run(&["plan", m, "--json", "--target", "cortex-m"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    let minimum = v["arena"]["minimum_bytes"].as_u64().expect("minimum");
+    // Arena to configure with 20 % headroom: ceil(minimum · 1.2) rounded up to 16.
+    let arena = (minimum * 12).div_ceil(10).div_ceil(16) * 16;
+    let reserve = 8 * 1024;
+    let exact = (arena + reserve).to_string();
+    let ok = run(&["check", m, "--ram", &exact, "--reserve", "stack=8K"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let short = (arena + reserve - 1).to_string();
+    let bad = run(&["check", m, "--ram", &short, "--reserve", "stack=8K"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = stderr(&bad);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("does not fit") && err.contains("short by 1 B"),
+        "{err}"
+    );
+    let j = run(&[
+        "check",
+        m,
+        "--ram",
+        &short,
+        "--reserve",
+        "stack=8K",
+        "--json",
+    ]);
+    assert_eq!(j.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("json");
+    assert_eq!(v["fits"], false);
+    assert_eq!(v["margin_bytes"], -1);
+    assert_eq!(v["arena_bytes"].as_u64(), Some(arena));
+    assert_eq!(run(&["check", m, "--ram", "12Q"]).status.code(), Some(2));
+    assert_eq!(
+        run(&["check", m, "--ram", "1M", "--reserve", "stack"])
+            .status
+            .code(),
+        Some(2)
+    );
+}

@@ -33,6 +33,8 @@ pub mod ops;
 #[cfg(feature = "alloc")]
 pub mod analysis;
 #[cfg(feature = "alloc")]
+pub mod budget;
+#[cfg(feature = "alloc")]
 pub mod kernel;
 #[cfg(feature = "alloc")]
 pub mod lifetime;

@@ -1,0 +1,154 @@
+//! Does the model fit the device? RAM minus reserves (stacks, RTOS, interrupt
+//! stack, DMA, log buffers) must hold the arena plus the required headroom.
+//!
+//! Integer arithmetic only (headroom in basis points), so the CLI, the web
+//! app and firmware CI give the same verdict to the byte.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::planner::align16;
+
+/// A named RAM reservation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reserve {
+    /// What it is for (`stack`, `rtos`, `isr`, `dma`, `log`, …).
+    pub name: String,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// The device budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    /// Total RAM of the device.
+    pub ram_bytes: u64,
+    /// Everything else that lives in RAM.
+    pub reserves: Vec<Reserve>,
+    /// Required headroom on top of the minimum arena, in basis points (2000 = 20 %).
+    pub headroom_bp: u32,
+}
+
+/// The usual bar: 20 % headroom.
+pub const DEFAULT_HEADROOM_BP: u32 = 2000;
+
+/// The verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    /// RAM left for the arena after the reserves (negative when reserves exceed RAM).
+    pub available_bytes: i64,
+    /// The minimum working arena the check started from.
+    pub minimum_bytes: u64,
+    /// The arena to configure in firmware: minimum plus headroom, rounded up to 16.
+    pub arena_bytes: u64,
+    /// `available_bytes − arena_bytes`.
+    pub margin_bytes: i64,
+    /// The arena fits with the required headroom.
+    pub fits: bool,
+}
+
+impl Budget {
+    /// Sum of the reserves.
+    pub fn reserved_bytes(&self) -> u64 {
+        self.reserves.iter().map(|r| r.bytes).sum()
+    }
+
+    /// Checks a minimum working arena against the budget.
+    pub fn check(&self, minimum_bytes: u64) -> Verdict {
+        let available = self.ram_bytes as i128 - self.reserved_bytes() as i128;
+        let extra = (minimum_bytes as u128 * u128::from(self.headroom_bp)).div_ceil(10_000);
+        let arena = align16((minimum_bytes as u128 + extra).min(u128::from(u64::MAX - 15)) as u64);
+        let margin = available - arena as i128;
+        let clamp = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        Verdict {
+            available_bytes: clamp(available),
+            minimum_bytes,
+            arena_bytes: arena,
+            margin_bytes: clamp(margin),
+            fits: margin >= 0,
+        }
+    }
+}
+
+/// A microcontroller with its RAM, for presets in the app and the CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McuPreset {
+    /// Name.
+    pub name: &'static str,
+    /// On-chip SRAM in bytes (from the vendors' datasheets).
+    pub ram_bytes: u64,
+    /// The closest modelled profile (a 32-bit ILP32 build with GCC).
+    pub target: &'static str,
+}
+
+/// Common boards (SRAM from the vendors' datasheets).
+pub const MCU_PRESETS: &[McuPreset] = &[
+    McuPreset {
+        name: "STM32F746",
+        ram_bytes: 320 * 1024,
+        target: "cortex-m",
+    },
+    McuPreset {
+        name: "RP2040",
+        ram_bytes: 264 * 1024,
+        target: "cortex-m",
+    },
+    McuPreset {
+        name: "nRF52840",
+        ram_bytes: 256 * 1024,
+        target: "cortex-m",
+    },
+    McuPreset {
+        name: "ESP32-S3",
+        ram_bytes: 512 * 1024,
+        target: "cortex-m",
+    },
+    McuPreset {
+        name: "STM32H743",
+        ram_bytes: 1024 * 1024,
+        target: "cortex-m",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn budget(ram: u64, reserved: u64, bp: u32) -> Budget {
+        Budget {
+            ram_bytes: ram,
+            reserves: vec![Reserve {
+                name: "stack".into(),
+                bytes: reserved,
+            }],
+            headroom_bp: bp,
+        }
+    }
+
+    #[test]
+    fn headroom_is_added_and_rounded() {
+        // 85264 × 1.2 = 102316.8 → 102317 → rounded up to 16: 102320.
+        let v = budget(320 * 1024, 16 * 1024, 2000).check(85264);
+        assert_eq!(v.arena_bytes, 102_320);
+        assert_eq!(v.available_bytes, 327_680 - 16_384);
+        assert_eq!(v.margin_bytes, 311_296 - 102_320);
+        assert!(v.fits);
+    }
+
+    #[test]
+    fn exact_fit_passes_and_one_byte_less_fails() {
+        // 1000 B minimum, 0 % headroom → 1008 B arena.
+        assert!(budget(2008, 1000, 0).check(1000).fits);
+        let v = budget(2007, 1000, 0).check(1000);
+        assert!(!v.fits);
+        assert_eq!(v.margin_bytes, -1);
+    }
+
+    #[test]
+    fn reserves_larger_than_ram_are_negative_not_a_wrap() {
+        let v = budget(1000, 5000, 2000).check(16);
+        assert_eq!(v.available_bytes, -4000);
+        assert!(!v.fits);
+    }
+}
