@@ -30,6 +30,10 @@ pub mod ops;
 #[cfg(feature = "alloc")]
 pub mod analysis;
 #[cfg(feature = "alloc")]
+pub mod builder;
+#[cfg(feature = "alloc")]
+pub mod example;
+#[cfg(feature = "alloc")]
 pub mod kernel;
 #[cfg(feature = "alloc")]
 pub mod lifetime;
