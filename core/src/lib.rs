@@ -35,6 +35,10 @@ pub mod analysis;
 #[cfg(feature = "alloc")]
 pub mod budget;
 #[cfg(feature = "alloc")]
+pub mod builder;
+#[cfg(feature = "alloc")]
+pub mod example;
+#[cfg(feature = "alloc")]
 pub mod kernel;
 #[cfg(feature = "alloc")]
 pub mod lifetime;

@@ -146,16 +146,22 @@ pub enum PlanViolation {
 }
 
 /// Checks a plan independently of the planner that made it: every buffer lies
-/// inside the head, online offsets are 16-aligned, and no two buffers that are
-/// alive at a common scope share a byte (fixed offsets may overlap each other,
-/// as TFLM does not check offline plans).
+/// inside the head, online offsets are 16-aligned (unless an offline offset is
+/// not), and no two buffers that are alive at a common scope share a byte
+/// (fixed offsets may overlap each other, as TFLM does not check offline plans).
 pub fn validate(buffers: &[PlanBuffer], plan: &Plan) -> Result<(), PlanViolation> {
     if plan.offsets.len() != buffers.len() {
         return Err(PlanViolation::WrongLength);
     }
+    // Online offsets are ends of 16-rounded buffers, so 16-aligned, unless an offline
+    // offset is not: TFLM then places online buffers right after it, unaligned (§1.4).
+    let align = BUFFER_ALIGNMENT as i64;
+    let aligned = buffers
+        .iter()
+        .all(|b| b.fixed_offset.is_none_or(|f| f % align == 0));
     let mut end = 0i64;
     for (i, (b, &o)) in buffers.iter().zip(&plan.offsets).enumerate() {
-        if b.fixed_offset.is_none() && (o < 0 || o % BUFFER_ALIGNMENT as i64 != 0) {
+        if b.fixed_offset.is_none() && (o < 0 || (aligned && o % align != 0)) {
             return Err(PlanViolation::Misplaced { buffer: i });
         }
         if b.fixed_offset.is_some_and(|f| f != o) {

@@ -1,0 +1,338 @@
+//! Example models written with [`crate::builder::ModelBuilder`], for tests,
+//! benchmarks and demos that must not depend on files outside the crate.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use crate::builder::ModelBuilder;
+use crate::dtype::DType;
+use crate::ops::{Activation, BuiltinOp, Padding};
+
+/// Deterministic xorshift32, so the example needs no `rand` and never changes.
+struct XorShift(u32);
+
+impl XorShift {
+    fn next(&mut self) -> u32 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.0 = x;
+        x
+    }
+
+    /// A weight in −127..=127.
+    fn weight(&mut self) -> i8 {
+        ((self.next() % 255) as i32 - 127) as i8
+    }
+
+    /// A per-channel weight scale in [0.004, 0.04).
+    fn scale(&mut self) -> f32 {
+        0.004 + (self.next() % 1000) as f32 * 0.000_036
+    }
+}
+
+/// Scale of a ReLU6 activation quantized to int8 with zero point −128.
+const RELU6_SCALE: f32 = 6.0 / 255.0;
+
+struct Net {
+    b: ModelBuilder,
+    g: usize,
+    rng: XorShift,
+    /// Current activation: tensor index, height/width, channels, scale.
+    x: i32,
+    hw: i32,
+    c: i32,
+    scale: f32,
+    layer: usize,
+}
+
+impl Net {
+    /// A per-channel int8 weight tensor and its int32 bias (scales = input scale × weight scale).
+    fn weights(&mut self, name: &str, shape: [i32; 4], channel_dim: usize) -> (i32, i32) {
+        let channels = shape[channel_dim];
+        let count: i32 = shape.iter().product();
+        let w_scales: Vec<f32> = (0..channels).map(|_| self.rng.scale()).collect();
+        let values: Vec<i8> = (0..count).map(|_| self.rng.weight()).collect();
+        let bias_values: Vec<i32> = (0..channels)
+            .map(|_| (self.rng.next() % 2001) as i32 - 1000)
+            .collect();
+        let b_scales: Vec<f32> = w_scales.iter().map(|s| s * self.scale).collect();
+        let zeros = alloc::vec![0i64; channels as usize];
+        let g = self.g;
+        let w = self
+            .b
+            .tensor(g, &format!("{name}/weights"), &shape, DType::I8)
+            .quant_per_channel(&w_scales, &zeros, channel_dim as i32)
+            .data_i8(&values)
+            .id();
+        let bias = self
+            .b
+            .tensor(g, &format!("{name}/bias"), &[channels], DType::I32)
+            .quant_per_channel(&b_scales, &zeros, 0)
+            .data_i32(&bias_values)
+            .id();
+        (w, bias)
+    }
+
+    fn activation(&mut self, name: &str, hw: i32, c: i32, scale: f32, zero_point: i64) -> i32 {
+        let g = self.g;
+        self.b
+            .tensor(g, name, &[1, hw, hw, c], DType::I8)
+            .quant(scale, zero_point)
+            .id()
+    }
+
+    /// CONV_2D k×k, SAME padding, ReLU6 (or none for the logits).
+    fn conv(&mut self, k: i32, stride: i32, out_c: i32, relu6: bool) {
+        let name = format!("MobilenetV1/Conv2d_{}", self.layer);
+        let (w, bias) = self.weights(&name, [out_c, k, k, self.c], 0);
+        let hw = (self.hw + stride - 1) / stride;
+        let (scale, zp, act) = if relu6 {
+            (RELU6_SCALE, -128, Activation::Relu6)
+        } else {
+            (0.15, 12, Activation::None)
+        };
+        let y = self.activation(&format!("{name}/Relu6"), hw, out_c, scale, zp);
+        let g = self.g;
+        self.b
+            .op(g, BuiltinOp::CONV_2D, &[self.x, w, bias], &[y])
+            .conv_options(Padding::Same, stride, stride, act);
+        (self.x, self.hw, self.c, self.scale) = (y, hw, out_c, scale);
+    }
+
+    /// DEPTHWISE_CONV_2D 3×3, depth multiplier 1, SAME padding, ReLU6.
+    fn depthwise(&mut self, stride: i32) {
+        let name = format!("MobilenetV1/Conv2d_{}_depthwise", self.layer);
+        let (w, bias) = self.weights(&name, [1, 3, 3, self.c], 3);
+        let hw = (self.hw + stride - 1) / stride;
+        let y = self.activation(&format!("{name}/Relu6"), hw, self.c, RELU6_SCALE, -128);
+        let g = self.g;
+        self.b
+            .op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[self.x, w, bias], &[y])
+            .depthwise_options(Padding::Same, stride, stride, 1, Activation::Relu6);
+        (self.x, self.hw, self.scale) = (y, hw, RELU6_SCALE);
+    }
+}
+
+/// The person-detection MobileNet-v1 0.25 topology at 96×96×1 int8 (31 ops,
+/// 89 tensors): CONV_2D 3×3/2 to 8 channels, 13 depthwise-separable blocks
+/// (channels 16, 32/2, 32, 64/2, 64, 128/2, 128×5, 256/2, 256), AVERAGE_POOL_2D
+/// 3×3 VALID, CONV_2D 1×1 to 2 classes, RESHAPE to [1, 2], SOFTMAX.
+///
+/// Weights are deterministic pseudo-random per-channel int8 (no real training),
+/// so only the structure matters: the arena it needs equals that of TFLM's
+/// `person_detect.tflite` (head 55296 on every target).
+pub fn mobilenet_v1_025_96_int8() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description(
+        "microarena example: MobileNet-v1 0.25, 96x96x1 int8 (person-detection topology)",
+    );
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, 96, 96, 1], DType::I8)
+        .quant(1.0 / 255.0, -128)
+        .id();
+    let mut net = Net {
+        b,
+        g,
+        rng: XorShift(0x2545_f491),
+        x: input,
+        hw: 96,
+        c: 1,
+        scale: 1.0 / 255.0,
+        layer: 0,
+    };
+
+    net.conv(3, 2, 8, true);
+    // (pointwise output channels, depthwise stride) of the 13 blocks.
+    const BLOCKS: [(i32, i32); 13] = [
+        (16, 1),
+        (32, 2),
+        (32, 1),
+        (64, 2),
+        (64, 1),
+        (128, 2),
+        (128, 1),
+        (128, 1),
+        (128, 1),
+        (128, 1),
+        (128, 1),
+        (256, 2),
+        (256, 1),
+    ];
+    for (i, &(channels, stride)) in BLOCKS.iter().enumerate() {
+        net.layer = i + 1;
+        net.depthwise(stride);
+        net.conv(1, 1, channels, true);
+    }
+
+    // 3×3 average pool over the 3×3×256 map, VALID ⇒ 1×1×256 (same quantization).
+    let pooled = net.activation(
+        "MobilenetV1/Logits/AvgPool_1a/AvgPool",
+        1,
+        net.c,
+        net.scale,
+        -128,
+    );
+    net.b
+        .op(g, BuiltinOp::AVERAGE_POOL_2D, &[net.x], &[pooled])
+        .pool_options(Padding::Valid, (2, 2), (3, 3), Activation::None);
+    (net.x, net.hw) = (pooled, 1);
+    net.layer = 14;
+    net.conv(1, 1, 2, false);
+    let logits = net.x;
+
+    let shape = net
+        .b
+        .tensor(
+            g,
+            "MobilenetV1/Logits/SpatialSqueeze_shape",
+            &[2],
+            DType::I32,
+        )
+        .data_i32(&[1, 2])
+        .id();
+    let squeezed = net
+        .b
+        .tensor(g, "MobilenetV1/Logits/SpatialSqueeze", &[1, 2], DType::I8)
+        .quant(0.15, 12)
+        .id();
+    net.b
+        .op(g, BuiltinOp::RESHAPE, &[logits, shape], &[squeezed])
+        .reshape_options(&[1, 2]);
+    let output = net
+        .b
+        .tensor(g, "MobilenetV1/Predictions/Reshape_1", &[1, 2], DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    net.b
+        .op(g, BuiltinOp::SOFTMAX, &[squeezed], &[output])
+        .softmax_options(1.0);
+    net.b.inputs(g, &[input]).outputs(g, &[output]);
+    net.b.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )]
+
+    use super::*;
+    use crate::model::Model;
+    use crate::ops::OpOptions;
+    use crate::planner::PlannerKind;
+    use crate::{Config, analyze, profile};
+
+    #[test]
+    fn head_matches_person_detect() {
+        let bytes = mobilenet_v1_025_96_int8();
+        let m = Model::parse(&bytes).unwrap();
+        assert_eq!(m.operator_count(), 31);
+        assert_eq!(m.tensor_count(), 89);
+        let a = analyze(
+            &m,
+            &Config {
+                profile: &profile::X86_64,
+                planner: PlannerKind::TflmGreedy,
+            },
+        )
+        .unwrap();
+        // Spec §5.2 person_detect: 48×48×16 int8 = 36864 B and the 48×48×8 tensor feeding
+        // it, 18432 B, are both live at op 2 ⇒ 36864 + 18432 = 55296.
+        assert_eq!(a.head_bytes, 55296);
+        assert_eq!(a.lower_bound_bytes, 55296);
+        // Same structure ⇒ same tail: 488 + 2136 (89·24) + 1984 (31·64) + 864 builtin
+        // (28·28 + 40 + 36 + 4) + 24304 persistent buffer + 128 + 64 = 29968.
+        assert_eq!(a.tail_bytes, 29968);
+        assert!(
+            a.diagnostics
+                .iter()
+                .all(|d| d.severity != crate::analysis::Severity::Error),
+            "{:?}",
+            a.diagnostics
+        );
+    }
+
+    #[test]
+    fn shapes_are_consistent() {
+        let bytes = mobilenet_v1_025_96_int8();
+        let m = Model::parse(&bytes).unwrap();
+        let sg = m.main();
+        let shape = |t: i32| sg.tensors[t as usize].shape.clone();
+        let same_out = |n: i32, s: i32| (n + s - 1) / s;
+        let mut seen = [0usize; 5];
+        for op in &sg.operators {
+            let x = shape(op.inputs[0]);
+            let y = shape(op.outputs[0]);
+            match (op.opcode, &op.options) {
+                (BuiltinOp::CONV_2D, OpOptions::Conv(c))
+                | (BuiltinOp::DEPTHWISE_CONV_2D, OpOptions::Conv(c)) => {
+                    let w = shape(op.inputs[1]);
+                    let bias = shape(op.inputs[2]);
+                    assert_eq!(c.stride_w, c.stride_h);
+                    assert_eq!(y[1], same_out(x[1], c.stride_h));
+                    assert_eq!(y[2], same_out(x[2], c.stride_w));
+                    if op.opcode == BuiltinOp::CONV_2D {
+                        // filter [O, kh, kw, I]
+                        assert_eq!(w[3], x[3]);
+                        assert_eq!(y[3], w[0]);
+                        seen[0] += 1;
+                    } else {
+                        // filter [1, kh, kw, C], multiplier 1
+                        assert_eq!((w[0], w[1], w[2], w[3]), (1, 3, 3, x[3]));
+                        assert_eq!(y[3], x[3]);
+                        seen[1] += 1;
+                    }
+                    assert_eq!(bias, [y[3]]);
+                    assert_eq!(
+                        sg.tensors[op.inputs[1] as usize]
+                            .quantization
+                            .as_ref()
+                            .unwrap()
+                            .scales
+                            .len(),
+                        y[3] as usize
+                    );
+                }
+                (BuiltinOp::AVERAGE_POOL_2D, OpOptions::Pool(p)) => {
+                    // VALID: (in − filter) / stride + 1
+                    assert_eq!(y[1], (x[1] - p.filter_h) / p.stride_h + 1);
+                    assert_eq!(y[2], (x[2] - p.filter_w) / p.stride_w + 1);
+                    assert_eq!(y[3], x[3]);
+                    seen[2] += 1;
+                }
+                (BuiltinOp::RESHAPE, OpOptions::Reshape { new_shape }) => {
+                    assert_eq!(x.iter().product::<i32>(), y.iter().product::<i32>());
+                    assert_eq!(new_shape.as_deref(), Some(&y[..]));
+                    seen[3] += 1;
+                }
+                (BuiltinOp::SOFTMAX, _) => {
+                    assert_eq!(x, y);
+                    seen[4] += 1;
+                }
+                other => panic!("unexpected op {other:?}"),
+            }
+        }
+        assert_eq!(seen, [15, 13, 1, 1, 1]);
+        assert_eq!(shape(sg.inputs[0]), [1, 96, 96, 1]);
+        assert_eq!(shape(sg.outputs[0]), [1, 2]);
+        // The channel plan of the 13 blocks.
+        let pointwise: Vec<i32> = sg
+            .operators
+            .iter()
+            .filter(|o| o.opcode == BuiltinOp::CONV_2D)
+            .map(|o| shape(o.outputs[0])[3])
+            .collect();
+        assert_eq!(
+            pointwise,
+            [
+                8, 16, 32, 32, 64, 64, 128, 128, 128, 128, 128, 128, 256, 256, 2
+            ]
+        );
+    }
+}
