@@ -244,7 +244,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             }
         }
         Command::Example { output } => {
-            let bytes: Vec<u8> = Vec::new(); // EXAMPLE_PLACEHOLDER
+            let bytes = microarena_core::example::mobilenet_v1_025_96_int8();
             io::write_atomic(&output, &bytes)?;
             eprintln!("wrote {} ({} bytes)", output.display(), bytes.len());
             Ok(EXIT_OK)

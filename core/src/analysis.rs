@@ -268,6 +268,35 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
             |(bs, bv), (s, &v)| if v > bv { (s, v) } else { (bs, bv) },
         );
     let peak_scope = peak_scope as i32;
+    // Per-op scratch and tail bytes, gathered in one pass each (not per op).
+    let op_base: Vec<usize> = model
+        .subgraphs
+        .iter()
+        .scan(0usize, |acc, sg| {
+            let base = *acc;
+            *acc += sg.operators.len();
+            Some(base)
+        })
+        .collect();
+    let flat = |g: usize, i: usize| op_base.get(g).map(|b| b + i);
+    let mut scratch_of = alloc::vec![0u64; model.operator_count()];
+    for b in &buffers {
+        if let BufferKind::Scratch {
+            subgraph, op_index, ..
+        } = b.info.kind
+            && let Some(slot) = flat(subgraph, op_index).and_then(|k| scratch_of.get_mut(k))
+        {
+            *slot += b.aligned_bytes;
+        }
+    }
+    let mut persistent_of = alloc::vec![0u64; model.operator_count()];
+    for a in &sim.allocs {
+        if let Owner::Op { subgraph, op_index } = a.owner
+            && let Some(slot) = flat(subgraph, op_index).and_then(|k| persistent_of.get_mut(k))
+        {
+            *slot += a.used;
+        }
+    }
     let mut peak_op = None;
     let mut ops = Vec::with_capacity(model.operator_count());
     for (g, sg) in model.subgraphs.iter().enumerate() {
@@ -281,23 +310,7 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
             if scope == peak_scope && peak_op.is_none() {
                 peak_op = Some((g, i));
             }
-            let scratch_bytes = buffers
-                .iter()
-                .filter(|b| matches!(b.info.kind, BufferKind::Scratch { subgraph, op_index, .. } if subgraph == g && op_index == i))
-                .map(|b| b.aligned_bytes)
-                .sum();
-            let persistent_bytes = sim
-                .allocs
-                .iter()
-                .filter(|a| {
-                    a.owner
-                        == Owner::Op {
-                            subgraph: g,
-                            op_index: i,
-                        }
-                })
-                .map(|a| a.used)
-                .sum();
+            let k = flat(g, i);
             ops.push(OpSummary {
                 subgraph: g,
                 op_index: i,
@@ -308,8 +321,8 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
                     .and_then(|s| live.get(s))
                     .copied()
                     .unwrap_or(0),
-                scratch_bytes,
-                persistent_bytes,
+                scratch_bytes: k.and_then(|k| scratch_of.get(k)).copied().unwrap_or(0),
+                persistent_bytes: k.and_then(|k| persistent_of.get(k)).copied().unwrap_or(0),
             });
         }
     }

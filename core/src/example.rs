@@ -213,6 +213,65 @@ pub fn mobilenet_v1_025_96_int8() -> Vec<u8> {
     net.b.finish()
 }
 
+/// A large synthetic int8 network for benchmarks and stress tests: `ops`
+/// operators alternating FULLY_CONNECTED and residual ADD, with widths that vary
+/// along the chain and skip connections reaching back up to 8 ops, so
+/// lifetimes overlap in uneven ways. All FC layers share one weight buffer to
+/// keep the file small.
+pub fn synthetic(ops: usize) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena synthetic benchmark network");
+    let g = b.subgraph();
+    let mut rng = XorShift(0x1234_5678);
+    const WIDTHS: [i32; 4] = [64, 128, 256, 96];
+    let shared: Vec<i8> = (0..256 * 256).map(|_| rng.weight()).collect();
+    let weights = b.buffer(&shared.iter().map(|&v| v as u8).collect::<Vec<u8>>());
+    let input = b
+        .tensor(g, "input", &[1, 64], DType::I8)
+        .quant(0.05, 0)
+        .id();
+    b.inputs(g, &[input]);
+    // Recent activations per width, for skip connections.
+    let mut recent: Vec<(i32, i32)> = alloc::vec![(input, 64)];
+    let mut x = (input, 64);
+    for i in 0..ops {
+        let out = if i % 2 == 0 {
+            let w = WIDTHS[(i / 2 + (rng.next() % 2) as usize) % WIDTHS.len()];
+            let filter = b
+                .tensor(g, &format!("fc{i}/w"), &[w, x.1], DType::I8)
+                .quant(0.01, 0)
+                .buffer(weights)
+                .id();
+            let y = b
+                .tensor(g, &format!("fc{i}"), &[1, w], DType::I8)
+                .quant(0.05, 0)
+                .id();
+            b.op(g, BuiltinOp::FULLY_CONNECTED, &[x.0, filter, -1], &[y])
+                .fc_options(Activation::Relu, false);
+            (y, w)
+        } else {
+            let back = recent
+                .iter()
+                .rev()
+                .take(8)
+                .find(|r| r.1 == x.1 && r.0 != x.0)
+                .copied()
+                .unwrap_or(x);
+            let y = b
+                .tensor(g, &format!("add{i}"), &[1, x.1], DType::I8)
+                .quant(0.05, 0)
+                .id();
+            b.op(g, BuiltinOp::ADD, &[x.0, back.0], &[y])
+                .add_options(Activation::None);
+            (y, x.1)
+        };
+        recent.push(out);
+        x = out;
+    }
+    b.outputs(g, &[x.0]);
+    b.finish()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(
