@@ -16,6 +16,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod profile;
+pub mod runtime_layout;
 
 #[cfg(feature = "alloc")]
 mod schema;
@@ -37,6 +38,9 @@ pub mod lifetime;
 pub mod planner;
 #[cfg(feature = "alloc")]
 pub mod tail;
+
+#[cfg(feature = "alloc")]
+pub mod device;
 
 #[cfg(feature = "alloc")]
 pub use analysis::{Analysis, Config, analyze};
