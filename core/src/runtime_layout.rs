@@ -158,7 +158,8 @@ pub mod opcode {
     pub const QUANTIZE: u8 = 114;
 }
 
-/// Name of a builtin code as the TFLite schema spells it (`?` for codes the runtime lacks).
+/// Name of a builtin code as the TFLite schema spells it (`builtin op` for
+/// codes this table lacks; the host side has the full schema table).
 pub const fn op_name(code: i32) -> &'static str {
     match code {
         0 => "ADD",
@@ -166,26 +167,45 @@ pub const fn op_name(code: i32) -> &'static str {
         2 => "CONCATENATION",
         3 => "CONV_2D",
         4 => "DEPTHWISE_CONV_2D",
+        5 => "DEPTH_TO_SPACE",
         6 => "DEQUANTIZE",
         9 => "FULLY_CONNECTED",
         14 => "LOGISTIC",
+        16 => "LSTM",
         17 => "MAX_POOL_2D",
         18 => "MUL",
+        19 => "RELU",
+        21 => "RELU6",
         22 => "RESHAPE",
         25 => "SOFTMAX",
+        27 => "SVDF",
         28 => "TANH",
+        32 => "CUSTOM",
         34 => "PAD",
+        36 => "GATHER",
         39 => "TRANSPOSE",
         40 => "MEAN",
+        41 => "SUB",
+        42 => "DIV",
+        43 => "SQUEEZE",
+        44 => "UNIDIRECTIONAL_SEQUENCE_LSTM",
         45 => "STRIDED_SLICE",
+        53 => "CAST",
+        60 => "PADV2",
+        67 => "TRANSPOSE_CONV",
+        74 => "SUM",
         114 => "QUANTIZE",
-        _ => "?",
+        117 => "HARD_SWISH",
+        _ => "builtin op",
     }
 }
 
 /// `true` when the runtime has a kernel for the builtin `code`.
 pub const fn op_supported(code: i32) -> bool {
-    !matches!(op_name(code).as_bytes(), b"?")
+    matches!(
+        code,
+        0 | 1 | 2 | 3 | 4 | 6 | 9 | 14 | 17 | 18 | 22 | 25 | 28 | 34 | 39 | 40 | 45 | 114
+    )
 }
 
 /// Bytes the runtime's Prepare allocates in the tail for one operator

@@ -731,7 +731,7 @@ fn fully_connected(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 }
                 let k = if per_channel { o } else { 0 };
                 acc = fx::mbqm(acc, c.word(2 + 2 * k), c.word(3 + 2 * k));
-                acc = acc.wrapping_add(out.zero_point).clamp(lo, hi);
+                acc = acc.wrapping_add(out.zero_point).max(lo).min(hi);
                 put_i8(c.out, o + depth * b, acc);
             }
         }
@@ -807,17 +807,17 @@ fn conv(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (flo, fhi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
     for b in 0..g.batches {
         for oy in 0..g.oh {
-            let iy0 = oy as i32 * g.sh - g.pad_h;
+            let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
             for ox in 0..g.ow {
-                let ix0 = ox as i32 * g.sw - g.pad_w;
+                let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
                 for oc in 0..g.oc {
                     let group = oc / per_group.max(1);
                     let mut acc = 0i32;
                     let mut total = 0.0f32;
                     for ky in 0..fh {
-                        let iy = iy0 + g.dh * ky;
+                        let iy = iy0.wrapping_add(g.dh.wrapping_mul(ky));
                         for kx in 0..fw {
-                            let ix = ix0 + g.dw * kx;
+                            let ix = ix0.wrapping_add(g.dw.wrapping_mul(kx));
                             if ix < 0 || ix >= g.iw || iy < 0 || iy >= g.ih {
                                 continue;
                             }
@@ -844,7 +844,7 @@ fn conv(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                             acc = acc.wrapping_add(i32_at(bd, oc));
                         }
                         acc = fx::mbqm(acc, c.word(2 + 2 * oc), c.word(3 + 2 * oc));
-                        put_i8(c.out, oi, acc.wrapping_add(out.zero_point).clamp(lo, hi));
+                        put_i8(c.out, oi, acc.wrapping_add(out.zero_point).max(lo).min(hi));
                     }
                 }
             }
@@ -868,18 +868,18 @@ fn depthwise(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (flo, fhi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
     for b in 0..g.batches {
         for oy in 0..g.oh {
-            let iy0 = oy as i32 * g.sh - g.pad_h;
+            let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
             for ox in 0..g.ow {
-                let ix0 = ox as i32 * g.sw - g.pad_w;
+                let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
                 for ic in 0..g.ic {
                     for m in 0..mult {
                         let oc = m + ic * mult;
                         let mut acc = 0i32;
                         let mut total = 0.0f32;
                         for ky in 0..fh {
-                            let iy = iy0 + g.dh * ky;
+                            let iy = iy0.wrapping_add(g.dh.wrapping_mul(ky));
                             for kx in 0..fw {
-                                let ix = ix0 + g.dw * kx;
+                                let ix = ix0.wrapping_add(g.dw.wrapping_mul(kx));
                                 if ix < 0 || ix >= g.iw || iy < 0 || iy >= g.ih {
                                     continue;
                                 }
@@ -902,7 +902,7 @@ fn depthwise(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                                 acc = acc.wrapping_add(i32_at(bd, oc));
                             }
                             acc = fx::mbqm(acc, c.word(2 + 2 * oc), c.word(3 + 2 * oc));
-                            put_i8(c.out, oi, acc.wrapping_add(out.zero_point).clamp(lo, hi));
+                            put_i8(c.out, oi, acc.wrapping_add(out.zero_point).max(lo).min(hi));
                         }
                     }
                 }
@@ -924,12 +924,12 @@ fn pool(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         for oy in 0..g.oh {
             for ox in 0..g.ow {
                 for ch in 0..g.oc {
-                    let ix0 = ox as i32 * g.sw - g.pad_w;
-                    let iy0 = oy as i32 * g.sh - g.pad_h;
-                    let fx0 = (-ix0).max(0);
-                    let fx1 = g.fw.min(g.iw - ix0);
-                    let fy0 = (-iy0).max(0);
-                    let fy1 = g.fh.min(g.ih - iy0);
+                    let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                    let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+                    let fx0 = ix0.wrapping_neg().max(0);
+                    let fx1 = g.fw.min(g.iw.wrapping_sub(ix0));
+                    let fy0 = iy0.wrapping_neg().max(0);
+                    let fy1 = g.fh.min(g.ih.wrapping_sub(iy0));
                     let oi = g.out_index(b, oy, ox, ch);
                     let mut acc = 0i32;
                     let mut count = 0i32;
@@ -939,7 +939,7 @@ fn pool(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     let mut fmx = f32::MIN;
                     for ky in fy0..fy1 {
                         for kx in fx0..fx1 {
-                            let ii = g.in_index(b, iy0 + ky, ix0 + kx, ch);
+                            let ii = g.in_index(b, iy0.wrapping_add(ky), ix0.wrapping_add(kx), ch);
                             if float {
                                 let v = f32_at(x, ii);
                                 total += v;
@@ -977,9 +977,9 @@ fn pool(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                                 });
                             }
                             let avg = if acc > 0 {
-                                (acc + count / 2) / count
+                                acc.wrapping_add(count / 2) / count
                             } else {
-                                (acc - count / 2) / count
+                                acc.wrapping_sub(count / 2) / count
                             };
                             put_i8(c.out, oi, avg.max(lo).min(hi));
                         }
@@ -1069,7 +1069,7 @@ fn binary(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 out.zero_point
                     .wrapping_add(fx::mbqm(va.wrapping_mul(vb), c.word(2), c.word(3)))
             };
-            put_i8(c.out, i, r.clamp(lo, hi));
+            put_i8(c.out, i, r.max(lo).min(hi));
         }
     }
     Ok(())
@@ -1098,7 +1098,7 @@ fn dequantize(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let scale = f64::from(input.scale);
     for i in 0..input.elements() {
-        let v = (scale * f64::from(i8_at(x, i) - input.zero_point)) as f32;
+        let v = (scale * f64::from(i8_at(x, i).wrapping_sub(input.zero_point))) as f32;
         put_f32(c.out, i, v);
     }
     Ok(())
@@ -1270,16 +1270,17 @@ fn mean(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 for y in 0..h {
                     for xx in 0..w {
                         acc = acc.wrapping_add(
-                            i8_at(x, ((bb * h + y) * w + xx) * d + ch) - input.zero_point,
+                            i8_at(x, ((bb * h + y) * w + xx) * d + ch)
+                                .wrapping_sub(input.zero_point),
                         );
                     }
                 }
                 acc = fx::mbqm(acc, m, s);
                 if n > 0 {
                     acc = if acc > 0 {
-                        (acc + n / 2) / n
+                        acc.wrapping_add(n / 2) / n
                     } else {
-                        (acc - n / 2) / n
+                        acc.wrapping_sub(n / 2) / n
                     };
                 }
                 put_i8(
