@@ -1077,7 +1077,7 @@ pub mod testing {
             TensorSpec::act(&[1, 8], i8t, 0.06, -128),       // 9 reshaped
             TensorSpec::constant(&[4, 8], i8t, bytes(19, 32), &[0.015], &[0]), // 10 fc w
             bias(4, 23, 0.0009),                             // 11 fc bias
-            TensorSpec::act(&[1, 4], i8t, 0.1, 5),           // 12 logits
+            TensorSpec::act(&[1, 4], i8t, 0.25, 0),          // 12 logits
             TensorSpec::act(&[1, 4], i8t, 1.0 / 256.0, -128), // 13 probs
         ];
         let op = |opcode: i32, inputs: &[i32], output: i32, options: OptSpec| OpSpec {

@@ -469,6 +469,14 @@ pub(crate) fn prepare(
                 words.push(hi.to_bits() as i32);
             }
         }
+        opcode::SOFTMAX if f => {
+            let input = p.input(0)?;
+            p.need(
+                input.dtype == dtype::F32,
+                "float32 softmax needs a float32 input",
+            )?;
+            p.need(same_len(&input, &out) && input.rank >= 1, "shape mismatch")?;
+        }
         opcode::SOFTMAX => {
             let input = p.input(0)?;
             p.need(
@@ -506,9 +514,20 @@ pub(crate) fn prepare(
             p.need(f && input.dtype == dtype::I8, "int8 to float32 only")?;
             p.need(same_len(&input, &out), "shape mismatch")?;
         }
+        opcode::LOGISTIC | opcode::TANH if f => {
+            let input = p.input(0)?;
+            p.need(
+                input.dtype == dtype::F32,
+                "float32 output needs a float32 input",
+            )?;
+            p.need(same_len(&input, &out), "shape mismatch")?;
+        }
         opcode::LOGISTIC | opcode::TANH => {
             let input = p.input(0)?;
-            p.need(q && input.dtype == dtype::I8, "only int8 is implemented")?;
+            p.need(
+                q && input.dtype == dtype::I8,
+                "only int8 and float32 are implemented",
+            )?;
             p.need(same_len(&input, &out), "shape mismatch")?;
             let real = f64::from(input.scale) * f64::from(1i32 << 27);
             let (mant, shift) = fx::frexp(real);
@@ -665,7 +684,11 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             copy(c.out, src);
             Ok(())
         }
+        opcode::SOFTMAX if c.output_info().dtype == dtype::F32 => softmax_f32(c),
         opcode::SOFTMAX => softmax_i8(c),
+        opcode::LOGISTIC | opcode::TANH if c.output_info().dtype == dtype::F32 => {
+            logistic_tanh_f32(c)
+        }
         opcode::ADD | opcode::MUL => binary(c),
         opcode::QUANTIZE => quantize(c),
         opcode::DEQUANTIZE => dequantize(c),
@@ -1319,6 +1342,56 @@ fn mean(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     }
     for i in 0..os {
         put_f32(c.out, i, f32_at(c.scratch, i) / count as f32);
+    }
+    Ok(())
+}
+
+/// TFLM's float softmax: exp of the scaled difference to the row maximum, then
+/// division by the sum (expf from `libm`; TFLM's float results depend on the
+/// platform's libm, so these agree to rounding, not necessarily bit for bit).
+fn softmax_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let beta = f32::from_bits(c.op.param(0) as u32);
+    let depth = input.last_dim().max(1);
+    for i in 0..input.elements() / depth {
+        let row = i * depth;
+        let mut max = f32::MIN;
+        for k in 0..depth {
+            let v = f32_at(x, row + k);
+            if max < v {
+                max = v;
+            }
+        }
+        let mut sum = 0.0f32;
+        for k in 0..depth {
+            let e = libm::expf((f32_at(x, row + k) - max) * beta);
+            put_f32(c.out, row + k, e);
+            sum += e;
+        }
+        for k in 0..depth {
+            let v = f32_at(c.out, row + k) / sum;
+            put_f32(c.out, row + k, v);
+        }
+    }
+    Ok(())
+}
+
+/// TFLM's float LOGISTIC (with its cut-offs) and TANH.
+fn logistic_tanh_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let logistic = c.op.opcode == opcode::LOGISTIC;
+    for i in 0..input.elements() {
+        let v = f32_at(x, i);
+        let r = if !logistic {
+            libm::tanhf(v)
+        } else if v > 16.619_047 {
+            1.0
+        } else if v < -9.0 {
+            libm::expf(v)
+        } else {
+            1.0 / (1.0 + libm::expf(-v))
+        };
+        put_f32(c.out, i, r);
     }
     Ok(())
 }

@@ -489,3 +489,48 @@ fn demo_model_runs_and_matches_prediction() {
     );
     assert_eq!(it.memory_usage().high_water as u64, total);
 }
+
+#[test]
+fn float_softmax_logistic_tanh() {
+    let t = vec![
+        TensorSpec::act(&[1, 3], F32, 0.0, 0),
+        TensorSpec::act(&[1, 3], F32, 0.0, 0),
+    ];
+    let out = to_f32(&run(
+        t,
+        op(rl::opcode::SOFTMAX, &[0], 1, OptSpec::Softmax { beta: 1.0 }),
+        &[f32s(&[1.0, 2.0, 3.0])],
+    ));
+    // e^-2, e^-1, 1 over their sum
+    let want = [0.090_030_57, 0.244_728_48, 0.665_240_94];
+    for (g, w) in out.iter().zip(want) {
+        assert!((g - w).abs() < 1e-6, "{out:?}");
+    }
+    let t = vec![
+        TensorSpec::act(&[4], F32, 0.0, 0),
+        TensorSpec::act(&[4], F32, 0.0, 0),
+    ];
+    let out = to_f32(&run(
+        t,
+        op(rl::opcode::LOGISTIC, &[0], 1, OptSpec::None),
+        &[f32s(&[0.0, 2.0, -20.0, 30.0])],
+    ));
+    assert_eq!(out[0], 0.5);
+    assert!((out[1] - 0.880_797_1).abs() < 1e-6, "{out:?}");
+    assert!((out[2] - 2.061_153_6e-9).abs() < 1e-14, "{out:?}"); // exp(-20) below the cut-off
+    assert_eq!(out[3], 1.0);
+    let t = vec![
+        TensorSpec::act(&[3], F32, 0.0, 0),
+        TensorSpec::act(&[3], F32, 0.0, 0),
+    ];
+    let out = to_f32(&run(
+        t,
+        op(rl::opcode::TANH, &[0], 1, OptSpec::None),
+        &[f32s(&[0.0, 0.5, -2.0])],
+    ));
+    assert_eq!(out[0], 0.0);
+    assert!(
+        (out[1] - 0.462_117_16).abs() < 1e-6 && (out[2] + 0.964_027_6).abs() < 1e-6,
+        "{out:?}"
+    );
+}
