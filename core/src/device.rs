@@ -1131,3 +1131,86 @@ pub mod testing {
         build(&tensors, &ops, &[0], &[13])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{OpSpec, OptSpec, TensorSpec, build, demo_model};
+    use super::*;
+    use crate::dtype::DType;
+
+    fn word(img: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes([img[at], img[at + 1], img[at + 2], img[at + 3]])
+    }
+
+    #[test]
+    fn demo_model_lowers_with_consistent_header() {
+        let bytes = demo_model();
+        let model = Model::parse(&bytes).expect("parse");
+        let img = lower(&model).expect("lower");
+        let arena = runtime_arena(&model).expect("arena");
+        assert_eq!(&img[..4], &rl::MAGIC);
+        assert_eq!(word(&img, rl::header::VERSION), rl::VERSION);
+        assert_eq!(
+            u64::from(word(&img, rl::header::HEAD_BYTES)),
+            arena.head_bytes
+        );
+        assert_eq!(
+            u64::from(word(&img, rl::header::TAIL_BYTES)),
+            arena.tail_bytes
+        );
+        assert_eq!(word(&img, rl::header::IMAGE_LEN) as usize, img.len());
+        assert_eq!(arena.head_bytes % 16, 0);
+        // conv (8+8*8) + dw (8+8*8) + pool 8 + fc 16 + softmax 12
+        assert_eq!(arena.tail_bytes, 72 + 72 + 8 + 16 + 12);
+        assert_eq!(arena.total_bytes, arena.head_bytes + arena.tail_bytes);
+    }
+
+    #[test]
+    fn unsupported_ops_and_tensors_are_named() {
+        let t = std::vec![
+            TensorSpec::act(&[4], DType::F32, 0.0, 0),
+            TensorSpec::act(&[4], DType::F32, 0.0, 0)
+        ];
+        let relu = OpSpec {
+            opcode: 19,
+            inputs: std::vec![0],
+            outputs: std::vec![1],
+            options: OptSpec::None,
+        };
+        let bytes = build(&t, &[relu], &[0], &[1]);
+        let model = Model::parse(&bytes).expect("parse");
+        let err = lower(&model).expect_err("no RELU kernel");
+        assert_eq!(
+            std::format!("{err}"),
+            "operator 0 (RELU) has no kernel in the microarena runtime"
+        );
+        assert!(runtime_arena(&model).is_err());
+
+        let t = std::vec![
+            TensorSpec::act(&[-1, 4], DType::F32, 0.0, 0),
+            TensorSpec::act(&[4], DType::F32, 0.0, 0)
+        ];
+        let q = OpSpec {
+            opcode: 22,
+            inputs: std::vec![0],
+            outputs: std::vec![1],
+            options: OptSpec::None,
+        };
+        let bytes = build(&t, &[q], &[0], &[1]);
+        let model = Model::parse(&bytes).expect("parse");
+        assert!(matches!(
+            lower(&model),
+            Err(LowerError::Tensor { tensor: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn padding_matches_tflm_formulas() {
+        // SAME, 16 -> 8 with stride 2 and a 3x3 filter: total padding 1, so 0 before.
+        assert_eq!(out_size(Padding::Same, 16, 3, 2, 1), 8);
+        assert_eq!(pad_size(2, 1, 16, 3, 8), 0);
+        // SAME, stride 1, 3x3: 1 before.
+        assert_eq!(pad_size(1, 1, 8, 3, 8), 1);
+        assert_eq!(out_size(Padding::Valid, 10, 3, 1, 2), 6);
+    }
+}
