@@ -556,9 +556,10 @@ pub(crate) fn prepare(
                     let rank = op.param(0).max(0) as usize;
                     p.need(rank == input.rank && rank == out.rank, "rank")?;
                     for k in 0..rank {
-                        let want = input.dim(k)
-                            + op.param(1 + k).max(0) as usize
-                            + op.param(6 + k).max(0) as usize;
+                        let want = input
+                            .dim(k)
+                            .saturating_add(op.param(1 + k).max(0) as usize)
+                            .saturating_add(op.param(6 + k).max(0) as usize);
                         p.need(out.dim(k) == want, "padded shape")?;
                     }
                 }
@@ -661,13 +662,15 @@ impl W<'_> {
 }
 
 fn slice_len(start: i32, stop: i32, stride: i32) -> usize {
-    if stride > 0 && stop > start {
-        ((stop - start + stride - 1) / stride) as usize
+    let (start, stop, stride) = (i64::from(start), i64::from(stop), i64::from(stride));
+    let n = if stride > 0 && stop > start {
+        (stop - start + stride - 1) / stride
     } else if stride < 0 && stop < start {
-        ((start - stop - stride - 1) / -stride) as usize
+        (start - stop - stride - 1) / -stride
     } else {
         0
-    }
+    };
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 // ---------------------------------------------------------------- Eval

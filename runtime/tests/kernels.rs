@@ -474,6 +474,49 @@ fn corrupt_images_are_errors_not_panics() {
 }
 
 #[test]
+fn extreme_words_in_any_table_are_errors_not_panics() {
+    // Word-sized corruption with extreme values hits arithmetic (strides,
+    // paddings, dims, shifts) rather than just indices.
+    let (image, total) = demo_image();
+    let mut arena = vec![0u8; total as usize + 256];
+    for at in (0..image.len().saturating_sub(4)).step_by(2) {
+        for v in [i32::MIN, i32::MAX, -1, 0x4000_0000, 0x0001_0000] {
+            let mut bad = image.clone();
+            bad[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            if let Ok(mut it) = Interpreter::new(&bad, &mut arena) {
+                let _ = it.invoke();
+            }
+        }
+    }
+    // Strided-slice, pad and transpose parameters at their extremes.
+    let t = vec![
+        TensorSpec::act(&[2, 3], I8, 1.0, 0),
+        TensorSpec::i32s(&[2], &[i32::MIN, i32::MAX], &[]),
+        TensorSpec::i32s(&[2], &[i32::MAX, i32::MIN], &[]),
+        TensorSpec::i32s(&[2], &[i32::MAX, i32::MIN], &[]),
+        TensorSpec::act(&[1, 1], I8, 1.0, 0),
+    ];
+    let opts = OptSpec::StridedSlice {
+        begin_mask: 0,
+        end_mask: 0,
+        shrink_axis_mask: 0,
+    };
+    let bytes = build(
+        &t,
+        &[op(rl::opcode::STRIDED_SLICE, &[0, 1, 2, 3], 4, opts)],
+        &[0],
+        &[4],
+    );
+    let model = Model::parse(&bytes).expect("parse");
+    if let Ok(image) = lower(&model) {
+        let mut arena = vec![0u8; 4096];
+        if let Ok(mut it) = Interpreter::new(&image, &mut arena) {
+            let _ = it.invoke();
+        }
+    }
+}
+
+#[test]
 fn demo_model_runs_and_matches_prediction() {
     let (image, total) = demo_image();
     let mut arena = vec![0u8; total as usize];
