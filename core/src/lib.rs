@@ -19,6 +19,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod profile;
+pub mod runtime_layout;
 
 #[cfg(feature = "alloc")]
 mod schema;
@@ -50,6 +51,9 @@ pub mod report;
 pub mod tail;
 #[cfg(feature = "alloc")]
 pub mod timeline;
+
+#[cfg(feature = "alloc")]
+pub mod device;
 
 #[cfg(feature = "alloc")]
 pub use analysis::{Analysis, Config, analyze};

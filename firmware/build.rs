@@ -1,0 +1,84 @@
+//! Runs on the host: lowers the embedded model with microarena-core, computes
+//! the exact arena the runtime needs, and runs the *host* build of the same
+//! runtime on a deterministic input so the firmware can check that the target
+//! build gives identical bytes. Also picks memory.x for the target board.
+//!
+//! Model: `$MICROARENA_FIRMWARE_MODEL` (a .tflite path) if set, otherwise the
+//! generated demo model (`microarena_core::device::testing::demo_model`).
+
+use std::path::PathBuf;
+use std::{env, fs};
+
+use microarena_core::Model;
+use microarena_core::device::{lower, runtime_arena, testing};
+use microarena_runtime::Interpreter;
+
+fn main() {
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let target = env::var("TARGET").unwrap_or_default();
+    let memory = if target.starts_with("thumbv6m") {
+        "memory-microbit.x"
+    } else {
+        "memory-mps2.x"
+    };
+    fs::copy(memory, out.join("memory.x")).expect("copy memory.x");
+    println!("cargo:rustc-link-search={}", out.display());
+    println!("cargo:rerun-if-changed={memory}");
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_MODEL");
+
+    let (name, tflite) = match env::var_os("MICROARENA_FIRMWARE_MODEL") {
+        Some(p) => {
+            println!("cargo:rerun-if-changed={}", PathBuf::from(&p).display());
+            let bytes = fs::read(&p)
+                .unwrap_or_else(|e| panic!("MICROARENA_FIRMWARE_MODEL={}: {e}", p.display()));
+            (
+                PathBuf::from(&p)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                bytes,
+            )
+        }
+        None => ("demo (generated)".to_string(), testing::demo_model()),
+    };
+    let model = Model::parse(&tflite).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let image = lower(&model).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let arena = runtime_arena(&model).unwrap_or_else(|e| panic!("{name}: {e}"));
+
+    // Expected outputs from the host build of the runtime (same code).
+    let mut buf = vec![0u8; arena.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut buf).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut inputs = Vec::new();
+    for i in 0..it.image().input_count() {
+        let dst = it.input_mut(i).expect("input");
+        let data = testing::bytes(0x5eed + i as u32, dst.len());
+        dst.copy_from_slice(&data);
+        inputs.extend_from_slice(&data);
+    }
+    it.invoke().unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut expected = Vec::new();
+    for i in 0..it.image().output_count() {
+        expected.extend_from_slice(it.output(i).expect("output"));
+    }
+    assert_eq!(
+        it.memory_usage().high_water as u64,
+        arena.total_bytes,
+        "prediction drifted from the runtime"
+    );
+
+    fs::write(out.join("model.bin"), &image).expect("write image");
+    fs::write(out.join("input.bin"), &inputs).expect("write input");
+    fs::write(out.join("expected.bin"), &expected).expect("write expected");
+    fs::write(
+        out.join("consts.rs"),
+        format!(
+            "/// Model the image was lowered from.\npub const MODEL_NAME: &str = {name:?};\n\
+             /// Exact arena the runtime needs (core's prediction, checked on the host).\npub const ARENA_BYTES: usize = {};\n\
+             /// Planned head.\npub const HEAD_BYTES: usize = {};\n\
+             /// Runtime tail (OpData).\npub const TAIL_BYTES: usize = {};\n",
+            arena.total_bytes, arena.head_bytes, arena.tail_bytes
+        ),
+    )
+    .expect("write consts");
+}

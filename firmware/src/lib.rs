@@ -1,0 +1,38 @@
+//! Shared by the firmware binary and its QEMU smoke test: the build-time
+//! artefacts (program image, input, expected output, exact arena size).
+#![no_std]
+#![forbid(unsafe_code)]
+
+include!(concat!(env!("OUT_DIR"), "/consts.rs"));
+
+/// The program image, lowered on the host by build.rs.
+pub static IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/model.bin"));
+/// The deterministic input (all graph inputs, concatenated).
+pub static INPUT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/input.bin"));
+/// Outputs of the host build of the runtime on [`INPUT`] (all graph outputs, concatenated).
+pub static EXPECTED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/expected.bin"));
+
+use microarena_runtime::{Error, Interpreter};
+
+/// Fills every input from [`INPUT`], invokes, and returns whether every output equals [`EXPECTED`].
+pub fn run_and_compare(it: &mut Interpreter<'_, '_>) -> Result<bool, Error> {
+    let mut at = 0;
+    for i in 0..it.image().input_count() {
+        let dst = it.input_mut(i)?;
+        let src = INPUT.get(at..at + dst.len()).ok_or(Error::WrongLength {
+            expected: at + dst.len(),
+            got: INPUT.len(),
+        })?;
+        dst.copy_from_slice(src);
+        at += src.len();
+    }
+    it.invoke()?;
+    let mut at = 0;
+    let mut same = true;
+    for i in 0..it.image().output_count() {
+        let got = it.output(i)?;
+        same &= EXPECTED.get(at..at + got.len()) == Some(got);
+        at += got.len();
+    }
+    Ok(same && at == EXPECTED.len())
+}

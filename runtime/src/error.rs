@@ -1,0 +1,130 @@
+//! The runtime's error type: small, `Copy`, printable without a heap.
+
+use core::fmt;
+
+use microarena_core::runtime_layout::op_name;
+
+/// Everything that can go wrong while loading an image, preparing or invoking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The image does not start with the `MAIM` magic.
+    BadMagic,
+    /// The image was written for another format version.
+    UnsupportedVersion {
+        /// Version found in the image.
+        found: u32,
+    },
+    /// The image is shorter than a table it declares.
+    Truncated {
+        /// What does not fit.
+        what: &'static str,
+    },
+    /// A field of the image is inconsistent (index out of range, size mismatch, …).
+    Malformed {
+        /// Which field.
+        what: &'static str,
+        /// The tensor or operator index concerned.
+        index: u32,
+    },
+    /// The arena cannot hold the head and the tail.
+    ArenaTooSmall {
+        /// Bytes the model needs.
+        needed: usize,
+        /// Bytes the arena has.
+        available: usize,
+    },
+    /// No kernel for this operator.
+    UnsupportedOp {
+        /// Operator index.
+        op_index: u16,
+        /// Builtin code.
+        opcode: u8,
+    },
+    /// The operator has a kernel, but not for these tensor types or shapes.
+    UnsupportedConfig {
+        /// Operator index.
+        op_index: u16,
+        /// Builtin code.
+        opcode: u8,
+        /// What is not supported.
+        why: &'static str,
+    },
+    /// A persistent or scratch allocation was attempted after Prepare.
+    AllocationDuringInvoke,
+    /// An allocation alignment that is not a power of two up to 16.
+    BadAlignment {
+        /// The alignment asked for.
+        align: usize,
+    },
+    /// A kernel asked for scratch the image did not plan (image and runtime disagree).
+    ScratchNotPlanned {
+        /// Operator index.
+        op_index: u16,
+        /// Bytes asked for.
+        bytes: usize,
+    },
+    /// Input or output index out of range.
+    NoSuchTensor {
+        /// The index asked for.
+        index: usize,
+    },
+    /// A caller-provided buffer has the wrong length.
+    WrongLength {
+        /// Bytes expected.
+        expected: usize,
+        /// Bytes given.
+        got: usize,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::BadMagic => f.write_str("not a microarena program image (magic 'MAIM' missing)"),
+            Error::UnsupportedVersion { found } => write!(
+                f,
+                "program image version {found}; this runtime reads version {}",
+                microarena_core::runtime_layout::VERSION
+            ),
+            Error::Truncated { what } => write!(f, "program image truncated: {what} does not fit"),
+            Error::Malformed { what, index } => {
+                write!(f, "program image malformed: {what} (entry {index})")
+            }
+            Error::ArenaTooSmall { needed, available } => write!(
+                f,
+                "arena too small: the model needs {needed} bytes, the arena has {available}"
+            ),
+            Error::UnsupportedOp { op_index, opcode } => write!(
+                f,
+                "operator {op_index} ({} / builtin code {opcode}) has no kernel in this runtime",
+                op_name(i32::from(opcode))
+            ),
+            Error::UnsupportedConfig {
+                op_index,
+                opcode,
+                why,
+            } => write!(
+                f,
+                "operator {op_index} ({}): {why}",
+                op_name(i32::from(opcode))
+            ),
+            Error::AllocationDuringInvoke => f.write_str(
+                "arena allocation attempted during Invoke; kernels may allocate only in Prepare",
+            ),
+            Error::BadAlignment { align } => {
+                write!(f, "alignment {align} is not a power of two up to 16")
+            }
+            Error::ScratchNotPlanned { op_index, bytes } => write!(
+                f,
+                "operator {op_index} requested {bytes} scratch bytes that the image does not plan (image built by another core version?)"
+            ),
+            Error::NoSuchTensor { index } => write!(f, "no graph input/output number {index}"),
+            Error::WrongLength { expected, got } => {
+                write!(f, "buffer has {got} bytes, {expected} expected")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Error {}

@@ -1,0 +1,409 @@
+//! Zero-copy, bounds-checked reader of microarena program images.
+
+use microarena_core::runtime_layout::{self as rl, header, op, tensor};
+
+use crate::error::Error;
+
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(*b.get(at..)?.first_chunk::<4>()?))
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(*b.get(at..)?.first_chunk::<2>()?))
+}
+
+/// One tensor record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TensorInfo {
+    /// TFLite type code.
+    pub dtype: i8,
+    /// Number of dims.
+    pub rank: usize,
+    /// Storage kind (`runtime_layout::STORAGE_*`).
+    pub storage: u8,
+    /// Dims (only the first `rank` count).
+    pub dims: [i32; rl::MAX_RANK],
+    /// Head offset or data offset.
+    pub location: usize,
+    /// Byte size.
+    pub bytes: usize,
+    /// Per-tensor scale.
+    pub scale: f32,
+    /// Per-tensor zero point.
+    pub zero_point: i32,
+    /// Per-channel axis.
+    pub quant_dim: i32,
+    /// Data offset of the scales.
+    pub scales_off: usize,
+    /// Number of scales.
+    pub n_scales: usize,
+}
+
+impl TensorInfo {
+    /// The used dims.
+    pub fn shape(&self) -> &[i32] {
+        self.dims.get(..self.rank).unwrap_or(&[])
+    }
+
+    /// Dim `i` (0 when out of range).
+    pub fn dim(&self, i: usize) -> usize {
+        self.shape().get(i).map_or(0, |&d| d.max(0) as usize)
+    }
+
+    /// Last dim (1 for scalars).
+    pub fn last_dim(&self) -> usize {
+        self.shape().last().map_or(1, |&d| d.max(0) as usize)
+    }
+
+    /// Element count.
+    pub fn elements(&self) -> usize {
+        self.shape()
+            .iter()
+            .fold(1usize, |a, &d| a.saturating_mul(d.max(0) as usize))
+    }
+}
+
+/// One operator record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpInfo {
+    /// Builtin code.
+    pub opcode: u8,
+    /// Number of inputs.
+    pub n_inputs: usize,
+    /// Fused activation code.
+    pub activation: u8,
+    /// Input tensor indices (`NO_TENSOR` = omitted).
+    pub inputs: [u16; rl::MAX_OP_INPUTS],
+    /// Output tensor index.
+    pub output: u16,
+    /// Scratch (offset, bytes).
+    pub scratch: (usize, usize),
+    /// Precomputed parameters.
+    pub params: [i32; rl::OP_PARAMS],
+}
+
+impl OpInfo {
+    /// Parameter `i` (0 when out of range).
+    pub fn param(&self, i: usize) -> i32 {
+        self.params.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// A validated program image borrowed from flash or RAM.
+#[derive(Debug, Clone, Copy)]
+pub struct Image<'m> {
+    bytes: &'m [u8],
+    data: &'m [u8],
+    n_tensors: usize,
+    n_ops: usize,
+    n_inputs: usize,
+    n_outputs: usize,
+    head_bytes: usize,
+    tail_bytes: usize,
+    tensors_off: usize,
+    ops_off: usize,
+    io_off: usize,
+}
+
+impl<'m> Image<'m> {
+    /// Checks the header, every table bound, every tensor size and every index.
+    pub fn parse(bytes: &'m [u8]) -> Result<Image<'m>, Error> {
+        if bytes.get(..4) != Some(&rl::MAGIC[..]) {
+            return Err(Error::BadMagic);
+        }
+        let h = |at: usize| {
+            u32_at(bytes, at)
+                .map(|v| v as usize)
+                .ok_or(Error::Truncated { what: "header" })
+        };
+        let version = h(header::VERSION)? as u32;
+        if version != rl::VERSION {
+            return Err(Error::UnsupportedVersion { found: version });
+        }
+        if bytes.len() < rl::HEADER_BYTES {
+            return Err(Error::Truncated { what: "header" });
+        }
+        let n_tensors = h(header::N_TENSORS)?;
+        let n_ops = h(header::N_OPS)?;
+        let n_inputs = h(header::N_INPUTS)?;
+        let n_outputs = h(header::N_OUTPUTS)?;
+        let table = |off: usize, n: usize, rec: usize, what: &'static str| -> Result<(), Error> {
+            n.checked_mul(rec)
+                .and_then(|l| l.checked_add(off))
+                .filter(|&e| e <= bytes.len())
+                .map(|_| ())
+                .ok_or(Error::Truncated { what })
+        };
+        let tensors_off = h(header::TENSORS_OFF)?;
+        let ops_off = h(header::OPS_OFF)?;
+        let io_off = h(header::IO_OFF)?;
+        let data_off = h(header::DATA_OFF)?;
+        let data_len = h(header::DATA_LEN)?;
+        table(tensors_off, n_tensors, rl::TENSOR_BYTES, "tensor table")?;
+        table(ops_off, n_ops, rl::OP_BYTES, "operator table")?;
+        table(
+            io_off,
+            n_inputs.saturating_add(n_outputs),
+            4,
+            "input/output table",
+        )?;
+        let data = data_off
+            .checked_add(data_len)
+            .and_then(|e| bytes.get(data_off..e))
+            .ok_or(Error::Truncated { what: "data area" })?;
+        let img = Image {
+            bytes,
+            data,
+            n_tensors,
+            n_ops,
+            n_inputs,
+            n_outputs,
+            head_bytes: h(header::HEAD_BYTES)?,
+            tail_bytes: h(header::TAIL_BYTES)?,
+            tensors_off,
+            ops_off,
+            io_off,
+        };
+        if !img.head_bytes.is_multiple_of(rl::HEAD_ALIGN as usize) {
+            return Err(Error::Malformed {
+                what: "head size not 16-aligned",
+                index: 0,
+            });
+        }
+        for i in 0..n_tensors {
+            img.check_tensor(i)?;
+        }
+        for i in 0..n_ops {
+            let o = img.op(i)?;
+            let bad = |what| Error::Malformed {
+                what,
+                index: i as u32,
+            };
+            for (k, &t) in o.inputs.iter().enumerate() {
+                let out_of_range = k >= o.n_inputs || usize::from(t) >= n_tensors;
+                if t != rl::NO_TENSOR && out_of_range {
+                    return Err(bad("operator input index"));
+                }
+            }
+            if o.n_inputs > rl::MAX_OP_INPUTS || usize::from(o.output) >= n_tensors {
+                return Err(bad("operator output index"));
+            }
+            if o.scratch
+                .0
+                .checked_add(o.scratch.1)
+                .is_none_or(|e| e > img.head_bytes)
+            {
+                return Err(bad("scratch outside the head"));
+            }
+            if o.scratch.1 > 0 && o.scratch.0 % rl::HEAD_ALIGN as usize != 0 {
+                return Err(bad("scratch offset not 16-aligned"));
+            }
+        }
+        for i in 0..n_inputs + n_outputs {
+            let t = u32_at(bytes, io_off + 4 * i).ok_or(Error::Truncated {
+                what: "input/output table",
+            })?;
+            if t as usize >= n_tensors {
+                return Err(Error::Malformed {
+                    what: "graph input/output index",
+                    index: i as u32,
+                });
+            }
+        }
+        Ok(img)
+    }
+
+    fn check_tensor(&self, i: usize) -> Result<(), Error> {
+        let t = self.tensor(i)?;
+        let bad = |what| Error::Malformed {
+            what,
+            index: i as u32,
+        };
+        if t.rank > rl::MAX_RANK {
+            return Err(bad("tensor rank"));
+        }
+        let elem = rl::dtype_size(t.dtype).ok_or(bad("tensor type"))? as usize;
+        let mut n = elem;
+        for &d in t.shape() {
+            if d < 0 {
+                return Err(bad("negative dimension"));
+            }
+            n = n
+                .checked_mul(d as usize)
+                .ok_or(bad("tensor size overflows"))?;
+        }
+        if t.storage != rl::STORAGE_NONE && n != t.bytes {
+            return Err(bad("tensor byte size does not match its shape"));
+        }
+        let end = t
+            .location
+            .checked_add(t.bytes)
+            .ok_or(bad("tensor location"))?;
+        match t.storage {
+            rl::STORAGE_ARENA if end > self.head_bytes => {
+                return Err(bad("arena tensor outside the head"));
+            }
+            rl::STORAGE_ARENA if t.location % rl::HEAD_ALIGN as usize != 0 => {
+                return Err(bad("arena tensor offset not 16-aligned"));
+            }
+            rl::STORAGE_CONST if end > self.data.len() => {
+                return Err(bad("constant tensor outside the data area"));
+            }
+            rl::STORAGE_ARENA | rl::STORAGE_CONST | rl::STORAGE_NONE => {}
+            _ => return Err(bad("tensor storage kind")),
+        }
+        if t.n_scales > 0
+            && t.n_scales
+                .checked_mul(4)
+                .and_then(|l| l.checked_add(t.scales_off))
+                .is_none_or(|e| e > self.data.len())
+        {
+            return Err(bad("scales outside the data area"));
+        }
+        Ok(())
+    }
+
+    /// Number of tensors.
+    pub fn tensor_count(&self) -> usize {
+        self.n_tensors
+    }
+
+    /// Number of operators.
+    pub fn op_count(&self) -> usize {
+        self.n_ops
+    }
+
+    /// Number of graph inputs.
+    pub fn input_count(&self) -> usize {
+        self.n_inputs
+    }
+
+    /// Number of graph outputs.
+    pub fn output_count(&self) -> usize {
+        self.n_outputs
+    }
+
+    /// Planned head bytes.
+    pub fn head_bytes(&self) -> usize {
+        self.head_bytes
+    }
+
+    /// Tail bytes the runtime's Prepare allocates (as predicted by core).
+    pub fn tail_bytes(&self) -> usize {
+        self.tail_bytes
+    }
+
+    /// Tensor record `i`.
+    pub fn tensor(&self, i: usize) -> Result<TensorInfo, Error> {
+        let base = i
+            .checked_mul(rl::TENSOR_BYTES)
+            .and_then(|o| o.checked_add(self.tensors_off))
+            .filter(|_| i < self.n_tensors)
+            .ok_or(Error::Malformed {
+                what: "tensor index",
+                index: i as u32,
+            })?;
+        let rec = self
+            .bytes
+            .get(base..base + rl::TENSOR_BYTES)
+            .ok_or(Error::Truncated {
+                what: "tensor table",
+            })?;
+        let w = |at: usize| u32_at(rec, at).unwrap_or(0);
+        let mut dims = [0i32; rl::MAX_RANK];
+        for (k, d) in dims.iter_mut().enumerate() {
+            *d = w(tensor::DIMS + 4 * k) as i32;
+        }
+        Ok(TensorInfo {
+            dtype: rec.get(tensor::DTYPE).map_or(-1, |&b| b as i8),
+            rank: rec.get(tensor::RANK).map_or(0, |&b| usize::from(b)),
+            storage: rec
+                .get(tensor::STORAGE)
+                .copied()
+                .unwrap_or(rl::STORAGE_NONE),
+            dims,
+            location: w(tensor::LOCATION) as usize,
+            bytes: w(tensor::BYTES) as usize,
+            scale: f32::from_bits(w(tensor::SCALE)),
+            zero_point: w(tensor::ZERO_POINT) as i32,
+            quant_dim: w(tensor::QUANT_DIM) as i32,
+            scales_off: w(tensor::SCALES_OFF) as usize,
+            n_scales: w(tensor::N_SCALES) as usize,
+        })
+    }
+
+    /// Scale `k` of a tensor (per-channel), falling back to the per-tensor scale.
+    pub fn scale(&self, t: &TensorInfo, k: usize) -> f32 {
+        if k < t.n_scales {
+            u32_at(self.data, t.scales_off + 4 * k).map_or(t.scale, f32::from_bits)
+        } else {
+            t.scale
+        }
+    }
+
+    /// Constant bytes of a tensor stored in the image.
+    pub fn const_data(&self, t: &TensorInfo) -> Option<&'m [u8]> {
+        if t.storage != rl::STORAGE_CONST {
+            return None;
+        }
+        self.data.get(t.location..t.location.checked_add(t.bytes)?)
+    }
+
+    /// Operator record `i`.
+    pub fn op(&self, i: usize) -> Result<OpInfo, Error> {
+        let base = i
+            .checked_mul(rl::OP_BYTES)
+            .and_then(|o| o.checked_add(self.ops_off))
+            .filter(|_| i < self.n_ops)
+            .ok_or(Error::Malformed {
+                what: "operator index",
+                index: i as u32,
+            })?;
+        let rec = self
+            .bytes
+            .get(base..base + rl::OP_BYTES)
+            .ok_or(Error::Truncated {
+                what: "operator table",
+            })?;
+        let mut inputs = [rl::NO_TENSOR; rl::MAX_OP_INPUTS];
+        for (k, t) in inputs.iter_mut().enumerate() {
+            *t = u16_at(rec, op::INPUTS + 2 * k).unwrap_or(rl::NO_TENSOR);
+        }
+        let mut params = [0i32; rl::OP_PARAMS];
+        for (k, p) in params.iter_mut().enumerate() {
+            *p = u32_at(rec, op::PARAMS + 4 * k).unwrap_or(0) as i32;
+        }
+        Ok(OpInfo {
+            opcode: rec.get(op::OPCODE).copied().unwrap_or(0),
+            n_inputs: rec.get(op::N_INPUTS).map_or(0, |&b| usize::from(b)),
+            activation: rec.get(op::ACTIVATION).copied().unwrap_or(0),
+            inputs,
+            output: u16_at(rec, op::OUTPUT).unwrap_or(0),
+            scratch: (
+                u32_at(rec, op::SCRATCH_OFF).unwrap_or(0) as usize,
+                u32_at(rec, op::SCRATCH_BYTES).unwrap_or(0) as usize,
+            ),
+            params,
+        })
+    }
+
+    /// Tensor index of graph input `i`.
+    pub fn input_tensor(&self, i: usize) -> Result<usize, Error> {
+        if i >= self.n_inputs {
+            return Err(Error::NoSuchTensor { index: i });
+        }
+        u32_at(self.bytes, self.io_off + 4 * i)
+            .map(|t| t as usize)
+            .ok_or(Error::NoSuchTensor { index: i })
+    }
+
+    /// Tensor index of graph output `i`.
+    pub fn output_tensor(&self, i: usize) -> Result<usize, Error> {
+        if i >= self.n_outputs {
+            return Err(Error::NoSuchTensor { index: i });
+        }
+        u32_at(self.bytes, self.io_off + 4 * (self.n_inputs + i))
+            .map(|t| t as usize)
+            .ok_or(Error::NoSuchTensor { index: i })
+    }
+}

@@ -1,0 +1,180 @@
+//! The interpreter: Prepare at construction, then Invoke as often as wanted.
+
+use microarena_core::runtime_layout::{self as rl};
+
+use crate::arena::{ArenaAllocator, MemoryUsage};
+use crate::error::Error;
+use crate::image::{Image, TensorInfo};
+use crate::kernels::{self, Ctx};
+
+/// Runs one program image in one caller-supplied arena.
+#[derive(Debug)]
+pub struct Interpreter<'m, 'a> {
+    image: Image<'m>,
+    arena: &'a mut [u8],
+    alloc: ArenaAllocator,
+}
+
+impl<'m, 'a> Interpreter<'m, 'a> {
+    /// Parses `image`, checks that `arena` is large enough, and prepares every
+    /// operator (OpData into the tail, scratch claimed from the plan).
+    pub fn new(image: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
+        let image = Image::parse(image)?;
+        Self::with_image(image, arena)
+    }
+
+    /// As [`Interpreter::new`], for an already parsed image.
+    pub fn with_image(image: Image<'m>, arena: &'a mut [u8]) -> Result<Self, Error> {
+        // Unsupported operators are reported before the arena size, so a
+        // model the runtime cannot run never looks like a sizing problem.
+        for i in 0..image.op_count() {
+            let op = image.op(i)?;
+            if !rl::op_supported(i32::from(op.opcode)) {
+                return Err(Error::UnsupportedOp {
+                    op_index: i as u16,
+                    opcode: op.opcode,
+                });
+            }
+        }
+        let needed = image.head_bytes().saturating_add(image.tail_bytes());
+        if arena.len() < needed {
+            return Err(Error::ArenaTooSmall {
+                needed,
+                available: arena.len(),
+            });
+        }
+        for k in 0..image.input_count() + image.output_count() {
+            let t = if k < image.input_count() {
+                image.input_tensor(k)?
+            } else {
+                image.output_tensor(k - image.input_count())?
+            };
+            if image.tensor(t)?.storage == rl::STORAGE_CONST {
+                return Err(Error::Malformed {
+                    what: "graph input/output is a constant",
+                    index: t as u32,
+                });
+            }
+        }
+        let mut alloc = ArenaAllocator::new(arena.len(), image.head_bytes())?;
+        for i in 0..image.op_count() {
+            let op = image.op(i)?;
+            kernels::prepare(&image, i as u16, &op, &mut alloc, arena)?;
+        }
+        alloc.finish_prepare();
+        Ok(Interpreter {
+            image,
+            arena,
+            alloc,
+        })
+    }
+
+    /// The parsed image.
+    pub fn image(&self) -> &Image<'m> {
+        &self.image
+    }
+
+    /// Arena figures: used = head + tail, available = arena length, and the high-water mark.
+    pub fn memory_usage(&self) -> MemoryUsage {
+        self.alloc.usage()
+    }
+
+    /// A persistent allocation, as a kernel would make one. Only possible
+    /// during Prepare, i.e. never on a constructed interpreter: this returns
+    /// [`Error::AllocationDuringInvoke`].
+    pub fn allocate_persistent(&mut self, bytes: usize) -> Result<usize, Error> {
+        self.alloc
+            .allocate_persistent(bytes, rl::TAIL_ALIGN as usize)
+    }
+
+    fn io(&self, output: bool, i: usize) -> Result<TensorInfo, Error> {
+        let t = if output {
+            self.image.output_tensor(i)?
+        } else {
+            self.image.input_tensor(i)?
+        };
+        self.image.tensor(t)
+    }
+
+    /// Tensor record of graph input `i`.
+    pub fn input_info(&self, i: usize) -> Result<TensorInfo, Error> {
+        self.io(false, i)
+    }
+
+    /// Tensor record of graph output `i`.
+    pub fn output_info(&self, i: usize) -> Result<TensorInfo, Error> {
+        self.io(true, i)
+    }
+
+    /// Bytes of graph input `i`, to fill before [`Interpreter::invoke`].
+    pub fn input_mut(&mut self, i: usize) -> Result<&mut [u8], Error> {
+        let t = self.io(false, i)?;
+        let end = t.location.saturating_add(t.bytes);
+        self.arena
+            .get_mut(t.location..end)
+            .ok_or(Error::NoSuchTensor { index: i })
+    }
+
+    /// Bytes of graph output `i`, valid after [`Interpreter::invoke`].
+    pub fn output(&self, i: usize) -> Result<&[u8], Error> {
+        let t = self.io(true, i)?;
+        let end = t.location.saturating_add(t.bytes);
+        self.arena
+            .get(t.location..end)
+            .ok_or(Error::NoSuchTensor { index: i })
+    }
+
+    /// Runs every operator once.
+    pub fn invoke(&mut self) -> Result<(), Error> {
+        let tail_start = self.alloc.tail_start();
+        let tail_end = self.alloc.tail_end();
+        let (head, tail) =
+            self.arena
+                .split_at_mut_checked(tail_start)
+                .ok_or(Error::ArenaTooSmall {
+                    needed: tail_start,
+                    available: 0,
+                })?;
+        let tail: &[u8] = tail;
+        // Prepare allocated OpData in operator order from the top of the tail down.
+        let mut cursor = tail_end;
+        for i in 0..self.image.op_count() {
+            let op = self.image.op(i)?;
+            let out = self.image.tensor(usize::from(op.output))?;
+            let channels = match op.opcode {
+                rl::opcode::CONV_2D | rl::opcode::DEPTHWISE_CONV_2D => out.last_dim() as u32,
+                rl::opcode::FULLY_CONNECTED => match op.inputs.get(1) {
+                    Some(&f) => self.image.tensor(usize::from(f))?.n_scales.max(1) as u32,
+                    None => 1,
+                },
+                _ => 1,
+            };
+            let size = rl::op_tail_bytes(op.opcode, out.dtype, channels) as usize;
+            cursor = cursor.saturating_sub(size);
+            let opdata = tail
+                .get(cursor.saturating_sub(tail_start)..cursor.saturating_sub(tail_start) + size)
+                .unwrap_or(&[]);
+            let out_range = if out.storage == rl::STORAGE_ARENA {
+                (out.location, out.bytes)
+            } else {
+                (0, 0)
+            };
+            let (out_buf, scratch, pieces) =
+                kernels::carve(head, out_range, op.scratch).ok_or(Error::Malformed {
+                    what: "output and scratch overlap or leave the head",
+                    index: i as u32,
+                })?;
+            let mut ctx = Ctx {
+                img: &self.image,
+                op,
+                index: i as u16,
+                pieces,
+                out: out_buf,
+                scratch,
+                opdata,
+            };
+            kernels::eval(&mut ctx)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,153 @@
+//! # microarena-runtime
+//!
+//! A `#![no_std]`, heap-free inference engine whose arithmetic is bit-exact
+//! with TensorFlow Lite Micro's reference kernels, and whose arena use is
+//! predicted to the byte by `microarena-core`.
+//!
+//! ## Architecture
+//!
+//! * **The device carries no flatbuffer verifier and no planner.** On the host
+//!   (or in a build script), `microarena_core::device::lower` turns a validated
+//!   `.tflite` model into a compact, versioned, little-endian *program image*
+//!   (format in `microarena_core::runtime_layout`): a header with magic,
+//!   version and arena sizes; a tensor table (type, dims, arena offset or
+//!   constant-data offset, quantization); an operator table (builtin code,
+//!   tensor indices, precomputed parameters such as padding and strides, and
+//!   the planned scratch buffer); then the constant data.
+//! * **The head layout comes from core's plan.** Every activation and scratch
+//!   buffer has a fixed, 16-aligned offset computed with core's TFLM-exact
+//!   lifetimes and greedy planner; the runtime only checks that the offsets
+//!   fit.
+//! * **[`Image::parse`]** reads the image zero-copy from flash (`&[u8]`) and
+//!   checks every table bound, every index and every tensor size once.
+//! * **[`Interpreter::new`]** takes the image and a caller-supplied
+//!   `&mut [u8]` arena and runs *Prepare*: each kernel validates its tensors
+//!   and writes its OpData (requantization multipliers, activation bounds, as
+//!   TFLM computes them) into the arena tail, and claims its planned scratch.
+//!   Then the interpreter enters *Invoke*, where any allocation returns
+//!   [`Error::AllocationDuringInvoke`]. The tail size is
+//!   `runtime_layout::op_tail_bytes` summed over the ops — the same function
+//!   `microarena_core::device::runtime_arena` uses — so the prediction and the
+//!   runtime cannot drift.
+//! * **Errors** are small `Copy` enums with `Display`: too small an arena
+//!   names the bytes needed ([`Error::ArenaTooSmall`]), an operator without a
+//!   kernel is refused at construction naming the op ([`Error::UnsupportedOp`]).
+//! * **No `unsafe`, no heap, no panics** reachable from an image or an arena:
+//!   the allocator hands out offsets, tensors are re-borrowed by splitting the
+//!   arena, bytes are read with `from_le_bytes` and `get`.
+//!
+//! ## Arena layout
+//!
+//! ```text
+//! | head: planned activations + scratch (core's plan, 16-aligned offsets) | free | tail: OpData |
+//! 0                                                              head_bytes        len & !3
+//! ```
+//!
+//! The tail grows down from the arena length rounded down to 4; every OpData
+//! size is a multiple of 4, so the figures never depend on the arena length
+//! or address. `memory_usage().high_water` is `head + tail` and equals
+//! `microarena_core::device::runtime_arena(&model).total_bytes` (the
+//! "microarena" target: test `golden.rs`), which is below TFLM's Cortex-M
+//! total on every golden model because there are no `TfLiteTensor`,
+//! `TfLiteEvalTensor` or node structs and OpData is lean.
+//!
+//! ## Kernels
+//!
+//! FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (int8 per-channel and float32),
+//! AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL (int8 and float32, with
+//! broadcasting), SOFTMAX, LOGISTIC, TANH (int8 gemmlowp fixed point, and
+//! float32 via `libm`), RESHAPE, QUANTIZE, DEQUANTIZE, PAD, TRANSPOSE,
+//! CONCATENATION, STRIDED_SLICE, MEAN. The integer paths reproduce TFLM's
+//! reference kernels bit for bit (`QuantizeMultiplier`,
+//! `MultiplyByQuantizedMultiplier`, `PreprocessSoftmaxScaling`,
+//! `exp_on_negative_values`, …, see [`fixedpoint`]); the float paths keep
+//! TFLM's operation order in `f32`. Float `expf`/`tanhf` results depend on the
+//! platform's libm in TFLM too, so those three float ops are accurate, not
+//! guaranteed bit-identical.
+//!
+//! ## Use (host CLI or device)
+//!
+//! ```ignore
+//! let model = microarena_core::Model::parse(&tflite)?;
+//! let image = microarena_core::device::lower(&model)?;          // Vec<u8>, LowerError names the op
+//! let need = microarena_core::device::runtime_arena(&model)?;   // head/tail/total bytes
+//! let mut arena = vec![0u8; need.total_bytes as usize];         // or a static/stack buffer
+//! let mut it = Interpreter::new(&image, &mut arena)?;           // Prepare; errors name the op
+//! for _ in 0..repeat {
+//!     it.input_mut(0)?.copy_from_slice(&input);                 // refill before *every* invoke:
+//!     it.invoke()?;                                              // the plan reuses input bytes
+//! }
+//! let out: &[u8] = it.output(0)?;                               // raw little-endian bytes
+//! let info = it.output_info(0)?;                                // dtype code, shape, scale, zero point
+//! let usage = it.memory_usage();                                // used / available / high_water
+//! ```
+#![no_std]`, heap-free inference engine whose arithmetic is bit-exact
+//! with TensorFlow Lite Micro's reference kernels, and whose arena use is
+//! predicted to the byte by `microarena-core`.
+//!
+//! ## Architecture
+//!
+//! * **The device carries no flatbuffer verifier and no planner.** On the host
+//!   (or in a build script), `microarena_core::device::lower` turns a validated
+//!   `.tflite` model into a compact, versioned, little-endian *program image*
+//!   (format in `microarena_core::runtime_layout`): a header with magic,
+//!   version and arena sizes; a tensor table (type, dims, arena offset or
+//!   constant-data offset, quantization); an operator table (builtin code,
+//!   tensor indices, precomputed parameters such as padding and strides, and
+//!   the planned scratch buffer); then the constant data.
+//! * **The head layout comes from core's plan.** Every activation and scratch
+//!   buffer has a fixed, 16-aligned offset computed with core's TFLM-exact
+//!   lifetimes and greedy planner; the runtime only checks that the offsets
+//!   fit.
+//! * **[`Image::parse`]** reads the image zero-copy from flash (`&[u8]`) and
+//!   checks every table bound, every index and every tensor size once.
+//! * **[`Interpreter::new`]** takes the image and a caller-supplied
+//!   `&mut [u8]` arena and runs *Prepare*: each kernel validates its tensors
+//!   and writes its OpData (requantization multipliers, activation bounds, as
+//!   TFLM computes them) into the arena tail, and claims its planned scratch.
+//!   Then the interpreter enters *Invoke*, where any allocation returns
+//!   [`Error::AllocationDuringInvoke`]. The tail size is
+//!   `runtime_layout::op_tail_bytes` summed over the ops — the same function
+//!   `microarena_core::device::runtime_arena` uses — so the prediction and the
+//!   runtime cannot drift.
+//! * **Errors** are small `Copy` enums with `Display`: too small an arena
+//!   names the bytes needed ([`Error::ArenaTooSmall`]), an operator without a
+//!   kernel is refused at construction naming the op ([`Error::UnsupportedOp`]).
+//! * **No `unsafe`, no heap, no panics** reachable from an image or an arena:
+//!   the allocator hands out offsets, tensors are re-borrowed by splitting the
+//!   arena, bytes are read with `from_le_bytes` and `get`.
+//!
+//! ## Use
+//!
+//! ```ignore
+//! let image = microarena_core::device::lower(&model)?;      // host / build.rs
+//! let mut arena = [0u8; ARENA];                             // device
+//! let mut it = Interpreter::new(&image, &mut arena)?;
+//! it.input_mut(0)?.copy_from_slice(&input);
+//! it.invoke()?;
+//! let out = it.output(0)?;
+//! ```
+#![no_std]
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+pub mod arena;
+mod error;
+pub mod fixedpoint;
+mod image;
+mod interpreter;
+mod kernels;
+
+pub use arena::{ArenaAllocator, MemoryUsage, Phase};
+pub use error::Error;
+pub use image::{Image, OpInfo, TensorInfo};
+pub use interpreter::Interpreter;
+pub use microarena_core::runtime_layout;

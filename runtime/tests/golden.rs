@@ -1,0 +1,178 @@
+//! Bit-exact comparison with TFLM reference-kernel outputs (the golden corpus)
+//! and the arena prediction check: the runtime's measured high-water mark must
+//! equal `microarena_core::device::runtime_arena` for every golden model.
+//!
+//! Corpus: `$MICROARENA_CORPUS` (relative paths resolve against the workspace
+//! root). When the variable is set, missing data fails the test; when it is
+//! unset, `<workspace>/../shared` is tried and the test is skipped (with a
+//! message) if nothing is there.
+
+use std::path::{Path, PathBuf};
+
+use microarena_core::device::{lower, runtime_arena};
+use microarena_core::{Config, Model, analyze, planner::PlannerKind, profile};
+use microarena_runtime::Interpreter;
+
+/// The models that must run bit-exactly.
+const REQUIRED: &[&str] = &[
+    "hello_world_int8",
+    "hello_world_float",
+    "simple_add_model",
+    "micro_speech_quantized",
+    "person_detect",
+];
+
+fn corpus() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    match std::env::var_os("MICROARENA_CORPUS") {
+        Some(v) => {
+            let p = Path::new(&v);
+            let p = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                root.join(p)
+            };
+            assert!(
+                p.join("golden").is_dir() && p.join("models").is_dir(),
+                "MICROARENA_CORPUS={} has no golden/ and models/ directories",
+                p.display()
+            );
+            Some(p)
+        }
+        None => {
+            let p = root.join("../shared");
+            if p.join("golden").is_dir() && p.join("models").is_dir() {
+                Some(p)
+            } else {
+                eprintln!(
+                    "skipped: MICROARENA_CORPUS is unset and {} has no corpus",
+                    p.display()
+                );
+                None
+            }
+        }
+    }
+}
+
+struct Outcome {
+    bit_exact: bool,
+    measured: usize,
+    predicted: u64,
+    tflm_cortex_m: u64,
+}
+
+fn run(dir: &Path, name: &str) -> Result<Outcome, String> {
+    let model_bytes = std::fs::read(dir.join("models").join(format!("{name}.tflite")))
+        .map_err(|e| format!("{name}: model missing: {e}"))?;
+    let model = Model::parse(&model_bytes).map_err(|e| format!("{name}: {e}"))?;
+    let image = lower(&model).map_err(|e| format!("{name}: lower: {e}"))?;
+    let predicted = runtime_arena(&model).map_err(|e| format!("{name}: {e}"))?;
+    let tflm = analyze(
+        &model,
+        &Config {
+            profile: &profile::CORTEX_M,
+            planner: PlannerKind::TflmGreedy,
+        },
+    )
+    .map_err(|e| format!("{name}: {e}"))?;
+    // Exactly the predicted arena, deliberately not a multiple of 16 larger.
+    let mut arena = vec![0u8; predicted.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).map_err(|e| format!("{name}: {e}"))?;
+    let golden = dir.join("golden").join(name);
+    for i in 0..it.image().input_count() {
+        let data = std::fs::read(golden.join(format!("input{i}.bin")))
+            .map_err(|e| format!("{name}: input{i}: {e}"))?;
+        let dst = it.input_mut(i).map_err(|e| format!("{name}: {e}"))?;
+        if dst.len() != data.len() {
+            return Err(format!(
+                "{name}: input{i} has {} bytes, tensor {}",
+                data.len(),
+                dst.len()
+            ));
+        }
+        dst.copy_from_slice(&data);
+    }
+    // The planner may reuse an input's bytes once it is consumed (as TFLM's
+    // does), so inputs must be written before every invoke.
+    it.invoke().map_err(|e| format!("{name}: {e}"))?;
+    let mut bit_exact = true;
+    for i in 0..it.image().output_count() {
+        let want = std::fs::read(golden.join(format!("output{i}.bin")))
+            .map_err(|e| format!("{name}: output{i}: {e}"))?;
+        let got = it.output(i).map_err(|e| format!("{name}: {e}"))?;
+        if got != want.as_slice() {
+            let diffs = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+            eprintln!(
+                "{name}: output{i} differs in {diffs} of {} bytes: got {:?}.. want {:?}..",
+                want.len(),
+                &got[..got.len().min(8)],
+                &want[..want.len().min(8)]
+            );
+            bit_exact = false;
+        }
+    }
+    let usage = it.memory_usage();
+    Ok(Outcome {
+        bit_exact,
+        measured: usage.high_water,
+        predicted: predicted.total_bytes,
+        tflm_cortex_m: tflm.total_bytes,
+    })
+}
+
+#[test]
+fn golden_models_are_bit_exact_and_arena_is_predicted() {
+    let Some(dir) = corpus() else { return };
+    let mut failures = Vec::new();
+    for name in REQUIRED {
+        match run(&dir, name) {
+            Ok(o) => {
+                println!(
+                    "{name:24} bit-exact={} runtime arena measured={} predicted={} (TFLM cortex-m total {})",
+                    o.bit_exact, o.measured, o.predicted, o.tflm_cortex_m
+                );
+                if !o.bit_exact {
+                    failures.push(format!("{name}: output differs from TFLM"));
+                }
+                if o.measured as u64 != o.predicted {
+                    failures.push(format!(
+                        "{name}: measured {} != predicted {}",
+                        o.measured, o.predicted
+                    ));
+                }
+                if o.predicted >= o.tflm_cortex_m {
+                    failures.push(format!(
+                        "{name}: runtime arena {} not below TFLM's {}",
+                        o.predicted, o.tflm_cortex_m
+                    ));
+                }
+            }
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn other_golden_models_are_refused_cleanly_or_exact() {
+    let Some(dir) = corpus() else { return };
+    let Ok(entries) = std::fs::read_dir(dir.join("golden")) else {
+        panic!("golden/ unreadable")
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if REQUIRED.contains(&name.as_str()) {
+            continue;
+        }
+        match run(&dir, &name) {
+            Ok(o) => {
+                println!(
+                    "{name:24} bit-exact={} measured={} predicted={}",
+                    o.bit_exact, o.measured, o.predicted
+                );
+                assert_eq!(o.measured as u64, o.predicted, "{name}");
+            }
+            Err(why) => println!("{name:24} not runnable: {why}"),
+        }
+    }
+}
