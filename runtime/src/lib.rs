@@ -81,52 +81,7 @@
 //! let info = it.output_info(0)?;                                // dtype code, shape, scale, zero point
 //! let usage = it.memory_usage();                                // used / available / high_water
 //! ```
-#![no_std]`, heap-free inference engine whose arithmetic is bit-exact
-//! with TensorFlow Lite Micro's reference kernels, and whose arena use is
-//! predicted to the byte by `microarena-core`.
-//!
-//! ## Architecture
-//!
-//! * **The device carries no flatbuffer verifier and no planner.** On the host
-//!   (or in a build script), `microarena_core::device::lower` turns a validated
-//!   `.tflite` model into a compact, versioned, little-endian *program image*
-//!   (format in `microarena_core::runtime_layout`): a header with magic,
-//!   version and arena sizes; a tensor table (type, dims, arena offset or
-//!   constant-data offset, quantization); an operator table (builtin code,
-//!   tensor indices, precomputed parameters such as padding and strides, and
-//!   the planned scratch buffer); then the constant data.
-//! * **The head layout comes from core's plan.** Every activation and scratch
-//!   buffer has a fixed, 16-aligned offset computed with core's TFLM-exact
-//!   lifetimes and greedy planner; the runtime only checks that the offsets
-//!   fit.
-//! * **[`Image::parse`]** reads the image zero-copy from flash (`&[u8]`) and
-//!   checks every table bound, every index and every tensor size once.
-//! * **[`Interpreter::new`]** takes the image and a caller-supplied
-//!   `&mut [u8]` arena and runs *Prepare*: each kernel validates its tensors
-//!   and writes its OpData (requantization multipliers, activation bounds, as
-//!   TFLM computes them) into the arena tail, and claims its planned scratch.
-//!   Then the interpreter enters *Invoke*, where any allocation returns
-//!   [`Error::AllocationDuringInvoke`]. The tail size is
-//!   `runtime_layout::op_tail_bytes` summed over the ops — the same function
-//!   `microarena_core::device::runtime_arena` uses — so the prediction and the
-//!   runtime cannot drift.
-//! * **Errors** are small `Copy` enums with `Display`: too small an arena
-//!   names the bytes needed ([`Error::ArenaTooSmall`]), an operator without a
-//!   kernel is refused at construction naming the op ([`Error::UnsupportedOp`]).
-//! * **No `unsafe`, no heap, no panics** reachable from an image or an arena:
-//!   the allocator hands out offsets, tensors are re-borrowed by splitting the
-//!   arena, bytes are read with `from_le_bytes` and `get`.
-//!
-//! ## Use
-//!
-//! ```ignore
-//! let image = microarena_core::device::lower(&model)?;      // host / build.rs
-//! let mut arena = [0u8; ARENA];                             // device
-//! let mut it = Interpreter::new(&image, &mut arena)?;
-//! it.input_mut(0)?.copy_from_slice(&input);
-//! it.invoke()?;
-//! let out = it.output(0)?;
-//! ```
+
 #![no_std]
 #![forbid(unsafe_code)]
 #![cfg_attr(
