@@ -36,16 +36,52 @@
 //!   the allocator hands out offsets, tensors are re-borrowed by splitting the
 //!   arena, bytes are read with `from_le_bytes` and `get`.
 //!
-//! ## Use
+//! ## Arena layout
+//!
+//! ```text
+//! | head: planned activations + scratch (core's plan, 16-aligned offsets) | free | tail: OpData |
+//! 0                                                              head_bytes        len & !3
+//! ```
+//!
+//! The tail grows down from the arena length rounded down to 4; every OpData
+//! size is a multiple of 4, so the figures never depend on the arena length
+//! or address. `memory_usage().high_water` is `head + tail` and equals
+//! `microarena_core::device::runtime_arena(&model).total_bytes` (the
+//! "microarena" target: test `golden.rs`), which is below TFLM's Cortex-M
+//! total on every golden model because there are no `TfLiteTensor`,
+//! `TfLiteEvalTensor` or node structs and OpData is lean.
+//!
+//! ## Kernels
+//!
+//! FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (int8 per-channel and float32),
+//! AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL (int8 and float32, with
+//! broadcasting), SOFTMAX, LOGISTIC, TANH (int8 gemmlowp fixed point, and
+//! float32 via `libm`), RESHAPE, QUANTIZE, DEQUANTIZE, PAD, TRANSPOSE,
+//! CONCATENATION, STRIDED_SLICE, MEAN. The integer paths reproduce TFLM's
+//! reference kernels bit for bit (`QuantizeMultiplier`,
+//! `MultiplyByQuantizedMultiplier`, `PreprocessSoftmaxScaling`,
+//! `exp_on_negative_values`, …, see [`fixedpoint`]); the float paths keep
+//! TFLM's operation order in `f32`. Float `expf`/`tanhf` results depend on the
+//! platform's libm in TFLM too, so those three float ops are accurate, not
+//! guaranteed bit-identical.
+//!
+//! ## Use (host CLI or device)
 //!
 //! ```ignore
-//! let image = microarena_core::device::lower(&model)?;      // host / build.rs
-//! let mut arena = [0u8; ARENA];                             // device
-//! let mut it = Interpreter::new(&image, &mut arena)?;
-//! it.input_mut(0)?.copy_from_slice(&input);
-//! it.invoke()?;
-//! let out = it.output(0)?;
+//! let model = microarena_core::Model::parse(&tflite)?;
+//! let image = microarena_core::device::lower(&model)?;          // Vec<u8>, LowerError names the op
+//! let need = microarena_core::device::runtime_arena(&model)?;   // head/tail/total bytes
+//! let mut arena = vec![0u8; need.total_bytes as usize];         // or a static/stack buffer
+//! let mut it = Interpreter::new(&image, &mut arena)?;           // Prepare; errors name the op
+//! for _ in 0..repeat {
+//!     it.input_mut(0)?.copy_from_slice(&input);                 // refill before *every* invoke:
+//!     it.invoke()?;                                              // the plan reuses input bytes
+//! }
+//! let out: &[u8] = it.output(0)?;                               // raw little-endian bytes
+//! let info = it.output_info(0)?;                                // dtype code, shape, scale, zero point
+//! let usage = it.memory_usage();                                // used / available / high_water
 //! ```
+
 #![no_std]
 #![forbid(unsafe_code)]
 #![cfg_attr(
