@@ -8,11 +8,22 @@ use crate::image::{Image, TensorInfo};
 use crate::kernels::{self, Ctx};
 
 /// Runs one program image in one caller-supplied arena.
-#[derive(Debug)]
 pub struct Interpreter<'m, 'a> {
     image: Image<'m>,
     arena: &'a mut [u8],
     alloc: ArenaAllocator,
+}
+
+impl core::fmt::Debug for Interpreter<'_, '_> {
+    /// A summary: printing the arena itself would flood a semihosting console.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Interpreter")
+            .field("tensors", &self.image.tensor_count())
+            .field("ops", &self.image.op_count())
+            .field("arena_len", &self.arena.len())
+            .field("allocator", &self.alloc)
+            .finish()
+    }
 }
 
 impl<'m, 'a> Interpreter<'m, 'a> {
