@@ -30,5 +30,23 @@ done
 step "host tests"
 cargo test --workspace
 
+step "runtime builds for the thumb targets (no heap)"
+for t in thumbv7em-none-eabihf thumbv6m-none-eabi; do
+  cargo build --release -p microarena-runtime --target "$t"
+  cargo clippy -p microarena-runtime --target "$t" -- -D warnings
+done
+
+step "firmware under QEMU (Cortex-M4 mps2-an386, Cortex-M0 microbit)"
+(
+  cd firmware
+  cargo fmt --check
+  cargo clippy --release --all-targets -- -D warnings
+  cargo test --release
+  cargo clippy --release --target thumbv6m-none-eabi --all-targets -- -D warnings
+  cargo test --release --target thumbv6m-none-eabi
+  cargo run --release
+  arm-none-eabi-size target/thumbv7em-none-eabihf/release/microarena-firmware 2>/dev/null || true
+)
+
 step "benchmarks compile"
 cargo bench --workspace --no-run

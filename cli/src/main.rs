@@ -6,7 +6,7 @@
 mod io;
 mod render;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -76,6 +76,21 @@ enum Command {
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Run the model on this machine with microarena-runtime, in exactly the planned arena.
+    /// Inputs and outputs are raw little-endian tensors, one file per tensor.
+    Run {
+        /// The .tflite file.
+        model: PathBuf,
+        /// One raw input file per model input, in order.
+        #[arg(long, num_args = 1.., required = true)]
+        input: Vec<PathBuf>,
+        /// One raw output file per model output, in order (written atomically).
+        #[arg(long, num_args = 1..)]
+        output: Vec<PathBuf>,
+        /// Run this many inferences and print the time per inference.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
     },
     /// Write the bundled example model (MobileNet-v1 0.25, 96x96 int8, generated weights).
     Example {
@@ -243,6 +258,12 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 Ok(EXIT_BUDGET)
             }
         }
+        Command::Run {
+            model,
+            input,
+            output,
+            repeat,
+        } => run_model(&model, &input, &output, repeat),
         Command::Example { output } => {
             let bytes = microarena_core::example::mobilenet_v1_025_96_int8();
             io::write_atomic(&output, &bytes)?;
@@ -250,4 +271,82 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(EXIT_OK)
         }
     }
+}
+
+fn run_model(
+    model: &Path,
+    inputs: &[PathBuf],
+    outputs: &[PathBuf],
+    repeat: u32,
+) -> Result<u8, Failure> {
+    let name = model.display();
+    let bytes = io::read_model(model)?;
+    let parsed = Model::parse(&bytes).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    let image = microarena_core::device::lower(&parsed)
+        .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    let need = microarena_core::device::runtime_arena(&parsed)
+        .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    let mut arena = vec![0u8; need.total_bytes as usize];
+    let mut it = microarena_runtime::Interpreter::new(&image, &mut arena)
+        .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    let (n_in, n_out) = (it.image().input_count(), it.image().output_count());
+    if inputs.len() != n_in {
+        return Err(Failure::usage(format!(
+            "{name}: the model has {n_in} input(s), {} --input file(s) given",
+            inputs.len()
+        )));
+    }
+    if !outputs.is_empty() && outputs.len() != n_out {
+        return Err(Failure::usage(format!(
+            "{name}: the model has {n_out} output(s), {} --output file(s) given",
+            outputs.len()
+        )));
+    }
+    let mut data = Vec::with_capacity(n_in);
+    for (i, path) in inputs.iter().enumerate() {
+        let want = it
+            .input_info(i)
+            .map_err(|e| Failure::usage(format!("{name}: {e}")))?
+            .bytes;
+        let d = std::fs::read(path)
+            .map_err(|e| Failure::usage(format!("{}: cannot read: {e}", path.display())))?;
+        if d.len() != want {
+            return Err(Failure::usage(format!(
+                "{}: {} bytes, but input {i} needs {want}",
+                path.display(),
+                d.len()
+            )));
+        }
+        data.push(d);
+    }
+    let start = std::time::Instant::now();
+    for _ in 0..repeat.max(1) {
+        // Refill before every invoke: the plan reuses an input's bytes once it is consumed.
+        for (i, d) in data.iter().enumerate() {
+            it.input_mut(i)
+                .map_err(|e| Failure::usage(format!("{name}: {e}")))?
+                .copy_from_slice(d);
+        }
+        it.invoke()
+            .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    }
+    let elapsed = start.elapsed();
+    for (i, path) in outputs.iter().enumerate() {
+        let out = it
+            .output(i)
+            .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+        io::write_atomic(path, out)?;
+    }
+    let u = it.memory_usage();
+    eprintln!(
+        "arena: {} B high-water (head {} + tail {}); predicted {} B",
+        u.high_water, u.head, u.tail, need.total_bytes
+    );
+    if repeat > 1 {
+        println!(
+            "{:.3} ms per inference ({repeat} runs)",
+            elapsed.as_secs_f64() * 1e3 / f64::from(repeat)
+        );
+    }
+    Ok(EXIT_OK)
 }

@@ -221,3 +221,31 @@ fn check_exit_codes_follow_the_budget() {
         Some(2)
     );
 }
+
+#[test]
+fn run_writes_outputs_and_checks_input_sizes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, vec![0u8; 96 * 96]).expect("write");
+    let out = dir.path().join("out.bin");
+    let o = run(&[
+        "run",
+        m,
+        "--input",
+        input.to_str().expect("utf-8"),
+        "--output",
+        out.to_str().expect("utf-8"),
+        "--repeat",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Softmax over two int8 classes: two bytes.
+    assert_eq!(std::fs::read(&out).expect("output").len(), 2);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ms per inference"));
+    std::fs::write(&input, [0u8; 5]).expect("write");
+    let bad = run(&["run", m, "--input", input.to_str().expect("utf-8")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("needs 9216"), "{}", stderr(&bad));
+}
