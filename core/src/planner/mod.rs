@@ -8,7 +8,9 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+pub mod best;
 pub mod greedy;
+mod heuristics;
 pub mod linear;
 
 /// TFLM rounds every planned buffer size up to this.
@@ -55,17 +57,26 @@ pub enum PlannerKind {
     TflmGreedy,
     /// TFLM's `LinearMemoryPlanner` (`preserve_all_tensors`): no reuse.
     Linear,
+    /// [`best`]: TFLM greedy or better, optimal when the search can prove it
+    /// within [`best::DEFAULT_BUDGET_NODES`] nodes. On a device it is deployed
+    /// as an offline plan for the greedy planner.
+    Best,
 }
 
 impl PlannerKind {
     /// Every planner, in the order reports list them.
-    pub const ALL: &'static [PlannerKind] = &[PlannerKind::TflmGreedy, PlannerKind::Linear];
+    pub const ALL: &'static [PlannerKind] = &[
+        PlannerKind::TflmGreedy,
+        PlannerKind::Linear,
+        PlannerKind::Best,
+    ];
 
     /// Name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             PlannerKind::TflmGreedy => "tflm-greedy",
             PlannerKind::Linear => "linear",
+            PlannerKind::Best => "best",
         }
     }
 
@@ -79,8 +90,13 @@ impl PlannerKind {
         let plan = match self {
             PlannerKind::TflmGreedy => greedy::plan(buffers),
             PlannerKind::Linear => linear::plan(buffers)?,
+            PlannerKind::Best => best::plan_with_budget(buffers, best::DEFAULT_BUDGET_NODES).plan,
         };
-        debug_assert!(validate(buffers, &plan).is_ok(), "{} produced an overlapping plan", self.name());
+        debug_assert!(
+            validate(buffers, &plan).is_ok(),
+            "{} produced an overlapping plan",
+            self.name()
+        );
         Ok(plan)
     }
 }
@@ -164,18 +180,27 @@ pub fn validate(buffers: &[PlanBuffer], plan: &Plan) -> Result<(), PlanViolation
     }
     // Sweep by offset so the check is O(n log n + overlaps) rather than O(n²) for
     // plans whose buffers are mostly disjoint in space.
-    let mut order: Vec<usize> = (0..buffers.len()).filter(|&i| buffers.get(i).is_some_and(|b| b.size > 0)).collect();
+    let mut order: Vec<usize> = (0..buffers.len())
+        .filter(|&i| buffers.get(i).is_some_and(|b| b.size > 0))
+        .collect();
     order.sort_by_key(|&i| plan.offsets.get(i).copied().unwrap_or(0));
     for (k, &i) in order.iter().enumerate() {
-        let (Some(bi), Some(&oi)) = (buffers.get(i), plan.offsets.get(i)) else { continue };
+        let (Some(bi), Some(&oi)) = (buffers.get(i), plan.offsets.get(i)) else {
+            continue;
+        };
         for &j in order.iter().skip(k + 1) {
-            let (Some(bj), Some(&oj)) = (buffers.get(j), plan.offsets.get(j)) else { continue };
+            let (Some(bj), Some(&oj)) = (buffers.get(j), plan.offsets.get(j)) else {
+                continue;
+            };
             if oj >= oi + bi.size as i64 {
                 break;
             }
             let both_fixed = bi.fixed_offset.is_some() && bj.fixed_offset.is_some();
             if !both_fixed && bi.overlaps_in_time(bj) {
-                return Err(PlanViolation::Overlap { a: i.min(j), b: i.max(j) });
+                return Err(PlanViolation::Overlap {
+                    a: i.min(j),
+                    b: i.max(j),
+                });
             }
         }
     }
