@@ -434,22 +434,34 @@ fn solve(
     let ranks = rankings(sub);
     let mut limit = (2 * sub.n() as u64).max(256);
     let mut used = 0u64;
+    // Probe the target height directly (a decision problem, pruned much harder
+    // than a descent from the incumbent) until a probe proves it infeasible.
+    let mut probing = stop_at < inc.1 - 1;
     loop {
         for rank in &ranks {
-            let run = limit.min(budget - used);
-            if run == 0 {
-                return (inc.1, false, used);
-            }
-            let mut s = Search::new(sub, rank, inc.1 - 1);
-            let outcome = s.run(run, stop_at, inc);
-            used += s.nodes;
-            if inc.1 <= lb {
-                return (inc.1, true, used);
-            }
-            match outcome {
-                Outcome::Exhausted => return (inc.1, true, used),
-                Outcome::GoodEnough => return (inc.1, false, used),
-                Outcome::OutOfNodes => {}
+            for probe in [true, false] {
+                if probe && !probing {
+                    continue;
+                }
+                let run = limit.min(budget - used);
+                if run == 0 {
+                    return (inc.1, false, used);
+                }
+                let cap = if probe { stop_at } else { inc.1 - 1 };
+                let mut s = Search::new(sub, rank, cap);
+                let outcome = s.run(run, stop_at, inc);
+                used += s.nodes;
+                if inc.1 <= lb {
+                    return (inc.1, true, used);
+                }
+                match outcome {
+                    // A descent that runs out proves the incumbent optimal; a
+                    // probe that does only rules out the target.
+                    Outcome::Exhausted if probe => probing = false,
+                    Outcome::Exhausted => return (inc.1, true, used),
+                    Outcome::GoodEnough => return (inc.1, false, used),
+                    Outcome::OutOfNodes => {}
+                }
             }
         }
         limit = limit.saturating_mul(2);
