@@ -330,6 +330,37 @@ impl Sub {
         sub
     }
 
+    /// The sub-problem of `idx` (local buffers of `parent`, alive in a
+    /// contiguous run of sections no other unplaced buffer crosses), each
+    /// starting no lower than `base`.
+    fn group(parent: &Sub, mut idx: Vec<usize>, base: &[i64]) -> Sub {
+        idx.sort_by_key(|&b| (parent.lo[b], b));
+        let a = idx.iter().map(|&b| parent.lo[b]).min().unwrap_or(0);
+        let z = idx.iter().map(|&b| parent.hi[b]).max().unwrap_or(0);
+        let mut map = alloc::vec![u32::MAX; parent.n()];
+        for (k, &b) in idx.iter().enumerate() {
+            map[b] = k as u32;
+        }
+        let keep = |list: &[u32]| -> Vec<u32> {
+            list.iter()
+                .map(|&c| map[c as usize])
+                .filter(|&c| c != u32::MAX)
+                .collect()
+        };
+        Sub {
+            size: idx.iter().map(|&b| parent.size[b]).collect(),
+            lo: idx.iter().map(|&b| parent.lo[b] - a).collect(),
+            hi: idx.iter().map(|&b| parent.hi[b] - a).collect(),
+            len: idx.iter().map(|&b| parent.len[b]).collect(),
+            overlaps: idx.iter().map(|&b| keep(&parent.overlaps[b])).collect(),
+            obstacles: idx.iter().map(|&b| parent.obstacles[b].clone()).collect(),
+            base: idx.iter().map(|&b| base[b]).collect(),
+            members: (a..z).map(|s| keep(&parent.members[s as usize])).collect(),
+            align: parent.align,
+            ids: idx,
+        }
+    }
+
     /// Per buffer, the largest total size alive in any of its sections.
     pub(crate) fn peak_totals(&self) -> Vec<i64> {
         let totals: Vec<i64> = self
@@ -395,19 +426,26 @@ fn rankings(sub: &Sub) -> Vec<Vec<u32>> {
         o.sort_by(|&a, &b| cmp(a, b).then(a.cmp(&b)));
         keys.push(o);
     };
-    // Section total, then area (MiniMalloc's favourite).
-    push(&|a, b| peak[b].cmp(&peak[a]).then(area(b).cmp(&area(a))));
-    // Section total, then lifetime length.
+    // MiniMalloc's three default static orders ("WAT", "TAW", "TWA"): lifetime
+    // length (W), area (A) and the largest section total (T), all descending.
+    push(&|a, b| {
+        len[b]
+            .cmp(&len[a])
+            .then(area(b).cmp(&area(a)))
+            .then(peak[b].cmp(&peak[a]))
+    });
+    push(&|a, b| {
+        peak[b]
+            .cmp(&peak[a])
+            .then(area(b).cmp(&area(a)))
+            .then(len[b].cmp(&len[a]))
+    });
     push(&|a, b| {
         peak[b]
             .cmp(&peak[a])
             .then(len[b].cmp(&len[a]))
             .then(area(b).cmp(&area(a)))
     });
-    // Area, then section total.
-    push(&|a, b| area(b).cmp(&area(a)).then(peak[b].cmp(&peak[a])));
-    // Size.
-    push(&|a, b| size[b].cmp(&size[a]).then(len[b].cmp(&len[a])));
     keys.into_iter()
         .map(|o| {
             let mut rank = alloc::vec![0u32; n];
@@ -438,7 +476,7 @@ fn solve(
     // than a descent from the incumbent) until a probe proves it infeasible.
     let mut probing = stop_at < inc.1 - 1;
     loop {
-        for rank in &ranks {
+        for (kind, rank) in ranks.iter().enumerate() {
             for probe in [true, false] {
                 if probe && !probing {
                     continue;
@@ -448,7 +486,9 @@ fn solve(
                     return (inc.1, false, used);
                 }
                 let cap = if probe { stop_at } else { inc.1 - 1 };
-                let mut s = Search::new(sub, rank, cap);
+                let mut s = Search::new(sub, rank, cap, None);
+                // Dynamic decomposition needs a fixed target height.
+                s.decompose = probe.then_some(kind);
                 let outcome = s.run(run, stop_at, inc);
                 used += s.nodes;
                 if inc.1 <= lb {
@@ -502,12 +542,33 @@ struct Search<'a> {
     generation: u32,
     affected: Vec<u32>,
     nodes: u64,
+    /// Unplaced buffers alive across each section boundary.
+    cuts: Vec<u32>,
+    /// A boundary lost its last crossing buffer in the latest placement.
+    cut_freed: bool,
+    /// Solve independent parts separately (decision search only), ranking
+    /// them with this static order.
+    decompose: Option<usize>,
+}
+
+/// How an attempt to split a node into independent parts ended.
+enum Split {
+    Whole,
+    Infeasible,
+    OutOfNodes,
+    Solved(i64),
 }
 
 impl<'a> Search<'a> {
-    fn new(sub: &'a Sub, rank: &'a [u32], cap: i64) -> Self {
+    fn new(sub: &'a Sub, rank: &'a [u32], cap: i64, floor_init: Option<&[i64]>) -> Self {
         let n = sub.n();
         let nsec = sub.members.len();
+        let mut cuts = alloc::vec![0u32; nsec + 1];
+        for b in 0..n {
+            for k in sub.lo[b] + 1..sub.hi[b] {
+                cuts[k as usize] += 1;
+            }
+        }
         let total = sub
             .members
             .iter()
@@ -516,7 +577,11 @@ impl<'a> Search<'a> {
         let floor = sub
             .members
             .iter()
-            .map(|m| m.iter().map(|&b| sub.base[b as usize]).min().unwrap_or(0))
+            .enumerate()
+            .map(|(s, m)| {
+                let lowest = m.iter().map(|&b| sub.base[b as usize]).min().unwrap_or(0);
+                lowest.max(floor_init.and_then(|f| f.get(s).copied()).unwrap_or(0))
+            })
             .collect();
         Search {
             sub,
@@ -534,6 +599,9 @@ impl<'a> Search<'a> {
             generation: 0,
             affected: Vec::new(),
             nodes: 0,
+            cuts,
+            cut_freed: false,
+            decompose: None,
         }
     }
 
@@ -546,6 +614,12 @@ impl<'a> Search<'a> {
         self.placed[b] = true;
         self.off[b] = o;
         self.remaining -= 1;
+        self.cut_freed = false;
+        for k in sub.lo[b] + 1..sub.hi[b] {
+            let c = &mut self.cuts[k as usize];
+            *c -= 1;
+            self.cut_freed |= *c == 0;
+        }
         for s in sub.lo[b]..sub.hi[b] {
             let s = s as usize;
             self.floor_log.push((s as u32, self.floor[s]));
@@ -570,7 +644,8 @@ impl<'a> Search<'a> {
                 return false;
             }
             for s in sub.lo[c]..sub.hi[c] {
-                if self.stamp[s as usize] != self.generation {
+                // The section's floor can only rise if this buffer now starts above it.
+                if m > self.floor[s as usize] && self.stamp[s as usize] != self.generation {
                     self.stamp[s as usize] = self.generation;
                     self.affected.push(s);
                 }
@@ -579,10 +654,14 @@ impl<'a> Search<'a> {
         // A section's floor is at least the lowest offset any of its unplaced buffers can take.
         for k in 0..self.affected.len() {
             let s = self.affected[k] as usize;
+            let floor = self.floor[s];
             let mut m = i64::MAX;
             for &c in &sub.members[s] {
                 if !self.placed[c as usize] {
                     m = m.min(self.min_off[c as usize]);
+                    if m <= floor {
+                        break;
+                    }
                 }
             }
             if m != i64::MAX && m > self.floor[s] {
@@ -612,6 +691,9 @@ impl<'a> Search<'a> {
         }
         for s in sub.lo[b]..sub.hi[b] {
             self.total[s as usize] += sub.size[b];
+        }
+        for k in sub.lo[b] + 1..sub.hi[b] {
+            self.cuts[k as usize] += 1;
         }
         self.placed[b] = false;
         self.remaining += 1;
@@ -680,6 +762,26 @@ impl<'a> Search<'a> {
                 }
                 continue;
             }
+            if self.cut_freed
+                && let Some(kind) = self.decompose
+            {
+                match self.split(kind, limit) {
+                    Split::Whole => {}
+                    Split::Infeasible => continue,
+                    Split::OutOfNodes => return Outcome::OutOfNodes,
+                    Split::Solved(t) => {
+                        let top = top.max(t);
+                        inc.0.clone_from(&self.off);
+                        inc.1 = top;
+                        self.cap = top - 1;
+                        return if top <= stop_at {
+                            Outcome::GoodEnough
+                        } else {
+                            Outcome::OutOfNodes
+                        };
+                    }
+                }
+            }
             stack.push(Frame {
                 canon: (o, r),
                 tried: None,
@@ -688,5 +790,51 @@ impl<'a> Search<'a> {
             });
         }
         Outcome::Exhausted
+    }
+
+    /// When the unplaced buffers fall into independent time groups, solves
+    /// each alone (their feasibility is independent at a fixed target), as
+    /// MiniMalloc's dynamic decomposition does.
+    fn split(&mut self, kind: usize, limit: u64) -> Split {
+        let sub = self.sub;
+        let mut unplaced: Vec<usize> = (0..sub.n()).filter(|&b| !self.placed[b]).collect();
+        unplaced.sort_by_key(|&b| (sub.lo[b], b));
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut end = 0u32;
+        for &b in &unplaced {
+            match groups.last_mut() {
+                Some(g) if sub.lo[b] < end => g.push(b),
+                _ => groups.push(alloc::vec![b]),
+            }
+            end = end.max(sub.hi[b]);
+        }
+        if groups.len() < 2 {
+            return Split::Whole;
+        }
+        let mut top = 0i64;
+        for g in groups {
+            let part = Sub::group(sub, g, &self.min_off);
+            let first = part.ids.iter().map(|&b| sub.lo[b]).min().unwrap_or(0) as usize;
+            let floors = self.floor.get(first..).unwrap_or(&[]);
+            let ranks = rankings(&part);
+            let Some(rank) = ranks.get(kind) else {
+                return Split::Whole;
+            };
+            let mut inner = Search::new(&part, rank, self.cap, Some(floors));
+            inner.decompose = Some(kind);
+            let mut found = (Vec::new(), i64::MAX);
+            let outcome = inner.run(limit.saturating_sub(self.nodes), self.cap, &mut found);
+            self.nodes += inner.nodes;
+            match outcome {
+                Outcome::Exhausted => return Split::Infeasible,
+                Outcome::OutOfNodes => return Split::OutOfNodes,
+                Outcome::GoodEnough => {}
+            }
+            for (local, &b) in part.ids.iter().enumerate() {
+                self.off[b] = found.0[local];
+            }
+            top = top.max(found.1);
+        }
+        Split::Solved(top)
     }
 }
