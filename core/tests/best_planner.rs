@@ -271,3 +271,20 @@ fn empty_and_fixed_only() {
     assert_eq!(r.plan.head_bytes, 96);
     assert!(r.proven_optimal);
 }
+
+#[test]
+fn huge_instances_fall_back_to_greedy() {
+    // 3,000 buffers all alive together: 4.5M conflict pairs, over the search limit.
+    let buffers: Vec<PlanBuffer> = (0..3_000)
+        .map(|i| PlanBuffer {
+            size: 16 * (1 + i % 7),
+            first: 0,
+            last: 10,
+            fixed_offset: None,
+        })
+        .collect();
+    let r = best::plan_with_budget(&buffers, 1_000);
+    assert_eq!(r.nodes_used, 0);
+    assert_eq!(r.plan, greedy::plan(&buffers));
+    assert!(r.proven_optimal, "stacking everything is optimal here");
+}

@@ -36,7 +36,11 @@ use super::heuristics::{self, GapRule};
 use super::{BUFFER_ALIGNMENT, Plan, PlanBuffer, greedy, validate};
 
 /// Node budget used by [`super::PlannerKind::Best`].
-pub const DEFAULT_BUDGET_NODES: u64 = 200_000;
+pub const DEFAULT_BUDGET_NODES: u64 = 50_000;
+
+/// Instances whose conflict pairs plus section spans exceed this are left to
+/// TFLM greedy (the search's tables grow with them).
+pub const MAX_SEARCH_WORK: u64 = 4_000_000;
 
 /// What [`plan_with_budget`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +116,16 @@ pub fn plan_with_options(buffers: &[PlanBuffer], opts: &BestOptions) -> BestResu
         .collect();
     let sound_lb = fixed_top.max(super::lower_bound(&wellformed) as i64);
 
+    if search_work(buffers, &online) > MAX_SEARCH_WORK {
+        let plan = greedy::plan(buffers);
+        let lower_bound = sound_lb.max(0) as u64;
+        return BestResult {
+            proven_optimal: plan.head_bytes <= lower_bound,
+            plan,
+            nodes_used: 0,
+            lower_bound,
+        };
+    }
     let subs = Sub::split(buffers, &online, &fixed, align);
     let mut incumbents: Vec<(Vec<i64>, i64)> = subs.iter().map(seed).collect();
     let sub_lb: Vec<i64> = subs.iter().map(Sub::lower_bound).collect();
@@ -129,18 +143,34 @@ pub fn plan_with_options(buffers: &[PlanBuffer], opts: &BestOptions) -> BestResu
     order.sort_by(|&a, &b| incumbents[b].1.cmp(&incumbents[a].1).then(a.cmp(&b)));
     let mut proven_floor = lb;
     let mut used = 0u64;
-    let to_search: Vec<usize> = order
+    let mut pending: Vec<usize> = order
         .iter()
         .copied()
         .filter(|&p| incumbents[p].1 > stop_at)
         .collect();
-    for (k, &p) in to_search.iter().enumerate() {
-        let share = (opts.budget_nodes - used) / (to_search.len() - k) as u64;
-        let (h, proven, spent) = solve(&subs[p], &mut incumbents[p], sub_lb[p], stop_at, share);
-        used += spent;
-        if proven {
-            proven_floor = proven_floor.max(h);
+    // Rounds: what a component leaves of its share goes to those still open.
+    while !pending.is_empty() {
+        let mut open = Vec::new();
+        for (k, &p) in pending.iter().enumerate() {
+            let share = (opts.budget_nodes - used) / (pending.len() - k) as u64;
+            if share == 0 {
+                open.push(p);
+                continue;
+            }
+            let (h, proven, spent) = solve(&subs[p], &mut incumbents[p], sub_lb[p], stop_at, share);
+            used += spent;
+            if proven {
+                proven_floor = proven_floor.max(h);
+            } else if h > stop_at {
+                open.push(p);
+            }
         }
+        // An open component spent its whole share, so every round spends at
+        // least one node (the last share is all that is left) or ends here.
+        if open.is_empty() || used >= opts.budget_nodes {
+            break;
+        }
+        pending = open;
     }
     let mut head = fixed_top;
     for (sub, (off, h)) in subs.iter().zip(&incumbents) {
@@ -174,6 +204,34 @@ pub fn plan_with_options(buffers: &[PlanBuffer], opts: &BestOptions) -> BestResu
         nodes_used: used,
         lower_bound,
     }
+}
+
+/// Conflicting pairs plus elementary time sections spanned, summed over the
+/// online buffers: the size of the search's tables.
+fn search_work(buffers: &[PlanBuffer], online: &[usize]) -> u64 {
+    let mut spans: Vec<(i64, i64)> = online
+        .iter()
+        .map(|&i| {
+            let b = &buffers[i];
+            (
+                i64::from(b.first.min(b.last)),
+                i64::from(b.first.max(b.last)) + 1,
+            )
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut points: Vec<i64> = spans.iter().flat_map(|&(a, z)| [a, z]).collect();
+    points.sort_unstable();
+    points.dedup();
+    let rank = |t: i64| points.partition_point(|&p| p < t) as u64;
+    let mut work = 0u64;
+    for (k, &(a, z)) in spans.iter().enumerate() {
+        let later = spans.partition_point(|&(s, _)| s < z) as u64;
+        work = work
+            .saturating_add(later.saturating_sub(k as u64 + 1))
+            .saturating_add(rank(z) - rank(a));
+    }
+    work
 }
 
 /// One independent time component, with local buffer indices.
