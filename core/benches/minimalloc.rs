@@ -225,8 +225,9 @@ fn read_csv(path: &Path) -> Result<Vec<PlanBuffer>, String> {
         .collect())
 }
 
-/// Deterministic pseudo-random instance: activations along a long chain with
-/// skip connections, sizes multiple of 16 from 16 B to 256 KiB.
+/// Deterministic pseudo-random instance (xorshift): `n` buffers over `n / 4`
+/// steps, mostly short-lived with a fifth living up to 128 steps, sizes
+/// multiple of 16 from 16 B to 256 KiB on a log scale.
 fn generate(n: usize, seed: u64) -> Vec<PlanBuffer> {
     let mut s = seed;
     let mut next = move || {
@@ -235,14 +236,14 @@ fn generate(n: usize, seed: u64) -> Vec<PlanBuffer> {
         s ^= s << 17;
         s
     };
-    let steps = (n / 2) as u64;
+    let steps = (n / 4).max(1) as u64;
     (0..n)
         .map(|_| {
             let first = (next() % steps) as i32;
-            let len = match next() % 10 {
-                0 => next() % 64,
-                1..=3 => next() % 8,
-                _ => next() % 2,
+            let len = if next() % 5 == 0 {
+                next() % 128
+            } else {
+                next() % 12
             } as i32;
             let size = (1 + next() % (1 << (4 + next() % 11))) * 16;
             PlanBuffer {
