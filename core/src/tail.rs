@@ -229,7 +229,7 @@ pub fn simulate(
     tail.sz(Category::AllocatorObjects, me, profile.arena_allocator, 1);
     let planner_obj = match planner {
         PlannerKind::Linear => profile.linear_planner,
-        PlannerKind::TflmGreedy => profile.greedy_planner,
+        PlannerKind::TflmGreedy | PlannerKind::Best => profile.greedy_planner,
     };
     tail.sz(Category::AllocatorObjects, me, planner_obj, 1);
     tail.sz(Category::AllocatorObjects, me, profile.micro_allocator, 1);

@@ -8,7 +8,9 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+pub mod best;
 pub mod greedy;
+mod heuristics;
 pub mod linear;
 
 /// TFLM rounds every planned buffer size up to this.
@@ -55,17 +57,26 @@ pub enum PlannerKind {
     TflmGreedy,
     /// TFLM's `LinearMemoryPlanner` (`preserve_all_tensors`): no reuse.
     Linear,
+    /// [`best`]: TFLM greedy or better, optimal when the search can prove it
+    /// within [`best::DEFAULT_BUDGET_NODES`] nodes. On a device it is deployed
+    /// as an offline plan for the greedy planner.
+    Best,
 }
 
 impl PlannerKind {
     /// Every planner, in the order reports list them.
-    pub const ALL: &'static [PlannerKind] = &[PlannerKind::TflmGreedy, PlannerKind::Linear];
+    pub const ALL: &'static [PlannerKind] = &[
+        PlannerKind::TflmGreedy,
+        PlannerKind::Linear,
+        PlannerKind::Best,
+    ];
 
     /// Name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             PlannerKind::TflmGreedy => "tflm-greedy",
             PlannerKind::Linear => "linear",
+            PlannerKind::Best => "best",
         }
     }
 
@@ -79,6 +90,7 @@ impl PlannerKind {
         let plan = match self {
             PlannerKind::TflmGreedy => greedy::plan(buffers),
             PlannerKind::Linear => linear::plan(buffers)?,
+            PlannerKind::Best => best::plan_with_budget(buffers, best::DEFAULT_BUDGET_NODES).plan,
         };
         debug_assert!(
             validate(buffers, &plan).is_ok(),

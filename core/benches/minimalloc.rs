@@ -1,0 +1,257 @@
+//! The `best` planner on MiniMalloc's 11 "challenging" instances (Moffitt,
+//! ASPLOS 2023; capacity 1 MiB each) and on generated instances of 500 and
+//! 5,000 buffers.
+//!
+//! `cargo bench -p microarena-core --bench minimalloc`
+//!
+//! * Instances: `$MICROARENA_CORPUS/bench/minimalloc-challenging/*.csv`
+//!   (`MICROARENA_CORPUS` defaults to `../shared` beside the workspace; a
+//!   relative value is taken from the workspace root). Columns
+//!   `id,lower,upper,size`; lifetimes are half-open `[lower, upper)` and are
+//!   compressed to ranks, giving inclusive scopes `[rank(lower), rank(upper)-1]`.
+//! * Sizes are used raw with alignment 1 (they happen to be multiples of 16).
+//! * `MICROARENA_BEST_BUDGET` overrides the node budget (default 5,000,000).
+//!   The search stops early once the head is within the 1 MiB capacity
+//!   ("solved", as MiniMalloc's decision problem is posed) unless
+//!   `MICROARENA_BEST_MINIMIZE=1`, which keeps minimizing to the budget.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use microarena_core::planner::best::{self, BestOptions};
+use microarena_core::planner::{PlanBuffer, greedy, lower_bound};
+
+const CAPACITY: u64 = 1_048_576;
+
+struct Row {
+    name: String,
+    buffers: usize,
+    greedy: u64,
+    lower: u64,
+    head: u64,
+    proven: bool,
+    nodes: u64,
+    seconds: f64,
+}
+
+fn main() -> ExitCode {
+    // `cargo bench` passes `--bench`; nothing else is understood.
+    let budget = std::env::var("MICROARENA_BEST_BUDGET")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5_000_000u64);
+    let minimize = std::env::var("MICROARENA_BEST_MINIMIZE").is_ok_and(|v| v == "1");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let (corpus, explicit) = match std::env::var_os("MICROARENA_CORPUS") {
+        Some(v) => {
+            let p = PathBuf::from(v);
+            (if p.is_absolute() { p } else { root.join(p) }, true)
+        }
+        None => (root.join("../shared"), false),
+    };
+    let dir = corpus.join("bench/minimalloc-challenging");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+
+    let mut rows = Vec::new();
+    if files.is_empty() {
+        if explicit {
+            eprintln!(
+                "error: MICROARENA_CORPUS is set but {} holds no *.csv instances",
+                dir.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        println!(
+            "minimalloc-challenging: skipped ({} not found)",
+            dir.display()
+        );
+    } else {
+        if explicit && files.len() != 11 {
+            eprintln!(
+                "error: expected 11 instances in {}, found {}",
+                dir.display(),
+                files.len()
+            );
+            return ExitCode::FAILURE;
+        }
+        let good_enough = (!minimize).then_some(CAPACITY);
+        for f in &files {
+            let name = f.file_stem().map_or_else(String::new, |s| {
+                s.to_string_lossy()
+                    .split('.')
+                    .next()
+                    .unwrap_or("")
+                    .to_owned()
+            });
+            let buffers = match read_csv(f) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", f.display());
+                    return ExitCode::FAILURE;
+                }
+            };
+            rows.push(run(&name, &buffers, budget, good_enough));
+        }
+    }
+    for n in [500usize, 5_000] {
+        let buffers = generate(n, 0x5eed_0000 + n as u64);
+        rows.push(run(&format!("gen-{n}"), &buffers, budget, None));
+    }
+
+    println!();
+    println!(
+        "budget {budget} nodes, alignment 1, stop at capacity: {}",
+        !minimize
+    );
+    println!(
+        "{:<8} {:>6} {:>9} {:>9} {:>9} {:>6} {:>7} {:>10} {:>8}",
+        "instance", "bufs", "lower", "greedy", "best", "<=1MiB", "proven", "nodes", "seconds"
+    );
+    let mut solved = 0;
+    let mut challenge = 0;
+    for r in &rows {
+        let within = r.head <= CAPACITY;
+        if !r.name.starts_with("gen-") {
+            challenge += 1;
+            solved += usize::from(within);
+        }
+        println!(
+            "{:<8} {:>6} {:>9} {:>9} {:>9} {:>6} {:>7} {:>10} {:>8.2}",
+            r.name,
+            r.buffers,
+            r.lower,
+            r.greedy,
+            r.head,
+            if within { "yes" } else { "no" },
+            if r.proven { "yes" } else { "no" },
+            r.nodes,
+            r.seconds
+        );
+    }
+    if challenge > 0 {
+        println!("solved within 1 MiB: {solved}/{challenge}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn run(name: &str, buffers: &[PlanBuffer], budget: u64, good_enough: Option<u64>) -> Row {
+    let opts = BestOptions {
+        budget_nodes: budget,
+        alignment: 1,
+        good_enough,
+    };
+    let start = Instant::now();
+    let r = best::plan_with_options(buffers, &opts);
+    let seconds = start.elapsed().as_secs_f64();
+    check(buffers, &r.plan.offsets, r.plan.head_bytes);
+    let row = Row {
+        name: name.to_owned(),
+        buffers: buffers.len(),
+        greedy: greedy::plan(buffers).head_bytes,
+        lower: lower_bound(buffers),
+        head: r.plan.head_bytes,
+        proven: r.proven_optimal,
+        nodes: r.nodes_used,
+        seconds,
+    };
+    eprintln!(
+        "{name}: head {} (greedy {}, lower {}), proven {}, {} nodes, {:.2} s",
+        row.head, row.greedy, row.lower, row.proven, row.nodes, row.seconds
+    );
+    row
+}
+
+/// Independent overlap check (alignment 1, so `validate` does not apply).
+fn check(buffers: &[PlanBuffer], offsets: &[i64], head: u64) {
+    let mut order: Vec<usize> = (0..buffers.len()).collect();
+    order.sort_by_key(|&i| offsets[i]);
+    let mut top = 0i64;
+    for (k, &i) in order.iter().enumerate() {
+        let (a, oa) = (buffers[i], offsets[i]);
+        assert!(oa >= 0, "negative offset");
+        top = top.max(oa + a.size as i64);
+        for &j in &order[k + 1..] {
+            if offsets[j] >= oa + a.size as i64 {
+                break;
+            }
+            assert!(
+                a.size == 0 || buffers[j].size == 0 || !a.overlaps_in_time(&buffers[j]),
+                "buffers {i} and {j} overlap"
+            );
+        }
+    }
+    assert_eq!(top as u64, head, "head mismatch");
+}
+
+fn read_csv(path: &Path) -> Result<Vec<PlanBuffer>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let num = |k: usize| -> Result<u64, String> {
+            f.get(k)
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("line {}: bad column {k}", n + 1))
+        };
+        let (lower, upper, size) = (num(1)?, num(2)?, num(3)?);
+        if upper <= lower {
+            return Err(format!("line {}: empty lifetime", n + 1));
+        }
+        raw.push((lower, upper, size));
+    }
+    let mut times: Vec<u64> = raw.iter().flat_map(|&(l, u, _)| [l, u]).collect();
+    times.sort_unstable();
+    times.dedup();
+    let rank = |t: u64| times.partition_point(|&x| x < t) as i32;
+    Ok(raw
+        .into_iter()
+        .map(|(l, u, size)| PlanBuffer {
+            size,
+            first: rank(l),
+            last: rank(u) - 1,
+            fixed_offset: None,
+        })
+        .collect())
+}
+
+/// Deterministic pseudo-random instance (xorshift): `n` buffers over `n / 4`
+/// steps, mostly short-lived with a fifth living up to 128 steps, sizes
+/// multiple of 16 from 16 B to 256 KiB on a log scale.
+fn generate(n: usize, seed: u64) -> Vec<PlanBuffer> {
+    let mut s = seed;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let steps = (n / 4).max(1) as u64;
+    (0..n)
+        .map(|_| {
+            let first = (next() % steps) as i32;
+            let len = if next() % 5 == 0 {
+                next() % 128
+            } else {
+                next() % 12
+            } as i32;
+            let size = (1 + next() % (1 << (4 + next() % 11))) * 16;
+            PlanBuffer {
+                size: size.min(256 * 1024),
+                first,
+                last: first + len,
+                fixed_offset: None,
+            }
+        })
+        .collect()
+}
