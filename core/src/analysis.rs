@@ -235,7 +235,9 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
     temp = align_to(temp, profile.allocation_info.align)
         + u64::from(profile.allocation_info.bytes) * lifetimes.infos.len() as u64;
     let planner_work = match config.planner {
-        PlannerKind::TflmGreedy | PlannerKind::Best => u64::from(profile.planner_bytes_per_buffer) * input.len() as u64,
+        PlannerKind::TflmGreedy | PlannerKind::Best => {
+            u64::from(profile.planner_bytes_per_buffer) * input.len() as u64
+        }
         PlannerKind::Linear => 0,
     };
     let planning = align16(temp) + planner_work + align16(sim.tail_at_planning);
