@@ -207,7 +207,9 @@ pub fn plan_input(infos: &[AllocationInfo]) -> (Vec<AllocationInfo>, Vec<PlanBuf
 pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisError> {
     let profile = config.profile;
     let sim = tail::simulate(model, profile, config.planner);
-    let set_in_prepare = |g: usize, t: usize| sim.set_in_prepare.contains(&(g, t));
+    let set: alloc::collections::BTreeSet<(usize, usize)> =
+        sim.set_in_prepare.iter().copied().collect();
+    let set_in_prepare = |g: usize, t: usize| set.contains(&(g, t));
     let lifetimes = lifetime::allocation_info(model, &sim.scratch, &set_in_prepare)?;
     let (planned, input) = plan_input(&lifetimes.infos);
     let plan = config.planner.plan(&input)?;
@@ -252,17 +254,30 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
 
     // Live bytes per scope, for the per-op bars and the peak.
     let scopes = (lifetimes.max_scope.max(0) as usize) + 1;
-    let mut live = alloc::vec![0u64; scopes];
+    // Difference array: O(buffers + scopes) even when every buffer spans every scope.
+    let mut delta = alloc::vec![0i128; scopes + 1];
     for pb in &input {
-        let first = pb.first.max(0) as usize;
-        let last = pb.last.max(-1);
-        if last < 0 {
+        if pb.last < 0 || pb.first > pb.last {
             continue;
         }
-        for s in live.iter_mut().take(last as usize + 1).skip(first) {
-            *s += pb.size;
+        let first = (pb.first.max(0) as usize).min(scopes);
+        let last = (pb.last as usize).min(scopes - 1);
+        if let Some(d) = delta.get_mut(first) {
+            *d += i128::from(pb.size);
+        }
+        if let Some(d) = delta.get_mut(last + 1) {
+            *d -= i128::from(pb.size);
         }
     }
+    let mut running = 0i128;
+    let live: Vec<u64> = delta
+        .iter()
+        .take(scopes)
+        .map(|d| {
+            running += d;
+            running.max(0) as u64
+        })
+        .collect();
     let lower_bound_bytes = planner::lower_bound(&input);
     let (peak_scope, _) =
         live.iter().enumerate().fold(

@@ -173,7 +173,8 @@ impl Report {
                 .iter()
                 .position(|op| op.outputs.contains(&(t as i32)))
         };
-        let mut scratch_seen: Vec<(usize, usize, usize)> = Vec::new();
+        let mut scratch_seen: alloc::collections::BTreeMap<(usize, usize), usize> =
+            Default::default();
         let buffers = analysis
             .buffers
             .iter()
@@ -199,19 +200,9 @@ impl Report {
                 BufferKind::Scratch {
                     subgraph, op_index, ..
                 } => {
-                    let n = match scratch_seen
-                        .iter_mut()
-                        .find(|(g, o, _)| *g == subgraph && *o == op_index)
-                    {
-                        Some(e) => {
-                            e.2 += 1;
-                            e.2
-                        }
-                        None => {
-                            scratch_seen.push((subgraph, op_index, 0));
-                            0
-                        }
-                    };
+                    let seen = scratch_seen.entry((subgraph, op_index)).or_insert(0);
+                    let n = *seen;
+                    *seen += 1;
                     let opname = model
                         .subgraphs
                         .get(subgraph)

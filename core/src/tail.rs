@@ -4,7 +4,7 @@
 //! The arena end is assumed 16-aligned, so `tail = align_down(tail − size, a)`
 //! becomes `used = align_up(used + size, a)` counted from the end.
 
-use alloc::string::String;
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::kernel::{self, KernelCost, PrepareStep};
@@ -180,11 +180,12 @@ fn tensor_struct_end(profile: &TargetProfile, t: &Tensor<'_>, mut end: u64) -> u
     end
 }
 
-/// Unique resource names of the model's VAR_HANDLE ops, and for each
-/// (subgraph, tensor) produced by one, the resource index.
-fn resources(model: &Model<'_>) -> (Vec<String>, Vec<(usize, usize, usize)>) {
-    let mut names: Vec<String> = Vec::new();
-    let mut producers = Vec::new();
+/// Number of unique resources of the model's VAR_HANDLE ops, and for each
+/// (subgraph, tensor) produced by one, the resource index. Maps keep this
+/// O(n log n) for hostile models with many handles.
+fn resources(model: &Model<'_>) -> (usize, BTreeMap<(usize, usize), usize>) {
+    let mut names: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    let mut producers = BTreeMap::new();
     for (g, sg) in model.subgraphs.iter().enumerate() {
         for op in &sg.operators {
             if let OpOptions::VarHandle {
@@ -192,24 +193,17 @@ fn resources(model: &Model<'_>) -> (Vec<String>, Vec<(usize, usize, usize)>) {
                 shared_name,
             } = &op.options
             {
-                let mut key = String::with_capacity(container.len() + shared_name.len() + 1);
-                key.push_str(container);
-                key.push('/');
-                key.push_str(shared_name);
-                let id = match names.iter().position(|n| *n == key) {
-                    Some(i) => i,
-                    None => {
-                        names.push(key);
-                        names.len() - 1
-                    }
-                };
+                let next = names.len();
+                let id = *names
+                    .entry((container.as_str(), shared_name.as_str()))
+                    .or_insert(next);
                 if let Some(t) = op.output(0) {
-                    producers.push((g, t, id));
+                    producers.entry((g, t)).or_insert(id);
                 }
             }
         }
     }
-    (names, producers)
+    (names.len(), producers)
 }
 
 /// Runs the simulation for `planner` (which decides the planner object's size).
@@ -234,8 +228,8 @@ pub fn simulate(
     tail.sz(Category::AllocatorObjects, me, planner_obj, 1);
     tail.sz(Category::AllocatorObjects, me, profile.micro_allocator, 1);
     // 4: resource variables, when the model has VAR_HANDLE.
-    let (resource_names, resource_of) = resources(model);
-    if !resource_names.is_empty() {
+    let (resource_count, resource_of) = resources(model);
+    if resource_count > 0 {
         tail.sz(
             Category::PersistentBufferData,
             me,
@@ -245,7 +239,7 @@ pub fn simulate(
         tail.alloc(
             Category::PersistentBufferData,
             me,
-            u64::from(profile.resource_variable_entry) * resource_names.len() as u64,
+            u64::from(profile.resource_variable_entry) * resource_count as u64,
             16,
         );
     }
@@ -281,7 +275,7 @@ pub fn simulate(
     }
 
     // Kernel costs. ASSIGN_VARIABLE allocates its resource on the first assignment only.
-    let mut assigned = alloc::vec![false; resource_names.len()];
+    let mut assigned = alloc::vec![false; resource_count];
     let mut costs: Vec<Vec<KernelCost>> = Vec::with_capacity(model.subgraphs.len());
     for (g, sg) in model.subgraphs.iter().enumerate() {
         let mut row = Vec::with_capacity(sg.operators.len());
@@ -289,8 +283,7 @@ pub fn simulate(
             let mut first = false;
             if op.opcode == BuiltinOp::ASSIGN_VARIABLE
                 && let Some(t) = op.input(0)
-                && let Some(&(_, _, id)) =
-                    resource_of.iter().find(|&&(pg, pt, _)| pg == g && pt == t)
+                && let Some(&id) = resource_of.get(&(g, t))
                 && let Some(flag) = assigned.get_mut(id)
             {
                 first = !*flag;

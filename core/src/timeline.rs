@@ -18,9 +18,20 @@ fn id_char(id: usize, b: &PlanBuffer) -> char {
     }
 }
 
+/// Largest buffers × scopes product drawn; beyond it only the buffer lines are printed,
+/// so a hostile model cannot make the picture take minutes.
+pub const MAX_CELLS: u64 = 4_000_000;
+
 /// One line per buffer, then one 80-column row per scope.
 pub fn render(buffers: &[PlanBuffer], plan: &Plan) -> String {
     let mut out = String::new();
+    let scopes = buffers
+        .iter()
+        .map(|b| i64::from(b.last) + 1)
+        .max()
+        .unwrap_or(0)
+        .max(0) as u64;
+    let too_big = scopes.saturating_mul(buffers.len() as u64) > MAX_CELLS;
     for (id, (b, &o)) in buffers.iter().zip(&plan.offsets).enumerate() {
         let _ = writeln!(
             out,
@@ -37,6 +48,14 @@ pub fn render(buffers: &[PlanBuffer], plan: &Plan) -> String {
         .map(|(b, &o)| o + b.size as i64)
         .max()
         .unwrap_or(0);
+    if too_big {
+        let _ = writeln!(
+            out,
+            "(timeline rows omitted: {} buffers x {scopes} scopes is too large to draw)",
+            buffers.len()
+        );
+        return out;
+    }
     let m = max_end.max(WIDTH);
     let last_scope = buffers.iter().map(|b| b.last).max().unwrap_or(-1);
     let mut row = [b'.'; WIDTH as usize];

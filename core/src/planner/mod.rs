@@ -16,6 +16,9 @@ pub mod linear;
 /// TFLM rounds every planned buffer size up to this.
 pub const BUFFER_ALIGNMENT: u64 = 16;
 
+/// Most buffers any planner accepts (real TFLM models plan a few thousand at most).
+pub const MAX_PLANNED_BUFFERS: usize = 16_384;
+
 /// Rounds `bytes` up to [`BUFFER_ALIGNMENT`].
 pub fn align16(bytes: u64) -> u64 {
     bytes.div_ceil(BUFFER_ALIGNMENT) * BUFFER_ALIGNMENT
@@ -87,6 +90,14 @@ impl PlannerKind {
 
     /// Runs the planner.
     pub fn plan(self, buffers: &[PlanBuffer]) -> Result<Plan, PlanError> {
+        // TFLM's greedy placement is quadratic; refuse inputs that would take
+        // minutes instead of letting a hostile file hang the caller.
+        if buffers.len() > MAX_PLANNED_BUFFERS {
+            return Err(PlanError::TooManyBuffers {
+                count: buffers.len(),
+                limit: MAX_PLANNED_BUFFERS,
+            });
+        }
         let plan = match self {
             PlannerKind::TflmGreedy => greedy::plan(buffers),
             PlannerKind::Linear => linear::plan(buffers)?,
@@ -105,7 +116,8 @@ impl PlannerKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PlanError {
-    /// The linear planner takes at most 1024 buffers.
+    /// More buffers than the planner accepts (1024 for the linear planner,
+    /// [`MAX_PLANNED_BUFFERS`] for any).
     TooManyBuffers {
         /// Buffers given.
         count: usize,
@@ -124,7 +136,7 @@ impl fmt::Display for PlanError {
         match self {
             PlanError::TooManyBuffers { count, limit } => write!(
                 f,
-                "{count} buffers to plan; TFLM's LinearMemoryPlanner holds at most {limit}"
+                "{count} buffers to plan; this planner accepts at most {limit}"
             ),
             PlanError::FixedOffsetsUnsupported { planner } => write!(
                 f,
