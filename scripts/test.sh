@@ -48,5 +48,12 @@ step "firmware under QEMU (Cortex-M4 mps2-an386, Cortex-M0 microbit)"
   arm-none-eabi-size target/thumbv7em-none-eabihf/release/microarena-firmware 2>/dev/null || true
 )
 
+step "Miri on the runtime (allocator, fixed-point and kernel tests)"
+rustup +nightly component add miri rust-src >/dev/null 2>&1 || rustup +nightly component add miri rust-src
+PROPTEST_CASES=4 cargo +nightly miri test -p microarena-runtime --lib --test arena_props
+
+step "fuzz smoke (every target, short run; scripts/fuzz.sh runs them for longer)"
+bash scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-20}"
+
 step "benchmarks compile"
 cargo bench --workspace --no-run

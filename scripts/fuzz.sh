@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Fuzzes every target for SECONDS each (default 600) with seed corpora from the
+# bundled example, builder models and, when present, ../shared/models.
+#   bash scripts/fuzz.sh [SECONDS] [TARGET...]
+# Needs nightly and cargo-fuzz (installed here if missing). Crashers land in
+# fuzz/artifacts/<target>/; turn each into a regression test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-600}
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(plan runtime image)
+command -v cargo-fuzz >/dev/null || cargo +nightly install cargo-fuzz --locked
+CORPUS=${MICROARENA_CORPUS:-../shared}
+seeds=fuzz/corpus
+mkdir -p "$seeds/plan" "$seeds/runtime" "$seeds/image" target
+cargo run -q --release -p microarena-cli -- example -o target/example.tflite 2>/dev/null
+for d in plan runtime; do
+  cp target/example.tflite "$seeds/$d/"
+  [ -d "$CORPUS/models" ] && cp "$CORPUS"/models/*.tflite "$seeds/$d/" || true
+done
+for m in "$seeds"/runtime/*.tflite; do
+  cargo run -q --release -p microarena-core --example lower -- "$m" "$seeds/image/$(basename "$m" .tflite).img" 2>/dev/null || true
+done
+for t in "${TARGETS[@]}"; do
+  echo "== fuzz $t for ${SECONDS_EACH}s"
+  (cd fuzz && cargo +nightly fuzz run -O "$t" "corpus/$t" -- -max_total_time="$SECONDS_EACH" -max_len=400000 -rss_limit_mb=2048 -print_final_stats=1 2>&1 | tail -n 25)
+done
