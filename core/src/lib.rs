@@ -29,6 +29,8 @@ pub mod dtype;
 #[cfg(feature = "alloc")]
 pub mod model;
 #[cfg(feature = "alloc")]
+pub mod offline;
+#[cfg(feature = "alloc")]
 pub mod ops;
 
 #[cfg(feature = "alloc")]
