@@ -48,6 +48,8 @@ pub mod lifetime;
 #[cfg(feature = "alloc")]
 pub mod planner;
 #[cfg(feature = "alloc")]
+pub mod reorder;
+#[cfg(feature = "alloc")]
 pub mod report;
 #[cfg(feature = "alloc")]
 pub mod tail;
