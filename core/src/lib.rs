@@ -46,6 +46,8 @@ pub mod kernel;
 #[cfg(feature = "alloc")]
 pub mod lifetime;
 #[cfg(feature = "alloc")]
+pub mod optimize;
+#[cfg(feature = "alloc")]
 pub mod planner;
 #[cfg(feature = "alloc")]
 pub mod reorder;
