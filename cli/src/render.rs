@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use microarena_core::budget::{Budget, Verdict};
+use microarena_core::optimize::Optimized;
 use microarena_core::report::Report;
 
 /// One line saying whether the model fits, and by how much.
@@ -207,4 +208,58 @@ mod tests {
         assert_eq!(thousands(85264), "85,264");
         assert_eq!(thousands(1048576), "1,048,576");
     }
+}
+
+/// What `microarena optimize` did.
+pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String {
+    let mut s = String::new();
+    let saved = o.original_head_bytes.saturating_sub(o.head_bytes);
+    let _ = writeln!(
+        s,
+        "{input} -> {output}: head {} B -> {} B (saved {} B, {})",
+        thousands(o.original_head_bytes),
+        thousands(o.head_bytes),
+        thousands(saved),
+        pct(saved, o.original_head_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  TFLM greedy on the input vs TFLM honouring the written OfflineMemoryAllocation plan"
+    );
+    let _ = writeln!(
+        s,
+        "  plan: {}; {} tensor(s) placed offline, scratch buffers online; lower bound {} B{}",
+        o.strategy.name(),
+        o.planned_tensors,
+        thousands(o.lower_bound_bytes),
+        if o.proven_optimal { " (optimal)" } else { "" }
+    );
+    match (&o.order, o.reorder_method) {
+        (Some(order), m) => {
+            let _ = writeln!(
+                s,
+                "  op order of subgraph 0 changed ({} search): {:?}",
+                m.map_or("?", |m| m.name()),
+                order
+            );
+        }
+        (None, Some(m)) => {
+            let _ = writeln!(
+                s,
+                "  op order kept (the {} search found nothing lower)",
+                m.name()
+            );
+        }
+        (None, None) => {}
+    }
+    let _ = writeln!(
+        s,
+        "  output: head {} B + tail {} B = total {} B; minimum arena {} B ({})",
+        thousands(r.arena.head_bytes),
+        thousands(r.arena.tail_bytes),
+        thousands(r.arena.total_bytes),
+        thousands(r.arena.minimum_bytes),
+        r.target
+    );
+    s
 }
