@@ -142,6 +142,24 @@ pub fn summary(r: &Report) -> String {
         }
     }
 
+    if !r.plans.is_empty() {
+        let _ = writeln!(s, "planners on this model (head):");
+        for p in &r.plans {
+            let _ = writeln!(
+                s,
+                "  {:<12} {:>11} B{}{}",
+                p.planner,
+                thousands(p.head_bytes),
+                if p.proven_optimal { "  optimal" } else { "" },
+                if p.planner == r.planner {
+                    "  <- this plan"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+
     let mut bufs: Vec<_> = r.buffers.iter().collect();
     bufs.sort_by_key(|b| std::cmp::Reverse(b.aligned_bytes));
     if !bufs.is_empty() {

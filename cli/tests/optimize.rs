@@ -131,3 +131,28 @@ fn garbage_and_unwritable_output_are_exit_2_without_leftovers() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(files_in(dir.path()), vec!["bad.tflite", "example.tflite"]);
 }
+
+#[test]
+fn plan_json_compares_every_planner() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = example(dir.path());
+    let o = run(&["plan", s(&input), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["lower_bound_bytes"], v["arena"]["lower_bound_bytes"]);
+    assert!(v["optimal"].is_boolean());
+    let plans = v["plans"].as_array().expect("plans");
+    let names: Vec<&str> = plans
+        .iter()
+        .map(|p| p["planner"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["tflm-greedy", "linear", "best"]);
+    for p in plans {
+        assert!(p["head_bytes"].as_u64().is_some() && p["proven_optimal"].is_boolean());
+    }
+    let greedy = plans[0]["head_bytes"].as_u64();
+    assert_eq!(greedy, v["arena"]["head_bytes"].as_u64());
+    assert!(plans[2]["head_bytes"].as_u64() <= greedy);
+    let text = run(&["plan", s(&input)]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("planners on this model"));
+}
