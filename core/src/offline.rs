@@ -492,4 +492,92 @@ mod tests {
         assert_eq!(ops_a[0], ops_b[1]);
         assert_eq!(ops_a[1], ops_b[0]);
     }
+
+    /// Every corpus model: only the plan's buffer and metadata entry change.
+    #[test]
+    fn corpus_round_trip_changes_nothing_else() {
+        let Ok(dir) = std::env::var("MICROARENA_CORPUS") else {
+            std::eprintln!(
+                "corpus_round_trip_changes_nothing_else: skipped (MICROARENA_CORPUS is not set)"
+            );
+            return;
+        };
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(dir)
+            .join("models");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "tflite") {
+                continue;
+            }
+            let input = std::fs::read(&path).unwrap();
+            let m = Model::parse(&input).unwrap();
+            let offsets: Vec<i32> = (0..m.tensor_count() as i32).map(|i| i * 16).collect();
+            let out = write_offline_plan(&input, &offsets, true).unwrap();
+            let back = Model::parse(&out).unwrap();
+            assert_eq!(back.offline_plan.unwrap().offsets, offsets, "{path:?}");
+            let (mut a, mut b) = (unpack(&input), unpack(&out));
+            let strip = |m: &mut fb::ModelT| {
+                m.metadata
+                    .get_or_insert_with(Vec::new)
+                    .retain(|e| e.name.as_deref() != Some(OFFLINE_PLAN_METADATA));
+            };
+            strip(&mut a);
+            strip(&mut b);
+            // Buffers: identical except the plan's (reused or appended).
+            let (ba, bb) = (a.buffers.take().unwrap(), b.buffers.take().unwrap());
+            assert!(bb.len() == ba.len() || bb.len() == ba.len() + 1, "{path:?}");
+            let plan_buffer = back_plan_buffer(&out);
+            for (i, x) in ba.iter().enumerate() {
+                if i as u32 != plan_buffer {
+                    assert_eq!(Some(x), bb.get(i), "{path:?} buffer {i}");
+                }
+            }
+            assert_eq!(a, b, "{path:?}");
+            n += 1;
+        }
+        assert!(n >= 10);
+    }
+
+    fn back_plan_buffer(bytes: &[u8]) -> u32 {
+        let m = Model::parse(bytes).unwrap();
+        m.metadata
+            .iter()
+            .rev()
+            .find(|e| e.name == OFFLINE_PLAN_METADATA)
+            .unwrap()
+            .buffer
+    }
+
+    #[test]
+    fn greedy_analysis_honours_the_written_offsets() {
+        use crate::analysis::{Config, analyze};
+        use crate::lifetime::BufferKind;
+        use crate::planner::PlannerKind;
+        let input = small();
+        // x [0,1], y [1,2], z [2,2]: y and z at the same offsets as x would collide
+        // online, but written offsets are taken verbatim.
+        let out = write_offline_plan(&input, &[128, -1, 0, 64], false).unwrap();
+        let m = Model::parse(&out).unwrap();
+        let a = analyze(
+            &m,
+            &Config {
+                profile: &crate::profile::X86_64,
+                planner: PlannerKind::TflmGreedy,
+            },
+        )
+        .unwrap();
+        let got: Vec<(usize, i64)> = a
+            .buffers
+            .iter()
+            .map(|b| match b.info.kind {
+                BufferKind::Tensor { tensor, .. } => (tensor, b.offset),
+                BufferKind::Scratch { .. } => (usize::MAX, b.offset),
+            })
+            .collect();
+        assert_eq!(got, [(0, 128), (2, 0), (3, 64)]);
+        assert_eq!(a.head_bytes, 128 + 64);
+    }
 }
