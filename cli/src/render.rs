@@ -214,20 +214,6 @@ pub fn summary(r: &Report) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(85264), "85,264");
-        assert_eq!(thousands(1048576), "1,048,576");
-    }
-}
-
 /// What `microarena optimize` did.
 pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String {
     let mut s = String::new();
@@ -280,4 +266,18 @@ pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String
         r.target
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(85264), "85,264");
+        assert_eq!(thousands(1048576), "1,048,576");
+    }
 }
