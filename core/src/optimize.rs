@@ -399,7 +399,11 @@ pub fn optimize(bytes: &[u8], opts: &Options) -> Result<Optimized, OptimizeError
             analyze(&variant(&model, Some(order)), &greedy_cfg)?
         };
         let mut cands = candidates(&analysis, opts);
-        if k == 0 && has_plan && model.offline_plan.is_some() {
+        let existing_ok = model
+            .offline_plan
+            .as_ref()
+            .is_some_and(|p| p.offsets.len() == model.tensor_count());
+        if k == 0 && existing_ok {
             // Keeping the input's own plan is a candidate too.
             cands.push(Candidate {
                 head: original.head_bytes,
