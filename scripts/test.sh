@@ -30,6 +30,21 @@ done
 step "host tests"
 cargo test --workspace
 
+step "wasm32 plans equal native plans (determinism probe under node)"
+cargo build --release --manifest-path wasm-probe/Cargo.toml --target wasm32-unknown-unknown --target-dir target
+if command -v node >/dev/null; then
+  node scripts/wasm-plan-hash.mjs target/wasm32-unknown-unknown/release/microarena_wasm_probe.wasm
+else
+  echo "skipped: node is not installed" >&2
+fi
+
+step "offline plans against TFLM itself (tflite-micro wheel, about 40 s)"
+if [ -n "${MICROARENA_CORPUS:-}" ] && python3 -c 'import ensurepip, venv' 2>/dev/null; then
+  bash scripts/verify-offline-plans.sh
+else
+  echo "skipped: needs MICROARENA_CORPUS and python3 with venv" >&2
+fi
+
 step "runtime builds for the thumb targets (no heap)"
 for t in thumbv7em-none-eabihf thumbv6m-none-eabi; do
   cargo build --release -p microarena-runtime --target "$t"

@@ -53,3 +53,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
         .map_err(|e| fail(format!("cannot rename into place: {}", e.error)))?;
     Ok(())
 }
+
+/// `true` when `b` names the same existing file as `a` (same path after
+/// resolving links, or the same inode on Unix).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if (ma.dev(), ma.ino()) == (mb.dev(), mb.ino()) {
+            return true;
+        }
+    }
+    let _ = (ma, mb);
+    matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use microarena_core::budget::{Budget, Reserve};
+use microarena_core::optimize;
 use microarena_core::planner::PlannerKind;
 use microarena_core::profile::{self, TargetProfile};
 use microarena_core::report::Report;
@@ -91,6 +92,30 @@ enum Command {
         /// Run this many inferences and print the time per inference.
         #[arg(long, default_value_t = 1)]
         repeat: u32,
+    },
+    /// Write a copy of the model with an OfflineMemoryAllocation plan, so stock TFLM places
+    /// every tensor where microarena's planner says (scratch buffers stay online).
+    Optimize {
+        /// The .tflite file (never overwritten).
+        model: PathBuf,
+        /// Output .tflite path (written atomically; must differ from the input).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Planner proposing the tensor offsets.
+        #[arg(long, default_value = "best", value_parser = parse_planner)]
+        planner: PlannerKind,
+        /// Also search for an operator order of subgraph 0 with a lower peak.
+        #[arg(long)]
+        reorder: bool,
+        /// Replace an offline plan the model already carries.
+        #[arg(long)]
+        force: bool,
+        /// Target ABI profile for the reported tail and total.
+        #[arg(long, default_value = "x86_64", value_parser = parse_target)]
+        target: &'static TargetProfile,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Write the bundled example model (MobileNet-v1 0.25, 96x96 int8, generated weights).
     Example {
@@ -264,6 +289,15 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             output,
             repeat,
         } => run_model(&model, &input, &output, repeat),
+        Command::Optimize {
+            model,
+            output,
+            planner,
+            reorder,
+            force,
+            target,
+            json,
+        } => optimize_model(&model, &output, planner, reorder, force, target, json),
         Command::Example { output } => {
             let bytes = microarena_core::example::mobilenet_v1_025_96_int8();
             io::write_atomic(&output, &bytes)?;
@@ -271,6 +305,83 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(EXIT_OK)
         }
     }
+}
+
+fn optimize_model(
+    model: &Path,
+    output: &Path,
+    planner: PlannerKind,
+    reorder: bool,
+    force: bool,
+    target: &'static TargetProfile,
+    json: bool,
+) -> Result<u8, Failure> {
+    let name = model.display();
+    if io::same_file(model, output) {
+        return Err(Failure::usage(format!(
+            "{}: refusing to write over the input model; choose another -o path",
+            output.display()
+        )));
+    }
+    let bytes = io::read_model(model)?;
+    let mut opts = optimize::Options::new(target);
+    opts.planner = planner;
+    opts.reorder = reorder;
+    opts.force = force;
+    let r =
+        optimize::optimize(&bytes, &opts).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    // Re-read and re-analyse exactly the bytes about to be written.
+    let reread = Model::parse(&r.bytes)
+        .map_err(|e| Failure::usage(format!("internal error: the output does not parse: {e}")))?;
+    let analysis = analyze(
+        &reread,
+        &Config {
+            profile: target,
+            planner: PlannerKind::TflmGreedy,
+        },
+    )
+    .map_err(|e| Failure::usage(format!("internal error: the output does not analyse: {e}")))?;
+    if analysis.head_bytes != r.head_bytes {
+        return Err(Failure::usage(format!(
+            "internal error: the output gets a head of {} B, not the predicted {} B; nothing was written",
+            analysis.head_bytes, r.head_bytes
+        )));
+    }
+    io::write_atomic(output, &r.bytes)?;
+    let report = Report::new(&reread, &analysis, &io::display_name(output));
+    if json {
+        let value = serde_json::json!({
+            "input": io::display_name(model),
+            "output": io::display_name(output),
+            "target": target.name,
+            "planner": planner.name(),
+            "original_head_bytes": r.original_head_bytes,
+            "head_bytes": r.head_bytes,
+            "saved_bytes": r.original_head_bytes.saturating_sub(r.head_bytes),
+            "lower_bound_bytes": r.lower_bound_bytes,
+            "optimal": r.proven_optimal,
+            "strategy": r.strategy.name(),
+            "planned_tensors": r.planned_tensors,
+            "reordered": r.order.is_some(),
+            "order": r.order,
+            "reorder_method": r.reorder_method.map(|m| m.name()),
+            "report": report,
+        });
+        let text = serde_json::to_string_pretty(&value)
+            .map_err(|e| Failure::usage(format!("cannot serialize the result: {e}")))?;
+        println!("{text}");
+    } else {
+        print!(
+            "{}",
+            render::optimized(
+                &io::display_name(model),
+                &io::display_name(output),
+                &r,
+                &report
+            )
+        );
+    }
+    Ok(EXIT_OK)
 }
 
 fn run_model(

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use microarena_core::budget::{Budget, Verdict};
+use microarena_core::optimize::Optimized;
 use microarena_core::report::Report;
 
 /// One line saying whether the model fits, and by how much.
@@ -141,6 +142,24 @@ pub fn summary(r: &Report) -> String {
         }
     }
 
+    if !r.plans.is_empty() {
+        let _ = writeln!(s, "planners on this model (head):");
+        for p in &r.plans {
+            let _ = writeln!(
+                s,
+                "  {:<12} {:>11} B{}{}",
+                p.planner,
+                thousands(p.head_bytes),
+                if p.proven_optimal { "  optimal" } else { "" },
+                if p.planner == r.planner {
+                    "  <- this plan"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+
     let mut bufs: Vec<_> = r.buffers.iter().collect();
     bufs.sort_by_key(|b| std::cmp::Reverse(b.aligned_bytes));
     if !bufs.is_empty() {
@@ -192,6 +211,60 @@ pub fn summary(r: &Report) -> String {
     for d in &r.diagnostics {
         let _ = writeln!(s, "{}: {}", d.severity, d.message);
     }
+    s
+}
+
+/// What `microarena optimize` did.
+pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String {
+    let mut s = String::new();
+    let saved = o.original_head_bytes.saturating_sub(o.head_bytes);
+    let _ = writeln!(
+        s,
+        "{input} -> {output}: head {} B -> {} B (saved {} B, {})",
+        thousands(o.original_head_bytes),
+        thousands(o.head_bytes),
+        thousands(saved),
+        pct(saved, o.original_head_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  TFLM greedy on the input vs TFLM honouring the written OfflineMemoryAllocation plan"
+    );
+    let _ = writeln!(
+        s,
+        "  plan: {}; {} tensor(s) placed offline, scratch buffers online; lower bound {} B{}",
+        o.strategy.name(),
+        o.planned_tensors,
+        thousands(o.lower_bound_bytes),
+        if o.proven_optimal { " (optimal)" } else { "" }
+    );
+    match (&o.order, o.reorder_method) {
+        (Some(order), m) => {
+            let _ = writeln!(
+                s,
+                "  op order of subgraph 0 changed ({} search): {:?}",
+                m.map_or("?", |m| m.name()),
+                order
+            );
+        }
+        (None, Some(m)) => {
+            let _ = writeln!(
+                s,
+                "  op order kept (the {} search found nothing lower)",
+                m.name()
+            );
+        }
+        (None, None) => {}
+    }
+    let _ = writeln!(
+        s,
+        "  output: head {} B + tail {} B = total {} B; minimum arena {} B ({})",
+        thousands(r.arena.head_bytes),
+        thousands(r.arena.tail_bytes),
+        thousands(r.arena.total_bytes),
+        thousands(r.arena.minimum_bytes),
+        r.target
+    );
     s
 }
 

@@ -508,3 +508,57 @@ fn diagnose(
     }
     out
 }
+
+/// One planner's result on a model, for comparing planners side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanComparison {
+    /// The planner.
+    pub planner: PlannerKind,
+    /// Head it gives.
+    pub head_bytes: u64,
+    /// The head is proven minimal (equal to the lower bound, or to an optimum
+    /// `best` proved).
+    pub proven_optimal: bool,
+}
+
+/// Every planner on the same head buffers ([`Analysis::plan_input`]), in
+/// [`PlannerKind::ALL`] order. Planners that refuse the buffers (the linear
+/// planner with an offline plan or above 1024 buffers) are left out.
+pub fn compare_plan_input(input: &[PlanBuffer]) -> Vec<PlanComparison> {
+    let bound = planner::lower_bound(input);
+    let best = planner::best::plan_with_budget(input, planner::best::DEFAULT_BUDGET_NODES);
+    // The proven minimum, when `best` proved one.
+    let optimum = best.proven_optimal.then_some(best.plan.head_bytes);
+    PlannerKind::ALL
+        .iter()
+        .filter_map(|&kind| {
+            let (head, proven) = match kind {
+                PlannerKind::Best => (best.plan.head_bytes, best.proven_optimal),
+                other => {
+                    let h = other.plan(input).ok()?.head_bytes;
+                    (h, optimum == Some(h))
+                }
+            };
+            Some(PlanComparison {
+                planner: kind,
+                head_bytes: head,
+                proven_optimal: proven || head <= bound,
+            })
+        })
+        .collect()
+}
+
+/// Analyses `model` once and compares every planner on its head buffers.
+pub fn compare_planners(
+    model: &Model<'_>,
+    profile: &'static TargetProfile,
+) -> Result<Vec<PlanComparison>, AnalysisError> {
+    let a = analyze(
+        model,
+        &Config {
+            profile,
+            planner: PlannerKind::TflmGreedy,
+        },
+    )?;
+    Ok(compare_plan_input(&a.plan_input))
+}

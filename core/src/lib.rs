@@ -29,6 +29,8 @@ pub mod dtype;
 #[cfg(feature = "alloc")]
 pub mod model;
 #[cfg(feature = "alloc")]
+pub mod offline;
+#[cfg(feature = "alloc")]
 pub mod ops;
 
 #[cfg(feature = "alloc")]
@@ -44,7 +46,11 @@ pub mod kernel;
 #[cfg(feature = "alloc")]
 pub mod lifetime;
 #[cfg(feature = "alloc")]
+pub mod optimize;
+#[cfg(feature = "alloc")]
 pub mod planner;
+#[cfg(feature = "alloc")]
+pub mod reorder;
 #[cfg(feature = "alloc")]
 pub mod report;
 #[cfg(feature = "alloc")]

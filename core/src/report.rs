@@ -39,6 +39,27 @@ pub struct Report {
     pub tail: Vec<TailCategory>,
     /// Findings.
     pub diagnostics: Vec<DiagnosticInfo>,
+    /// Same as `arena.lower_bound_bytes`: no planner can make the head smaller.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub lower_bound_bytes: u64,
+    /// The chosen planner's head is proven minimal.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub optimal: bool,
+    /// Every planner on the same buffers, in the order planners are listed.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub plans: Vec<PlanInfo>,
+}
+
+/// One planner's head on this model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PlanInfo {
+    /// Planner name (`tflm-greedy`, `linear`, `best`).
+    pub planner: String,
+    /// Head it gives.
+    pub head_bytes: u64,
+    /// That head is proven minimal.
+    pub proven_optimal: bool,
 }
 
 /// Model facts.
@@ -262,6 +283,24 @@ impl Report {
                 })
             })
             .collect();
+        let comparison = crate::analysis::compare_plan_input(&analysis.plan_input);
+        let plans: Vec<PlanInfo> = comparison
+            .iter()
+            .map(|c| PlanInfo {
+                planner: c.planner.name().into(),
+                head_bytes: c.head_bytes,
+                proven_optimal: c.proven_optimal,
+            })
+            .collect();
+        // The chosen plan is optimal when its head is at the lower bound or at a
+        // minimum `best` proved for the same buffers.
+        let optimal = analysis.head_bytes <= analysis.lower_bound_bytes
+            || comparison.iter().any(|c| {
+                c.proven_optimal
+                    && c.head_bytes == analysis.head_bytes
+                    && (c.planner == analysis.planner
+                        || c.planner == crate::planner::PlannerKind::Best)
+            });
         let peak_op = analysis.peak_op.filter(|&(g, _)| g == 0).map(|(_, i)| i);
         Report {
             schema_version: SCHEMA_VERSION,
@@ -299,6 +338,9 @@ impl Report {
                     message: d.message.clone(),
                 })
                 .collect(),
+            lower_bound_bytes: analysis.lower_bound_bytes,
+            optimal,
+            plans,
         }
     }
 
