@@ -76,8 +76,10 @@ impl core::error::Error for LowerError {}
 pub struct RuntimeArena {
     /// Planned activations and scratch buffers (core's greedy plan).
     pub head_bytes: u64,
-    /// OpData the runtime's Prepare allocates.
+    /// OpData the runtime's Prepare allocates, plus the variable region.
     pub tail_bytes: u64,
+    /// Variable tensors (LSTM/SVDF state), part of `tail_bytes`.
+    pub variable_bytes: u64,
     /// `head + tail`: the smallest arena `Interpreter::new` accepts, and the
     /// high-water mark it reports.
     pub total_bytes: u64,
@@ -89,6 +91,7 @@ pub fn runtime_arena(model: &Model<'_>) -> Result<RuntimeArena, LowerError> {
     Ok(RuntimeArena {
         head_bytes: l.head,
         tail_bytes: l.tail,
+        variable_bytes: l.var_bytes,
         total_bytes: l.head + l.tail,
     })
 }

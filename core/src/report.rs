@@ -39,6 +39,62 @@ pub struct Report {
     pub tail: Vec<TailCategory>,
     /// Findings.
     pub diagnostics: Vec<DiagnosticInfo>,
+    /// The arena `microarena-runtime` needs for this model
+    /// (`device::runtime_arena`), `null` when the runtime cannot run it (see
+    /// `runtime_refusal`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub runtime: Option<RuntimeInfo>,
+    /// Why `runtime` is `null`: the op or tensor the runtime lacks.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub runtime_refusal: Option<String>,
+    /// Variable tensors (LSTM/SVDF state): alive for the interpreter's whole
+    /// life, in the tail unless an offline plan places them in the head.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub variables: Vec<VariableInfo>,
+}
+
+/// microarena-runtime's arena for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RuntimeInfo {
+    /// Planned activations and scratch (core's greedy plan of the runtime's buffers).
+    pub head_bytes: u64,
+    /// OpData and variable tensors.
+    pub tail_bytes: u64,
+    /// head + tail: the arena `Interpreter::new` needs, and its measured high-water mark.
+    pub total_bytes: u64,
+    /// Variable tensors, part of `tail_bytes`.
+    pub variable_bytes: u64,
+}
+
+/// One variable tensor (a region of its own: never planned with the
+/// activations, alive from `AllocateTensors` to the interpreter's end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct VariableInfo {
+    /// Subgraph.
+    pub subgraph: usize,
+    /// Tensor index.
+    pub tensor: usize,
+    /// Tensor name.
+    pub name: String,
+    /// Bytes.
+    pub bytes: u64,
+    /// Shape.
+    pub shape: Vec<i32>,
+    /// Element type.
+    pub dtype: String,
+    /// The first op that reads it (the LSTM or SVDF owning the state).
+    pub op: Option<usize>,
+    /// Opcode of that op.
+    pub opcode: Option<String>,
+    /// `tail` (TFLM's "TfLiteTensor variable buffer data"), or `head` when the
+    /// model's offline plan places it there (then `offset` is its head offset).
+    pub region: String,
+    /// Head offset for offline-planned variables.
+    pub offset: Option<i64>,
+    /// Always `interpreter`: allocated once, kept across invocations.
+    pub lifetime: String,
 }
 
 /// Model facts.
@@ -272,6 +328,54 @@ impl Report {
             })
             .collect();
         let peak_op = analysis.peak_op.filter(|&(g, _)| g == 0).map(|(_, i)| i);
+        let (runtime, runtime_refusal) = match crate::device::runtime_arena(model) {
+            Ok(r) => (
+                Some(RuntimeInfo {
+                    head_bytes: r.head_bytes,
+                    tail_bytes: r.tail_bytes,
+                    total_bytes: r.total_bytes,
+                    variable_bytes: r.variable_bytes,
+                }),
+                None,
+            ),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let head_offset = |g: usize, t: usize| {
+            analysis.buffers.iter().find_map(|b| match b.info.kind {
+                BufferKind::Tensor { subgraph, tensor } if subgraph == g && tensor == t => {
+                    Some(b.offset)
+                }
+                _ => None,
+            })
+        };
+        let mut variables = Vec::new();
+        for (g, sg) in model.subgraphs.iter().enumerate() {
+            for (t, tensor) in sg.tensors.iter().enumerate() {
+                if !tensor.is_variable || tensor.has_data {
+                    continue;
+                }
+                let op = sg
+                    .operators
+                    .iter()
+                    .position(|o| o.inputs.contains(&(t as i32)));
+                let offset = head_offset(g, t);
+                variables.push(VariableInfo {
+                    subgraph: g,
+                    tensor: t,
+                    name: tensor.name.to_string(),
+                    bytes: tensor.bytes.unwrap_or(0),
+                    shape: tensor.shape.clone(),
+                    dtype: tensor.dtype.name().into(),
+                    op,
+                    opcode: op
+                        .and_then(|i| sg.operators.get(i))
+                        .map(|o| o.name().into()),
+                    region: if offset.is_some() { "head" } else { "tail" }.into(),
+                    offset,
+                    lifetime: "interpreter".into(),
+                });
+            }
+        }
         Report {
             schema_version: SCHEMA_VERSION,
             model: ModelInfo {
@@ -308,6 +412,9 @@ impl Report {
                     message: d.message.clone(),
                 })
                 .collect(),
+            runtime,
+            runtime_refusal,
+            variables,
         }
     }
 
