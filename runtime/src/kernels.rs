@@ -789,12 +789,17 @@ fn fully_connected(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         let per_channel = filter.n_scales > 1;
         for b in 0..batches {
             for o in 0..depth {
-                let mut acc = 0i32;
-                for d in 0..accum {
-                    let wv = i8_at(w, o * accum + d).wrapping_add(w_off);
-                    let xv = i8_at(x, b * accum + d).wrapping_add(in_off);
-                    acc = acc.wrapping_add(wv.wrapping_mul(xv));
-                }
+                let mut acc = if w_off == 0 {
+                    dot_i8(x, b * accum, w, o * accum, accum, in_off)
+                } else {
+                    let mut acc = 0i32;
+                    for d in 0..accum {
+                        let wv = i8_at(w, o * accum + d).wrapping_add(w_off);
+                        let xv = i8_at(x, b * accum + d).wrapping_add(in_off);
+                        acc = acc.wrapping_add(wv.wrapping_mul(xv));
+                    }
+                    acc
+                };
                 if has_bias {
                     acc = acc.wrapping_add(i32_at(bd, o));
                 }
@@ -894,13 +899,12 @@ fn conv(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                                 + kx as usize)
                                 * fic;
                             let ibase = g.in_index(b, iy, ix, group * fic);
-                            for ic in 0..fic {
-                                if float {
+                            if float {
+                                for ic in 0..fic {
                                     total += f32_at(x, ibase + ic) * f32_at(w, fbase + ic);
-                                } else {
-                                    let iv = i8_at(x, ibase + ic).wrapping_add(in_off);
-                                    acc = acc.wrapping_add(i8_at(w, fbase + ic).wrapping_mul(iv));
                                 }
+                            } else {
+                                acc = acc.wrapping_add(dot_i8(x, ibase, w, fbase, fic, in_off));
                             }
                         }
                     }
@@ -922,6 +926,87 @@ fn conv(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     Ok(())
 }
 
+/// `Σ w[wb+k] · (x[xb+k] + x_off)` over `n` int8 pairs, wrapping as TFLM's
+/// int32 accumulator (integer sums do not depend on the order, so this
+/// contiguous form is bit-exact and lets the compiler vectorize it).
+#[inline]
+fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: i32) -> i32 {
+    match (
+        x.get(xb..xb.saturating_add(n)),
+        w.get(wb..wb.saturating_add(n)),
+    ) {
+        (Some(xs), Some(ws)) => {
+            let mut acc = 0i32;
+            let mut wsum = 0i32;
+            for (&a, &b) in xs.iter().zip(ws) {
+                let wv = i32::from(b as i8);
+                acc = acc.wrapping_add(wv.wrapping_mul(i32::from(a as i8)));
+                wsum = wsum.wrapping_add(wv);
+            }
+            acc.wrapping_add(wsum.wrapping_mul(x_off))
+        }
+        _ => 0,
+    }
+}
+
+/// Int8 depthwise with multiplier 1: all channels of one output pixel at
+/// once, 64 accumulators on the stack (bit-exact: integer sums reordered).
+fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], bd: &[u8], has_bias: bool) {
+    const CH: usize = 64;
+    let out_zp = c.output_info().zero_point;
+    let in_off = c.input(0).0.zero_point.wrapping_neg();
+    let (fh, fw) = (g.fh, g.fw);
+    let (lo, hi) = (c.word(0), c.word(1));
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+            for ox in 0..g.ow {
+                let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                let mut c0 = 0;
+                while c0 < g.oc {
+                    let n = CH.min(g.oc - c0);
+                    let mut acc = [0i32; CH];
+                    let mut wsum = [0i32; CH];
+                    for ky in 0..fh {
+                        let iy = iy0.wrapping_add(g.dh.wrapping_mul(ky));
+                        for kx in 0..fw {
+                            let ix = ix0.wrapping_add(g.dw.wrapping_mul(kx));
+                            if ix < 0 || ix >= g.iw || iy < 0 || iy >= g.ih {
+                                continue;
+                            }
+                            let ii = g.in_index(b, iy, ix, c0);
+                            let fi = (ky as usize * fw as usize + kx as usize) * g.oc + c0;
+                            if let (Some(xs), Some(ws)) = (x.get(ii..ii + n), w.get(fi..fi + n)) {
+                                for (((a, s), &xv), &wv) in
+                                    acc.iter_mut().zip(wsum.iter_mut()).zip(xs).zip(ws)
+                                {
+                                    let wv = i32::from(wv as i8);
+                                    *a = a.wrapping_add(wv.wrapping_mul(i32::from(xv as i8)));
+                                    *s = s.wrapping_add(wv);
+                                }
+                            }
+                        }
+                    }
+                    for (k, (&a, &s)) in acc.iter().zip(&wsum).take(n).enumerate() {
+                        let oc = c0 + k;
+                        let mut v = a.wrapping_add(s.wrapping_mul(in_off));
+                        if has_bias {
+                            v = v.wrapping_add(i32_at(bd, oc));
+                        }
+                        v = fx::mbqm(v, c.word(2 + 2 * oc), c.word(3 + 2 * oc));
+                        put_i8(
+                            c.out,
+                            g.out_index(b, oy, ox, oc),
+                            v.wrapping_add(out_zp).max(lo).min(hi),
+                        );
+                    }
+                    c0 += n;
+                }
+            }
+        }
+    }
+}
+
 fn depthwise(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
@@ -932,6 +1017,10 @@ fn depthwise(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (fh, fw) = (filter.dim(1) as i32, filter.dim(2) as i32);
     let mult = c.op.param(8).max(1) as usize;
     let float = out.dtype == dtype::F32;
+    if !float && mult == 1 && g.ic == g.oc {
+        depthwise_i8_m1(c, &g, x, w, bd, has_bias);
+        return Ok(());
+    }
     let in_off = input.zero_point.wrapping_neg();
     let (lo, hi) = (c.word(0), c.word(1));
     let (flo, fhi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
