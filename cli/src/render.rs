@@ -128,6 +128,38 @@ pub fn summary(r: &Report) -> String {
         }
         (None, None) => {}
     }
+    if let Some(w) = &r.what_if {
+        let d = |new: u64, old: u64| {
+            let delta = new as i64 - old as i64;
+            format!(
+                "{} → {} B ({}{})",
+                thousands(old),
+                thousands(new),
+                if delta >= 0 { "+" } else { "−" },
+                thousands(delta.unsigned_abs())
+            )
+        };
+        let _ = writeln!(s, "  what-if  {}", w.input_shapes.join(" "));
+        let _ = writeln!(
+            s,
+            "           total {}",
+            d(a.total_bytes, w.original_total_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "           head {}, tail {}",
+            d(a.head_bytes, w.original_head_bytes),
+            d(a.tail_bytes, w.original_tail_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "           minimum {}",
+            d(a.minimum_bytes, w.original_minimum_bytes)
+        );
+        if let (Some(rt), Some(old)) = (&r.runtime, w.original_runtime_total_bytes) {
+            let _ = writeln!(s, "           runtime {}", d(rt.total_bytes, old));
+        }
+    }
     let gap = a.head_bytes.saturating_sub(a.lower_bound_bytes);
     let _ = writeln!(
         s,

@@ -48,6 +48,8 @@ pub mod planner;
 #[cfg(feature = "alloc")]
 pub mod report;
 #[cfg(feature = "alloc")]
+pub mod shape;
+#[cfg(feature = "alloc")]
 pub mod tail;
 #[cfg(feature = "alloc")]
 pub mod timeline;

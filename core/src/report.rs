@@ -51,6 +51,28 @@ pub struct Report {
     /// life, in the tail unless an offline plan places them in the head.
     #[cfg_attr(feature = "serde", serde(default))]
     pub variables: Vec<VariableInfo>,
+    /// Set when the report is for what-if input shapes (`shape::with_input_shapes`):
+    /// the overrides and the original model's figures, for the delta.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub what_if: Option<WhatIfInfo>,
+}
+
+/// The original figures behind a what-if report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct WhatIfInfo {
+    /// The overrides as given (`NAME=D0,D1,…`).
+    pub input_shapes: Vec<String>,
+    /// Head of the model as converted.
+    pub original_head_bytes: u64,
+    /// Tail of the model as converted.
+    pub original_tail_bytes: u64,
+    /// Total of the model as converted.
+    pub original_total_bytes: u64,
+    /// Minimum working arena of the model as converted.
+    pub original_minimum_bytes: u64,
+    /// microarena-runtime's arena for the model as converted, if it runs it.
+    pub original_runtime_total_bytes: Option<u64>,
 }
 
 /// microarena-runtime's arena for the model.
@@ -415,6 +437,7 @@ impl Report {
             runtime,
             runtime_refusal,
             variables,
+            what_if: None,
         }
     }
 
