@@ -758,3 +758,43 @@ pub(crate) fn svdf(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int16_sigmoid_and_tanh_fixed_points() {
+        // Q3.12 zero: sigmoid 0.5 in Q0.15, tanh 0 (worked by hand from the LUT formulas).
+        assert_eq!(logistic_i16(0, 0, 0), 16384);
+        assert_eq!(tanh_i16(0, 0, 0), 0);
+        // tanh saturates once |3x| >> 8 ≥ 255 (|x| ≥ 21760); sigmoid (>> 9) stays in its table.
+        assert_eq!(logistic_i16(32767, 0, 0), 32757);
+        assert_eq!(tanh_i16(32767, 0, 0), 32767);
+        assert_eq!(tanh_i16(-32768, 0, 0), -32767);
+        // Monotonic and (nearly) symmetric, as the shared table makes them.
+        let mut last = (i32::MIN, i32::MIN);
+        for x in (-32768..=32767).step_by(97) {
+            let (s, t) = (logistic_i16(x, 0, 0), tanh_i16(x, 0, 0));
+            assert!(s >= last.0 && t >= last.1, "x={x}");
+            assert!((s + logistic_i16(-x, 0, 0) - 32768).abs() <= 1, "x={x}");
+            last = (s, t);
+        }
+    }
+
+    #[test]
+    fn checked_log2_of_cell_scales() {
+        assert_eq!(log2_rounded(1.0 / 2048.0), -11);
+        assert_eq!(log2_rounded(0.000_244_140_63), -12);
+        assert_eq!(log2_rounded(1.0), 0);
+    }
+
+    #[test]
+    fn two_vars_splits_disjoint_ranges_only() {
+        let mut v = [0u8; 10];
+        let (a, b) = two_vars(&mut v, (6, 10), (0, 2)).expect("disjoint");
+        assert_eq!((a.len(), b.len()), (4, 2));
+        assert!(two_vars(&mut v, (0, 4), (3, 6)).is_none());
+        assert!(two_vars(&mut v, (8, 12), (0, 2)).is_none());
+    }
+}
