@@ -5,6 +5,12 @@
 //!
 //! Model: `$MICROARENA_FIRMWARE_MODEL` (a .tflite path) if set, otherwise the
 //! generated demo model (`microarena_core::device::testing::demo_model`).
+//!
+//! Golden data: with `$MICROARENA_FIRMWARE_INPUT` and
+//! `$MICROARENA_FIRMWARE_EXPECTED` (raw little-endian files, all graph inputs
+//! resp. outputs concatenated, e.g. `../shared/golden/<model>/input0.bin` and
+//! `output0.bin`, which TFLM computed), the firmware feeds that input and
+//! compares the device outputs with TFLM's bytes instead of the host runtime's.
 
 use std::path::PathBuf;
 use std::{env, fs};
@@ -26,6 +32,19 @@ fn main() {
     println!("cargo:rerun-if-changed={memory}");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_MODEL");
+    println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_INPUT");
+    println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_EXPECTED");
+    let golden = |var: &str| {
+        env::var_os(var).map(|p| {
+            println!("cargo:rerun-if-changed={}", PathBuf::from(&p).display());
+            fs::read(&p).unwrap_or_else(|e| panic!("{var}={}: {e}", p.display()))
+        })
+    };
+    let golden_input = golden("MICROARENA_FIRMWARE_INPUT");
+    let golden_expected = golden("MICROARENA_FIRMWARE_EXPECTED");
+    if golden_input.is_some() != golden_expected.is_some() {
+        panic!("set both MICROARENA_FIRMWARE_INPUT and MICROARENA_FIRMWARE_EXPECTED, or neither");
+    }
 
     let (name, tflite) = match env::var_os("MICROARENA_FIRMWARE_MODEL") {
         Some(p) => {
@@ -52,9 +71,18 @@ fn main() {
     let mut inputs = Vec::new();
     for i in 0..it.image().input_count() {
         let dst = it.input_mut(i).expect("input");
-        let data = testing::bytes(0x5eed + i as u32, dst.len());
+        let data = match &golden_input {
+            Some(g) => g
+                .get(inputs.len()..inputs.len() + dst.len())
+                .unwrap_or_else(|| panic!("MICROARENA_FIRMWARE_INPUT is too short for input {i}"))
+                .to_vec(),
+            None => testing::bytes(0x5eed + i as u32, dst.len()),
+        };
         dst.copy_from_slice(&data);
         inputs.extend_from_slice(&data);
+    }
+    if let Some(g) = &golden_input {
+        assert_eq!(g.len(), inputs.len(), "MICROARENA_FIRMWARE_INPUT length");
     }
     it.invoke().unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut expected = Vec::new();
@@ -67,6 +95,18 @@ fn main() {
         "prediction drifted from the runtime"
     );
 
+    let source = match golden_expected {
+        Some(g) => {
+            if g != expected {
+                println!(
+                    "cargo:warning=the host runtime's outputs differ from MICROARENA_FIRMWARE_EXPECTED; the device run will fail"
+                );
+            }
+            expected = g;
+            "TFLM's golden output"
+        }
+        None => "the host runtime",
+    };
     fs::write(out.join("model.bin"), &image).expect("write image");
     fs::write(out.join("input.bin"), &inputs).expect("write input");
     fs::write(out.join("expected.bin"), &expected).expect("write expected");
@@ -76,7 +116,8 @@ fn main() {
             "/// Model the image was lowered from.\npub const MODEL_NAME: &str = {name:?};\n\
              /// Exact arena the runtime needs (core's prediction, checked on the host).\npub const ARENA_BYTES: usize = {};\n\
              /// Planned head.\npub const HEAD_BYTES: usize = {};\n\
-             /// Runtime tail (OpData).\npub const TAIL_BYTES: usize = {};\n",
+             /// Runtime tail (OpData).\npub const TAIL_BYTES: usize = {};\n\
+             /// Where the expected outputs come from.\npub const EXPECTED_SOURCE: &str = {source:?};\n",
             arena.total_bytes, arena.head_bytes, arena.tail_bytes
         ),
     )

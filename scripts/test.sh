@@ -63,6 +63,20 @@ step "firmware under QEMU (Cortex-M4 mps2-an386, Cortex-M0 microbit)"
   arm-none-eabi-size target/thumbv7em-none-eabihf/release/microarena-firmware 2>/dev/null || true
 )
 
+if [ -n "${MICROARENA_CORPUS:-}" ]; then
+  step "firmware under QEMU on TFLM's golden data (device output must equal TFLM's)"
+  corpus=$(cd "$MICROARENA_CORPUS" && pwd)
+  for m in person_detect micro_speech_lstm; do
+    (
+      cd firmware
+      MICROARENA_FIRMWARE_MODEL="$corpus/models/$m.tflite" \
+      MICROARENA_FIRMWARE_INPUT="$corpus/golden/$m/input0.bin" \
+      MICROARENA_FIRMWARE_EXPECTED="$corpus/golden/$m/output0.bin" \
+        cargo run --release
+    )
+  done
+fi
+
 step "Miri on the runtime (allocator, fixed-point and kernel tests)"
 rustup +nightly component add miri rust-src >/dev/null 2>&1 || rustup +nightly component add miri rust-src
 PROPTEST_CASES=4 cargo +nightly miri test -p microarena-runtime --lib --test arena_props

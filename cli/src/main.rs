@@ -53,6 +53,11 @@ enum Command {
         /// Also print a per-scope picture of the plan, like TFLM's PrintMemoryPlan.
         #[arg(long)]
         timeline: bool,
+        /// What-if: give a graph input (name or index) another shape, e.g.
+        /// `serving_default_x:0=1,25,257`; every shape is re-derived and the
+        /// model re-planned, with the change against the original shown.
+        #[arg(long = "input-shape", value_name = "NAME=DIMS")]
+        input_shape: Vec<String>,
     },
     /// Check that the model fits a device: RAM minus reserves must hold the minimum
     /// working arena plus headroom. Exit 1 with a one-line reason when it does not.
@@ -213,19 +218,44 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             planner,
             json,
             timeline,
+            input_shape,
         } => {
             let bytes = io::read_model(&model)?;
-            let parsed = Model::parse(&bytes)
+            let original = Model::parse(&bytes)
                 .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
-            let analysis = analyze(
-                &parsed,
-                &Config {
-                    profile: target,
-                    planner,
-                },
-            )
-            .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
-            let report = Report::new(&parsed, &analysis, &io::display_name(&model));
+            let config = Config {
+                profile: target,
+                planner,
+            };
+            let mut overrides = Vec::new();
+            for s in &input_shape {
+                overrides.push(
+                    microarena_core::shape::parse_override(s)
+                        .map_err(|e| Failure::usage(format!("--input-shape {e}")))?,
+                );
+            }
+            let parsed = if overrides.is_empty() {
+                original.clone()
+            } else {
+                microarena_core::shape::with_input_shapes(&original, &overrides)
+                    .map_err(|e| Failure::usage(format!("{}: what-if: {e}", model.display())))?
+            };
+            let analysis = analyze(&parsed, &config)
+                .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+            let mut report = Report::new(&parsed, &analysis, &io::display_name(&model));
+            if !overrides.is_empty() {
+                let before = analyze(&original, &config)
+                    .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+                let runtime_before = microarena_core::device::runtime_arena(&original).ok();
+                report.what_if = Some(microarena_core::report::WhatIfInfo {
+                    input_shapes: input_shape.clone(),
+                    original_head_bytes: before.head_bytes,
+                    original_tail_bytes: before.tail_bytes,
+                    original_total_bytes: before.total_bytes,
+                    original_minimum_bytes: before.minimum_bytes,
+                    original_runtime_total_bytes: runtime_before.map(|r| r.total_bytes),
+                });
+            }
             if json {
                 let text = serde_json::to_string_pretty(&report)
                     .map_err(|e| Failure::usage(format!("cannot serialize the report: {e}")))?;

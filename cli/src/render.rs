@@ -110,6 +110,57 @@ pub fn summary(r: &Report) -> String {
         thousands(a.minimum_bytes),
         a.minimum_phase
     );
+    match (&r.runtime, &r.runtime_refusal) {
+        (Some(rt), _) => {
+            let _ = writeln!(
+                s,
+                "  runtime  {:>11} B  microarena-runtime needs (head {} + tail {}, variables {})",
+                thousands(rt.total_bytes),
+                thousands(rt.head_bytes),
+                thousands(rt.tail_bytes),
+                thousands(rt.variable_bytes)
+            );
+        }
+        (None, Some(why)) => {
+            let _ = writeln!(
+                s,
+                "  runtime            -  microarena-runtime cannot run it: {why}"
+            );
+        }
+        (None, None) => {}
+    }
+    if let Some(w) = &r.what_if {
+        let d = |new: u64, old: u64| {
+            let delta = new as i64 - old as i64;
+            format!(
+                "{} → {} B ({}{})",
+                thousands(old),
+                thousands(new),
+                if delta >= 0 { "+" } else { "−" },
+                thousands(delta.unsigned_abs())
+            )
+        };
+        let _ = writeln!(s, "  what-if  {}", w.input_shapes.join(" "));
+        let _ = writeln!(
+            s,
+            "           total {}",
+            d(a.total_bytes, w.original_total_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "           head {}, tail {}",
+            d(a.head_bytes, w.original_head_bytes),
+            d(a.tail_bytes, w.original_tail_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "           minimum {}",
+            d(a.minimum_bytes, w.original_minimum_bytes)
+        );
+        if let (Some(rt), Some(old)) = (&r.runtime, w.original_runtime_total_bytes) {
+            let _ = writeln!(s, "           runtime {}", d(rt.total_bytes, old));
+        }
+    }
     let gap = a.head_bytes.saturating_sub(a.lower_bound_bytes);
     let _ = writeln!(
         s,
@@ -175,6 +226,32 @@ pub fn summary(r: &Report) -> String {
                 b.kind,
                 b.name
             );
+        }
+    }
+    if !r.variables.is_empty() {
+        let _ = writeln!(
+            s,
+            "variable tensors (state, alive for the interpreter's life):"
+        );
+        for v in r.variables.iter().take(8) {
+            let owner = match (&v.op, &v.opcode) {
+                (Some(op), Some(name)) => format!("op {op} {name}"),
+                _ => "no reader".into(),
+            };
+            let at = v.offset.map_or(String::new(), |o| format!(" @{o}"));
+            let _ = writeln!(
+                s,
+                "  {:>9} B  {}{} tensor {} {} {:?} ({owner})",
+                thousands(v.bytes),
+                v.region,
+                at,
+                v.tensor,
+                v.dtype,
+                v.shape
+            );
+        }
+        if r.variables.len() > 8 {
+            let _ = writeln!(s, "  … and {} more", r.variables.len() - 8);
         }
     }
     let mut tail: Vec<_> = r.tail.iter().collect();

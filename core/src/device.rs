@@ -76,8 +76,10 @@ impl core::error::Error for LowerError {}
 pub struct RuntimeArena {
     /// Planned activations and scratch buffers (core's greedy plan).
     pub head_bytes: u64,
-    /// OpData the runtime's Prepare allocates.
+    /// OpData the runtime's Prepare allocates, plus the variable region.
     pub tail_bytes: u64,
+    /// Variable tensors (LSTM/SVDF state), part of `tail_bytes`.
+    pub variable_bytes: u64,
     /// `head + tail`: the smallest arena `Interpreter::new` accepts, and the
     /// high-water mark it reports.
     pub total_bytes: u64,
@@ -89,6 +91,7 @@ pub fn runtime_arena(model: &Model<'_>) -> Result<RuntimeArena, LowerError> {
     Ok(RuntimeArena {
         head_bytes: l.head,
         tail_bytes: l.tail,
+        variable_bytes: l.var_bytes,
         total_bytes: l.head + l.tail,
     })
 }
@@ -114,26 +117,29 @@ pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
             put(&mut rec, rl::tensor::DIMS + 4 * i, d as u32);
         }
         let bytes = t.bytes.unwrap_or(0);
-        let (storage, location) = if t.has_data {
-            let d = model.tensor_data(0, ti).unwrap_or(&[]);
-            if (d.len() as u64) < bytes {
-                return Err(LowerError::Tensor {
-                    tensor: ti,
-                    why: format!(
-                        "constant data has {} bytes, the shape needs {bytes}",
-                        d.len()
-                    ),
-                });
-            }
-            pad4(&mut data);
-            let at = data.len();
-            data.extend_from_slice(&d[..bytes as usize]);
-            (rl::STORAGE_CONST, at as u64)
-        } else if let Some(&off) = l.tensor_offset.get(ti).and_then(|o| o.as_ref()) {
-            (rl::STORAGE_ARENA, off)
-        } else {
-            (rl::STORAGE_NONE, 0)
-        };
+        let (storage, location) =
+            if let Some(&off) = l.variable_offset.get(ti).and_then(|o| o.as_ref()) {
+                (rl::STORAGE_VARIABLE, off)
+            } else if t.has_data {
+                let d = model.tensor_data(0, ti).unwrap_or(&[]);
+                if (d.len() as u64) < bytes {
+                    return Err(LowerError::Tensor {
+                        tensor: ti,
+                        why: format!(
+                            "constant data has {} bytes, the shape needs {bytes}",
+                            d.len()
+                        ),
+                    });
+                }
+                pad4(&mut data);
+                let at = data.len();
+                data.extend_from_slice(&d[..bytes as usize]);
+                (rl::STORAGE_CONST, at as u64)
+            } else if let Some(&off) = l.tensor_offset.get(ti).and_then(|o| o.as_ref()) {
+                (rl::STORAGE_ARENA, off)
+            } else {
+                (rl::STORAGE_NONE, 0)
+            };
         rec[rl::tensor::STORAGE] = storage;
         put(&mut rec, rl::tensor::LOCATION, fit(location)?);
         put(&mut rec, rl::tensor::BYTES, fit(bytes)?);
@@ -202,6 +208,7 @@ pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
     h(&mut img, rl::header::N_OUTPUTS, sg.outputs.len() as u64)?;
     h(&mut img, rl::header::HEAD_BYTES, l.head)?;
     h(&mut img, rl::header::TAIL_BYTES, l.tail)?;
+    h(&mut img, rl::header::VAR_BYTES, l.var_bytes)?;
     h(&mut img, rl::header::TENSORS_OFF, tensors_off as u64)?;
     h(&mut img, rl::header::OPS_OFF, ops_off as u64)?;
     h(&mut img, rl::header::IO_OFF, io_off as u64)?;
@@ -225,6 +232,10 @@ pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
 struct Lowered {
     head: u64,
     tail: u64,
+    /// Bytes of the variable region (part of `tail`).
+    var_bytes: u64,
+    /// Offset of each variable tensor in the variable region.
+    variable_offset: Vec<Option<u64>>,
     /// Head offset of each tensor of subgraph 0 that is planned.
     tensor_offset: Vec<Option<u64>>,
     /// (offset, bytes) of each op's scratch buffer.
@@ -266,9 +277,6 @@ fn prepare(model: &Model<'_>) -> Result<Lowered, LowerError> {
         }
         if t.shape.iter().any(|&d| d < 0) {
             return err(format!("dynamic shape {:?}", t.shape));
-        }
-        if t.is_variable {
-            return err("variable tensors (LSTM/SVDF state) are not supported".into());
         }
         if rl::dtype_size(t.dtype.code()).is_none() {
             return err(format!("type {} is not supported by the runtime", t.dtype));
@@ -322,7 +330,8 @@ fn prepare(model: &Model<'_>) -> Result<Lowered, LowerError> {
             _ => 1,
         };
         tail += u64::from(rl::op_tail_bytes(code8, out.dtype.code(), channels));
-        let s = rl::op_scratch_bytes(code8, u32::try_from(out.elements()).unwrap_or(u32::MAX));
+        let (a, b) = scratch_args(model, op, out);
+        let s = rl::op_scratch_bytes(code8, out.dtype.code(), a, b);
         if s > 0 {
             scratch_req.push(ScratchRequest {
                 subgraph: 0,
@@ -331,6 +340,19 @@ fn prepare(model: &Model<'_>) -> Result<Lowered, LowerError> {
             });
         }
     }
+
+    // Variable tensors (LSTM/SVDF state): a region at the bottom of the tail,
+    // each 4-aligned, in tensor order. They keep their address for the
+    // interpreter's life (TFLM keeps them in its tail too, §4.1 item 14).
+    let mut variable_offset = alloc::vec![None; sg.tensors.len()];
+    let mut var_bytes = 0u64;
+    for (ti, t) in sg.tensors.iter().enumerate() {
+        if t.is_variable && !t.has_data {
+            variable_offset[ti] = Some(var_bytes);
+            var_bytes += u64::from(rl::align4(fit(t.bytes.unwrap_or(0))?));
+        }
+    }
+    tail += var_bytes;
 
     // The runtime plans online only: drop any offline plan before computing lifetimes.
     let mut online = model.clone();
@@ -363,6 +385,8 @@ fn prepare(model: &Model<'_>) -> Result<Lowered, LowerError> {
     Ok(Lowered {
         head: plan.head_bytes,
         tail,
+        var_bytes,
+        variable_offset,
         tensor_offset,
         scratch,
         params,
@@ -373,6 +397,8 @@ fn activation(op: &Operator<'_>) -> Activation {
     match &op.options {
         OpOptions::Conv(c) => c.activation,
         OpOptions::Pool(p) => p.activation,
+        OpOptions::Lstm(o) => o.activation,
+        OpOptions::Svdf { activation, .. } => *activation,
         OpOptions::FullyConnected { activation, .. }
         | OpOptions::Elementwise { activation, .. }
         | OpOptions::Concatenation { activation, .. } => *activation,
@@ -397,6 +423,38 @@ fn pad_size(stride: i32, dilation: i32, in_size: i32, filter: i32, out: i32) -> 
     let eff = (filter - 1) * dilation + 1;
     let total = ((out - 1) * stride + eff - in_size).max(0);
     total / 2
+}
+
+/// The `a`, `b` arguments of [`rl::op_scratch_bytes`] for one op.
+fn scratch_args(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> (u32, u32) {
+    let sg = model.main();
+    let t = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
+    let dim = |t: Option<&Tensor<'_>>, i: usize| {
+        t.and_then(|t| t.shape.get(i))
+            .map_or(0, |&d| d.max(0) as u32)
+    };
+    let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    match op.opcode.0 as u8 {
+        opcode::MEAN => (sat(out.elements()), 0),
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
+            let time_major = matches!(op.options, OpOptions::Lstm(o) if o.time_major);
+            let batch = dim(t(0), usize::from(time_major));
+            (batch.saturating_mul(dim(t(18), 1)), 0)
+        }
+        opcode::SVDF => {
+            let rank = match op.options {
+                OpOptions::Svdf { rank, .. } if rank > 0 => rank as u32,
+                _ => 1,
+            };
+            let batch = dim(t(0), 0);
+            let filters = dim(t(1), 0);
+            (
+                batch.saturating_mul(filters),
+                batch.saturating_mul(filters / rank),
+            )
+        }
+        _ => (0, 0),
+    }
 }
 
 fn const_i32s(model: &Model<'_>, t: Option<usize>) -> Option<Vec<i32>> {
@@ -478,6 +536,21 @@ fn op_params(model: &Model<'_>, op: &Operator<'_>) -> Result<[i32; rl::OP_PARAMS
             p[6] = fw;
             p[7] = fh;
             p[8] = mult;
+        }
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
+            let o = match op.options {
+                OpOptions::Lstm(o) => o,
+                _ => return Err("options are missing".into()),
+            };
+            p[0] = i32::from(o.time_major);
+            p[1] = o.cell_clip.to_bits() as i32;
+            p[2] = o.proj_clip.to_bits() as i32;
+        }
+        opcode::SVDF => {
+            p[0] = match op.options {
+                OpOptions::Svdf { rank, .. } => rank,
+                _ => 1,
+            };
         }
         opcode::SOFTMAX => {
             let beta = match op.options {

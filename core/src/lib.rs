@@ -54,6 +54,8 @@ pub mod reorder;
 #[cfg(feature = "alloc")]
 pub mod report;
 #[cfg(feature = "alloc")]
+pub mod shape;
+#[cfg(feature = "alloc")]
 pub mod tail;
 #[cfg(feature = "alloc")]
 pub mod timeline;

@@ -48,6 +48,22 @@ pub struct Report {
     /// Every planner on the same buffers, in the order planners are listed.
     #[cfg_attr(feature = "serde", serde(default))]
     pub plans: Vec<PlanInfo>,
+    /// The arena `microarena-runtime` needs for this model
+    /// (`device::runtime_arena`), `null` when the runtime cannot run it (see
+    /// `runtime_refusal`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub runtime: Option<RuntimeInfo>,
+    /// Why `runtime` is `null`: the op or tensor the runtime lacks.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub runtime_refusal: Option<String>,
+    /// Variable tensors (LSTM/SVDF state): alive for the interpreter's whole
+    /// life, in the tail unless an offline plan places them in the head.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub variables: Vec<VariableInfo>,
+    /// Set when the report is for what-if input shapes (`shape::with_input_shapes`):
+    /// the overrides and the original model's figures, for the delta.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub what_if: Option<WhatIfInfo>,
 }
 
 /// One planner's head on this model.
@@ -60,6 +76,68 @@ pub struct PlanInfo {
     pub head_bytes: u64,
     /// That head is proven minimal.
     pub proven_optimal: bool,
+}
+
+/// The original figures behind a what-if report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct WhatIfInfo {
+    /// The overrides as given (`NAME=D0,D1,…`).
+    pub input_shapes: Vec<String>,
+    /// Head of the model as converted.
+    pub original_head_bytes: u64,
+    /// Tail of the model as converted.
+    pub original_tail_bytes: u64,
+    /// Total of the model as converted.
+    pub original_total_bytes: u64,
+    /// Minimum working arena of the model as converted.
+    pub original_minimum_bytes: u64,
+    /// microarena-runtime's arena for the model as converted, if it runs it.
+    pub original_runtime_total_bytes: Option<u64>,
+}
+
+/// microarena-runtime's arena for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct RuntimeInfo {
+    /// Planned activations and scratch (core's greedy plan of the runtime's buffers).
+    pub head_bytes: u64,
+    /// OpData and variable tensors.
+    pub tail_bytes: u64,
+    /// head + tail: the arena `Interpreter::new` needs, and its measured high-water mark.
+    pub total_bytes: u64,
+    /// Variable tensors, part of `tail_bytes`.
+    pub variable_bytes: u64,
+}
+
+/// One variable tensor (a region of its own: never planned with the
+/// activations, alive from `AllocateTensors` to the interpreter's end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct VariableInfo {
+    /// Subgraph.
+    pub subgraph: usize,
+    /// Tensor index.
+    pub tensor: usize,
+    /// Tensor name.
+    pub name: String,
+    /// Bytes.
+    pub bytes: u64,
+    /// Shape.
+    pub shape: Vec<i32>,
+    /// Element type.
+    pub dtype: String,
+    /// The first op that reads it (the LSTM or SVDF owning the state).
+    pub op: Option<usize>,
+    /// Opcode of that op.
+    pub opcode: Option<String>,
+    /// `tail` (TFLM's "TfLiteTensor variable buffer data"), or `head` when the
+    /// model's offline plan places it there (then `offset` is its head offset).
+    pub region: String,
+    /// Head offset for offline-planned variables.
+    pub offset: Option<i64>,
+    /// Always `interpreter`: allocated once, kept across invocations.
+    pub lifetime: String,
 }
 
 /// Model facts.
@@ -302,6 +380,54 @@ impl Report {
                         || c.planner == crate::planner::PlannerKind::Best)
             });
         let peak_op = analysis.peak_op.filter(|&(g, _)| g == 0).map(|(_, i)| i);
+        let (runtime, runtime_refusal) = match crate::device::runtime_arena(model) {
+            Ok(r) => (
+                Some(RuntimeInfo {
+                    head_bytes: r.head_bytes,
+                    tail_bytes: r.tail_bytes,
+                    total_bytes: r.total_bytes,
+                    variable_bytes: r.variable_bytes,
+                }),
+                None,
+            ),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let head_offset = |g: usize, t: usize| {
+            analysis.buffers.iter().find_map(|b| match b.info.kind {
+                BufferKind::Tensor { subgraph, tensor } if subgraph == g && tensor == t => {
+                    Some(b.offset)
+                }
+                _ => None,
+            })
+        };
+        let mut variables = Vec::new();
+        for (g, sg) in model.subgraphs.iter().enumerate() {
+            for (t, tensor) in sg.tensors.iter().enumerate() {
+                if !tensor.is_variable || tensor.has_data {
+                    continue;
+                }
+                let op = sg
+                    .operators
+                    .iter()
+                    .position(|o| o.inputs.contains(&(t as i32)));
+                let offset = head_offset(g, t);
+                variables.push(VariableInfo {
+                    subgraph: g,
+                    tensor: t,
+                    name: tensor.name.to_string(),
+                    bytes: tensor.bytes.unwrap_or(0),
+                    shape: tensor.shape.clone(),
+                    dtype: tensor.dtype.name().into(),
+                    op,
+                    opcode: op
+                        .and_then(|i| sg.operators.get(i))
+                        .map(|o| o.name().into()),
+                    region: if offset.is_some() { "head" } else { "tail" }.into(),
+                    offset,
+                    lifetime: "interpreter".into(),
+                });
+            }
+        }
         Report {
             schema_version: SCHEMA_VERSION,
             model: ModelInfo {
@@ -341,6 +467,10 @@ impl Report {
             lower_bound_bytes: analysis.lower_bound_bytes,
             optimal,
             plans,
+            runtime,
+            runtime_refusal,
+            variables,
+            what_if: None,
         }
     }
 

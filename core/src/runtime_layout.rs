@@ -6,12 +6,12 @@
 //! images and predicts the runtime's arena from the same functions. One number
 //! therefore cannot drift between the predictor and the runtime.
 //!
-//! # Image layout (version 1, all integers little-endian)
+//! # Image layout (version 2, all integers little-endian)
 //!
 //! ```text
 //! header   HEADER_BYTES      magic "MAIM", version, counts, head/tail bytes, table offsets
 //! tensors  n × TENSOR_BYTES  dtype, rank, storage, dims[6], location, bytes, quantization
-//! ops      n × OP_BYTES      opcode, inputs[8], output, scratch offset/bytes, params[16]
+//! ops      n × OP_BYTES      opcode, inputs[24], output, scratch offset/bytes, params[16]
 //! io       (n_in + n_out) × u32  graph input then output tensor indices
 //! data     constant tensor bytes and per-channel scales (4-aligned)
 //! ```
@@ -19,7 +19,7 @@
 /// First four bytes of every image.
 pub const MAGIC: [u8; 4] = *b"MAIM";
 /// Format version written by [`crate::device`] and accepted by the runtime.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Header size.
 pub const HEADER_BYTES: usize = 64;
@@ -41,6 +41,8 @@ pub mod header {
     pub const DATA_OFF: usize = 44;
     pub const DATA_LEN: usize = 48;
     pub const IMAGE_LEN: usize = 52;
+    /// Bytes of the variable-tensor region (LSTM/SVDF state), part of `TAIL_BYTES`.
+    pub const VAR_BYTES: usize = 56;
 }
 
 /// Tensor record size.
@@ -55,7 +57,8 @@ pub mod tensor {
     pub const STORAGE: usize = 2;
     /// `[i32; MAX_RANK]`.
     pub const DIMS: usize = 4;
-    /// `u32`: head offset (arena) or data-area offset (const).
+    /// `u32`: head offset (arena), data-area offset (const) or offset in the
+    /// variable region (variable).
     pub const LOCATION: usize = 28;
     /// `u32`: byte size.
     pub const BYTES: usize = 32;
@@ -72,7 +75,7 @@ pub mod tensor {
 }
 
 /// Operator record size.
-pub const OP_BYTES: usize = 96;
+pub const OP_BYTES: usize = 128;
 /// Operator record field offsets.
 pub mod op {
     /// `u8`: TFLite builtin operator code.
@@ -84,19 +87,19 @@ pub mod op {
     /// `[u16; MAX_OP_INPUTS]`: tensor indices, [`super::NO_TENSOR`] = omitted.
     pub const INPUTS: usize = 4;
     /// `u16`: output tensor.
-    pub const OUTPUT: usize = 20;
+    pub const OUTPUT: usize = 52;
     /// `u32`: head offset of the op's scratch buffer.
-    pub const SCRATCH_OFF: usize = 24;
+    pub const SCRATCH_OFF: usize = 56;
     /// `u32`: scratch bytes (0 = none).
-    pub const SCRATCH_BYTES: usize = 28;
+    pub const SCRATCH_BYTES: usize = 60;
     /// `[i32; OP_PARAMS]`: precomputed parameters (padding, strides, …).
-    pub const PARAMS: usize = 32;
+    pub const PARAMS: usize = 64;
 }
 
 /// Largest tensor rank an image carries.
 pub const MAX_RANK: usize = 6;
-/// Largest number of inputs of one operator.
-pub const MAX_OP_INPUTS: usize = 8;
+/// Largest number of inputs of one operator (UNIDIRECTIONAL_SEQUENCE_LSTM has 24).
+pub const MAX_OP_INPUTS: usize = 24;
 /// Number of `i32` parameters per operator.
 pub const OP_PARAMS: usize = 16;
 /// Omitted optional input.
@@ -108,6 +111,10 @@ pub const STORAGE_ARENA: u8 = 0;
 pub const STORAGE_CONST: u8 = 1;
 /// Tensor has no bytes (never read or written).
 pub const STORAGE_NONE: u8 = 2;
+/// Variable tensor (LSTM/SVDF state) at `location` in the variable region at
+/// the bottom of the tail: a fixed address that survives between invocations,
+/// reset by `Interpreter::reset` (int8: the zero point, others: 0, as TFLM).
+pub const STORAGE_VARIABLE: u8 = 3;
 
 /// Alignment of every head buffer offset and size (as TFLM).
 pub const HEAD_ALIGN: u32 = 16;
@@ -155,6 +162,8 @@ pub mod opcode {
     pub const TRANSPOSE: u8 = 39;
     pub const MEAN: u8 = 40;
     pub const STRIDED_SLICE: u8 = 45;
+    pub const SVDF: u8 = 27;
+    pub const UNIDIRECTIONAL_SEQUENCE_LSTM: u8 = 44;
     pub const QUANTIZE: u8 = 114;
 }
 
@@ -204,7 +213,7 @@ pub const fn op_name(code: i32) -> &'static str {
 pub const fn op_supported(code: i32) -> bool {
     matches!(
         code,
-        0 | 1 | 2 | 3 | 4 | 6 | 9 | 14 | 17 | 18 | 22 | 25 | 28 | 34 | 39 | 40 | 45 | 114
+        0 | 1 | 2 | 3 | 4 | 6 | 9 | 14 | 17 | 18 | 22 | 25 | 27 | 28 | 34 | 39 | 40 | 44 | 45 | 114
     )
 }
 
@@ -230,17 +239,39 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::SOFTMAX if quantized => 12,
         opcode::QUANTIZE => 8,
         opcode::LOGISTIC | opcode::TANH if quantized => 16,
+        // 4 gates × (input FC, recurrent FC) × (multiplier, shift), 3 inter-gate
+        // multiplies × (multiplier, shift), quantized cell clip, cell scale power.
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,
+        // effective_scale_1 and _2 as (multiplier, shift).
+        opcode::SVDF if quantized => 16,
         _ => 0,
     }
 }
 
+/// Rounds `v` up to a multiple of 4 (variable sizes and scratch parts).
+pub const fn align4(v: u32) -> u32 {
+    v.saturating_add(3) & !3
+}
+
 /// Scratch bytes the runtime's Prepare requests for one operator (planned in
-/// the head by core, alive only while the op runs). `out_elements` is the
-/// output tensor's element count.
-pub const fn op_scratch_bytes(code: u8, out_elements: u32) -> u32 {
+/// the head by core, alive only while the op runs), as one buffer.
+///
+/// `dtype` is the output type; `a` and `b` depend on the op:
+/// * MEAN: `a` = output elements (one 32-bit accumulator each);
+/// * UNIDIRECTIONAL_SEQUENCE_LSTM: `a` = batch × state units; four gate
+///   buffers of `a` cell-state elements (int16 for int8 models, f32 for float);
+/// * SVDF: `a` = batch × filters, `b` = batch × units (32-bit each; float needs
+///   only the first).
+pub const fn op_scratch_bytes(code: u8, dtype: i8, a: u32, b: u32) -> u32 {
+    let quantized = dtype != self::dtype::F32;
     match code {
-        // One 32-bit accumulator per output element.
-        opcode::MEAN => out_elements.saturating_mul(4),
+        opcode::MEAN => a.saturating_mul(4),
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
+            let cell = if quantized { 2 } else { 4 };
+            align4(a.saturating_mul(cell)).saturating_mul(4)
+        }
+        opcode::SVDF if quantized => a.saturating_add(b).saturating_mul(4),
+        opcode::SVDF => a.saturating_mul(4),
         _ => 0,
     }
 }

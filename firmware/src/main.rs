@@ -1,5 +1,6 @@
 //! Runs the embedded model once under QEMU, prints arena usage and outputs
-//! over semihosting, and exits 0 only if the outputs equal the host runtime's.
+//! over semihosting, and exits 0 only if the outputs equal the expected bytes
+//! (the host runtime's, or TFLM's golden output when build.rs was given one).
 #![no_std]
 #![no_main]
 #![forbid(unsafe_code)]
@@ -7,7 +8,7 @@
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprint, hprintln};
 use microarena_firmware::{
-    ARENA_BYTES, HEAD_BYTES, IMAGE, MODEL_NAME, TAIL_BYTES, run_and_compare,
+    ARENA_BYTES, EXPECTED_SOURCE, HEAD_BYTES, IMAGE, MODEL_NAME, TAIL_BYTES, run_and_compare,
 };
 use microarena_runtime::Interpreter;
 use panic_semihosting as _;
@@ -70,8 +71,9 @@ fn run() -> bool {
     }
     let exact = u.high_water == ARENA_BYTES;
     hprintln!(
-        "outputs {} the host runtime; arena {}",
+        "outputs {} {}; arena {}",
         if same { "identical to" } else { "DIFFER from" },
+        EXPECTED_SOURCE,
         if exact {
             "as predicted"
         } else {

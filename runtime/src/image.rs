@@ -100,6 +100,7 @@ pub struct Image<'m> {
     n_outputs: usize,
     head_bytes: usize,
     tail_bytes: usize,
+    var_bytes: usize,
     tensors_off: usize,
     ops_off: usize,
     io_off: usize,
@@ -160,10 +161,17 @@ impl<'m> Image<'m> {
             n_outputs,
             head_bytes: h(header::HEAD_BYTES)?,
             tail_bytes: h(header::TAIL_BYTES)?,
+            var_bytes: h(header::VAR_BYTES)?,
             tensors_off,
             ops_off,
             io_off,
         };
+        if img.var_bytes > img.tail_bytes || !img.var_bytes.is_multiple_of(4) {
+            return Err(Error::Malformed {
+                what: "variable region larger than the tail or not 4-aligned",
+                index: 0,
+            });
+        }
         if !img.head_bytes.is_multiple_of(rl::HEAD_ALIGN as usize) {
             return Err(Error::Malformed {
                 what: "head size not 16-aligned",
@@ -249,7 +257,10 @@ impl<'m> Image<'m> {
             rl::STORAGE_CONST if end > self.data.len() => {
                 return Err(bad("constant tensor outside the data area"));
             }
-            rl::STORAGE_ARENA | rl::STORAGE_CONST | rl::STORAGE_NONE => {}
+            rl::STORAGE_VARIABLE if end > self.var_bytes => {
+                return Err(bad("variable tensor outside the variable region"));
+            }
+            rl::STORAGE_ARENA | rl::STORAGE_CONST | rl::STORAGE_NONE | rl::STORAGE_VARIABLE => {}
             _ => return Err(bad("tensor storage kind")),
         }
         if t.n_scales > 0
@@ -291,6 +302,11 @@ impl<'m> Image<'m> {
     /// Tail bytes the runtime's Prepare allocates (as predicted by core).
     pub fn tail_bytes(&self) -> usize {
         self.tail_bytes
+    }
+
+    /// Bytes of the variable region (LSTM/SVDF state), part of the tail.
+    pub fn var_bytes(&self) -> usize {
+        self.var_bytes
     }
 
     /// Tensor record `i`.

@@ -12,6 +12,8 @@ pub struct Interpreter<'m, 'a> {
     image: Image<'m>,
     arena: &'a mut [u8],
     alloc: ArenaAllocator,
+    /// Arena offset of the variable region (bottom of the tail).
+    var_base: usize,
 }
 
 impl core::fmt::Debug for Interpreter<'_, '_> {
@@ -72,12 +74,62 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             let op = image.op(i)?;
             kernels::prepare(&image, i as u16, &op, &mut alloc, arena)?;
         }
+        // Variable tensors last: the lowest part of the tail, fixed for the
+        // interpreter's life.
+        let var_base = if image.var_bytes() > 0 {
+            alloc.allocate_persistent(image.var_bytes(), rl::TAIL_ALIGN as usize)?
+        } else {
+            alloc.tail_start()
+        };
         alloc.finish_prepare();
-        Ok(Interpreter {
+        let mut it = Interpreter {
             image,
             arena,
             alloc,
-        })
+            var_base,
+        };
+        it.reset()?;
+        Ok(it)
+    }
+
+    /// Resets every variable tensor (LSTM/SVDF state) as TFLM's
+    /// `MicroInterpreter::Reset` does: int8 tensors to their zero point, all
+    /// others to 0. Nothing moves; construction already did this once.
+    pub fn reset(&mut self) -> Result<(), Error> {
+        for i in 0..self.image.tensor_count() {
+            let t = self.image.tensor(i)?;
+            if t.storage != rl::STORAGE_VARIABLE {
+                continue;
+            }
+            let value = if t.dtype == rl::dtype::I8 {
+                t.zero_point as i8 as u8
+            } else {
+                0
+            };
+            let start = self.var_base.saturating_add(t.location);
+            let end = start.saturating_add(t.bytes);
+            self.arena
+                .get_mut(start..end)
+                .ok_or(Error::Malformed {
+                    what: "variable tensor outside the arena",
+                    index: i as u32,
+                })?
+                .fill(value);
+        }
+        Ok(())
+    }
+
+    /// Bytes of a variable tensor (LSTM/SVDF state) by tensor index, e.g. to
+    /// save and restore a stream's state.
+    pub fn variable(&self, tensor: usize) -> Result<&[u8], Error> {
+        let t = self.image.tensor(tensor)?;
+        if t.storage != rl::STORAGE_VARIABLE {
+            return Err(Error::NoSuchTensor { index: tensor });
+        }
+        let start = self.var_base.saturating_add(t.location);
+        self.arena
+            .get(start..start.saturating_add(t.bytes))
+            .ok_or(Error::NoSuchTensor { index: tensor })
     }
 
     /// The parsed image.
@@ -146,7 +198,19 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                     needed: tail_start,
                     available: 0,
                 })?;
+        let var_len = self.image.var_bytes();
+        if self.var_base != tail_start {
+            return Err(Error::Malformed {
+                what: "variable region is not at the bottom of the tail",
+                index: 0,
+            });
+        }
+        let (vars, tail) = tail.split_at_mut_checked(var_len).ok_or(Error::Malformed {
+            what: "variable region outside the arena",
+            index: 0,
+        })?;
         let tail: &[u8] = tail;
+        let tail_start = tail_start + var_len;
         // Prepare allocated OpData in operator order from the top of the tail down.
         let mut cursor = tail_end;
         for i in 0..self.image.op_count() {
@@ -183,6 +247,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                 out: out_buf,
                 scratch,
                 opdata,
+                vars: &mut *vars,
             };
             kernels::eval(&mut ctx)?;
         }

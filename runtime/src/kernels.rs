@@ -12,48 +12,64 @@ use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::{Image, OpInfo, TensorInfo};
+use crate::seq;
 
 // ---------------------------------------------------------------- byte access
 
 #[inline]
-fn i8_at(s: &[u8], i: usize) -> i32 {
+pub(crate) fn i8_at(s: &[u8], i: usize) -> i32 {
     s.get(i).map_or(0, |&b| i32::from(b as i8))
 }
 
 #[inline]
-fn i32_at(s: &[u8], i: usize) -> i32 {
+pub(crate) fn i32_at(s: &[u8], i: usize) -> i32 {
     s.get(i * 4..)
         .and_then(|b| b.first_chunk::<4>())
         .map_or(0, |b| i32::from_le_bytes(*b))
 }
 
 #[inline]
-fn f32_at(s: &[u8], i: usize) -> f32 {
+pub(crate) fn f32_at(s: &[u8], i: usize) -> f32 {
     f32::from_bits(i32_at(s, i) as u32)
 }
 
 #[inline]
-fn put_i8(s: &mut [u8], i: usize, v: i32) {
+pub(crate) fn i16_at(s: &[u8], i: usize) -> i32 {
+    s.get(i * 2..)
+        .and_then(|b| b.first_chunk::<2>())
+        .map_or(0, |b| i32::from(i16::from_le_bytes(*b)))
+}
+
+/// Stores the low 16 bits of `v` (C's `static_cast<int16_t>`; callers clamp first where TFLM does).
+#[inline]
+pub(crate) fn put_i16(s: &mut [u8], i: usize, v: i32) {
+    if let Some(b) = s.get_mut(i * 2..i * 2 + 2) {
+        b.copy_from_slice(&(v as i16).to_le_bytes());
+    }
+}
+
+#[inline]
+pub(crate) fn put_i8(s: &mut [u8], i: usize, v: i32) {
     if let Some(b) = s.get_mut(i) {
         *b = v.clamp(-128, 127) as i8 as u8;
     }
 }
 
 #[inline]
-fn put_i32(s: &mut [u8], i: usize, v: i32) {
+pub(crate) fn put_i32(s: &mut [u8], i: usize, v: i32) {
     if let Some(b) = s.get_mut(i * 4..i * 4 + 4) {
         b.copy_from_slice(&v.to_le_bytes());
     }
 }
 
 #[inline]
-fn put_f32(s: &mut [u8], i: usize, v: f32) {
+pub(crate) fn put_f32(s: &mut [u8], i: usize, v: f32) {
     put_i32(s, i, v.to_bits() as i32);
 }
 
 /// `std::min(std::max(x, lo), hi)` as TFLM's `ActivationFunctionWithMinMax` does it.
 #[inline]
-fn act_f32(x: f32, lo: f32, hi: f32) -> f32 {
+pub(crate) fn act_f32(x: f32, lo: f32, hi: f32) -> f32 {
     let x = if x < lo { lo } else { x };
     if hi < x { hi } else { x }
 }
@@ -70,10 +86,12 @@ pub(crate) struct Ctx<'x, 'm> {
     pub out: &'x mut [u8],
     pub scratch: &'x mut [u8],
     pub opdata: &'x [u8],
+    /// The variable region (LSTM/SVDF state), writable by the kernels that own state.
+    pub vars: &'x mut [u8],
 }
 
 impl<'x> Ctx<'x, '_> {
-    fn tensor(&self, k: usize) -> Option<TensorInfo> {
+    pub(crate) fn tensor(&self, k: usize) -> Option<TensorInfo> {
         let t = *self.op.inputs.get(k)?;
         if t == rl::NO_TENSOR || k >= self.op.n_inputs {
             return None;
@@ -96,7 +114,7 @@ impl<'x> Ctx<'x, '_> {
         }
     }
 
-    fn input(&self, k: usize) -> (TensorInfo, &'x [u8]) {
+    pub(crate) fn input(&self, k: usize) -> (TensorInfo, &'x [u8]) {
         match self.tensor(k) {
             Some(t) => {
                 let d = self.data(&t);
@@ -106,13 +124,13 @@ impl<'x> Ctx<'x, '_> {
         }
     }
 
-    fn output_info(&self) -> TensorInfo {
+    pub(crate) fn output_info(&self) -> TensorInfo {
         self.img
             .tensor(usize::from(self.op.output))
             .unwrap_or(EMPTY)
     }
 
-    fn word(&self, i: usize) -> i32 {
+    pub(crate) fn word(&self, i: usize) -> i32 {
         i32_at(self.opdata, i)
     }
 }
@@ -170,14 +188,14 @@ pub(crate) fn carve(
 
 // ---------------------------------------------------------------- Prepare
 
-struct Prep<'p, 'm> {
-    img: &'p Image<'m>,
-    op: &'p OpInfo,
-    index: u16,
+pub(crate) struct Prep<'p, 'm> {
+    pub img: &'p Image<'m>,
+    pub op: &'p OpInfo,
+    pub index: u16,
 }
 
 impl Prep<'_, '_> {
-    fn err(&self, why: &'static str) -> Error {
+    pub(crate) fn err(&self, why: &'static str) -> Error {
         Error::UnsupportedConfig {
             op_index: self.index,
             opcode: self.op.opcode,
@@ -185,7 +203,7 @@ impl Prep<'_, '_> {
         }
     }
 
-    fn input(&self, k: usize) -> Result<TensorInfo, Error> {
+    pub(crate) fn input(&self, k: usize) -> Result<TensorInfo, Error> {
         let t = *self.op.inputs.get(k).ok_or(self.err("missing input"))?;
         if t == rl::NO_TENSOR || k >= self.op.n_inputs {
             return Err(self.err("missing input"));
@@ -193,7 +211,7 @@ impl Prep<'_, '_> {
         self.img.tensor(usize::from(t))
     }
 
-    fn opt_input(&self, k: usize) -> Result<Option<TensorInfo>, Error> {
+    pub(crate) fn opt_input(&self, k: usize) -> Result<Option<TensorInfo>, Error> {
         match self.op.inputs.get(k) {
             Some(&t) if t != rl::NO_TENSOR && k < self.op.n_inputs => {
                 self.img.tensor(usize::from(t)).map(Some)
@@ -202,7 +220,7 @@ impl Prep<'_, '_> {
         }
     }
 
-    fn output(&self) -> Result<TensorInfo, Error> {
+    pub(crate) fn output(&self) -> Result<TensorInfo, Error> {
         let t = self.img.tensor(usize::from(self.op.output))?;
         if t.storage != rl::STORAGE_ARENA && t.bytes > 0 {
             return Err(self.err("output is not an arena tensor"));
@@ -210,13 +228,13 @@ impl Prep<'_, '_> {
         Ok(t)
     }
 
-    fn need(&self, ok: bool, why: &'static str) -> Result<(), Error> {
+    pub(crate) fn need(&self, ok: bool, why: &'static str) -> Result<(), Error> {
         if ok { Ok(()) } else { Err(self.err(why)) }
     }
 }
 
 /// Activation bounds for float kernels.
-fn act_range_f32(code: u8) -> Option<(f32, f32)> {
+pub(crate) fn act_range_f32(code: u8) -> Option<(f32, f32)> {
     match code {
         0 => Some((f32::MIN, f32::MAX)),
         1 => Some((0.0, f32::MAX)),
@@ -327,7 +345,22 @@ pub(crate) fn prepare(
         &mut []
     };
     let mut words = W { dst, n: 0 };
+    // Only LSTM (hidden and cell state) and SVDF (activation state) own variables.
+    for k in 0..op.n_inputs.min(rl::MAX_OP_INPUTS) {
+        if let Some(t) = p.opt_input(k)? {
+            let owned = match code {
+                opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => k == 18 || k == 19,
+                opcode::SVDF => k == 4,
+                _ => false,
+            };
+            if t.storage == rl::STORAGE_VARIABLE && !owned {
+                return Err(p.err("a variable tensor is an input of an op that does not own state"));
+            }
+        }
+    }
     match code {
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => seq::prepare_lstm(&p, &out, &mut words, alloc)?,
+        opcode::SVDF => seq::prepare_svdf(&p, &out, &mut words, alloc)?,
         opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => {
             let input = p.input(0)?;
             let filter = p.input(1)?;
@@ -480,8 +513,8 @@ pub(crate) fn prepare(
         opcode::SOFTMAX => {
             let input = p.input(0)?;
             p.need(
-                input.dtype == dtype::I8 && q,
-                "only int8 softmax is implemented",
+                input.dtype == dtype::I8 && (q || out.dtype == dtype::I16),
+                "only int8 input with int8 or int16 output (and float32) is implemented",
             )?;
             p.need(same_len(&input, &out) && input.rank >= 1, "shape mismatch")?;
             let beta = f32::from_bits(op.param(0) as u32);
@@ -496,12 +529,19 @@ pub(crate) fn prepare(
         }
         opcode::QUANTIZE => {
             let input = p.input(0)?;
+            let (i, o) = (input.dtype, out.dtype);
+            let ok = match i {
+                dtype::F32 => o == dtype::I8 || o == dtype::I16,
+                dtype::I8 | dtype::I16 => matches!(o, dtype::I8 | dtype::I16 | dtype::I32),
+                dtype::I32 => o == dtype::I8 || o == dtype::I16,
+                _ => false,
+            };
             p.need(
-                q && (input.dtype == dtype::F32 || input.dtype == dtype::I8),
-                "float32/int8 to int8 only",
+                ok,
+                "QUANTIZE types: float32 to int8/int16, or requantizing int8/int16/int32",
             )?;
             p.need(same_len(&input, &out), "shape mismatch")?;
-            let (m, s) = if input.dtype == dtype::I8 {
+            let (m, s) = if input.dtype != dtype::F32 {
                 fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale))
             } else {
                 (0, 0)
@@ -629,7 +669,8 @@ pub(crate) fn prepare(
                             "int8 MEAN only over axes 1,2 with keep_dims",
                         )?;
                     }
-                    let want = rl::op_scratch_bytes(code, out.elements() as u32) as usize;
+                    let want =
+                        rl::op_scratch_bytes(code, out.dtype, out.elements() as u32, 0) as usize;
                     let off = alloc.request_scratch(index, want, op.scratch)?;
                     let _ = off;
                 }
@@ -649,13 +690,13 @@ pub(crate) fn prepare(
 }
 
 /// Writes OpData words into the op's tail allocation.
-struct W<'d> {
+pub(crate) struct W<'d> {
     dst: &'d mut [u8],
     n: usize,
 }
 
 impl W<'_> {
-    fn push(&mut self, v: i32) {
+    pub(crate) fn push(&mut self, v: i32) {
         put_i32(self.dst, self.n, v);
         self.n += 1;
     }
@@ -701,6 +742,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         opcode::CONCATENATION => concatenation(c),
         opcode::STRIDED_SLICE => strided_slice(c),
         opcode::MEAN => mean(c),
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => seq::lstm(c),
+        opcode::SVDF => seq::svdf(c),
         code => Err(Error::UnsupportedOp {
             op_index: c.index,
             opcode: code,
@@ -746,12 +789,17 @@ fn fully_connected(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         let per_channel = filter.n_scales > 1;
         for b in 0..batches {
             for o in 0..depth {
-                let mut acc = 0i32;
-                for d in 0..accum {
-                    let wv = i8_at(w, o * accum + d).wrapping_add(w_off);
-                    let xv = i8_at(x, b * accum + d).wrapping_add(in_off);
-                    acc = acc.wrapping_add(wv.wrapping_mul(xv));
-                }
+                let mut acc = if w_off == 0 {
+                    dot_i8(x, b * accum, w, o * accum, accum, in_off)
+                } else {
+                    let mut acc = 0i32;
+                    for d in 0..accum {
+                        let wv = i8_at(w, o * accum + d).wrapping_add(w_off);
+                        let xv = i8_at(x, b * accum + d).wrapping_add(in_off);
+                        acc = acc.wrapping_add(wv.wrapping_mul(xv));
+                    }
+                    acc
+                };
                 if has_bias {
                     acc = acc.wrapping_add(i32_at(bd, o));
                 }
@@ -851,13 +899,12 @@ fn conv(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                                 + kx as usize)
                                 * fic;
                             let ibase = g.in_index(b, iy, ix, group * fic);
-                            for ic in 0..fic {
-                                if float {
+                            if float {
+                                for ic in 0..fic {
                                     total += f32_at(x, ibase + ic) * f32_at(w, fbase + ic);
-                                } else {
-                                    let iv = i8_at(x, ibase + ic).wrapping_add(in_off);
-                                    acc = acc.wrapping_add(i8_at(w, fbase + ic).wrapping_mul(iv));
                                 }
+                            } else {
+                                acc = acc.wrapping_add(dot_i8(x, ibase, w, fbase, fic, in_off));
                             }
                         }
                     }
@@ -879,6 +926,87 @@ fn conv(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     Ok(())
 }
 
+/// `Σ w[wb+k] · (x[xb+k] + x_off)` over `n` int8 pairs, wrapping as TFLM's
+/// int32 accumulator (integer sums do not depend on the order, so this
+/// contiguous form is bit-exact and lets the compiler vectorize it).
+#[inline]
+fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: i32) -> i32 {
+    match (
+        x.get(xb..xb.saturating_add(n)),
+        w.get(wb..wb.saturating_add(n)),
+    ) {
+        (Some(xs), Some(ws)) => {
+            let mut acc = 0i32;
+            let mut wsum = 0i32;
+            for (&a, &b) in xs.iter().zip(ws) {
+                let wv = i32::from(b as i8);
+                acc = acc.wrapping_add(wv.wrapping_mul(i32::from(a as i8)));
+                wsum = wsum.wrapping_add(wv);
+            }
+            acc.wrapping_add(wsum.wrapping_mul(x_off))
+        }
+        _ => 0,
+    }
+}
+
+/// Int8 depthwise with multiplier 1: all channels of one output pixel at
+/// once, 64 accumulators on the stack (bit-exact: integer sums reordered).
+fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], bd: &[u8], has_bias: bool) {
+    const CH: usize = 64;
+    let out_zp = c.output_info().zero_point;
+    let in_off = c.input(0).0.zero_point.wrapping_neg();
+    let (fh, fw) = (g.fh, g.fw);
+    let (lo, hi) = (c.word(0), c.word(1));
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+            for ox in 0..g.ow {
+                let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                let mut c0 = 0;
+                while c0 < g.oc {
+                    let n = CH.min(g.oc - c0);
+                    let mut acc = [0i32; CH];
+                    let mut wsum = [0i32; CH];
+                    for ky in 0..fh {
+                        let iy = iy0.wrapping_add(g.dh.wrapping_mul(ky));
+                        for kx in 0..fw {
+                            let ix = ix0.wrapping_add(g.dw.wrapping_mul(kx));
+                            if ix < 0 || ix >= g.iw || iy < 0 || iy >= g.ih {
+                                continue;
+                            }
+                            let ii = g.in_index(b, iy, ix, c0);
+                            let fi = (ky as usize * fw as usize + kx as usize) * g.oc + c0;
+                            if let (Some(xs), Some(ws)) = (x.get(ii..ii + n), w.get(fi..fi + n)) {
+                                for (((a, s), &xv), &wv) in
+                                    acc.iter_mut().zip(wsum.iter_mut()).zip(xs).zip(ws)
+                                {
+                                    let wv = i32::from(wv as i8);
+                                    *a = a.wrapping_add(wv.wrapping_mul(i32::from(xv as i8)));
+                                    *s = s.wrapping_add(wv);
+                                }
+                            }
+                        }
+                    }
+                    for (k, (&a, &s)) in acc.iter().zip(&wsum).take(n).enumerate() {
+                        let oc = c0 + k;
+                        let mut v = a.wrapping_add(s.wrapping_mul(in_off));
+                        if has_bias {
+                            v = v.wrapping_add(i32_at(bd, oc));
+                        }
+                        v = fx::mbqm(v, c.word(2 + 2 * oc), c.word(3 + 2 * oc));
+                        put_i8(
+                            c.out,
+                            g.out_index(b, oy, ox, oc),
+                            v.wrapping_add(out_zp).max(lo).min(hi),
+                        );
+                    }
+                    c0 += n;
+                }
+            }
+        }
+    }
+}
+
 fn depthwise(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
@@ -889,6 +1017,10 @@ fn depthwise(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (fh, fw) = (filter.dim(1) as i32, filter.dim(2) as i32);
     let mult = c.op.param(8).max(1) as usize;
     let float = out.dtype == dtype::F32;
+    if !float && mult == 1 && g.ic == g.oc {
+        depthwise_i8_m1(c, &g, x, w, bd, has_bias);
+        return Ok(());
+    }
     let in_off = input.zero_point.wrapping_neg();
     let (lo, hi) = (c.word(0), c.word(1));
     let (flo, fhi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
@@ -1022,6 +1154,7 @@ fn softmax_i8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let depth = input.last_dim().max(1);
     let outer = input.elements() / depth;
     let (mult, shift, diff_min) = (c.word(0), c.word(1), c.word(2));
+    let wide = c.output_info().dtype == dtype::I16;
     for i in 0..outer {
         let row = i * depth;
         let mut max_in_row = i32::from(i8::MIN);
@@ -1038,17 +1171,26 @@ fn softmax_i8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             }
         }
         let (shifted_scale, bits_over_unit) = fx::get_reciprocal(sum_of_exps, 12);
+        let (bits, lo, hi) = if wide {
+            (16, -32768, 32767)
+        } else {
+            (8, -128, 127)
+        };
         for k in 0..depth {
             let diff = i8_at(x, row + k) - max_in_row;
             let v = if diff >= diff_min {
                 let scaled = fx::mbqm_greater_than_one(diff, mult, shift);
                 let e = fx::exp_on_negative_values(scaled, 5);
-                let unsat = fx::rdbpot(fx::srdhm(shifted_scale, e), bits_over_unit + 31 - 8);
-                unsat.wrapping_add(-128).clamp(-128, 127)
+                let unsat = fx::rdbpot(fx::srdhm(shifted_scale, e), bits_over_unit + 31 - bits);
+                unsat.wrapping_add(lo).clamp(lo, hi)
             } else {
-                -128
+                lo
             };
-            put_i8(c.out, row + k, v);
+            if wide {
+                put_i16(c.out, row + k, v);
+            } else {
+                put_i8(c.out, row + k, v);
+            }
         }
     }
     Ok(())
@@ -1101,6 +1243,7 @@ fn binary(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     Ok(())
 }
 
+/// AffineQuantize (float input) or Requantize (integer input), as TFLM.
 fn quantize(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let out = c.output_info();
@@ -1108,14 +1251,19 @@ fn quantize(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         let v = if input.dtype == dtype::F32 {
             fx::round_f32(f32_at(x, i) / out.scale).saturating_add(out.zero_point)
         } else {
-            fx::mbqm(
-                i8_at(x, i).wrapping_sub(input.zero_point),
-                c.word(0),
-                c.word(1),
-            )
-            .wrapping_add(out.zero_point)
+            let raw = match input.dtype {
+                dtype::I16 => i16_at(x, i),
+                dtype::I32 => i32_at(x, i),
+                _ => i8_at(x, i),
+            };
+            fx::mbqm(raw.wrapping_sub(input.zero_point), c.word(0), c.word(1))
+                .wrapping_add(out.zero_point)
         };
-        put_i8(c.out, i, v.clamp(-128, 127));
+        match out.dtype {
+            dtype::I16 => put_i16(c.out, i, v.clamp(-32768, 32767)),
+            dtype::I32 => put_i32(c.out, i, v),
+            _ => put_i8(c.out, i, v.clamp(-128, 127)),
+        }
     }
     Ok(())
 }

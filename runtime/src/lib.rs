@@ -100,6 +100,7 @@ pub mod fixedpoint;
 mod image;
 mod interpreter;
 mod kernels;
+pub mod seq;
 
 pub use arena::{ArenaAllocator, MemoryUsage, Phase};
 pub use error::Error;

@@ -20,6 +20,10 @@ const REQUIRED: &[&str] = &[
     "simple_add_model",
     "micro_speech_quantized",
     "person_detect",
+    "micro_speech_lstm",
+    "trained_lstm_int8",
+    "keyword_scrambled",
+    "keyword_scrambled_8bit",
 ];
 
 fn corpus() -> Option<PathBuf> {
@@ -175,4 +179,100 @@ fn other_golden_models_are_refused_cleanly_or_exact() {
             Err(why) => println!("{name:24} not runnable: {why}"),
         }
     }
+}
+
+/// Models with variable tensors (LSTM/SVDF state) and TFLM's outputs and
+/// state over consecutive invocations (`tests/data/two-invokes`, written by
+/// `scripts/golden-two-invokes.py` with the tflite-micro wheel).
+const STATEFUL: &[&str] = &[
+    "micro_speech_lstm",
+    "trained_lstm_int8",
+    "keyword_scrambled",
+    "keyword_scrambled_8bit",
+];
+
+fn stateful_run(dir: &Path, name: &str) -> Result<(), String> {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/two-invokes")
+        .join(name);
+    let read = |f: String| std::fs::read(data.join(&f)).map_err(|e| format!("{name}: {f}: {e}"));
+    let meta: String = String::from_utf8(read("meta.json".into())?).map_err(|e| e.to_string())?;
+    let vars: Vec<usize> = meta
+        .split("\"variables\": [")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .ok_or(format!("{name}: meta.json has no variables"))?
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    let model_bytes = std::fs::read(dir.join("models").join(format!("{name}.tflite")))
+        .map_err(|e| format!("{name}: model missing: {e}"))?;
+    let model = Model::parse(&model_bytes).map_err(|e| format!("{name}: {e}"))?;
+    let image = lower(&model).map_err(|e| format!("{name}: lower: {e}"))?;
+    let need = runtime_arena(&model).map_err(|e| format!("{name}: {e}"))?;
+    let mut arena = vec![0xA5u8; need.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).map_err(|e| format!("{name}: {e}"))?;
+    let input = std::fs::read(dir.join("golden").join(name).join("input0.bin"))
+        .map_err(|e| format!("{name}: input0: {e}"))?;
+    let dtype = it.input_info(0).map_err(|e| e.to_string())?.dtype;
+    // numpy's `x // 64` on the int8/int16 input.
+    let quiet: Vec<u8> = match dtype {
+        9 => input
+            .iter()
+            .map(|&b| (b as i8).div_euclid(64) as u8)
+            .collect(),
+        _ => input
+            .chunks_exact(2)
+            .flat_map(|c| {
+                i16::from_le_bytes([c[0], c[1]])
+                    .div_euclid(64)
+                    .to_le_bytes()
+            })
+            .collect(),
+    };
+    let mut errors = Vec::new();
+    let mut invoke = |it: &mut Interpreter<'_, '_>, x: &[u8], n: usize, check_vars: bool| {
+        it.input_mut(0).expect("input").copy_from_slice(x);
+        it.invoke().expect("invoke");
+        let want = read(format!("invoke{n}_output0.bin")).expect("expected output");
+        if it.output(0).expect("output") != want.as_slice() {
+            errors.push(format!("{name}: invoke {n}: output differs from TFLM"));
+        }
+        if check_vars {
+            for &t in &vars {
+                let want = read(format!("invoke{n}_var{t}.bin")).expect("expected state");
+                if it.variable(t).expect("variable") != want.as_slice() {
+                    errors.push(format!(
+                        "{name}: invoke {n}: state tensor {t} differs from TFLM"
+                    ));
+                }
+            }
+        }
+    };
+    invoke(&mut it, &input, 1, true);
+    invoke(&mut it, &input, 2, true);
+    invoke(&mut it, &quiet, 3, false);
+    it.reset().map_err(|e| e.to_string())?;
+    invoke(&mut it, &input, 1, true);
+    if it.memory_usage().high_water as u64 != need.total_bytes {
+        errors.push(format!(
+            "{name}: measured arena differs from the prediction"
+        ));
+    }
+    if errors.is_empty() {
+        println!("{name:24} 3 invocations + reset: outputs and state equal TFLM's");
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+#[test]
+fn state_survives_invocations_as_in_tflm() {
+    let Some(dir) = corpus() else { return };
+    let failures: Vec<String> = STATEFUL
+        .iter()
+        .filter_map(|name| stateful_run(&dir, name).err())
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -1,0 +1,184 @@
+//! What-if input shapes (`shape::with_input_shapes`): re-deriving the shapes of
+//! a model converted at one length must give exactly the plan of the same
+//! model converted at the other length.
+
+use microarena_core::analysis::Analysis;
+use microarena_core::builder::ModelBuilder;
+use microarena_core::dtype::DType;
+use microarena_core::lifetime::BufferKind;
+use microarena_core::ops::{Activation, BuiltinOp, LstmOptions};
+use microarena_core::planner::PlannerKind;
+use microarena_core::shape::{parse_override, with_input_shapes};
+use microarena_core::{Config, Model, analyze, device, profile};
+
+const X86: Config = Config {
+    profile: &profile::X86_64,
+    planner: PlannerKind::TflmGreedy,
+};
+
+/// int8 LSTM (8 features, 16 units, int16 cell) over `time` steps → RESHAPE
+/// [-1, 16] → FULLY_CONNECTED (3) → SOFTMAX, as a converter writes it at that length.
+fn lstm_model(time: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b
+        .tensor(g, "x", &[1, time, 8], DType::I8)
+        .quant(0.05, -3)
+        .id();
+    let mut w = Vec::new();
+    for k in 0..8 {
+        let (rows, cols) = (16, if k < 4 { 8 } else { 16 });
+        let vals: Vec<i8> = (0..rows * cols)
+            .map(|i| ((i * 7 + k * 13) % 61 - 30) as i8)
+            .collect();
+        w.push(
+            b.tensor(g, &format!("w{k}"), &[rows, cols], DType::I8)
+                .quant(0.02, 0)
+                .data_i8(&vals)
+                .id(),
+        );
+    }
+    let mut bias = Vec::new();
+    for k in 0..4 {
+        let vals: Vec<i32> = (0..16).map(|i| (i * 31 + k * 5) - 200).collect();
+        bias.push(
+            b.tensor(g, &format!("b{k}"), &[16], DType::I32)
+                .quant(0.001, 0)
+                .data_i32(&vals)
+                .id(),
+        );
+    }
+    let h = b
+        .tensor(g, "h", &[1, 16], DType::I8)
+        .quant(0.0078125, 0)
+        .variable()
+        .id();
+    let c = b
+        .tensor(g, "c", &[1, 16], DType::I16)
+        .quant(1.0 / 2048.0, 0)
+        .variable()
+        .id();
+    let y = b
+        .tensor(g, "y", &[1, time, 16], DType::I8)
+        .quant(0.0078125, 0)
+        .id();
+    let shape = b
+        .tensor(g, "shape", &[2], DType::I32)
+        .data_i32(&[-1, 16])
+        .id();
+    let r = b
+        .tensor(g, "r", &[time, 16], DType::I8)
+        .quant(0.0078125, 0)
+        .id();
+    let fw = b
+        .tensor(g, "fw", &[3, 16], DType::I8)
+        .quant(0.01, 0)
+        .data_i8(&[5; 48])
+        .id();
+    let fb = b
+        .tensor(g, "fb", &[3], DType::I32)
+        .data_i32(&[1, 2, 3])
+        .id();
+    let logits = b
+        .tensor(g, "logits", &[time, 3], DType::I8)
+        .quant(0.1, 0)
+        .id();
+    let probs = b
+        .tensor(g, "probs", &[time, 3], DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    let none = -1;
+    let inputs = [
+        x, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], none, none, none, bias[0], bias[1],
+        bias[2], bias[3], none, none, h, c, none, none, none, none,
+    ];
+    b.op(g, BuiltinOp::UNIDIRECTIONAL_SEQUENCE_LSTM, &inputs, &[y])
+        .lstm_options(LstmOptions {
+            activation: Activation::Tanh,
+            cell_clip: 0.0,
+            proj_clip: 0.0,
+            time_major: false,
+            asymmetric_quantize_inputs: false,
+        });
+    b.op(g, BuiltinOp::RESHAPE, &[y, shape], &[r]);
+    b.op(g, BuiltinOp::FULLY_CONNECTED, &[r, fw, fb], &[logits])
+        .fc_options(Activation::None, false);
+    b.op(g, BuiltinOp::SOFTMAX, &[logits], &[probs])
+        .softmax_options(1.0);
+    b.inputs(g, &[x]).outputs(g, &[probs]);
+    b.finish()
+}
+
+/// Everything a plan is: head, tail, total, minimum and every buffer
+/// (kind, bytes, offset, first, last).
+type Fingerprint = (u64, u64, u64, u64, Vec<(String, u64, i64, i32, i32)>);
+
+fn fingerprint(a: &Analysis) -> Fingerprint {
+    let bufs = a
+        .buffers
+        .iter()
+        .map(|b| {
+            let kind = match b.info.kind {
+                BufferKind::Tensor { tensor, .. } => format!("tensor {tensor}"),
+                BufferKind::Scratch { op_index, .. } => format!("scratch of {op_index}"),
+            };
+            (kind, b.info.bytes, b.offset, b.info.first, b.info.last)
+        })
+        .collect();
+    (
+        a.head_bytes,
+        a.tail_bytes,
+        a.total_bytes,
+        a.minimum_bytes,
+        bufs,
+    )
+}
+
+#[test]
+fn shorter_sequence_plans_like_a_model_converted_at_that_length() {
+    let long = lstm_model(49);
+    let short = lstm_model(25);
+    let long = Model::parse(&long).expect("parse");
+    let short = Model::parse(&short).expect("parse");
+    let what_if = with_input_shapes(&long, &[("x".into(), vec![1, 25, 8])]).expect("propagates");
+    for (a, b) in what_if.main().tensors.iter().zip(&short.main().tensors) {
+        assert_eq!((a.name, &a.shape, a.bytes), (b.name, &b.shape, b.bytes));
+    }
+    let got = analyze(&what_if, &X86).expect("analyze");
+    let want = analyze(&short, &X86).expect("analyze");
+    assert_eq!(fingerprint(&got), fingerprint(&want));
+    assert_ne!(
+        got.head_bytes,
+        analyze(&long, &X86).expect("analyze").head_bytes
+    );
+    // The runtime's arena follows too.
+    assert_eq!(
+        device::runtime_arena(&what_if).expect("runtime"),
+        device::runtime_arena(&short).expect("runtime")
+    );
+    // And by index, with the CLI's NAME=DIMS syntax.
+    let (name, dims) = parse_override("0=1,25,8").expect("parse");
+    let by_index = with_input_shapes(&long, &[(name, dims)]).expect("propagates");
+    assert_eq!(
+        fingerprint(&analyze(&by_index, &X86).expect("analyze")),
+        fingerprint(&want)
+    );
+}
+
+#[test]
+fn unpropagatable_shapes_name_the_op_and_tensor() {
+    let long = lstm_model(49);
+    let long = Model::parse(&long).expect("parse");
+    let err =
+        with_input_shapes(&long, &[("nope".into(), vec![1, 2, 8])]).expect_err("no such input");
+    assert!(err.to_string().contains("not a graph input"), "{err}");
+    // A 2-D input is no sequence: the LSTM rule names op 0 and the input tensor.
+    let err = with_input_shapes(&long, &[("x".into(), vec![25, 8])]).expect_err("not 3-D");
+    assert!(
+        err.to_string()
+            .starts_with("op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): tensor 0 'x'"),
+        "{err}"
+    );
+    assert!(parse_override("x=1,0,8").is_err());
+    assert!(parse_override("x").is_err());
+}
