@@ -7,8 +7,13 @@
 //! * Instances: `$MICROARENA_CORPUS/bench/minimalloc-challenging/*.csv`
 //!   (`MICROARENA_CORPUS` defaults to `../shared` beside the workspace; a
 //!   relative value is taken from the workspace root). Columns
-//!   `id,lower,upper,size`; lifetimes are half-open `[lower, upper)` and are
-//!   compressed to ranks, giving inclusive scopes `[rank(lower), rank(upper)-1]`.
+//!   `id,lower,upper,size`; lifetimes are half-open `[lower, upper)` and become
+//!   inclusive scopes `[lower, upper-1]` in the instance's own time units, so
+//!   lifetime widths (and areas) are MiniMalloc's, which its static orders
+//!   rank by. `MICROARENA_MM_COMPRESS=1` compresses times to ranks instead
+//!   (`[rank(lower), rank(upper)-1]`): same conflicts, but the widths become
+//!   counts of event points and the search orders buffers differently.
+//! * `MICROARENA_MM_ONLY=D,E` runs only those instances (no generated ones).
 //! * Sizes are used raw with alignment 1 (they happen to be multiples of 16).
 //! * `MICROARENA_BEST_BUDGET` overrides the node budget (default 5,000,000).
 //!   The search stops early once the head is within the 1 MiB capacity
@@ -59,6 +64,10 @@ fn main() -> ExitCode {
         })
         .unwrap_or_default();
     files.sort();
+    // `MICROARENA_MM_ONLY=D,E` runs only those instances (and no generated ones).
+    let only: Option<Vec<String>> = std::env::var("MICROARENA_MM_ONLY")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
 
     let mut rows = Vec::new();
     if files.is_empty() {
@@ -91,6 +100,9 @@ fn main() -> ExitCode {
                     .unwrap_or("")
                     .to_owned()
             });
+            if only.as_ref().is_some_and(|o| !o.contains(&name)) {
+                continue;
+            }
             let buffers = match read_csv(f) {
                 Ok(b) => b,
                 Err(e) => {
@@ -102,6 +114,9 @@ fn main() -> ExitCode {
         }
     }
     for n in [500usize, 5_000] {
+        if only.is_some() {
+            break;
+        }
         let buffers = generate(n, 0x5eed_0000 + n as u64);
         rows.push(run(&format!("gen-{n}"), &buffers, budget, None));
     }
@@ -213,16 +228,24 @@ fn read_csv(path: &Path) -> Result<Vec<PlanBuffer>, String> {
     let mut times: Vec<u64> = raw.iter().flat_map(|&(l, u, _)| [l, u]).collect();
     times.sort_unstable();
     times.dedup();
-    let rank = |t: u64| times.partition_point(|&x| x < t) as i32;
-    Ok(raw
-        .into_iter()
-        .map(|(l, u, size)| PlanBuffer {
-            size,
-            first: rank(l),
-            last: rank(u) - 1,
-            fixed_offset: None,
+    let compress = std::env::var("MICROARENA_MM_COMPRESS").is_ok_and(|v| v == "1");
+    let rank = |t: u64| -> Result<i32, String> {
+        if compress {
+            Ok(times.partition_point(|&x| x < t) as i32)
+        } else {
+            i32::try_from(t).map_err(|_| format!("time {t} exceeds i32"))
+        }
+    };
+    raw.into_iter()
+        .map(|(l, u, size)| {
+            Ok(PlanBuffer {
+                size,
+                first: rank(l)?,
+                last: rank(u)? - 1,
+                fixed_offset: None,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// Deterministic pseudo-random instance (xorshift): `n` buffers over `n / 4`

@@ -148,7 +148,9 @@ pub fn plan_with_options(buffers: &[PlanBuffer], opts: &BestOptions) -> BestResu
         .copied()
         .filter(|&p| incumbents[p].1 > stop_at)
         .collect();
-    // Rounds: what a component leaves of its share goes to those still open.
+    // Rounds: what a component leaves of its share goes to those still open,
+    // which resume their probes at the node limit they had reached.
+    let mut resume: Vec<u64> = alloc::vec![0; subs.len()];
     while !pending.is_empty() {
         let mut open = Vec::new();
         for (k, &p) in pending.iter().enumerate() {
@@ -157,7 +159,15 @@ pub fn plan_with_options(buffers: &[PlanBuffer], opts: &BestOptions) -> BestResu
                 open.push(p);
                 continue;
             }
-            let (h, proven, spent) = solve(&subs[p], &mut incumbents[p], sub_lb[p], stop_at, share);
+            let (h, proven, spent) = solve(
+                &subs[p],
+                &mut incumbents[p],
+                sub_lb[p],
+                stop_at,
+                opts.good_enough.is_some(),
+                share,
+                &mut resume[p],
+            );
             used += spent;
             if proven {
                 proven_floor = proven_floor.max(h);
@@ -517,32 +527,58 @@ fn rankings(sub: &Sub) -> Vec<Vec<u32>> {
 
 /// Improves `inc` (local offsets, height) with the search. Returns the height,
 /// whether it is proven optimal for the component, and the nodes spent.
+///
+/// With `decide` (the caller named a target height), seven eighths of the
+/// budget go to the decision search at `stop_at` alone (MiniMalloc's setting:
+/// descents would halve it); descents from the incumbent get the rest, or all
+/// that is left once a probe proves the target infeasible.
 fn solve(
     sub: &Sub,
     inc: &mut (Vec<i64>, i64),
     lb: i64,
     stop_at: i64,
+    decide: bool,
     budget: u64,
+    resume: &mut u64,
 ) -> (i64, bool, u64) {
     if inc.1 <= lb {
         return (inc.1, true, 0);
     }
     let ranks = rankings(sub);
-    let mut limit = (2 * sub.n() as u64).max(256);
+    let first_limit = (2 * sub.n() as u64).max(256);
+    let mut limit = first_limit.max(*resume);
     let mut used = 0u64;
+    let probe_budget = if decide { budget - budget / 8 } else { budget };
     // Probe the target height directly (a decision problem, pruned much harder
     // than a descent from the incumbent) until a probe proves it infeasible.
     let mut probing = stop_at < inc.1 - 1;
     loop {
         for (kind, rank) in ranks.iter().enumerate() {
             for probe in [true, false] {
-                if probe && !probing {
+                if (probe && !probing) || (!probe && probing && decide) {
                     continue;
                 }
                 let run = limit.min(budget - used);
                 if run == 0 {
+                    if probe && decide {
+                        *resume = limit;
+                    }
                     return (inc.1, false, used);
                 }
+                let run = if probe && decide {
+                    let run = run.min(probe_budget.saturating_sub(used));
+                    if run == 0 {
+                        // Descend with what is left, from the smallest limit
+                        // again; a later round resumes the probes here.
+                        *resume = limit;
+                        probing = false;
+                        limit = first_limit;
+                        continue;
+                    }
+                    run
+                } else {
+                    run
+                };
                 let cap = if probe { stop_at } else { inc.1 - 1 };
                 let mut s = Search::new(sub, rank, cap, None);
                 // Dynamic decomposition needs a fixed target height.
