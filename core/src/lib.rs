@@ -47,6 +47,8 @@ pub mod lifetime;
 pub mod planner;
 #[cfg(feature = "alloc")]
 pub mod report;
+#[cfg(feature = "serde")]
+pub mod share;
 #[cfg(feature = "alloc")]
 pub mod tail;
 #[cfg(feature = "alloc")]

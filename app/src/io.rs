@@ -1,0 +1,486 @@
+//! Everything that touches browser APIs: the analysis worker, reading files,
+//! fetching `?model=`, the URL, downloads and PNG rendering. Views call these
+//! and never use web-sys themselves.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use microarena_core::planner::PlannerKind;
+use microarena_core::profile;
+use microarena_core::report::Report;
+use microarena_core::{Config, Model, analyze, share};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+/// One analysis request: model bytes plus the choices that shape the plan.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Model bytes.
+    pub bytes: Rc<Vec<u8>>,
+    /// File name shown in the report.
+    pub name: String,
+    /// Target profile name.
+    pub target: String,
+    /// Planner name.
+    pub planner: String,
+}
+
+/// Head size each planner achieves on the same buffers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannerHead {
+    /// Planner name.
+    pub planner: String,
+    /// Head bytes, or why the planner refused.
+    pub head: Result<u64, String>,
+}
+
+/// What the worker sends back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Computed {
+    /// The report, exactly as `microarena plan --json` builds it.
+    pub report: Report,
+    /// Every planner's head on the same buffers.
+    pub planners: Vec<PlannerHead>,
+    /// The share code of the report.
+    pub share_code: String,
+}
+
+/// Runs the whole pipeline: the same `analyze` + `Report::new` the CLI calls.
+pub fn compute(
+    req_bytes: &[u8],
+    name: &str,
+    target: &str,
+    planner: &str,
+) -> Result<Computed, String> {
+    let profile = profile::by_name(target).ok_or_else(|| format!("unknown target {target}"))?;
+    let planner =
+        PlannerKind::by_name(planner).ok_or_else(|| format!("unknown planner {planner}"))?;
+    if !microarena_core::is_tflite(req_bytes) {
+        return Err(format!(
+            "{name}: not a TensorFlow Lite model (no TFL3 identifier; {} bytes)",
+            req_bytes.len()
+        ));
+    }
+    let model = Model::parse(req_bytes).map_err(|e| format!("{name}: {e}"))?;
+    let analysis =
+        analyze(&model, &Config { profile, planner }).map_err(|e| format!("{name}: {e}"))?;
+    let report = Report::new(&model, &analysis, name);
+    let planners = PlannerKind::ALL
+        .iter()
+        .map(|&k| PlannerHead {
+            planner: k.name().into(),
+            head: if k == planner {
+                Ok(analysis.head_bytes)
+            } else {
+                k.plan(&analysis.plan_input)
+                    .map(|p| p.head_bytes)
+                    .map_err(|e| e.to_string())
+            },
+        })
+        .collect();
+    let share_code = share::encode(&report);
+    Ok(Computed {
+        report,
+        planners,
+        share_code,
+    })
+}
+
+fn set(obj: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(obj, &JsValue::from_str(key), value);
+}
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn get_str(obj: &JsValue, key: &str) -> String {
+    get(obj, key).as_string().unwrap_or_default()
+}
+
+/// Worker side: answers analysis requests posted by the page.
+pub fn worker_main() {
+    let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let reply_scope = scope.clone();
+    let on_message =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+            let data = ev.data();
+            let bytes = get(&data, "bytes")
+                .dyn_into::<Uint8Array>()
+                .map(|a| a.to_vec())
+                .unwrap_or_default();
+            let result = compute(
+                &bytes,
+                &get_str(&data, "name"),
+                &get_str(&data, "target"),
+                &get_str(&data, "planner"),
+            );
+            let reply = Object::new();
+            set(&reply, "id", &get(&data, "id"));
+            match result {
+                Ok(c) => {
+                    set(&reply, "ok", &JsValue::TRUE);
+                    set(
+                        &reply,
+                        "payload",
+                        &Uint8Array::from(share::to_bytes(&c.report).as_slice()),
+                    );
+                    set(&reply, "share", &JsValue::from_str(&c.share_code));
+                    let planners = Array::new();
+                    for p in &c.planners {
+                        let o = Object::new();
+                        set(&o, "planner", &JsValue::from_str(&p.planner));
+                        match &p.head {
+                            Ok(h) => set(&o, "head", &JsValue::from_f64(*h as f64)),
+                            Err(e) => set(&o, "error", &JsValue::from_str(e)),
+                        }
+                        planners.push(&o);
+                    }
+                    set(&reply, "planners", &planners);
+                }
+                Err(e) => {
+                    set(&reply, "ok", &JsValue::FALSE);
+                    set(&reply, "error", &JsValue::from_str(&e));
+                }
+            }
+            let _ = reply_scope.post_message(&reply);
+        });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+}
+
+fn decode_reply(data: &JsValue) -> Result<Computed, String> {
+    if get(data, "ok").as_bool() != Some(true) {
+        let e = get_str(data, "error");
+        return Err(if e.is_empty() {
+            "the analysis failed".into()
+        } else {
+            e
+        });
+    }
+    let payload = get(data, "payload")
+        .dyn_into::<Uint8Array>()
+        .map_err(|_| "the worker sent no report".to_string())?
+        .to_vec();
+    let report = share::from_bytes(&payload).map_err(|e| e.to_string())?;
+    let planners = Array::from(&get(data, "planners"))
+        .iter()
+        .map(|o| PlannerHead {
+            planner: get_str(&o, "planner"),
+            head: match get(&o, "head").as_f64() {
+                Some(h) => Ok(h as u64),
+                None => Err(get_str(&o, "error")),
+            },
+        })
+        .collect();
+    Ok(Computed {
+        report,
+        planners,
+        share_code: get_str(data, "share"),
+    })
+}
+
+type Callback = Rc<dyn Fn(Result<Computed, String>)>;
+
+/// Page side: sends requests to the worker (or, when workers are unavailable,
+/// runs them on the page after yielding a frame) and delivers only the answer
+/// to the latest request.
+pub struct Analyzer {
+    worker: Option<web_sys::Worker>,
+    latest: Rc<Cell<u32>>,
+    callback: Callback,
+    _on_message: Option<Closure<dyn FnMut(web_sys::MessageEvent)>>,
+}
+
+impl std::fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analyzer")
+            .field("worker", &self.worker.is_some())
+            .finish()
+    }
+}
+
+impl Analyzer {
+    /// Starts the worker (`worker.js` beside the page).
+    pub fn new(callback: impl Fn(Result<Computed, String>) + 'static) -> Analyzer {
+        let callback: Callback = Rc::new(callback);
+        let latest = Rc::new(Cell::new(0u32));
+        let opts = web_sys::WorkerOptions::new();
+        opts.set_type(web_sys::WorkerType::Module);
+        let worker = web_sys::Worker::new_with_options("./worker.js", &opts).ok();
+        let on_message = worker.as_ref().map(|w| {
+            let cb = callback.clone();
+            let latest = latest.clone();
+            let c = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
+                move |ev: web_sys::MessageEvent| {
+                    let data = ev.data();
+                    if get(&data, "id").as_f64() == Some(f64::from(latest.get())) {
+                        cb(decode_reply(&data));
+                    }
+                },
+            );
+            w.set_onmessage(Some(c.as_ref().unchecked_ref()));
+            c
+        });
+        Analyzer {
+            worker,
+            latest,
+            callback,
+            _on_message: on_message,
+        }
+    }
+
+    /// `true` when analysis runs in a Web Worker.
+    pub fn has_worker(&self) -> bool {
+        self.worker.is_some()
+    }
+
+    /// Starts analysing `req`; the callback gets the result.
+    pub fn request(&self, req: &Request) {
+        let id = self.latest.get().wrapping_add(1);
+        self.latest.set(id);
+        if let Some(w) = &self.worker {
+            let msg = Object::new();
+            set(&msg, "id", &JsValue::from_f64(f64::from(id)));
+            set(&msg, "bytes", &Uint8Array::from(req.bytes.as_slice()));
+            set(&msg, "name", &JsValue::from_str(&req.name));
+            set(&msg, "target", &JsValue::from_str(&req.target));
+            set(&msg, "planner", &JsValue::from_str(&req.planner));
+            if w.post_message(&msg).is_ok() {
+                return;
+            }
+        }
+        // No worker: yield so the "analysing" state paints, then run here.
+        let cb = self.callback.clone();
+        let latest = self.latest.clone();
+        let req = req.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            sleep_ms(16).await;
+            let result = compute(&req.bytes, &req.name, &req.target, &req.planner);
+            if latest.get() == id {
+                cb(result);
+            }
+        });
+    }
+}
+
+async fn sleep_ms(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// Reads a dropped or picked file.
+pub async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
+    let buf = JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|_| format!("{}: the file could not be read", file.name()))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// Fetches a hosted model for `?model=URL`.
+pub async fn fetch_model(url: &str) -> Result<Vec<u8>, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let resp = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|_| format!("{url}: the model could not be fetched (network or CORS)"))?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "fetch returned no response")?;
+    if !resp.ok() {
+        return Err(format!("{url}: HTTP {}", resp.status()));
+    }
+    let buf = JsFuture::from(resp.array_buffer().map_err(|_| "unreadable response")?)
+        .await
+        .map_err(|_| format!("{url}: the download was interrupted"))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// The `?model=` parameter, if any.
+pub fn model_param() -> Option<String> {
+    let search = web_sys::window()?.location().search().ok()?;
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+    params.get("model").filter(|s| !s.is_empty())
+}
+
+/// The URL fragment without `#` (empty when there is none).
+pub fn fragment() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .map(|h| h.trim_start_matches('#').to_string())
+        .unwrap_or_default()
+}
+
+/// The page URL without query or fragment, for share links.
+pub fn base_url() -> String {
+    web_sys::window()
+        .and_then(|w| {
+            let l = w.location();
+            Some(format!("{}{}", l.origin().ok()?, l.pathname().ok()?))
+        })
+        .unwrap_or_default()
+}
+
+/// Milliseconds since the page started.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// Publishes a timing for the browser tests (`window.__microarena`).
+pub fn publish_timing(key: &str, ms: f64) {
+    let Some(w) = web_sys::window() else { return };
+    let mut obj =
+        Reflect::get(&w, &JsValue::from_str("__microarena")).unwrap_or(JsValue::UNDEFINED);
+    if !obj.is_object() {
+        obj = Object::new().into();
+        let _ = Reflect::set(&w, &JsValue::from_str("__microarena"), &obj);
+    }
+    let _ = Reflect::set(&obj, &JsValue::from_str(key), &JsValue::from_f64(ms));
+}
+
+/// Runs `f` after the next paint.
+pub fn after_paint(f: impl FnOnce() + 'static) {
+    let Some(w) = web_sys::window() else { return };
+    let slot: Rc<RefCell<Option<Box<dyn FnOnce()>>>> = Rc::new(RefCell::new(Some(Box::new(f))));
+    let cb = Closure::once_into_js(move || {
+        if let Some(w) = web_sys::window() {
+            let inner = Closure::once_into_js(move || {
+                if let Some(f) = slot.borrow_mut().take() {
+                    f();
+                }
+            });
+            let _ =
+                w.set_timeout_with_callback_and_timeout_and_arguments_0(inner.unchecked_ref(), 0);
+        }
+    });
+    let _ = w.request_animation_frame(cb.unchecked_ref());
+}
+
+fn blob(content: &str, mime: &str) -> Option<web_sys::Blob> {
+    let parts = Array::of1(&JsValue::from_str(content));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).ok()
+}
+
+fn download_blob(blob: &web_sys::Blob, filename: &str) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(blob) else {
+        return;
+    };
+    if let Ok(a) = doc.create_element("a")
+        && let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>()
+    {
+        a.set_href(&url);
+        a.set_download(filename);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// Offers `content` as a file download.
+pub fn download_text(content: &str, mime: &str, filename: &str) {
+    if let Some(b) = blob(content, mime) {
+        download_blob(&b, filename);
+    }
+}
+
+/// Renders an SVG document to PNG (canvas `drawImage`) and offers it for download.
+pub fn download_png(svg: String, width: u32, height: u32, filename: String) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Some(b) = blob(&svg, "image/svg+xml") else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&b) else {
+        return;
+    };
+    let Ok(img) = web_sys::HtmlImageElement::new() else {
+        return;
+    };
+    let img2 = img.clone();
+    let url2 = url.clone();
+    let onload = Closure::once_into_js(move || {
+        let _ = web_sys::Url::revoke_object_url(&url2);
+        let Ok(canvas) = doc.create_element("canvas") else {
+            return;
+        };
+        let Ok(canvas) = canvas.dyn_into::<web_sys::HtmlCanvasElement>() else {
+            return;
+        };
+        canvas.set_width(width);
+        canvas.set_height(height);
+        let Ok(Some(ctx)) = canvas.get_context("2d") else {
+            return;
+        };
+        let Ok(ctx) = ctx.dyn_into::<web_sys::CanvasRenderingContext2d>() else {
+            return;
+        };
+        let _ = ctx.draw_image_with_html_image_element(&img2, 0.0, 0.0);
+        if let Ok(data_url) = canvas.to_data_url_with_type("image/png")
+            && let Ok(a) = doc.create_element("a")
+            && let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>()
+        {
+            a.set_href(&data_url);
+            a.set_download(&filename);
+            a.click();
+        }
+    });
+    img.set_onload(Some(onload.unchecked_ref()));
+    img.set_src(&url);
+}
+
+/// The files of a drop event.
+pub fn dropped_file(ev: &web_sys::DragEvent) -> Option<web_sys::File> {
+    ev.data_transfer()?.files()?.get(0)
+}
+
+/// The file chosen in an `<input type=file>` change event.
+pub fn picked_file(ev: &web_sys::Event) -> Option<web_sys::File> {
+    let input: web_sys::HtmlInputElement = ev.target()?.dyn_into().ok()?;
+    input.files()?.get(0)
+}
+
+/// Copies text to the clipboard (best effort).
+pub fn copy_to_clipboard(text: &str) {
+    if let Some(w) = web_sys::window() {
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+/// The `data-*` attribute of the event target, parsed as an index.
+pub fn target_index(ev: &web_sys::Event, attr: &str) -> Option<usize> {
+    let el: web_sys::Element = ev.target()?.dyn_into().ok()?;
+    el.get_attribute(attr)?.parse().ok()
+}
+
+/// Position of a mouse event relative to the event's current target, as a
+/// fraction of its size (0..1 each).
+pub fn relative_pos(ev: &web_sys::MouseEvent) -> Option<(f64, f64)> {
+    let el: web_sys::Element = ev.current_target()?.dyn_into().ok()?;
+    let r = el.get_bounding_client_rect();
+    if r.width() <= 0.0 || r.height() <= 0.0 {
+        return None;
+    }
+    Some((
+        (f64::from(ev.client_x()) - r.left()) / r.width(),
+        (f64::from(ev.client_y()) - r.top()) / r.height(),
+    ))
+}
+
+/// Marks the page as used by a worker, for the tests and the footer.
+pub fn worker_label(has_worker: bool) -> &'static str {
+    if has_worker {
+        "analysed in a Web Worker"
+    } else {
+        "analysed on the page (no worker)"
+    }
+}
