@@ -2,7 +2,7 @@
 //! fetching `?model=`, the URL, downloads and PNG rendering. Views call these
 //! and never use web-sys themselves.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
@@ -346,14 +346,9 @@ pub fn publish_timing(key: &str, ms: f64) {
 /// Runs `f` after the next paint.
 pub fn after_paint(f: impl FnOnce() + 'static) {
     let Some(w) = web_sys::window() else { return };
-    let slot: Rc<RefCell<Option<Box<dyn FnOnce()>>>> = Rc::new(RefCell::new(Some(Box::new(f))));
     let cb = Closure::once_into_js(move || {
+        let inner = Closure::once_into_js(f);
         if let Some(w) = web_sys::window() {
-            let inner = Closure::once_into_js(move || {
-                if let Some(f) = slot.borrow_mut().take() {
-                    f();
-                }
-            });
             let _ =
                 w.set_timeout_with_callback_and_timeout_and_arguments_0(inner.unchecked_ref(), 0);
         }

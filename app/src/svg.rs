@@ -108,17 +108,11 @@ pub fn fill(b: &BufferInfo) -> &'static str {
 pub fn map_body(r: &Report) -> String {
     let g = MapGeom::of(r);
     let mut s = String::with_capacity(r.buffers.len() * 170 + 256);
-    let px = g.x(r.arena.peak_scope);
-    let pw = g.x(r.arena.peak_scope + 1) - px;
-    let _ = write!(
-        s,
-        r##"<rect class="peak" x="{px:.3}" y="0" width="{pw:.3}" height="{MAP_H}" fill="#ffd54a" fill-opacity="0.28"/>"##
-    );
     for (i, b) in r.buffers.iter().enumerate() {
         let (x, y, w, h) = g.rect(b);
         let _ = write!(
             s,
-            r#"<rect data-i="{i}" x="{x:.3}" y="{y:.3}" width="{w:.3}" height="{h:.3}" fill="{}"/>"#,
+            r##"<rect data-i="{i}" x="{x:.3}" y="{y:.3}" width="{w:.3}" height="{h:.3}" fill="{}" stroke="#fff" stroke-width="0.6"/>"##,
             fill(b)
         );
         let pad = b.aligned_bytes.saturating_sub(b.bytes);
@@ -130,6 +124,12 @@ pub fn map_body(r: &Report) -> String {
             );
         }
     }
+    let px = g.x(r.arena.peak_scope);
+    let pw = g.x(r.arena.peak_scope + 1) - px;
+    let _ = write!(
+        s,
+        r##"<rect class="peak" x="{px:.3}" y="0" width="{pw:.3}" height="{MAP_H}" fill="#ffd54a" fill-opacity="0.35" stroke="#d4a300" stroke-dasharray="4 3" pointer-events="none"/>"##
+    );
     s
 }
 

@@ -853,22 +853,25 @@ fn arena_map(
 
 fn lifetimes(r: Arc<Report>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    const ROW: f64 = 6.0;
-    let (body, order) = svg::lifetimes_body(&r, ROW);
+    // Rows fill about 280 px for small models, never thinner than 3 px.
+    let row_h = (280.0 / r.buffers.len().max(1) as f64)
+        .clamp(3.0, 14.0)
+        .floor();
+    let (body, order) = svg::lifetimes_body(&r, row_h);
     let geom = MapGeom::of(&r);
     let mut row_of = vec![0usize; r.buffers.len()];
     for (row, &i) in order.iter().enumerate() {
         row_of[i] = row;
     }
-    let height = (ROW * order.len() as f64).max(ROW);
+    let height = (row_h * order.len() as f64).max(row_h);
     let r2 = r.clone();
     let selection = move || match ctx.sel.get()? {
         Sel::Buffer(i) => {
             let b = r2.buffers.get(i)?;
-            let y = *row_of.get(i)? as f64 * ROW;
+            let y = *row_of.get(i)? as f64 * row_h;
             let x = geom.x(b.first);
             let w = geom.x(b.last + 1) - x;
-            Some(view! { <rect class="sel" x=x y=y width=w height=ROW /> }.into_any())
+            Some(view! { <rect class="sel" x=x y=y width=w height=row_h /> }.into_any())
         }
         Sel::Op(i) => {
             let scope = r2.operators.get(i)?.scope;
@@ -972,7 +975,7 @@ fn op_bars(r: Arc<Report>) -> impl IntoView {
 
 fn tail_view(r: Arc<Report>) -> impl IntoView {
     let mut cats = r.tail.clone();
-    cats.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    cats.sort_by_key(|c| std::cmp::Reverse(c.bytes));
     let max = cats.iter().map(|c| c.bytes).max().unwrap_or(1).max(1);
     let total = r.arena.tail_bytes;
     let mut waste: Vec<(usize, u64)> = r
@@ -1362,7 +1365,10 @@ fn glossary() -> impl IntoView {
             <dl>
                 {items
                     .into_iter()
-                    .map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> })
+                    .map(|(k, v)| {
+                        let v = v.strip_prefix(k).and_then(|v| v.strip_prefix(": ")).unwrap_or(v);
+                        view! { <dt>{k}</dt><dd>{v}</dd> }
+                    })
                     .collect_view()}
             </dl>
         </section>

@@ -491,13 +491,17 @@ mod tests {
     }
 
     fn one() -> Report {
-        let bytes = example::mobilenet_v1_025_96_int8();
-        let model = Model::parse(&bytes).unwrap();
-        let config = Config {
-            profile: &PROFILES[0],
-            planner: PlannerKind::TflmGreedy,
-        };
-        Report::new(&model, &analyze(&model, &config).unwrap(), "m.tflite")
+        static ONE: std::sync::OnceLock<Report> = std::sync::OnceLock::new();
+        ONE.get_or_init(|| {
+            let bytes = example::mobilenet_v1_025_96_int8();
+            let model = Model::parse(&bytes).unwrap();
+            let config = Config {
+                profile: &PROFILES[0],
+                planner: PlannerKind::TflmGreedy,
+            };
+            Report::new(&model, &analyze(&model, &config).unwrap(), "m.tflite")
+        })
+        .clone()
     }
 
     #[test]
