@@ -108,11 +108,17 @@ pub fn fill(b: &BufferInfo) -> &'static str {
 pub fn map_body(r: &Report) -> String {
     let g = MapGeom::of(r);
     let mut s = String::with_capacity(r.buffers.len() * 170 + 256);
+    // White outlines separate neighbours, but would swamp columns narrower than a pixel.
+    let outline = if g.scopes <= 200 {
+        r##" stroke="#fff" stroke-width="0.6""##
+    } else {
+        ""
+    };
     for (i, b) in r.buffers.iter().enumerate() {
         let (x, y, w, h) = g.rect(b);
         let _ = write!(
             s,
-            r##"<rect data-i="{i}" x="{x:.3}" y="{y:.3}" width="{w:.3}" height="{h:.3}" fill="{}" stroke="#fff" stroke-width="0.6"/>"##,
+            r#"<rect data-i="{i}" x="{x:.3}" y="{y:.3}" width="{w:.3}" height="{h:.3}" fill="{}"{outline}/>"#,
             fill(b)
         );
         let pad = b.aligned_bytes.saturating_sub(b.bytes);
@@ -254,7 +260,9 @@ pub const OP_W: f64 = 10.0;
 pub const OPS_H: f64 = 1000.0;
 
 /// Per-op bars: live head bytes minus scratch, scratch, and persistent tail
-/// bytes stacked; the peak op gets a highlighted column.
+/// bytes stacked; the peak op gets a highlighted column. The op under the
+/// pointer is found from its x position (column `i` spans `i·OP_W..`), so
+/// the bars carry no attributes.
 pub fn op_bars_body(r: &Report) -> String {
     let max = r
         .operators
@@ -289,16 +297,11 @@ pub fn op_bars_body(r: &Report) -> String {
             y -= h;
             let _ = write!(
                 s,
-                r#"<rect data-op="{i}" x="{:.2}" y="{y:.3}" width="{:.2}" height="{h:.3}" fill="{c}"/>"#,
+                r#"<rect x="{:.2}" y="{y:.3}" width="{:.2}" height="{h:.3}" fill="{c}"/>"#,
                 x + 1.0,
                 OP_W - 2.0
             );
         }
-        // An invisible full-height target so thin bars are easy to hover.
-        let _ = write!(
-            s,
-            r#"<rect data-op="{i}" x="{x}" y="0" width="{OP_W}" height="{OPS_H}" fill="transparent"/>"#
-        );
     }
     s
 }

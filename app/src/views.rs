@@ -486,16 +486,25 @@ fn dashboard(
                                 .into_iter()
                                 .map(|p| {
                                     let cur = p.planner == r.planner;
-                                    let (head, gap) = match &p.head {
-                                        Ok(h) => (grouped(*h), format!("{} B ({})", grouped(h.saturating_sub(lb)), percent(h.saturating_sub(lb), *h))),
-                                        Err(e) => ("–".to_string(), e.clone()),
-                                    };
-                                    view! {
-                                        <tr class:current=cur>
-                                            <td>{p.planner.clone()}{cur.then_some(" (shown)")}</td>
-                                            <td class="r mono">{head}</td>
-                                            <td class="r mono">{gap}</td>
-                                        </tr>
+                                    let name = format!("{}{}", p.planner, if cur { " (shown)" } else { "" });
+                                    match &p.head {
+                                        Ok(h) => view! {
+                                            <tr class:current=cur>
+                                                <td>{name}</td>
+                                                <td class="r mono">{grouped(*h)}</td>
+                                                <td class="r mono">
+                                                    {format!("{} B ({})", grouped(h.saturating_sub(lb)), percent(h.saturating_sub(lb), *h))}
+                                                </td>
+                                            </tr>
+                                        }
+                                        .into_any(),
+                                        Err(e) => view! {
+                                            <tr>
+                                                <td>{name}</td>
+                                                <td class="muted refused" colspan="2">{format!("refused: {e}")}</td>
+                                            </tr>
+                                        }
+                                        .into_any(),
                                     }
                                 })
                                 .collect_view()}
@@ -910,8 +919,8 @@ fn lifetimes(r: Arc<Report>) -> impl IntoView {
 fn op_bars(r: Arc<Report>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let body = svg::op_bars_body(&r);
-    let n = r.operators.len().max(1);
-    let w = OP_W * n as f64;
+    let n = r.operators.len();
+    let w = OP_W * n.max(1) as f64;
     let r2 = r.clone();
     let selection = move || {
         let i = match ctx.sel.get()? {
@@ -955,7 +964,7 @@ fn op_bars(r: Arc<Report>) -> impl IntoView {
                 data-testid="op-bars"
                 viewBox=format!("0 0 {w} {OPS_H}")
                 preserveAspectRatio="none"
-                on:mousemove=move |ev| match io::target_index(&ev, "data-op") {
+                on:mousemove=move |ev| match op_at(&ev, n) {
                     Some(i) => {
                         ctx.hover
                             .set(Some(Hover::Op(i, f64::from(ev.client_x()), f64::from(ev.client_y()))))
@@ -963,7 +972,7 @@ fn op_bars(r: Arc<Report>) -> impl IntoView {
                     None => ctx.hover.set(None),
                 }
                 on:mouseleave=move |_| ctx.hover.set(None)
-                on:click=move |ev| ctx.sel.set(io::target_index(&ev, "data-op").map(Sel::Op))
+                on:click=move |ev| ctx.sel.set(op_at(&ev, n).map(Sel::Op))
             >
                 <g inner_html=body></g>
                 {selection}
@@ -971,6 +980,13 @@ fn op_bars(r: Arc<Report>) -> impl IntoView {
             <div class="caption">{format!("{} operators · {peak}", r.operators.len())}</div>
         </section>
     }
+}
+
+/// The operator column under the pointer in the op-bars chart.
+fn op_at(ev: &web_sys::MouseEvent, ops: usize) -> Option<usize> {
+    let (fx, _) = io::relative_pos(ev)?;
+    let i = (fx * ops as f64).floor();
+    (i >= 0.0 && i < ops as f64).then_some(i as usize)
 }
 
 fn tail_view(r: Arc<Report>) -> impl IntoView {
@@ -1215,7 +1231,7 @@ enum Col {
     Last,
 }
 
-const TABLE_LIMIT: usize = 300;
+const TABLE_LIMIT: usize = 200;
 
 fn tensor_table(r: Arc<Report>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
