@@ -44,8 +44,10 @@ before(async () => {
   assert.ok(existsSync(join(DIST, "index.html")), "dist/ is missing: run scripts/build-web.sh");
   server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    const file = join(DIST, path === "/" ? "index.html" : path);
-    if (!file.startsWith(DIST) || !existsSync(file) || statSync(file).isDirectory()) {
+    // /_models/NAME serves generated test models, for ?model=URL.
+    const root = path.startsWith("/_models/") ? TMP : DIST;
+    const file = root === TMP ? join(TMP, path.slice("/_models/".length)) : join(DIST, path === "/" ? "index.html" : path);
+    if (!file.startsWith(root) || !existsSync(file) || statSync(file).isDirectory()) {
       res.writeHead(404).end();
       return;
     }
@@ -115,12 +117,16 @@ async function exportedJson(page) {
 }
 
 async function openModel(page, path, name) {
+  const before = await page.evaluate(() => window.__microarena?.seq ?? 0);
   const t0 = Date.now();
   await page.setInputFiles('[data-testid="model-input"]', path);
   await waitForMap(page, name);
+  const mapWall = Date.now() - t0;
+  // renderMs: every view painted (the map is painted first, mapMs).
+  await page.waitForFunction((prev) => (window.__microarena?.seq ?? 0) !== prev, before);
   const wall = Date.now() - t0;
-  const inApp = await page.evaluate(() => window.__microarena?.renderMs ?? null);
-  return { wall, inApp };
+  const { renderMs: inApp, mapMs } = await page.evaluate(() => window.__microarena);
+  return { wall, inApp, mapWall, mapMs };
 }
 
 test("the default page shows the bundled example with the CLI's numbers", async () => {
@@ -132,8 +138,32 @@ test("the default page shows the bundled example with the CLI's numbers", async 
   assert.deepEqual(await shown(page), expected(want.json));
   await page.screenshot({ path: join(SHOTS, "default.png"), fullPage: true });
   await page.screenshot({ path: join(SHOTS, "default-top.png") });
+
+  // Arena map exports: a standalone SVG and a PNG drawn from it.
+  const download = async (label) => {
+    const [d] = await Promise.all([page.waitForEvent("download"), page.click(`text=${label}`)]);
+    return { name: d.suggestedFilename(), bytes: readFileSync(await d.path()) };
+  };
+  const svgFile = await download("Export SVG");
+  assert.equal(svgFile.name, "mobilenet_v1_025_96_int8.arena.svg");
+  assert.match(svgFile.bytes.toString("utf8"), /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"[^]*<\/svg>$/);
+  const png = await download("Export PNG");
+  assert.equal(png.name, "mobilenet_v1_025_96_int8.arena.png");
+  assert.deepEqual([...png.bytes.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+  assert.ok(png.bytes.length > 10000, `PNG of ${png.bytes.length} bytes`);
   assert.deepEqual(problems, []);
   await close();
+
+  // ?model=URL fetches a hosted model.
+  const hosted = await newPage(`${base}?model=/_models/example.tflite`);
+  await waitForMap(hosted.page, "example.tflite");
+  assert.deepEqual(await shown(hosted.page), expected(want.json));
+  assert.deepEqual(hosted.problems, []);
+  await hosted.close();
+  const missing = await newPage(`${base}?model=/_models/missing.tflite`);
+  await missing.page.waitForSelector('[data-testid="error"]');
+  assert.match(await missing.page.textContent('[data-testid="error"]'), /HTTP 404/);
+  await missing.close();
 });
 
 test("every corpus model shows the same numbers and exports the same JSON as the CLI", async (t) => {
@@ -179,8 +209,8 @@ test("person_detect: timing, target/planner re-plan, share link in a fresh page"
       await waitForMap(page, "example.tflite");
     }
   }
-  console.log(`# perf person_detect: file → rendered map ${times.map((x) => `${x.wall} ms (in app ${x.inApp?.toFixed(0)} ms)`).join(", ")}`);
-  assert.ok(Math.min(...times.map((x) => x.inApp)) < 300, "person_detect under 300 ms");
+  console.log(`# perf person_detect: file → rendered map ${times.map((x) => `${x.mapWall} ms (in app: map ${x.mapMs.toFixed(0)} ms, all views ${x.inApp.toFixed(0)} ms)`).join("; ")}`);
+  assert.ok(Math.min(...times.map((x) => x.mapMs)) < 300, "person_detect under 300 ms");
   await page.screenshot({ path: join(SHOTS, "person_detect.png"), fullPage: true });
 
   // Hover a buffer for the tooltip, select it.
@@ -287,11 +317,11 @@ test("performance: wasm size and a 2,000-op model off the main thread", async ()
     };
     requestAnimationFrame(tick);
   });
-  const { wall, inApp } = await openModel(page, file, "synthetic2000.tflite");
+  const { wall, inApp, mapWall, mapMs } = await openModel(page, file, "synthetic2000.tflite");
   const maxGap = await page.evaluate(() => { window.__gaps.run = false; return window.__gaps.max; });
-  console.log(`# perf synthetic 2000 ops (${want.json.buffers.length} buffers): file → rendered map ${wall} ms (in app ${inApp.toFixed(0)} ms), longest frame gap ${maxGap.toFixed(0)} ms`);
+  console.log(`# perf synthetic 2000 ops (${want.json.buffers.length} buffers): file → rendered map ${mapWall} ms (in app ${mapMs.toFixed(0)} ms), all views ${wall} ms (in app ${inApp.toFixed(0)} ms), longest frame gap ${maxGap.toFixed(0)} ms`);
   assert.deepEqual(await shown(page), expected(want.json));
-  assert.ok(inApp < 2000, "2,000 ops under 2 s");
+  assert.ok(mapMs < 2000, "2,000 ops under 2 s");
   await page.screenshot({ path: join(SHOTS, "synthetic2000.png") });
   assert.deepEqual(problems, []);
   await close();

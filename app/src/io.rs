@@ -343,6 +343,17 @@ pub fn publish_timing(key: &str, ms: f64) {
     let _ = Reflect::set(&obj, &JsValue::from_str(key), &JsValue::from_f64(ms));
 }
 
+/// Counts completed renders (`window.__microarena.seq`), so tests can wait for the next one.
+pub fn bump_seq() {
+    let Some(w) = web_sys::window() else { return };
+    let obj = Reflect::get(&w, &JsValue::from_str("__microarena")).unwrap_or(JsValue::UNDEFINED);
+    let seq = Reflect::get(&obj, &JsValue::from_str("seq"))
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0);
+    publish_timing("seq", seq + 1.0);
+}
+
 /// Runs `f` after the next paint.
 pub fn after_paint(f: impl FnOnce() + 'static) {
     let Some(w) = web_sys::window() else { return };

@@ -62,6 +62,8 @@ pub fn App() -> impl IntoView {
     let sel = RwSignal::new(None::<Sel>);
     let hover = RwSignal::new(None::<Hover>);
     let dragging = RwSignal::new(false);
+    // The views below the map, rendered one frame after it.
+    let rest = RwSignal::new(true);
     let model = StoredValue::new_local(None::<(String, Rc<Vec<u8>>)>);
     let started = StoredValue::new(0.0f64);
     provide_context(Ctx { sel, hover });
@@ -75,13 +77,23 @@ pub fn App() -> impl IntoView {
                 hover.set(None);
                 let example =
                     model.with_value(|m| m.as_ref().is_some_and(|(n, _)| n == EXAMPLE_NAME));
+                // Summary and map first; the rest of the views a frame later,
+                // so a big model never blocks the page in one long task.
+                rest.set(false);
                 shown.set(Some(Arc::new(Shown {
                     computed,
                     shared: false,
                     example,
                 })));
                 let t0 = started.get_value();
-                io::after_paint(move || io::publish_timing("renderMs", io::now_ms() - t0));
+                io::after_paint(move || {
+                    io::publish_timing("mapMs", io::now_ms() - t0);
+                    rest.set(true);
+                    io::after_paint(move || {
+                        io::publish_timing("renderMs", io::now_ms() - t0);
+                        io::bump_seq();
+                    });
+                });
             }
             Err(e) => error.set(Some(e)),
         }
@@ -281,7 +293,7 @@ pub fn App() -> impl IntoView {
             <main>
                 {move || match shown.get() {
                     Some(s) => {
-                        dashboard(s, target, planner, Callback::new(move |_| replan()))
+                        dashboard(s, target, planner, Callback::new(move |_| replan()), rest)
                             .into_any()
                     }
                     None => {
@@ -357,6 +369,7 @@ fn dashboard(
     target: RwSignal<String>,
     planner: RwSignal<String>,
     replan: Callback<()>,
+    rest: RwSignal<bool>,
 ) -> impl IntoView {
     let r = Arc::new(s.computed.report.clone());
     let a = &r.arena;
@@ -529,16 +542,24 @@ fn dashboard(
             {diagnostics(&r)}
         </section>
         {arena_map(r.clone(), r_svg, r_png, stem2, stem3)}
-        <div class="grid2">
-            {lifetimes(r.clone())}
-            {op_bars(r.clone())}
-        </div>
-        <div class="grid2">
-            {tail_view(r.clone())}
-            {budget_view(r.clone())}
-        </div>
-        {tensor_table(r)}
-        {glossary()}
+        {move || {
+            rest.get()
+                .then(|| {
+                    let r = r.clone();
+                    view! {
+                        <div class="grid2">
+                            {lifetimes(r.clone())}
+                            {op_bars(r.clone())}
+                        </div>
+                        <div class="grid2">
+                            {tail_view(r.clone())}
+                            {budget_view(r.clone())}
+                        </div>
+                        {tensor_table(r)}
+                        {glossary()}
+                    }
+                })
+        }}
     }
 }
 
