@@ -45,6 +45,8 @@ pub struct Computed {
     pub planners: Vec<PlannerHead>,
     /// The share code of the report.
     pub share_code: String,
+    /// Where the worker spent its time (phase, ms), for the performance test.
+    pub timings: Vec<(String, f64)>,
 }
 
 /// Runs the whole pipeline: the same `analyze` + `Report::new` the CLI calls.
@@ -63,10 +65,14 @@ pub fn compute(
             req_bytes.len()
         ));
     }
+    let t = js_sys::Date::now;
+    let t0 = t();
     let model = Model::parse(req_bytes).map_err(|e| format!("{name}: {e}"))?;
     let analysis =
         analyze(&model, &Config { profile, planner }).map_err(|e| format!("{name}: {e}"))?;
+    let t1 = t();
     let report = Report::new(&model, &analysis, name);
+    let t2 = t();
     let planners = PlannerKind::ALL
         .iter()
         .map(|&k| PlannerHead {
@@ -80,11 +86,19 @@ pub fn compute(
             },
         })
         .collect();
+    let t3 = t();
     let share_code = share::encode(&report);
+    let t4 = t();
     Ok(Computed {
         report,
         planners,
         share_code,
+        timings: vec![
+            ("parse+analyze".into(), t1 - t0),
+            ("report".into(), t2 - t1),
+            ("other planners".into(), t3 - t2),
+            ("share code".into(), t4 - t3),
+        ],
     })
 }
 
@@ -139,6 +153,11 @@ pub fn worker_main() {
                         planners.push(&o);
                     }
                     set(&reply, "planners", &planners);
+                    let timings = Object::new();
+                    for (k, v) in &c.timings {
+                        set(&timings, k, &JsValue::from_f64(*v));
+                    }
+                    set(&reply, "timings", &timings);
                 }
                 Err(e) => {
                     set(&reply, "ok", &JsValue::FALSE);
@@ -175,10 +194,18 @@ fn decode_reply(data: &JsValue) -> Result<Computed, String> {
             },
         })
         .collect();
+    if let Some(w) = web_sys::window() {
+        let _ = Reflect::set(
+            &w,
+            &JsValue::from_str("__microarenaWorker"),
+            &get(data, "timings"),
+        );
+    }
     Ok(Computed {
         report,
         planners,
         share_code: get_str(data, "share"),
+        timings: Vec::new(),
     })
 }
 

@@ -150,6 +150,7 @@ pub fn App() -> impl IntoView {
                     report,
                     planners,
                     share_code: code,
+                    timings: Vec::new(),
                 },
                 shared: true,
                 example: false,
