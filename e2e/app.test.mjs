@@ -232,6 +232,7 @@ test("person_detect: timing, target/planner re-plan, share link in a fresh page"
 
   // The share link reproduces the same view in a fresh page, with no model.
   const numbers = await shown(page);
+  await page.waitForSelector('[data-testid="share-link"]');
   const link = await page.$eval('[data-testid="share-link"]', (e) => e.href);
   const linkBytes = Buffer.byteLength(link);
   console.log(`# share link for person_detect (cortex-m, linear): ${linkBytes} bytes`);
@@ -268,6 +269,7 @@ test("a malformed file, a dropped non-model and malformed links show an error", 
   await page.screenshot({ path: join(SHOTS, "bad-file.png") });
   assert.deepEqual(problems, []);
 
+  await page.waitForSelector('[data-testid="share-link"]');
   const goodLink = await page.$eval('[data-testid="share-link"]', (e) => e.href);
   const code = goodLink.split("#r=")[1];
   for (const frag of ["#r=", "#r=%%%garbage", "#r=AAAA", `#r=${code.slice(0, code.length / 2)}`, `#r=${code.slice(0, -3)}`, "#r=" + "A".repeat(5000)]) {

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
-use microarena_core::planner::PlannerKind;
+use microarena_core::planner::{PlanBuffer, PlannerKind};
 use microarena_core::profile;
 use microarena_core::report::Report;
 use microarena_core::{Config, Model, analyze, share};
@@ -36,70 +36,96 @@ pub struct PlannerHead {
     pub head: Result<u64, String>,
 }
 
-/// What the worker sends back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Computed {
-    /// The report, exactly as `microarena plan --json` builds it.
+/// The first answer: the report, exactly as `microarena plan --json` builds it,
+/// plus what the second answer needs.
+#[derive(Debug, Clone)]
+pub struct Analysed {
+    /// The report.
     pub report: Report,
+    plan_input: Vec<PlanBuffer>,
+    planner: PlannerKind,
+    timings: Vec<(String, f64)>,
+}
+
+/// The second answer, computed after the report is on its way to the page:
+/// the planner comparison and the share code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extras {
     /// Every planner's head on the same buffers.
     pub planners: Vec<PlannerHead>,
     /// The share code of the report.
     pub share_code: String,
-    /// Where the worker spent its time (phase, ms), for the performance test.
-    pub timings: Vec<(String, f64)>,
 }
 
-/// Runs the whole pipeline: the same `analyze` + `Report::new` the CLI calls.
-pub fn compute(
-    req_bytes: &[u8],
-    name: &str,
-    target: &str,
-    planner: &str,
-) -> Result<Computed, String> {
+/// What the page receives, in this order for each request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// The report, or why there is none.
+    Report(Result<Report, String>),
+    /// Planner comparison and share code for the report just delivered.
+    Extras(Extras),
+}
+
+/// Runs the pipeline: the same `analyze` + `Report::new` the CLI calls.
+pub fn analyse(bytes: &[u8], name: &str, target: &str, planner: &str) -> Result<Analysed, String> {
     let profile = profile::by_name(target).ok_or_else(|| format!("unknown target {target}"))?;
     let planner =
         PlannerKind::by_name(planner).ok_or_else(|| format!("unknown planner {planner}"))?;
-    if !microarena_core::is_tflite(req_bytes) {
+    if !microarena_core::is_tflite(bytes) {
         return Err(format!(
             "{name}: not a TensorFlow Lite model (no TFL3 identifier; {} bytes)",
-            req_bytes.len()
+            bytes.len()
         ));
     }
     let t = js_sys::Date::now;
     let t0 = t();
-    let model = Model::parse(req_bytes).map_err(|e| format!("{name}: {e}"))?;
+    let model = Model::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
     let analysis =
         analyze(&model, &Config { profile, planner }).map_err(|e| format!("{name}: {e}"))?;
     let t1 = t();
     let report = Report::new(&model, &analysis, name);
     let t2 = t();
+    Ok(Analysed {
+        report,
+        plan_input: analysis.plan_input,
+        planner,
+        timings: vec![
+            ("parse+analyze".into(), t1 - t0),
+            ("report".into(), t2 - t1),
+        ],
+    })
+}
+
+/// Every planner's head on the analysed buffers, and the share code.
+pub fn extras(a: &Analysed) -> (Extras, Vec<(String, f64)>) {
+    let t = js_sys::Date::now;
+    let t0 = t();
     let planners = PlannerKind::ALL
         .iter()
         .map(|&k| PlannerHead {
             planner: k.name().into(),
-            head: if k == planner {
-                Ok(analysis.head_bytes)
+            head: if k == a.planner {
+                Ok(a.report.arena.head_bytes)
             } else {
-                k.plan(&analysis.plan_input)
+                k.plan(&a.plan_input)
                     .map(|p| p.head_bytes)
                     .map_err(|e| e.to_string())
             },
         })
         .collect();
-    let t3 = t();
-    let share_code = share::encode(&report);
-    let t4 = t();
-    Ok(Computed {
-        report,
-        planners,
-        share_code,
-        timings: vec![
-            ("parse+analyze".into(), t1 - t0),
-            ("report".into(), t2 - t1),
-            ("other planners".into(), t3 - t2),
-            ("share code".into(), t4 - t3),
+    let t1 = t();
+    let share_code = share::encode(&a.report);
+    let t2 = t();
+    (
+        Extras {
+            planners,
+            share_code,
+        },
+        vec![
+            ("other planners".into(), t1 - t0),
+            ("share code".into(), t2 - t1),
         ],
-    })
+    )
 }
 
 fn set(obj: &Object, key: &str, value: &JsValue) {
@@ -114,7 +140,16 @@ fn get_str(obj: &JsValue, key: &str) -> String {
     get(obj, key).as_string().unwrap_or_default()
 }
 
-/// Worker side: answers analysis requests posted by the page.
+fn timings_obj(timings: &[(String, f64)]) -> Object {
+    let o = Object::new();
+    for (k, v) in timings {
+        set(&o, k, &JsValue::from_f64(*v));
+    }
+    o
+}
+
+/// Worker side: answers each analysis request with two messages, the report
+/// first (`kind: "report"`) and then the extras (`kind: "extras"`).
 pub fn worker_main() {
     let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let reply_scope = scope.clone();
@@ -125,7 +160,7 @@ pub fn worker_main() {
                 .dyn_into::<Uint8Array>()
                 .map(|a| a.to_vec())
                 .unwrap_or_default();
-            let result = compute(
+            let result = analyse(
                 &bytes,
                 &get_str(&data, "name"),
                 &get_str(&data, "target"),
@@ -133,86 +168,104 @@ pub fn worker_main() {
             );
             let reply = Object::new();
             set(&reply, "id", &get(&data, "id"));
-            match result {
-                Ok(c) => {
-                    set(&reply, "ok", &JsValue::TRUE);
-                    set(
-                        &reply,
-                        "payload",
-                        &Uint8Array::from(share::to_bytes(&c.report).as_slice()),
-                    );
-                    set(&reply, "share", &JsValue::from_str(&c.share_code));
-                    let planners = Array::new();
-                    for p in &c.planners {
-                        let o = Object::new();
-                        set(&o, "planner", &JsValue::from_str(&p.planner));
-                        match &p.head {
-                            Ok(h) => set(&o, "head", &JsValue::from_f64(*h as f64)),
-                            Err(e) => set(&o, "error", &JsValue::from_str(e)),
-                        }
-                        planners.push(&o);
-                    }
-                    set(&reply, "planners", &planners);
-                    let timings = Object::new();
-                    for (k, v) in &c.timings {
-                        set(&timings, k, &JsValue::from_f64(*v));
-                    }
-                    set(&reply, "timings", &timings);
-                }
+            set(&reply, "kind", &JsValue::from_str("report"));
+            let a = match result {
+                Ok(a) => a,
                 Err(e) => {
                     set(&reply, "ok", &JsValue::FALSE);
                     set(&reply, "error", &JsValue::from_str(&e));
+                    let _ = reply_scope.post_message(&reply);
+                    return;
                 }
+            };
+            set(&reply, "ok", &JsValue::TRUE);
+            let payload = share::to_bytes(&a.report);
+            set(&reply, "payload", &Uint8Array::from(payload.as_slice()));
+            set(&reply, "timings", &timings_obj(&a.timings));
+            let _ = reply_scope.post_message(&reply);
+
+            let (x, timings) = extras(&a);
+            let reply = Object::new();
+            set(&reply, "id", &get(&data, "id"));
+            set(&reply, "kind", &JsValue::from_str("extras"));
+            set(&reply, "share", &JsValue::from_str(&x.share_code));
+            let planners = Array::new();
+            for p in &x.planners {
+                let o = Object::new();
+                set(&o, "planner", &JsValue::from_str(&p.planner));
+                match &p.head {
+                    Ok(h) => set(&o, "head", &JsValue::from_f64(*h as f64)),
+                    Err(e) => set(&o, "error", &JsValue::from_str(e)),
+                }
+                planners.push(&o);
             }
+            set(&reply, "planners", &planners);
+            set(&reply, "timings", &timings_obj(&timings));
             let _ = reply_scope.post_message(&reply);
         });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
 }
 
-fn decode_reply(data: &JsValue) -> Result<Computed, String> {
+/// Publishes the worker's phase timings for the tests (`window.__microarenaWorker`).
+fn publish_worker_timings(data: &JsValue) {
+    let Some(w) = web_sys::window() else { return };
+    let key = JsValue::from_str("__microarenaWorker");
+    let mut obj = Reflect::get(&w, &key).unwrap_or(JsValue::UNDEFINED);
+    if !obj.is_object() || get_str(data, "kind") == "report" {
+        obj = Object::new().into();
+        let _ = Reflect::set(&w, &key, &obj);
+    }
+    let t = get(data, "timings");
+    if !t.is_object() {
+        return;
+    }
+    for k in js_sys::Object::keys(&Object::from(t.clone())).iter() {
+        let _ = Reflect::set(
+            &obj,
+            &k,
+            &Reflect::get(&t, &k).unwrap_or(JsValue::UNDEFINED),
+        );
+    }
+}
+
+fn decode_reply(data: &JsValue) -> Reply {
+    publish_worker_timings(data);
+    if get_str(data, "kind") == "extras" {
+        let planners = Array::from(&get(data, "planners"))
+            .iter()
+            .map(|o| PlannerHead {
+                planner: get_str(&o, "planner"),
+                head: match get(&o, "head").as_f64() {
+                    Some(h) => Ok(h as u64),
+                    None => Err(get_str(&o, "error")),
+                },
+            })
+            .collect();
+        return Reply::Extras(Extras {
+            planners,
+            share_code: get_str(data, "share"),
+        });
+    }
     if get(data, "ok").as_bool() != Some(true) {
         let e = get_str(data, "error");
-        return Err(if e.is_empty() {
+        return Reply::Report(Err(if e.is_empty() {
             "the analysis failed".into()
         } else {
             e
-        });
+        }));
     }
-    let payload = get(data, "payload")
+    let report = get(data, "payload")
         .dyn_into::<Uint8Array>()
-        .map_err(|_| "the worker sent no report".to_string())?
-        .to_vec();
-    let report = share::from_bytes(&payload).map_err(|e| e.to_string())?;
-    let planners = Array::from(&get(data, "planners"))
-        .iter()
-        .map(|o| PlannerHead {
-            planner: get_str(&o, "planner"),
-            head: match get(&o, "head").as_f64() {
-                Some(h) => Ok(h as u64),
-                None => Err(get_str(&o, "error")),
-            },
-        })
-        .collect();
-    if let Some(w) = web_sys::window() {
-        let _ = Reflect::set(
-            &w,
-            &JsValue::from_str("__microarenaWorker"),
-            &get(data, "timings"),
-        );
-    }
-    Ok(Computed {
-        report,
-        planners,
-        share_code: get_str(data, "share"),
-        timings: Vec::new(),
-    })
+        .map_err(|_| "the worker sent no report".to_string())
+        .and_then(|p| share::from_bytes(&p.to_vec()).map_err(|e| e.to_string()));
+    Reply::Report(report)
 }
 
-type Callback = Rc<dyn Fn(Result<Computed, String>)>;
+type Callback = Rc<dyn Fn(Reply)>;
 
 /// Page side: sends requests to the worker (or, when workers are unavailable,
-/// runs them on the page after yielding a frame) and delivers only the answer
+/// runs them on the page after yielding a frame) and delivers only the answers
 /// to the latest request.
 pub struct Analyzer {
     worker: Option<web_sys::Worker>,
@@ -231,7 +284,7 @@ impl std::fmt::Debug for Analyzer {
 
 impl Analyzer {
     /// Starts the worker (`worker.js` beside the page).
-    pub fn new(callback: impl Fn(Result<Computed, String>) + 'static) -> Analyzer {
+    pub fn new(callback: impl Fn(Reply) + 'static) -> Analyzer {
         let callback: Callback = Rc::new(callback);
         let latest = Rc::new(Cell::new(0u32));
         let opts = web_sys::WorkerOptions::new();
@@ -264,7 +317,7 @@ impl Analyzer {
         self.worker.is_some()
     }
 
-    /// Starts analysing `req`; the callback gets the result.
+    /// Starts analysing `req`; the callback gets the replies.
     pub fn request(&self, req: &Request) {
         let id = self.latest.get().wrapping_add(1);
         self.latest.set(id);
@@ -285,9 +338,19 @@ impl Analyzer {
         let req = req.clone();
         wasm_bindgen_futures::spawn_local(async move {
             sleep_ms(16).await;
-            let result = compute(&req.bytes, &req.name, &req.target, &req.planner);
-            if latest.get() == id {
-                cb(result);
+            let result = analyse(&req.bytes, &req.name, &req.target, &req.planner);
+            if latest.get() != id {
+                return;
+            }
+            match result {
+                Ok(a) => {
+                    cb(Reply::Report(Ok(a.report.clone())));
+                    sleep_ms(0).await;
+                    if latest.get() == id {
+                        cb(Reply::Extras(extras(&a).0));
+                    }
+                }
+                Err(e) => cb(Reply::Report(Err(e))),
             }
         });
     }

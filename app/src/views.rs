@@ -13,14 +13,14 @@ use microarena_core::report::Report;
 use microarena_core::{example, share};
 
 use crate::format::{grouped, grouped_i, human, percent, shape};
-use crate::io::{self, Analyzer, Computed, PlannerHead, Request};
+use crate::io::{self, Analyzer, Extras, PlannerHead, Reply, Request};
 use crate::svg::{self, MAP_H, MAP_W, MapGeom, OP_W, OPS_H};
 
-/// What is on screen: a computed report, from a model or from a share link.
+/// What is on screen: a report, from a model or from a share link.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shown {
-    /// Report, planner comparison and share code.
-    pub computed: Computed,
+    /// The report.
+    pub report: Report,
     /// Opened from a share link (no model: selectors cannot re-plan).
     pub shared: bool,
     /// The bundled example.
@@ -64,14 +64,23 @@ pub fn App() -> impl IntoView {
     let dragging = RwSignal::new(false);
     // The views below the map, rendered one frame after it.
     let rest = RwSignal::new(true);
+    // Planner comparison and share code, which arrive just after the report.
+    let extras = RwSignal::new(None::<Arc<Extras>>);
     let model = StoredValue::new_local(None::<(String, Rc<Vec<u8>>)>);
     let started = StoredValue::new(0.0f64);
     provide_context(Ctx { sel, hover });
 
-    let analyzer = StoredValue::new_local(Analyzer::new(move |res| {
+    let analyzer = StoredValue::new_local(Analyzer::new(move |reply| {
+        let res = match reply {
+            Reply::Report(res) => res,
+            Reply::Extras(x) => {
+                extras.set(Some(Arc::new(x)));
+                return;
+            }
+        };
         busy.set(None);
         match res {
-            Ok(computed) => {
+            Ok(report) => {
                 error.set(None);
                 sel.set(None);
                 hover.set(None);
@@ -80,8 +89,9 @@ pub fn App() -> impl IntoView {
                 // Summary and map first; the rest of the views a frame later,
                 // so a big model never blocks the page in one long task.
                 rest.set(false);
+                extras.set(None);
                 shown.set(Some(Arc::new(Shown {
-                    computed,
+                    report,
                     shared: false,
                     example,
                 })));
@@ -145,13 +155,12 @@ pub fn App() -> impl IntoView {
                 .trim_start_matches('#')
                 .trim_start_matches(share::FRAGMENT_KEY)
                 .to_string();
+            extras.set(Some(Arc::new(Extras {
+                planners,
+                share_code: code,
+            })));
             shown.set(Some(Arc::new(Shown {
-                computed: Computed {
-                    report,
-                    planners,
-                    share_code: code,
-                    timings: Vec::new(),
-                },
+                report,
                 shared: true,
                 example: false,
             })));
@@ -244,7 +253,7 @@ pub fn App() -> impl IntoView {
                         shown
                             .get()
                             .map(|s| {
-                                let r = &s.computed.report;
+                                let r = &s.report;
                                 let badge = if s.shared {
                                     "shared layout"
                                 } else if s.example {
@@ -294,7 +303,7 @@ pub fn App() -> impl IntoView {
             <main>
                 {move || match shown.get() {
                     Some(s) => {
-                        dashboard(s, target, planner, Callback::new(move |_| replan()), rest)
+                        dashboard(s, target, planner, Callback::new(move |_| replan()), rest, extras)
                             .into_any()
                     }
                     None => {
@@ -371,25 +380,19 @@ fn dashboard(
     planner: RwSignal<String>,
     replan: Callback<()>,
     rest: RwSignal<bool>,
+    extras: RwSignal<Option<Arc<Extras>>>,
 ) -> impl IntoView {
-    let r = Arc::new(s.computed.report.clone());
+    let r = Arc::new(s.report.clone());
     let a = &r.arena;
     let gap = a.head_bytes.saturating_sub(a.lower_bound_bytes);
-    let share_url = format!(
-        "{}#{}{}",
-        io::base_url(),
-        share::FRAGMENT_KEY,
-        s.computed.share_code
-    );
-    let share_url2 = share_url.clone();
     let shared = s.shared;
     let peak = a
         .peak_op
         .map(|i| format!("#{i} {}", a.peak_opcode.clone().unwrap_or_default()))
         .unwrap_or_else(|| "–".into());
-    let planners = s.computed.planners.clone();
     let lb = a.lower_bound_bytes;
     let r_json = r.clone();
+    let r_cmp = r.clone();
     let r_svg = r.clone();
     let r_png = r.clone();
     let stem = r
@@ -496,10 +499,18 @@ fn dashboard(
                             <tr><th>"planner"</th><th class="r">"head (B)"</th><th class="r">"gap to lower bound"</th></tr>
                         </thead>
                         <tbody>
-                            {planners
-                                .into_iter()
+                            {move || {
+                                let Some(x) = extras.get() else {
+                                    return view! {
+                                        <tr><td class="muted" colspan="3">"comparing planners…"</td></tr>
+                                    }
+                                    .into_any();
+                                };
+                                let shown_planner = r_cmp.planner.clone();
+                                x.planners
+                                .iter()
                                 .map(|p| {
-                                    let cur = p.planner == r.planner;
+                                    let cur = p.planner == shown_planner;
                                     let name = format!("{}{}", p.planner, if cur { " (shown)" } else { "" });
                                     match &p.head {
                                         Ok(h) => view! {
@@ -521,7 +532,9 @@ fn dashboard(
                                         .into_any(),
                                     }
                                 })
-                                .collect_view()}
+                                .collect_view()
+                                .into_any()
+                            }}
                         </tbody>
                     </table>
                 </div>
@@ -530,14 +543,29 @@ fn dashboard(
                     <p class="muted">
                         "The link holds the computed layout only — never the model or its weights."
                     </p>
-                    <div class="share">
-                        <a class="share-url" data-testid="share-link" href=share_url.clone() title="share link">
-                            {format!("{} chars · {}", share_url.len(), truncate(&share_url, 64))}
-                        </a>
-                        <button class="button" on:click=move |_| io::copy_to_clipboard(&share_url2)>
-                            "Copy link"
-                        </button>
-                    </div>
+                    {move || match extras.get() {
+                        Some(x) => {
+                            let url = format!(
+                                "{}#{}{}",
+                                io::base_url(),
+                                share::FRAGMENT_KEY,
+                                x.share_code,
+                            );
+                            let copy = url.clone();
+                            view! {
+                                <div class="share">
+                                    <a class="share-url" data-testid="share-link" href=url.clone() title="share link">
+                                        {format!("{} chars · {}", url.len(), truncate(&url, 64))}
+                                    </a>
+                                    <button class="button" on:click=move |_| io::copy_to_clipboard(&copy)>
+                                        "Copy link"
+                                    </button>
+                                </div>
+                            }
+                            .into_any()
+                        }
+                        None => view! { <div class="share muted">"packing the link…"</div> }.into_any(),
+                    }}
                 </div>
             </div>
             {diagnostics(&r)}
