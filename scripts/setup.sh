@@ -46,8 +46,22 @@ if [ -d app ]; then
 fi
 
 # Node packages for the browser tests and wasm-opt (npm binaryen; never Debian's, which breaks the wasm).
-if [ -f e2e/package.json ] && [ ! -d e2e/node_modules ]; then
-  log "npm ci in e2e/"
-  (cd e2e && npm ci --no-audit --no-fund --silent)
+# playwright-core needs Node.js >= 20 (Debian 12's own nodejs is 18: use NodeSource's package).
+if [ -f e2e/package.json ]; then
+  if ! command -v npm >/dev/null; then
+    log "installing nodejs and npm"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+    log "Node.js $(node --version) is too old for playwright-core: install Node.js 20 or newer"
+    exit 1
+  fi
+  # Reinstall when the lockfile changed since the last install.
+  if [ ! -f e2e/node_modules/.package-lock.json ] \
+     || [ e2e/package-lock.json -nt e2e/node_modules/.package-lock.json ]; then
+    log "npm ci in e2e/"
+    (cd e2e && npm ci --no-audit --no-fund --silent)
+  fi
 fi
 log "ready"

@@ -13,7 +13,12 @@ step "format"
 cargo fmt --all --check
 
 step "clippy (host, all targets)"
-cargo clippy --workspace --all-targets -- -D warnings
+# The web app is linted for wasm32 only: building leptos for the host too
+# would double the compile time (toolchain.md P8).
+cargo clippy --workspace --exclude microarena-app --all-targets -- -D warnings
+
+step "clippy (web app, wasm32)"
+cargo clippy -p microarena-app --target wasm32-unknown-unknown --all-targets -- -D warnings
 
 step "clippy (no_std targets)"
 for t in thumbv7em-none-eabihf thumbv6m-none-eabi wasm32-unknown-unknown; do
@@ -28,7 +33,7 @@ for t in thumbv7em-none-eabihf thumbv6m-none-eabi wasm32-unknown-unknown; do
 done
 
 step "host tests"
-cargo test --workspace
+cargo test --workspace --exclude microarena-app
 
 step "wasm32 plans equal native plans (determinism probe under node)"
 cargo build --release --manifest-path wasm-probe/Cargo.toml --target wasm32-unknown-unknown --target-dir target
@@ -85,4 +90,12 @@ step "fuzz smoke (every target, short run; scripts/fuzz.sh runs them for longer)
 bash scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-20}"
 
 step "benchmarks compile"
-cargo bench --workspace --no-run
+cargo bench --workspace --exclude microarena-app --no-run
+
+step "web app: build (scripts/build-web.sh) and browser tests (Playwright, headless Chromium)"
+t0=$(date +%s)
+bash scripts/build-web.sh
+# The tests compare the page with the CLI and open a generated 2,000-op model.
+cargo build --release -p microarena-cli -p microarena-core --example synthetic
+node --test e2e/
+echo "web app build and browser tests: $(( $(date +%s) - t0 )) s" >&2

@@ -55,6 +55,8 @@ pub mod reorder;
 pub mod report;
 #[cfg(feature = "alloc")]
 pub mod shape;
+#[cfg(feature = "serde")]
+pub mod share;
 #[cfg(feature = "alloc")]
 pub mod tail;
 #[cfg(feature = "alloc")]

@@ -1,0 +1,584 @@
+//! Everything that touches browser APIs: the analysis worker, reading files,
+//! fetching `?model=`, the URL, downloads and PNG rendering. Views call these
+//! and never use web-sys themselves.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use microarena_core::planner::{PlanBuffer, PlannerKind};
+use microarena_core::profile;
+use microarena_core::report::Report;
+use microarena_core::{Config, Model, analyze, share};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+/// One analysis request: model bytes plus the choices that shape the plan.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Model bytes.
+    pub bytes: Rc<Vec<u8>>,
+    /// File name shown in the report.
+    pub name: String,
+    /// Target profile name.
+    pub target: String,
+    /// Planner name.
+    pub planner: String,
+}
+
+/// Head size each planner achieves on the same buffers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannerHead {
+    /// Planner name.
+    pub planner: String,
+    /// Head bytes, or why the planner refused.
+    pub head: Result<u64, String>,
+}
+
+/// The first answer: the report, exactly as `microarena plan --json` builds it,
+/// plus what the second answer needs.
+#[derive(Debug, Clone)]
+pub struct Analysed {
+    /// The report.
+    pub report: Report,
+    plan_input: Vec<PlanBuffer>,
+    planner: PlannerKind,
+    timings: Vec<(String, f64)>,
+}
+
+/// The second answer, computed after the report is on its way to the page:
+/// the planner comparison and the share code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extras {
+    /// Every planner's head on the same buffers.
+    pub planners: Vec<PlannerHead>,
+    /// The share code of the report.
+    pub share_code: String,
+}
+
+/// What the page receives, in this order for each request.
+#[derive(Debug, Clone)]
+// One reply per analysed model: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Reply {
+    /// The report, or why there is none.
+    Report(Result<Report, String>),
+    /// Planner comparison and share code for the report just delivered.
+    Extras(Extras),
+}
+
+/// Runs the pipeline: the same `analyze` + `Report::new` the CLI calls.
+pub fn analyse(bytes: &[u8], name: &str, target: &str, planner: &str) -> Result<Analysed, String> {
+    let profile = profile::by_name(target).ok_or_else(|| format!("unknown target {target}"))?;
+    let planner =
+        PlannerKind::by_name(planner).ok_or_else(|| format!("unknown planner {planner}"))?;
+    if !microarena_core::is_tflite(bytes) {
+        return Err(format!(
+            "{name}: not a TensorFlow Lite model (no TFL3 identifier; {} bytes)",
+            bytes.len()
+        ));
+    }
+    let t = js_sys::Date::now;
+    let t0 = t();
+    let model = Model::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
+    let analysis =
+        analyze(&model, &Config { profile, planner }).map_err(|e| format!("{name}: {e}"))?;
+    let t1 = t();
+    let report = Report::new(&model, &analysis, name);
+    let t2 = t();
+    Ok(Analysed {
+        report,
+        plan_input: analysis.plan_input,
+        planner,
+        timings: vec![
+            ("parse+analyze".into(), t1 - t0),
+            ("report".into(), t2 - t1),
+        ],
+    })
+}
+
+/// Every planner's head on the analysed buffers, and the share code.
+pub fn extras(a: &Analysed) -> (Extras, Vec<(String, f64)>) {
+    let t = js_sys::Date::now;
+    let t0 = t();
+    let planners = PlannerKind::ALL
+        .iter()
+        .map(|&k| PlannerHead {
+            planner: k.name().into(),
+            head: if k == a.planner {
+                Ok(a.report.arena.head_bytes)
+            } else {
+                k.plan(&a.plan_input)
+                    .map(|p| p.head_bytes)
+                    .map_err(|e| e.to_string())
+            },
+        })
+        .collect();
+    let t1 = t();
+    let share_code = share::encode(&a.report);
+    let t2 = t();
+    (
+        Extras {
+            planners,
+            share_code,
+        },
+        vec![
+            ("other planners".into(), t1 - t0),
+            ("share code".into(), t2 - t1),
+        ],
+    )
+}
+
+fn set(obj: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(obj, &JsValue::from_str(key), value);
+}
+
+fn get(obj: &JsValue, key: &str) -> JsValue {
+    Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn get_str(obj: &JsValue, key: &str) -> String {
+    get(obj, key).as_string().unwrap_or_default()
+}
+
+fn timings_obj(timings: &[(String, f64)]) -> Object {
+    let o = Object::new();
+    for (k, v) in timings {
+        set(&o, k, &JsValue::from_f64(*v));
+    }
+    o
+}
+
+/// Worker side: answers each analysis request with two messages, the report
+/// first (`kind: "report"`) and then the extras (`kind: "extras"`).
+pub fn worker_main() {
+    let scope: web_sys::DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let reply_scope = scope.clone();
+    let on_message =
+        Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+            let data = ev.data();
+            let bytes = get(&data, "bytes")
+                .dyn_into::<Uint8Array>()
+                .map(|a| a.to_vec())
+                .unwrap_or_default();
+            let result = analyse(
+                &bytes,
+                &get_str(&data, "name"),
+                &get_str(&data, "target"),
+                &get_str(&data, "planner"),
+            );
+            let reply = Object::new();
+            set(&reply, "id", &get(&data, "id"));
+            set(&reply, "kind", &JsValue::from_str("report"));
+            let a = match result {
+                Ok(a) => a,
+                Err(e) => {
+                    set(&reply, "ok", &JsValue::FALSE);
+                    set(&reply, "error", &JsValue::from_str(&e));
+                    let _ = reply_scope.post_message(&reply);
+                    return;
+                }
+            };
+            set(&reply, "ok", &JsValue::TRUE);
+            let payload = share::to_bytes(&a.report);
+            set(&reply, "payload", &Uint8Array::from(payload.as_slice()));
+            set(&reply, "timings", &timings_obj(&a.timings));
+            let _ = reply_scope.post_message(&reply);
+
+            let (x, timings) = extras(&a);
+            let reply = Object::new();
+            set(&reply, "id", &get(&data, "id"));
+            set(&reply, "kind", &JsValue::from_str("extras"));
+            set(&reply, "share", &JsValue::from_str(&x.share_code));
+            let planners = Array::new();
+            for p in &x.planners {
+                let o = Object::new();
+                set(&o, "planner", &JsValue::from_str(&p.planner));
+                match &p.head {
+                    Ok(h) => set(&o, "head", &JsValue::from_f64(*h as f64)),
+                    Err(e) => set(&o, "error", &JsValue::from_str(e)),
+                }
+                planners.push(&o);
+            }
+            set(&reply, "planners", &planners);
+            set(&reply, "timings", &timings_obj(&timings));
+            let _ = reply_scope.post_message(&reply);
+        });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+}
+
+/// Publishes the worker's phase timings for the tests (`window.__microarenaWorker`).
+fn publish_worker_timings(data: &JsValue) {
+    let Some(w) = web_sys::window() else { return };
+    let key = JsValue::from_str("__microarenaWorker");
+    let mut obj = Reflect::get(&w, &key).unwrap_or(JsValue::UNDEFINED);
+    if !obj.is_object() || get_str(data, "kind") == "report" {
+        obj = Object::new().into();
+        let _ = Reflect::set(&w, &key, &obj);
+    }
+    let t = get(data, "timings");
+    if !t.is_object() {
+        return;
+    }
+    for k in js_sys::Object::keys(&Object::from(t.clone())).iter() {
+        let _ = Reflect::set(
+            &obj,
+            &k,
+            &Reflect::get(&t, &k).unwrap_or(JsValue::UNDEFINED),
+        );
+    }
+}
+
+fn decode_reply(data: &JsValue) -> Reply {
+    publish_worker_timings(data);
+    if get_str(data, "kind") == "extras" {
+        let planners = Array::from(&get(data, "planners"))
+            .iter()
+            .map(|o| PlannerHead {
+                planner: get_str(&o, "planner"),
+                head: match get(&o, "head").as_f64() {
+                    Some(h) => Ok(h as u64),
+                    None => Err(get_str(&o, "error")),
+                },
+            })
+            .collect();
+        return Reply::Extras(Extras {
+            planners,
+            share_code: get_str(data, "share"),
+        });
+    }
+    if get(data, "ok").as_bool() != Some(true) {
+        let e = get_str(data, "error");
+        return Reply::Report(Err(if e.is_empty() {
+            "the analysis failed".into()
+        } else {
+            e
+        }));
+    }
+    let report = get(data, "payload")
+        .dyn_into::<Uint8Array>()
+        .map_err(|_| "the worker sent no report".to_string())
+        .and_then(|p| share::from_bytes(&p.to_vec()).map_err(|e| e.to_string()));
+    Reply::Report(report)
+}
+
+type Callback = Rc<dyn Fn(Reply)>;
+
+/// Page side: sends requests to the worker (or, when workers are unavailable,
+/// runs them on the page after yielding a frame) and delivers only the answers
+/// to the latest request.
+pub struct Analyzer {
+    worker: Option<web_sys::Worker>,
+    latest: Rc<Cell<u32>>,
+    callback: Callback,
+    _on_message: Option<Closure<dyn FnMut(web_sys::MessageEvent)>>,
+}
+
+impl std::fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analyzer")
+            .field("worker", &self.worker.is_some())
+            .finish()
+    }
+}
+
+impl Analyzer {
+    /// Starts the worker (`worker.js` beside the page).
+    pub fn new(callback: impl Fn(Reply) + 'static) -> Analyzer {
+        let callback: Callback = Rc::new(callback);
+        let latest = Rc::new(Cell::new(0u32));
+        let opts = web_sys::WorkerOptions::new();
+        opts.set_type(web_sys::WorkerType::Module);
+        let worker = web_sys::Worker::new_with_options("./worker.js", &opts).ok();
+        let on_message = worker.as_ref().map(|w| {
+            let cb = callback.clone();
+            let latest = latest.clone();
+            let c = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
+                move |ev: web_sys::MessageEvent| {
+                    let data = ev.data();
+                    if get(&data, "id").as_f64() == Some(f64::from(latest.get())) {
+                        cb(decode_reply(&data));
+                    }
+                },
+            );
+            w.set_onmessage(Some(c.as_ref().unchecked_ref()));
+            c
+        });
+        Analyzer {
+            worker,
+            latest,
+            callback,
+            _on_message: on_message,
+        }
+    }
+
+    /// `true` when analysis runs in a Web Worker.
+    pub fn has_worker(&self) -> bool {
+        self.worker.is_some()
+    }
+
+    /// Starts analysing `req`; the callback gets the replies.
+    pub fn request(&self, req: &Request) {
+        let id = self.latest.get().wrapping_add(1);
+        self.latest.set(id);
+        if let Some(w) = &self.worker {
+            let msg = Object::new();
+            set(&msg, "id", &JsValue::from_f64(f64::from(id)));
+            set(&msg, "bytes", &Uint8Array::from(req.bytes.as_slice()));
+            set(&msg, "name", &JsValue::from_str(&req.name));
+            set(&msg, "target", &JsValue::from_str(&req.target));
+            set(&msg, "planner", &JsValue::from_str(&req.planner));
+            if w.post_message(&msg).is_ok() {
+                return;
+            }
+        }
+        // No worker: yield so the "analysing" state paints, then run here.
+        let cb = self.callback.clone();
+        let latest = self.latest.clone();
+        let req = req.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            sleep_ms(16).await;
+            let result = analyse(&req.bytes, &req.name, &req.target, &req.planner);
+            if latest.get() != id {
+                return;
+            }
+            match result {
+                Ok(a) => {
+                    cb(Reply::Report(Ok(a.report.clone())));
+                    sleep_ms(0).await;
+                    if latest.get() == id {
+                        cb(Reply::Extras(extras(&a).0));
+                    }
+                }
+                Err(e) => cb(Reply::Report(Err(e))),
+            }
+        });
+    }
+}
+
+async fn sleep_ms(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}
+
+/// Reads a dropped or picked file.
+pub async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
+    let buf = JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|_| format!("{}: the file could not be read", file.name()))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// Fetches a hosted model for `?model=URL`.
+pub async fn fetch_model(url: &str) -> Result<Vec<u8>, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let resp = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|_| format!("{url}: the model could not be fetched (network or CORS)"))?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "fetch returned no response")?;
+    if !resp.ok() {
+        return Err(format!("{url}: HTTP {}", resp.status()));
+    }
+    let buf = JsFuture::from(resp.array_buffer().map_err(|_| "unreadable response")?)
+        .await
+        .map_err(|_| format!("{url}: the download was interrupted"))?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// The `?model=` parameter, if any.
+pub fn model_param() -> Option<String> {
+    let search = web_sys::window()?.location().search().ok()?;
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+    params.get("model").filter(|s| !s.is_empty())
+}
+
+/// The URL fragment without `#` (empty when there is none).
+pub fn fragment() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .map(|h| h.trim_start_matches('#').to_string())
+        .unwrap_or_default()
+}
+
+/// The page URL without query or fragment, for share links.
+pub fn base_url() -> String {
+    web_sys::window()
+        .and_then(|w| {
+            let l = w.location();
+            Some(format!("{}{}", l.origin().ok()?, l.pathname().ok()?))
+        })
+        .unwrap_or_default()
+}
+
+/// Milliseconds since the page started.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// Publishes a timing for the browser tests (`window.__microarena`).
+pub fn publish_timing(key: &str, ms: f64) {
+    let Some(w) = web_sys::window() else { return };
+    let mut obj =
+        Reflect::get(&w, &JsValue::from_str("__microarena")).unwrap_or(JsValue::UNDEFINED);
+    if !obj.is_object() {
+        obj = Object::new().into();
+        let _ = Reflect::set(&w, &JsValue::from_str("__microarena"), &obj);
+    }
+    let _ = Reflect::set(&obj, &JsValue::from_str(key), &JsValue::from_f64(ms));
+}
+
+/// Counts completed renders (`window.__microarena.seq`), so tests can wait for the next one.
+pub fn bump_seq() {
+    let Some(w) = web_sys::window() else { return };
+    let obj = Reflect::get(&w, &JsValue::from_str("__microarena")).unwrap_or(JsValue::UNDEFINED);
+    let seq = Reflect::get(&obj, &JsValue::from_str("seq"))
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0);
+    publish_timing("seq", seq + 1.0);
+}
+
+/// Runs `f` after the next paint.
+pub fn after_paint(f: impl FnOnce() + 'static) {
+    let Some(w) = web_sys::window() else { return };
+    let cb = Closure::once_into_js(move || {
+        let inner = Closure::once_into_js(f);
+        if let Some(w) = web_sys::window() {
+            let _ =
+                w.set_timeout_with_callback_and_timeout_and_arguments_0(inner.unchecked_ref(), 0);
+        }
+    });
+    let _ = w.request_animation_frame(cb.unchecked_ref());
+}
+
+fn blob(content: &str, mime: &str) -> Option<web_sys::Blob> {
+    let parts = Array::of1(&JsValue::from_str(content));
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime);
+    web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).ok()
+}
+
+fn download_blob(blob: &web_sys::Blob, filename: &str) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(blob) else {
+        return;
+    };
+    if let Ok(a) = doc.create_element("a")
+        && let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>()
+    {
+        a.set_href(&url);
+        a.set_download(filename);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// Offers `content` as a file download.
+pub fn download_text(content: &str, mime: &str, filename: &str) {
+    if let Some(b) = blob(content, mime) {
+        download_blob(&b, filename);
+    }
+}
+
+/// Renders an SVG document to PNG (canvas `drawImage`) and offers it for download.
+pub fn download_png(svg: String, width: u32, height: u32, filename: String) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Some(b) = blob(&svg, "image/svg+xml") else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&b) else {
+        return;
+    };
+    let Ok(img) = web_sys::HtmlImageElement::new() else {
+        return;
+    };
+    let img2 = img.clone();
+    let url2 = url.clone();
+    let onload = Closure::once_into_js(move || {
+        let _ = web_sys::Url::revoke_object_url(&url2);
+        let Ok(canvas) = doc.create_element("canvas") else {
+            return;
+        };
+        let Ok(canvas) = canvas.dyn_into::<web_sys::HtmlCanvasElement>() else {
+            return;
+        };
+        canvas.set_width(width);
+        canvas.set_height(height);
+        let Ok(Some(ctx)) = canvas.get_context("2d") else {
+            return;
+        };
+        let Ok(ctx) = ctx.dyn_into::<web_sys::CanvasRenderingContext2d>() else {
+            return;
+        };
+        let _ = ctx.draw_image_with_html_image_element(&img2, 0.0, 0.0);
+        if let Ok(data_url) = canvas.to_data_url_with_type("image/png")
+            && let Ok(a) = doc.create_element("a")
+            && let Ok(a) = a.dyn_into::<web_sys::HtmlAnchorElement>()
+        {
+            a.set_href(&data_url);
+            a.set_download(&filename);
+            a.click();
+        }
+    });
+    img.set_onload(Some(onload.unchecked_ref()));
+    img.set_src(&url);
+}
+
+/// The files of a drop event.
+pub fn dropped_file(ev: &web_sys::DragEvent) -> Option<web_sys::File> {
+    ev.data_transfer()?.files()?.get(0)
+}
+
+/// The file chosen in an `<input type=file>` change event.
+pub fn picked_file(ev: &web_sys::Event) -> Option<web_sys::File> {
+    let input: web_sys::HtmlInputElement = ev.target()?.dyn_into().ok()?;
+    input.files()?.get(0)
+}
+
+/// Copies text to the clipboard (best effort).
+pub fn copy_to_clipboard(text: &str) {
+    if let Some(w) = web_sys::window() {
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+/// The `data-*` attribute of the event target, parsed as an index.
+pub fn target_index(ev: &web_sys::Event, attr: &str) -> Option<usize> {
+    let el: web_sys::Element = ev.target()?.dyn_into().ok()?;
+    el.get_attribute(attr)?.parse().ok()
+}
+
+/// Position of a mouse event relative to the event's current target, as a
+/// fraction of its size (0..1 each).
+pub fn relative_pos(ev: &web_sys::MouseEvent) -> Option<(f64, f64)> {
+    let el: web_sys::Element = ev.current_target()?.dyn_into().ok()?;
+    let r = el.get_bounding_client_rect();
+    if r.width() <= 0.0 || r.height() <= 0.0 {
+        return None;
+    }
+    Some((
+        (f64::from(ev.client_x()) - r.left()) / r.width(),
+        (f64::from(ev.client_y()) - r.top()) / r.height(),
+    ))
+}
+
+/// Marks the page as used by a worker, for the tests and the footer.
+pub fn worker_label(has_worker: bool) -> &'static str {
+    if has_worker {
+        "analysed in a Web Worker"
+    } else {
+        "analysed on the page (no worker)"
+    }
+}

@@ -1,0 +1,315 @@
+//! SVG markup for the charts, built as plain strings from a [`Report`].
+//!
+//! Charts with thousands of rectangles are set once through `innerHTML`
+//! instead of one reactive view node per rectangle; interaction uses event
+//! delegation on `data-i` (buffer index) and `data-op` (operator index)
+//! attributes, and selection is drawn by a small reactive overlay.
+
+use std::fmt::Write as _;
+
+use microarena_core::report::{BufferInfo, Report};
+
+use crate::format::{grouped, human, xml};
+
+/// Width of the arena map's user space.
+pub const MAP_W: f64 = 1000.0;
+/// Height of the arena map's user space.
+pub const MAP_H: f64 = 1000.0;
+
+/// Fill for tensors, by producing op (cycled), for scratch and for padding.
+const TENSOR_FILLS: [&str; 6] = [
+    "#4f7cff", "#22a699", "#7a5cff", "#2f9bd6", "#3fb56b", "#5a6fd6",
+];
+/// Scratch buffers.
+pub const SCRATCH_FILL: &str = "#f08c2e";
+/// Alignment padding.
+pub const PADDING_FILL: &str = "#e5484d";
+/// Offline-planned buffers.
+const OFFLINE_FILL: &str = "#a15ccf";
+
+/// The arena map's geometry: scopes on x, offsets on y (0 at the bottom).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MapGeom {
+    /// First scope drawn (−1 when a buffer is live before everything).
+    pub scope0: i32,
+    /// Number of scope columns.
+    pub scopes: i32,
+    /// Head bytes (y extent).
+    pub head: u64,
+}
+
+impl MapGeom {
+    /// Geometry for `r`.
+    pub fn of(r: &Report) -> MapGeom {
+        let scope0 = r.buffers.iter().map(|b| b.first).min().unwrap_or(0).min(0);
+        let end = r
+            .buffers
+            .iter()
+            .map(|b| b.last)
+            .max()
+            .unwrap_or(0)
+            .max(r.arena.max_scope);
+        let top = r
+            .buffers
+            .iter()
+            .map(|b| (b.offset.max(0) as u64).saturating_add(b.aligned_bytes))
+            .max()
+            .unwrap_or(0)
+            .max(r.arena.head_bytes);
+        MapGeom {
+            scope0,
+            scopes: (end - scope0 + 1).max(1),
+            head: top.max(1),
+        }
+    }
+
+    /// x of the left edge of scope `s`.
+    pub fn x(&self, s: i32) -> f64 {
+        f64::from(s - self.scope0) / f64::from(self.scopes) * MAP_W
+    }
+
+    /// y of byte offset `o` (bottom = 0).
+    pub fn y(&self, o: f64) -> f64 {
+        MAP_H - o / self.head as f64 * MAP_H
+    }
+
+    /// Scope under map x.
+    pub fn scope_at(&self, x: f64) -> f64 {
+        x / MAP_W * f64::from(self.scopes) + f64::from(self.scope0)
+    }
+
+    /// Byte offset under map y.
+    pub fn offset_at(&self, y: f64) -> f64 {
+        (MAP_H - y) / MAP_H * self.head as f64
+    }
+
+    /// The rectangle (x, y, w, h) of buffer `b`, padding included.
+    pub fn rect(&self, b: &BufferInfo) -> (f64, f64, f64, f64) {
+        let x = self.x(b.first);
+        let w = self.x(b.last + 1) - x;
+        let top = self.y(b.offset as f64 + b.aligned_bytes as f64);
+        let h = self.y(b.offset as f64) - top;
+        (x, top, w, h)
+    }
+}
+
+/// Fill colour of buffer `b`.
+pub fn fill(b: &BufferInfo) -> &'static str {
+    if b.kind == "scratch" {
+        SCRATCH_FILL
+    } else if b.offline {
+        OFFLINE_FILL
+    } else {
+        TENSOR_FILLS[b.op.map_or(0, |o| o + 1) % TENSOR_FILLS.len()]
+    }
+}
+
+/// The map's rectangles (peak band, buffers, padding) in map user space.
+pub fn map_body(r: &Report) -> String {
+    let g = MapGeom::of(r);
+    let mut s = String::with_capacity(r.buffers.len() * 170 + 256);
+    // White outlines separate neighbours, but would swamp columns narrower than a pixel.
+    let outline = if g.scopes <= 200 {
+        r##" stroke="#fff" stroke-width="0.6""##
+    } else {
+        ""
+    };
+    for (i, b) in r.buffers.iter().enumerate() {
+        let (x, y, w, h) = g.rect(b);
+        let _ = write!(
+            s,
+            r#"<rect data-i="{i}" x="{x:.3}" y="{y:.3}" width="{w:.3}" height="{h:.3}" fill="{}"{outline}/>"#,
+            fill(b)
+        );
+        let pad = b.aligned_bytes.saturating_sub(b.bytes);
+        if pad > 0 {
+            let ph = pad as f64 / g.head as f64 * MAP_H;
+            let _ = write!(
+                s,
+                r#"<rect data-i="{i}" class="pad" x="{x:.3}" y="{y:.3}" width="{w:.3}" height="{ph:.4}" fill="{PADDING_FILL}"/>"#
+            );
+        }
+    }
+    let px = g.x(r.arena.peak_scope);
+    let pw = g.x(r.arena.peak_scope + 1) - px;
+    let _ = write!(
+        s,
+        r##"<rect class="peak" x="{px:.3}" y="0" width="{pw:.3}" height="{MAP_H}" fill="#ffd54a" fill-opacity="0.35" stroke="#d4a300" stroke-dasharray="4 3" pointer-events="none"/>"##
+    );
+    s
+}
+
+/// A self-contained SVG of the arena map with axes and a legend, for export.
+pub fn standalone_map(r: &Report) -> (String, u32, u32) {
+    const W: u32 = 1400;
+    const H: u32 = 800;
+    let (l, t, pw, ph) = (90.0, 56.0, 1280.0, 660.0);
+    let g = MapGeom::of(r);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="Inter, system-ui, sans-serif" font-size="14"><rect width="100%" height="100%" fill="#ffffff"/>"##
+    );
+    let _ = write!(
+        s,
+        r##"<text x="{l}" y="30" font-size="20" font-weight="600" fill="#111827">{} — arena map ({}, {})</text>"##,
+        xml(&r.model.file),
+        xml(&r.target),
+        xml(&r.planner)
+    );
+    let _ = write!(
+        s,
+        r##"<text x="{}" y="30" text-anchor="end" fill="#4b5563">head {} B · tail {} B · total {} B · minimum {} B</text>"##,
+        l + pw,
+        grouped(r.arena.head_bytes),
+        grouped(r.arena.tail_bytes),
+        grouped(r.arena.total_bytes),
+        grouped(r.arena.minimum_bytes)
+    );
+    let _ = write!(
+        s,
+        r##"<rect x="{l}" y="{t}" width="{pw}" height="{ph}" fill="#f8fafc" stroke="#cbd5e1"/><svg x="{l}" y="{t}" width="{pw}" height="{ph}" viewBox="0 0 {MAP_W} {MAP_H}" preserveAspectRatio="none">{}</svg>"##,
+        map_body(r)
+    );
+    for k in 0..=4 {
+        let frac = f64::from(k) / 4.0;
+        let y = t + ph - frac * ph;
+        let bytes = (g.head as f64 * frac).round() as u64;
+        let _ = write!(
+            s,
+            r##"<line x1="{}" x2="{l}" y1="{y:.1}" y2="{y:.1}" stroke="#64748b"/><text x="{}" y="{:.1}" text-anchor="end" fill="#334155">{}</text>"##,
+            l - 6.0,
+            l - 10.0,
+            y + 5.0,
+            human(bytes)
+        );
+    }
+    let ticks = g.scopes.min(10);
+    for k in 0..=ticks {
+        let scope = g.scope0 + (f64::from(k) / f64::from(ticks) * f64::from(g.scopes)) as i32;
+        let x = l + g.x(scope) / MAP_W * pw;
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{}" y2="{}" stroke="#64748b"/><text x="{x:.1}" y="{}" text-anchor="middle" fill="#334155">{scope}</text>"##,
+            t + ph,
+            t + ph + 6.0,
+            t + ph + 24.0
+        );
+    }
+    let _ = write!(
+        s,
+        r##"<text x="{}" y="{}" text-anchor="middle" fill="#334155">scope (operator step); peak at scope {}</text><text transform="translate(22 {}) rotate(-90)" text-anchor="middle" fill="#334155">offset in head</text>"##,
+        l + pw / 2.0,
+        t + ph + 50.0,
+        r.arena.peak_scope,
+        t + ph / 2.0
+    );
+    let legend = [
+        ("#4f7cff", "tensor"),
+        (SCRATCH_FILL, "scratch"),
+        (PADDING_FILL, "alignment padding"),
+        ("#ffd54a", "peak scope"),
+    ];
+    let mut x = l + pw - 520.0;
+    for (c, name) in legend {
+        let _ = write!(
+            s,
+            r##"<rect x="{x}" y="{}" width="14" height="14" fill="{c}"/><text x="{}" y="{}" fill="#334155">{name}</text>"##,
+            t + ph + 38.0,
+            x + 20.0,
+            t + ph + 50.0
+        );
+        x += 130.0;
+    }
+    s.push_str("</svg>");
+    (s, W, H)
+}
+
+/// Lifetimes: one row per buffer (ordered by first scope), bars across scopes.
+/// Returns the markup and the row order (row → buffer index).
+pub fn lifetimes_body(r: &Report, row_h: f64) -> (String, Vec<usize>) {
+    let g = MapGeom::of(r);
+    let mut order: Vec<usize> = (0..r.buffers.len()).collect();
+    order.sort_by_key(|&i| (r.buffers[i].first, r.buffers[i].last, i));
+    let mut s = String::with_capacity(order.len() * 110 + 128);
+    let px = g.x(r.arena.peak_scope);
+    let pw = g.x(r.arena.peak_scope + 1) - px;
+    let total = row_h * order.len() as f64;
+    let _ = write!(
+        s,
+        r##"<rect x="{px:.3}" y="0" width="{pw:.3}" height="{total}" fill="#ffd54a" fill-opacity="0.28"/>"##
+    );
+    for (row, &i) in order.iter().enumerate() {
+        let b = &r.buffers[i];
+        let x = g.x(b.first);
+        let w = g.x(b.last + 1) - x;
+        let y = row as f64 * row_h + 1.0;
+        let _ = write!(
+            s,
+            r#"<rect data-i="{i}" x="{x:.3}" y="{y:.1}" width="{w:.3}" height="{:.1}" rx="1" fill="{}"/>"#,
+            row_h - 2.0,
+            fill(b)
+        );
+    }
+    (s, order)
+}
+
+/// Width of one operator column in the op-bars chart.
+pub const OP_W: f64 = 10.0;
+/// Height of the op-bars user space.
+pub const OPS_H: f64 = 1000.0;
+
+/// Per-op bars: live head bytes minus scratch, scratch, and persistent tail
+/// bytes stacked; the peak op gets a highlighted column. The op under the
+/// pointer is found from its x position (column `i` spans `i·OP_W..`), so
+/// the bars carry no attributes.
+pub fn op_bars_body(r: &Report) -> String {
+    let max = r
+        .operators
+        .iter()
+        .map(|o| o.live_bytes.max(o.scratch_bytes) + o.persistent_bytes)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let peak = peak_op_row(r);
+    let mut s = String::with_capacity(r.operators.len() * 300);
+    for (i, o) in r.operators.iter().enumerate() {
+        let x = i as f64 * OP_W;
+        if Some(i) == peak {
+            let _ = write!(
+                s,
+                r##"<rect class="peak" x="{x}" y="0" width="{OP_W}" height="{OPS_H}" fill="#ffd54a" fill-opacity="0.45"/>"##
+            );
+        }
+        let live = o.live_bytes.saturating_sub(o.scratch_bytes) as f64;
+        let scratch = o.scratch_bytes as f64;
+        let pers = o.persistent_bytes as f64;
+        let mut y = OPS_H;
+        for (v, c) in [
+            (live, "#4f7cff"),
+            (scratch, SCRATCH_FILL),
+            (pers, "#94a3b8"),
+        ] {
+            if v <= 0.0 {
+                continue;
+            }
+            let h = v / max * OPS_H;
+            y -= h;
+            let _ = write!(
+                s,
+                r#"<rect x="{:.2}" y="{y:.3}" width="{:.2}" height="{h:.3}" fill="{c}"/>"#,
+                x + 1.0,
+                OP_W - 2.0
+            );
+        }
+    }
+    s
+}
+
+/// Row in `r.operators` of the peak op (subgraph 0).
+pub fn peak_op_row(r: &Report) -> Option<usize> {
+    let p = r.arena.peak_op?;
+    r.operators
+        .iter()
+        .position(|o| o.subgraph == 0 && o.index == p)
+}

@@ -1,0 +1,1442 @@
+//! The views. They hold core's types in signals, call core for every figure
+//! and only arrange and format; browser IO goes through [`crate::io`].
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use leptos::ev;
+use leptos::prelude::*;
+use microarena_core::budget::{Budget, DEFAULT_HEADROOM_BP, MCU_PRESETS, Reserve};
+use microarena_core::planner::PlannerKind;
+use microarena_core::profile::PROFILES;
+use microarena_core::report::Report;
+use microarena_core::{example, share};
+
+use crate::format::{grouped, grouped_i, human, percent, shape};
+use crate::io::{self, Analyzer, Extras, PlannerHead, Reply, Request};
+use crate::svg::{self, MAP_H, MAP_W, MapGeom, OP_W, OPS_H};
+
+/// What is on screen: a report, from a model or from a share link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    /// The report.
+    pub report: Report,
+    /// Opened from a share link (no model: selectors cannot re-plan).
+    pub shared: bool,
+    /// The bundled example.
+    pub example: bool,
+}
+
+/// The linked selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sel {
+    /// A head buffer (index into `report.buffers`).
+    Buffer(usize),
+    /// An operator (index into `report.operators`).
+    Op(usize),
+}
+
+/// What the tooltip shows, at client coordinates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Hover {
+    Buffer(usize, f64, f64),
+    Op(usize, f64, f64),
+}
+
+#[derive(Clone, Copy)]
+struct Ctx {
+    sel: RwSignal<Option<Sel>>,
+    hover: RwSignal<Option<Hover>>,
+}
+
+const EXAMPLE_NAME: &str = "mobilenet_v1_025_96_int8.tflite";
+
+/// The whole app.
+#[component]
+pub fn App() -> impl IntoView {
+    let shown = RwSignal::new(None::<Arc<Shown>>);
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(None::<String>);
+    let target = RwSignal::new(PROFILES[0].name.to_string());
+    let planner = RwSignal::new(PlannerKind::TflmGreedy.name().to_string());
+    let sel = RwSignal::new(None::<Sel>);
+    let hover = RwSignal::new(None::<Hover>);
+    let dragging = RwSignal::new(false);
+    // The views below the map, rendered one frame after it.
+    let rest = RwSignal::new(true);
+    // Planner comparison and share code, which arrive just after the report.
+    let extras = RwSignal::new(None::<Arc<Extras>>);
+    let model = StoredValue::new_local(None::<(String, Rc<Vec<u8>>)>);
+    let started = StoredValue::new(0.0f64);
+    provide_context(Ctx { sel, hover });
+
+    let analyzer = StoredValue::new_local(Analyzer::new(move |reply| {
+        let res = match reply {
+            Reply::Report(res) => res,
+            Reply::Extras(x) => {
+                extras.set(Some(Arc::new(x)));
+                return;
+            }
+        };
+        busy.set(None);
+        match res {
+            Ok(report) => {
+                error.set(None);
+                sel.set(None);
+                hover.set(None);
+                let example =
+                    model.with_value(|m| m.as_ref().is_some_and(|(n, _)| n == EXAMPLE_NAME));
+                // Summary and map first; the rest of the views a frame later,
+                // so a big model never blocks the page in one long task.
+                rest.set(false);
+                extras.set(None);
+                shown.set(Some(Arc::new(Shown {
+                    report,
+                    shared: false,
+                    example,
+                })));
+                let t0 = started.get_value();
+                io::after_paint(move || {
+                    io::publish_timing("mapMs", io::now_ms() - t0);
+                    rest.set(true);
+                    io::after_paint(move || {
+                        io::publish_timing("renderMs", io::now_ms() - t0);
+                        io::bump_seq();
+                    });
+                });
+            }
+            Err(e) => error.set(Some(e)),
+        }
+    }));
+    let worker_text = analyzer.with_value(|a| io::worker_label(a.has_worker()));
+
+    let run = move || {
+        let Some((name, bytes)) = model.get_value() else {
+            return;
+        };
+        busy.set(Some(format!("Analysing {name}…")));
+        analyzer.with_value(|a| {
+            a.request(&Request {
+                bytes,
+                name,
+                target: target.get_untracked(),
+                planner: planner.get_untracked(),
+            })
+        });
+    };
+    let load = move |name: String, bytes: Vec<u8>| {
+        model.set_value(Some((name, Rc::new(bytes))));
+        run();
+    };
+    let open_file = move |file: web_sys::File| {
+        started.set_value(io::now_ms());
+        busy.set(Some(format!("Reading {}…", file.name())));
+        leptos::task::spawn_local(async move {
+            match io::read_file(&file).await {
+                Ok(bytes) => load(file.name(), bytes),
+                Err(e) => {
+                    busy.set(None);
+                    error.set(Some(e));
+                }
+            }
+        });
+    };
+    let open_fragment = move |frag: String| match share::decode_fragment(&frag) {
+        Ok(report) => {
+            let planners = vec![PlannerHead {
+                planner: report.planner.clone(),
+                head: Ok(report.arena.head_bytes),
+            }];
+            target.set(report.target.clone());
+            planner.set(report.planner.clone());
+            error.set(None);
+            sel.set(None);
+            let code = frag
+                .trim_start_matches('#')
+                .trim_start_matches(share::FRAGMENT_KEY)
+                .to_string();
+            extras.set(Some(Arc::new(Extras {
+                planners,
+                share_code: code,
+            })));
+            shown.set(Some(Arc::new(Shown {
+                report,
+                shared: true,
+                example: false,
+            })));
+        }
+        Err(e) => {
+            shown.set(None);
+            error.set(Some(format!("This share link cannot be opened: {e}.")));
+        }
+    };
+
+    // First visit: a share link, a hosted model, or the bundled example.
+    let frag = io::fragment();
+    if !frag.is_empty() {
+        open_fragment(frag);
+    } else if let Some(url) = io::model_param() {
+        busy.set(Some(format!("Fetching {url}…")));
+        started.set_value(io::now_ms());
+        leptos::task::spawn_local(async move {
+            match io::fetch_model(&url).await {
+                Ok(bytes) => {
+                    let name = url
+                        .rsplit('/')
+                        .next()
+                        .and_then(|n| n.split(['?', '#']).next())
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or("model.tflite")
+                        .to_string();
+                    load(name, bytes);
+                }
+                Err(e) => {
+                    busy.set(None);
+                    error.set(Some(e));
+                }
+            }
+        });
+    } else {
+        started.set_value(io::now_ms());
+        load(EXAMPLE_NAME.into(), example::mobilenet_v1_025_96_int8());
+    }
+    let _ = window_event_listener(ev::hashchange, move |_| {
+        let f = io::fragment();
+        if f.starts_with(share::FRAGMENT_KEY) {
+            open_fragment(f);
+        }
+    });
+
+    let on_drop = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        dragging.set(false);
+        match io::dropped_file(&ev) {
+            Some(f) => open_file(f),
+            None => error.set(Some("Nothing to open: drop a .tflite file.".into())),
+        }
+    };
+    let on_pick = move |ev: web_sys::Event| {
+        if let Some(f) = io::picked_file(&ev) {
+            open_file(f);
+        }
+    };
+    let replan = move || {
+        started.set_value(io::now_ms());
+        run();
+    };
+
+    view! {
+        <div
+            class="app"
+            class:dragging=move || dragging.get()
+            on:dragover=move |ev: web_sys::DragEvent| {
+                ev.prevent_default();
+                dragging.set(true);
+            }
+            on:dragleave=move |ev: web_sys::DragEvent| {
+                if ev.related_target().is_none() {
+                    dragging.set(false);
+                }
+            }
+            on:drop=on_drop
+        >
+            <header class="topbar">
+                <div class="brand">
+                    <span class="logo">"▦"</span>
+                    <div>
+                        <div class="title">"microarena"</div>
+                        <div class="tagline">"TensorFlow Lite Micro arena planner — to the byte"</div>
+                    </div>
+                </div>
+                <div class="file">
+                    {move || {
+                        shown
+                            .get()
+                            .map(|s| {
+                                let r = &s.report;
+                                let badge = if s.shared {
+                                    "shared layout"
+                                } else if s.example {
+                                    "bundled example"
+                                } else {
+                                    "your model"
+                                };
+                                view! {
+                                    <span class="filename">{r.model.file.clone()}</span>
+                                    <span class="badge">{badge}</span>
+                                    <span class="meta">
+                                        {format!(
+                                            "{} ops · {} tensors · {} subgraph(s)",
+                                            r.model.operators,
+                                            r.model.tensors,
+                                            r.model.subgraphs,
+                                        )}
+                                    </span>
+                                }
+                            })
+                    }}
+                </div>
+                <label class="button primary open">
+                    <input
+                        type="file"
+                        accept=".tflite,application/octet-stream"
+                        data-testid="model-input"
+                        on:change=on_pick
+                    />
+                    "Open .tflite…"
+                </label>
+            </header>
+            <div class="drop-hint" aria-hidden="true">"Drop a .tflite file to analyse it"</div>
+            {move || {
+                error
+                    .get()
+                    .map(|e| {
+                        view! {
+                            <div class="banner error" role="alert" data-testid="error">
+                                <strong>"Cannot show this: "</strong>
+                                {e}
+                            </div>
+                        }
+                    })
+            }}
+            {move || busy.get().map(|b| view! { <div class="banner busy">{b}</div> })}
+            <main>
+                {move || match shown.get() {
+                    Some(s) => {
+                        dashboard(s, target, planner, Callback::new(move |_| replan()), rest, extras)
+                            .into_any()
+                    }
+                    None => {
+                        view! {
+                            <section class="empty">
+                                <h2>"Drop a .tflite model anywhere on this page"</h2>
+                                <p>
+                                    "or use “Open .tflite…”. The model is analysed in your browser; nothing is uploaded."
+                                </p>
+                            </section>
+                        }
+                            .into_any()
+                    }
+                }}
+            </main>
+            <footer>
+                {format!(
+                    "microarena {} · {} · model bytes never leave this browser; share links carry only the layout.",
+                    env!("CARGO_PKG_VERSION"),
+                    worker_text,
+                )}
+            </footer>
+        </div>
+    }
+}
+
+fn help(text: &'static str) -> impl IntoView {
+    view! {
+        <span class="help" tabindex="0" role="note" aria-label=text data-tip=text>
+            "?"
+        </span>
+    }
+}
+
+fn num(testid: &'static str, bytes: u64) -> impl IntoView {
+    view! {
+        <span class="num" data-testid=testid data-bytes=bytes.to_string()>
+            {bytes.to_string()}
+        </span>
+    }
+}
+
+fn card(
+    label: &'static str,
+    tip: &'static str,
+    testid: &'static str,
+    bytes: u64,
+    sub: String,
+    accent: &'static str,
+) -> impl IntoView {
+    view! {
+        <div class=format!("card {accent}")>
+            <div class="label">{label} {help(tip)}</div>
+            <div class="value">{num(testid, bytes)} <span class="unit">" B"</span></div>
+            <div class="sub">{human(bytes)} " · " {sub}</div>
+        </div>
+    }
+}
+
+const TIP_HEAD: &str = "Head: the non-persistent part of the arena, where the memory planner places activations and scratch buffers. Buffers whose lifetimes do not overlap share bytes.";
+const TIP_TAIL: &str = "Tail: persistent allocations made while the interpreter is set up — tensor structs, node structs, kernel OpData, quantization arrays, variables. They live as long as the interpreter.";
+const TIP_TOTAL: &str =
+    "Total = head + tail: the figure TFLM itself reports as arena_used_bytes().";
+const TIP_MIN: &str = "Minimum working arena: the smallest kTensorArenaSize with which AllocateTensors succeeds. Temp allocations during Prepare can make it larger than head + tail.";
+const TIP_TEMP: &str = "Temp: short-lived allocations made while each op is prepared (Prepare) and released before the next; they share the space above the tail and can set the minimum.";
+const TIP_PREPARE: &str = "Prepare runs once in AllocateTensors: kernels request OpData (tail), temp memory and scratch buffers. Invoke runs the model and must not allocate: everything it uses was planned in Prepare.";
+const TIP_ALIGN: &str = "Alignment: TFLM rounds every head buffer up to 16 bytes. The rounding is padding — drawn in red in the arena map.";
+const TIP_LB: &str = "Lower bound: the largest sum of live (aligned) buffers at any one scope. No planner can make the head smaller; the gap is what a better plan could save at most.";
+const TIP_PEAK: &str = "Peak op: the operator running at the scope with the most live bytes.";
+
+fn dashboard(
+    s: Arc<Shown>,
+    target: RwSignal<String>,
+    planner: RwSignal<String>,
+    replan: Callback<()>,
+    rest: RwSignal<bool>,
+    extras: RwSignal<Option<Arc<Extras>>>,
+) -> impl IntoView {
+    let r = Arc::new(s.report.clone());
+    let a = &r.arena;
+    let gap = a.head_bytes.saturating_sub(a.lower_bound_bytes);
+    let shared = s.shared;
+    let peak = a
+        .peak_op
+        .map(|i| format!("#{i} {}", a.peak_opcode.clone().unwrap_or_default()))
+        .unwrap_or_else(|| "–".into());
+    let lb = a.lower_bound_bytes;
+    let r_json = r.clone();
+    let r_cmp = r.clone();
+    let r_svg = r.clone();
+    let r_png = r.clone();
+    let stem = r
+        .model
+        .file
+        .strip_suffix(".tflite")
+        .unwrap_or(&r.model.file)
+        .to_string();
+    let (stem1, stem2, stem3) = (stem.clone(), stem.clone(), stem);
+
+    view! {
+        <section class="panel summary">
+            <div class="panel-head">
+                <h2>"Summary"</h2>
+                <div class="controls">
+                    <label>
+                        "Target "
+                        <select
+                            data-testid="target-select"
+                            disabled=shared
+                            on:change=move |ev| {
+                                target.set(event_target_value(&ev));
+                                replan.run(());
+                            }
+                        >
+                            {PROFILES
+                                .iter()
+                                .map(|p| {
+                                    let n = p.name;
+                                    view! {
+                                        <option value=n selected=move || target.get() == n>
+                                            {n}
+                                        </option>
+                                    }
+                                })
+                                .collect_view()}
+                        </select>
+                    </label>
+                    <label>
+                        "Planner "
+                        <select
+                            data-testid="planner-select"
+                            disabled=shared
+                            on:change=move |ev| {
+                                planner.set(event_target_value(&ev));
+                                replan.run(());
+                            }
+                        >
+                            {PlannerKind::ALL
+                                .iter()
+                                .map(|k| {
+                                    let n = k.name();
+                                    view! {
+                                        <option value=n selected=move || planner.get() == n>
+                                            {n}
+                                        </option>
+                                    }
+                                })
+                                .collect_view()}
+                        </select>
+                    </label>
+                    <button
+                        class="button"
+                        on:click=move |_| {
+                            let text = serde_json::to_string_pretty(&*r_json).unwrap_or_default();
+                            io::download_text(
+                                &format!("{text}\n"),
+                                "application/json",
+                                &format!("{stem1}.microarena.json"),
+                            );
+                        }
+                    >
+                        "Export JSON"
+                    </button>
+                </div>
+            </div>
+            {shared
+                .then(|| {
+                    view! {
+                        <p class="note">
+                            "Opened from a share link: this is the layout someone else computed. The model itself was never shared, so the target and planner cannot be changed here."
+                        </p>
+                    }
+                })}
+            <div class="cards">
+                {card("Head", TIP_HEAD, "arena-head", a.head_bytes, format!("planner {}", r.planner), "blue")}
+                {card("Tail", TIP_TAIL, "arena-tail", a.tail_bytes, format!("{} categories", r.tail.len()), "slate")}
+                {card("Total", TIP_TOTAL, "arena-total", a.total_bytes, "what TFLM reports".into(), "indigo")}
+                {card("Minimum working arena", TIP_MIN, "arena-minimum", a.minimum_bytes, format!("set by {}", a.minimum_phase), "green")}
+                {card("Lower bound (head)", TIP_LB, "lower-bound", a.lower_bound_bytes, format!("gap {} B ({})", grouped(gap), percent(gap, a.head_bytes)), "amber")}
+                <div class="card rose">
+                    <div class="label">"Peak op " {help(TIP_PEAK)}</div>
+                    <div class="value small" data-testid="peak-op" data-op=a.peak_op.map(|i| i.to_string()).unwrap_or_default()>
+                        {peak}
+                    </div>
+                    <div class="sub">{format!("scope {} of {}", a.peak_scope, a.max_scope)}</div>
+                </div>
+            </div>
+            <div class="row2">
+                <div>
+                    <h3>"Planners on these buffers " {help(TIP_LB)}</h3>
+                    <table class="compact">
+                        <thead>
+                            <tr><th>"planner"</th><th class="r">"head (B)"</th><th class="r">"gap to lower bound"</th></tr>
+                        </thead>
+                        <tbody>
+                            {move || {
+                                let Some(x) = extras.get() else {
+                                    return view! {
+                                        <tr><td class="muted" colspan="3">"comparing planners…"</td></tr>
+                                    }
+                                    .into_any();
+                                };
+                                let shown_planner = r_cmp.planner.clone();
+                                x.planners
+                                .iter()
+                                .map(|p| {
+                                    let cur = p.planner == shown_planner;
+                                    let name = format!("{}{}", p.planner, if cur { " (shown)" } else { "" });
+                                    match &p.head {
+                                        Ok(h) => view! {
+                                            <tr class:current=cur>
+                                                <td>{name}</td>
+                                                <td class="r mono">{grouped(*h)}</td>
+                                                <td class="r mono">
+                                                    {format!("{} B ({})", grouped(h.saturating_sub(lb)), percent(h.saturating_sub(lb), *h))}
+                                                </td>
+                                            </tr>
+                                        }
+                                        .into_any(),
+                                        Err(e) => view! {
+                                            <tr>
+                                                <td>{name}</td>
+                                                <td class="muted refused" colspan="2">{format!("refused: {e}")}</td>
+                                            </tr>
+                                        }
+                                        .into_any(),
+                                    }
+                                })
+                                .collect_view()
+                                .into_any()
+                            }}
+                        </tbody>
+                    </table>
+                </div>
+                <div>
+                    <h3>"Share this layout"</h3>
+                    <p class="muted">
+                        "The link holds the computed layout only — never the model or its weights."
+                    </p>
+                    {move || match extras.get() {
+                        Some(x) => {
+                            let url = format!(
+                                "{}#{}{}",
+                                io::base_url(),
+                                share::FRAGMENT_KEY,
+                                x.share_code,
+                            );
+                            let copy = url.clone();
+                            view! {
+                                <div class="share">
+                                    <a class="share-url" data-testid="share-link" href=url.clone() title="share link">
+                                        {format!("{} chars · {}", url.len(), truncate(&url, 64))}
+                                    </a>
+                                    <button class="button" on:click=move |_| io::copy_to_clipboard(&copy)>
+                                        "Copy link"
+                                    </button>
+                                </div>
+                            }
+                            .into_any()
+                        }
+                        None => view! { <div class="share muted">"packing the link…"</div> }.into_any(),
+                    }}
+                </div>
+            </div>
+            {diagnostics(&r)}
+        </section>
+        {arena_map(r.clone(), r_svg, r_png, stem2, stem3)}
+        {move || {
+            rest.get()
+                .then(|| {
+                    let r = r.clone();
+                    view! {
+                        <div class="grid2">
+                            {lifetimes(r.clone())}
+                            {op_bars(r.clone())}
+                        </div>
+                        <div class="grid2">
+                            {tail_view(r.clone())}
+                            {budget_view(r.clone())}
+                        </div>
+                        {tensor_table(r)}
+                        {glossary()}
+                    }
+                })
+        }}
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let head: String = s.chars().take(n).collect();
+        format!("{head}…")
+    }
+}
+
+fn diagnostics(r: &Report) -> impl IntoView + use<> {
+    let items = r.diagnostics.clone();
+    (!items.is_empty()).then(|| {
+        view! {
+            <ul class="diagnostics">
+                {items
+                    .into_iter()
+                    .map(|d| {
+                        view! {
+                            <li class=format!("diag {}", d.severity)>
+                                <span class="sev">{d.severity.clone()}</span>
+                                {d.message.clone()}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        }
+    })
+}
+
+/// Tooltip lines for buffer `i`.
+fn buffer_tip(r: &Report, i: usize) -> Vec<(String, String)> {
+    let Some(b) = r.buffers.get(i) else {
+        return Vec::new();
+    };
+    let op_name = |idx: usize| {
+        r.operators
+            .iter()
+            .find(|o| o.subgraph == b.subgraph && o.index == idx)
+            .map_or_else(|| format!("#{idx}"), |o| format!("#{idx} {}", o.opcode))
+    };
+    let consumers: Vec<String> = match b.tensor {
+        Some(t) => r
+            .operators
+            .iter()
+            .filter(|o| o.subgraph == b.subgraph && o.inputs.contains(&(t as i32)))
+            .map(|o| format!("#{} {}", o.index, o.opcode))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut v = vec![
+        ("name".to_string(), b.name.clone()),
+        (
+            "kind".into(),
+            if b.offline {
+                format!("{} (offline plan)", b.kind)
+            } else {
+                b.kind.clone()
+            },
+        ),
+        ("shape".into(), shape(&b.shape)),
+        ("dtype".into(), b.dtype.clone()),
+        ("bytes".into(), format!("{} B", grouped(b.bytes))),
+        (
+            "padding".into(),
+            format!("{} B", b.aligned_bytes.saturating_sub(b.bytes)),
+        ),
+        (
+            "offset".into(),
+            format!(
+                "{} – {}",
+                grouped_i(b.offset),
+                grouped_i(b.offset + b.aligned_bytes as i64)
+            ),
+        ),
+        (
+            "lifetime".into(),
+            format!("scopes {} – {}", b.first, b.last),
+        ),
+    ];
+    if b.kind == "scratch" {
+        v.push((
+            "requested by".into(),
+            b.op.map_or_else(|| "–".into(), op_name),
+        ));
+    } else {
+        v.push((
+            "producer".into(),
+            b.op.map_or_else(|| "graph input".into(), op_name),
+        ));
+        v.push((
+            "consumers".into(),
+            if consumers.is_empty() {
+                "graph output".into()
+            } else {
+                truncate(&consumers.join(", "), 120)
+            },
+        ));
+    }
+    v
+}
+
+fn op_tip(r: &Report, i: usize) -> Vec<(String, String)> {
+    let Some(o) = r.operators.get(i) else {
+        return Vec::new();
+    };
+    vec![
+        ("op".into(), format!("#{} {}", o.index, o.opcode)),
+        ("subgraph".into(), o.subgraph.to_string()),
+        ("scope".into(), o.scope.to_string()),
+        ("live head".into(), format!("{} B", grouped(o.live_bytes))),
+        ("scratch".into(), format!("{} B", grouped(o.scratch_bytes))),
+        (
+            "persistent".into(),
+            format!("{} B", grouped(o.persistent_bytes)),
+        ),
+    ]
+}
+
+fn tooltip(r: Arc<Report>) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    move || {
+        let (lines, x, y) = match ctx.hover.get()? {
+            Hover::Buffer(i, x, y) => (buffer_tip(&r, i), x, y),
+            Hover::Op(i, x, y) => (op_tip(&r, i), x, y),
+        };
+        Some(view! {
+            <div class="tooltip" style=format!("left:{}px;top:{}px", x + 14.0, y + 14.0)>
+                {lines
+                    .into_iter()
+                    .map(|(k, v)| view! { <div><span class="k">{k}</span><span class="v">{v}</span></div> })
+                    .collect_view()}
+            </div>
+        })
+    }
+}
+
+fn buffer_hover(ev: &web_sys::MouseEvent, ctx: Ctx) {
+    match io::target_index(ev, "data-i") {
+        Some(i) => ctx.hover.set(Some(Hover::Buffer(
+            i,
+            f64::from(ev.client_x()),
+            f64::from(ev.client_y()),
+        ))),
+        None => ctx.hover.set(None),
+    }
+}
+
+fn arena_map(
+    r: Arc<Report>,
+    r_svg: Arc<Report>,
+    r_png: Arc<Report>,
+    stem_svg: String,
+    stem_png: String,
+) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let geom = MapGeom::of(&r);
+    let body = svg::map_body(&r);
+    // viewBox (x, y, w, h) in map units: zoom and pan change only this.
+    let vb = RwSignal::new((0.0f64, 0.0f64, MAP_W, MAP_H));
+    let drag = StoredValue::new(None::<((f64, f64), (f64, f64, f64, f64), bool)>);
+    let r_sel = r.clone();
+    let selection = move || match ctx.sel.get()? {
+        Sel::Buffer(i) => {
+            let (x, y, w, h) = geom.rect(r_sel.buffers.get(i)?);
+            Some(view! { <rect class="sel" x=x y=y width=w height=h.max(0.5) /> }.into_any())
+        }
+        Sel::Op(i) => {
+            let scope = r_sel.operators.get(i)?.scope;
+            let x = geom.x(scope);
+            let w = geom.x(scope + 1) - x;
+            Some(view! { <rect class="sel-op" x=x y=0 width=w height=MAP_H /> }.into_any())
+        }
+    };
+    let wheel = move |ev: web_sys::WheelEvent| {
+        ev.prevent_default();
+        let Some((fx, fy)) = io::relative_pos(&ev) else {
+            return;
+        };
+        let (x, y, w, h) = vb.get_untracked();
+        let factor = if ev.delta_y() > 0.0 { 1.25 } else { 0.8 };
+        let nw = (w * factor).clamp(MAP_W / 400.0, MAP_W);
+        let nh = (h * factor).clamp(MAP_H / 400.0, MAP_H);
+        let (px, py) = (x + fx * w, y + fy * h);
+        let nx = (px - fx * nw).clamp(0.0, MAP_W - nw);
+        let ny = (py - fy * nh).clamp(0.0, MAP_H - nh);
+        vb.set((nx, ny, nw, nh));
+    };
+    let down = move |ev: web_sys::MouseEvent| {
+        if let Some(p) = io::relative_pos(&ev) {
+            drag.set_value(Some((p, vb.get_untracked(), false)));
+        }
+    };
+    let moved = move |ev: web_sys::MouseEvent| {
+        if let Some((start, (x, y, w, h), _)) = drag.get_value()
+            && ev.buttons() & 1 == 1
+            && let Some((fx, fy)) = io::relative_pos(&ev)
+        {
+            let (dx, dy) = (fx - start.0, fy - start.1);
+            if dx.abs() + dy.abs() > 0.004 {
+                drag.set_value(Some((start, (x, y, w, h), true)));
+                ctx.hover.set(None);
+                vb.set((
+                    (x - dx * w).clamp(0.0, MAP_W - w),
+                    (y - dy * h).clamp(0.0, MAP_H - h),
+                    w,
+                    h,
+                ));
+                return;
+            }
+        }
+        buffer_hover(&ev, ctx);
+    };
+    let up = move |ev: web_sys::MouseEvent| {
+        let dragged = drag.get_value().is_some_and(|d| d.2);
+        drag.set_value(None);
+        if !dragged {
+            ctx.sel
+                .set(io::target_index(&ev, "data-i").map(Sel::Buffer));
+        }
+    };
+    let y_ticks = move || {
+        let (_, y, _, h) = vb.get();
+        (0..=4)
+            .map(|k| {
+                let frac = f64::from(k) / 4.0;
+                let off = geom.offset_at(y + h * (1.0 - frac)).max(0.0);
+                view! { <span style=format!("bottom:{}%", frac * 100.0)>{human(off.round() as u64)}</span> }
+            })
+            .collect_view()
+    };
+    let x_ticks = move || {
+        let (x, _, w, _) = vb.get();
+        (0..=5)
+            .map(|k| {
+                let frac = f64::from(k) / 5.0;
+                let scope = geom.scope_at(x + w * frac);
+                view! { <span style=format!("left:{}%", frac * 100.0)>{format!("{scope:.0}")}</span> }
+            })
+            .collect_view()
+    };
+    let n = r.buffers.len();
+    let file = r.model.file.clone();
+    view! {
+        <section class="panel">
+            <div class="panel-head">
+                <h2>
+                    "Arena map "
+                    {help("Each rectangle is one head buffer: x is its lifetime in scopes (operator steps), y its offset in the head. Red slivers are alignment padding; the yellow band is the peak scope. Scroll to zoom, drag to pan, click to select.")}
+                </h2>
+                <div class="controls">
+                    <span class="legend">
+                        <i style="background:#4f7cff"></i>"tensor"
+                        <i style=format!("background:{}", svg::SCRATCH_FILL)></i>"scratch"
+                        <i style=format!("background:{}", svg::PADDING_FILL)></i>"padding"
+                        <i style="background:#ffd54a"></i>"peak scope"
+                    </span>
+                    <button class="button" on:click=move |_| vb.set((0.0, 0.0, MAP_W, MAP_H))>"Reset zoom"</button>
+                    <button
+                        class="button"
+                        on:click=move |_| {
+                            let (s, _, _) = svg::standalone_map(&r_svg);
+                            io::download_text(&s, "image/svg+xml", &format!("{stem_svg}.arena.svg"));
+                        }
+                    >
+                        "Export SVG"
+                    </button>
+                    <button
+                        class="button"
+                        on:click=move |_| {
+                            let (s, w, h) = svg::standalone_map(&r_png);
+                            io::download_png(s, w, h, format!("{stem_png}.arena.png"));
+                        }
+                    >
+                        "Export PNG"
+                    </button>
+                </div>
+            </div>
+            <div class="map-wrap">
+                <div class="y-axis">{y_ticks}</div>
+                <div class="map-area">
+                    <svg
+                        class="map"
+                        data-testid="arena-map"
+                        data-file=file
+                        data-buffers=n.to_string()
+                        viewBox=move || {
+                            let (x, y, w, h) = vb.get();
+                            format!("{x} {y} {w} {h}")
+                        }
+                        preserveAspectRatio="none"
+                        on:wheel=wheel
+                        on:mousedown=down
+                        on:mousemove=moved
+                        on:mouseup=up
+                        on:mouseleave=move |_| {
+                            drag.set_value(None);
+                            ctx.hover.set(None);
+                        }
+                    >
+                        <g inner_html=body></g>
+                        {selection}
+                    </svg>
+                    <div class="x-axis">{x_ticks}</div>
+                </div>
+            </div>
+            <div class="caption">
+                {format!(
+                    "{n} buffers · head {} B · peak at scope {}",
+                    grouped(r.arena.head_bytes),
+                    r.arena.peak_scope,
+                )}
+            </div>
+            {tooltip(r)}
+        </section>
+    }
+}
+
+fn lifetimes(r: Arc<Report>) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    // Rows fill about 280 px for small models, never thinner than 3 px.
+    let row_h = (280.0 / r.buffers.len().max(1) as f64)
+        .clamp(3.0, 14.0)
+        .floor();
+    let (body, order) = svg::lifetimes_body(&r, row_h);
+    let geom = MapGeom::of(&r);
+    let mut row_of = vec![0usize; r.buffers.len()];
+    for (row, &i) in order.iter().enumerate() {
+        row_of[i] = row;
+    }
+    let height = (row_h * order.len() as f64).max(row_h);
+    let r2 = r.clone();
+    let selection = move || match ctx.sel.get()? {
+        Sel::Buffer(i) => {
+            let b = r2.buffers.get(i)?;
+            let y = *row_of.get(i)? as f64 * row_h;
+            let x = geom.x(b.first);
+            let w = geom.x(b.last + 1) - x;
+            Some(view! { <rect class="sel" x=x y=y width=w height=row_h /> }.into_any())
+        }
+        Sel::Op(i) => {
+            let scope = r2.operators.get(i)?.scope;
+            let x = geom.x(scope);
+            let w = geom.x(scope + 1) - x;
+            Some(view! { <rect class="sel-op" x=x y=0 width=w height=height /> }.into_any())
+        }
+    };
+    view! {
+        <section class="panel">
+            <div class="panel-head">
+                <h2>
+                    "Lifetimes "
+                    {help("One row per head buffer, ordered by first use: the bar spans the scopes (operator steps) in which the buffer must stay intact.")}
+                </h2>
+            </div>
+            <div class="scroll">
+                <svg
+                    class="lifetimes"
+                    data-testid="lifetimes"
+                    viewBox=format!("0 0 {MAP_W} {height}")
+                    preserveAspectRatio="none"
+                    style=format!("height:{height}px")
+                    on:mousemove=move |ev| buffer_hover(&ev, ctx)
+                    on:mouseleave=move |_| ctx.hover.set(None)
+                    on:click=move |ev| ctx.sel.set(io::target_index(&ev, "data-i").map(Sel::Buffer))
+                >
+                    <g inner_html=body></g>
+                    {selection}
+                </svg>
+            </div>
+        </section>
+    }
+}
+
+fn op_bars(r: Arc<Report>) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let body = svg::op_bars_body(&r);
+    let n = r.operators.len();
+    let w = OP_W * n.max(1) as f64;
+    let r2 = r.clone();
+    let selection = move || {
+        let i = match ctx.sel.get()? {
+            Sel::Op(i) => i,
+            Sel::Buffer(b) => {
+                let b = r2.buffers.get(b)?;
+                let op = b.op?;
+                r2.operators
+                    .iter()
+                    .position(|o| o.subgraph == b.subgraph && o.index == op)?
+            }
+        };
+        Some(view! { <rect class="sel-op" x=i as f64 * OP_W y=0 width=OP_W height=OPS_H /> })
+    };
+    let peak = svg::peak_op_row(&r)
+        .and_then(|i| r.operators.get(i))
+        .map(|o| {
+            format!(
+                "peak: #{} {} — {} B live",
+                o.index,
+                o.opcode,
+                grouped(o.live_bytes)
+            )
+        })
+        .unwrap_or_default();
+    view! {
+        <section class="panel">
+            <div class="panel-head">
+                <h2>
+                    "Per-op memory "
+                    {help("For each operator: head bytes live while it runs (blue), of which its scratch buffers (orange), and the persistent tail bytes it causes (grey). The peak op is highlighted.")}
+                </h2>
+                <span class="legend">
+                    <i style="background:#4f7cff"></i>"live"
+                    <i style=format!("background:{}", svg::SCRATCH_FILL)></i>"scratch"
+                    <i style="background:#94a3b8"></i>"persistent"
+                </span>
+            </div>
+            <svg
+                class="ops"
+                data-testid="op-bars"
+                viewBox=format!("0 0 {w} {OPS_H}")
+                preserveAspectRatio="none"
+                on:mousemove=move |ev| match op_at(&ev, n) {
+                    Some(i) => {
+                        ctx.hover
+                            .set(Some(Hover::Op(i, f64::from(ev.client_x()), f64::from(ev.client_y()))))
+                    }
+                    None => ctx.hover.set(None),
+                }
+                on:mouseleave=move |_| ctx.hover.set(None)
+                on:click=move |ev| ctx.sel.set(op_at(&ev, n).map(Sel::Op))
+            >
+                <g inner_html=body></g>
+                {selection}
+            </svg>
+            <div class="caption">{format!("{} operators · {peak}", r.operators.len())}</div>
+        </section>
+    }
+}
+
+/// The operator column under the pointer in the op-bars chart.
+fn op_at(ev: &web_sys::MouseEvent, ops: usize) -> Option<usize> {
+    let (fx, _) = io::relative_pos(ev)?;
+    let i = (fx * ops as f64).floor();
+    (i >= 0.0 && i < ops as f64).then_some(i as usize)
+}
+
+fn tail_view(r: Arc<Report>) -> impl IntoView {
+    let mut cats = r.tail.clone();
+    cats.sort_by_key(|c| std::cmp::Reverse(c.bytes));
+    let max = cats.iter().map(|c| c.bytes).max().unwrap_or(1).max(1);
+    let total = r.arena.tail_bytes;
+    let mut waste: Vec<(usize, u64)> = r
+        .buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (i, b.aligned_bytes.saturating_sub(b.bytes)))
+        .filter(|&(_, p)| p > 0)
+        .collect();
+    waste.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    waste.truncate(5);
+    let ctx = expect_context::<Ctx>();
+    let names: Vec<(usize, String, u64)> = waste
+        .into_iter()
+        .map(|(i, p)| (i, r.buffers[i].name.clone(), p))
+        .collect();
+    view! {
+        <section class="panel">
+            <div class="panel-head">
+                <h2>"Tail breakdown " {help(TIP_TAIL)}</h2>
+                <span class="muted">{format!("{} B", grouped(total))}</span>
+            </div>
+            <div class="bars">
+                {cats
+                    .into_iter()
+                    .map(|c| {
+                        let w = c.bytes as f64 / max as f64 * 100.0;
+                        view! {
+                            <div class="bar-row">
+                                <span class="bar-label" title=c.category.clone()>{c.category.clone()}</span>
+                                <span class="bar-track"><span class="bar-fill" style=format!("width:{w:.1}%")></span></span>
+                                <span class="bar-val mono">{grouped(c.bytes)}</span>
+                                <span class="bar-count muted">{format!("×{}", c.count)}</span>
+                            </div>
+                        }
+                    })
+                    .collect_view()}
+            </div>
+            <h3>"Alignment padding " {help(TIP_ALIGN)}</h3>
+            <p>
+                <strong class="mono">{format!("{} B", grouped(r.arena.padding_bytes))}</strong>
+                {format!(
+                    " of padding in the head ({} of the head).",
+                    percent(r.arena.padding_bytes, r.arena.head_bytes),
+                )}
+            </p>
+            {(!names.is_empty())
+                .then(|| {
+                    view! {
+                        <table class="compact">
+                            <thead><tr><th>"most padded buffers"</th><th class="r">"padding"</th></tr></thead>
+                            <tbody>
+                                {names
+                                    .into_iter()
+                                    .map(|(i, n, p)| {
+                                        view! {
+                                            <tr class="clickable" on:click=move |_| ctx.sel.set(Some(Sel::Buffer(i)))>
+                                                <td>{n}</td>
+                                                <td class="r mono">{format!("{p} B")}</td>
+                                            </tr>
+                                        }
+                                    })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
+                    }
+                })}
+        </section>
+    }
+}
+
+fn kib_input(label: &'static str, value: RwSignal<u64>) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>{label}</span>
+            <input
+                type="number"
+                min="0"
+                step="1"
+                prop:value=move || value.get().to_string()
+                on:input=move |ev| value.set(event_target_value(&ev).trim().parse().unwrap_or(0))
+            />
+            <span class="muted">"KiB"</span>
+        </label>
+    }
+}
+
+fn budget_view(r: Arc<Report>) -> impl IntoView {
+    let preset = RwSignal::new(MCU_PRESETS[0].name.to_string());
+    let custom_kib = RwSignal::new(256u64);
+    let stack = RwSignal::new(8u64);
+    let rtos = RwSignal::new(16u64);
+    let isr = RwSignal::new(2u64);
+    let dma = RwSignal::new(4u64);
+    let log = RwSignal::new(1u64);
+    let headroom = RwSignal::new(u64::from(DEFAULT_HEADROOM_BP / 100));
+    let minimum = r.arena.minimum_bytes;
+    let target = r.target.clone();
+    let budget = move || Budget {
+        ram_bytes: MCU_PRESETS
+            .iter()
+            .find(|p| p.name == preset.get())
+            .map_or(custom_kib.get().saturating_mul(1024), |p| p.ram_bytes),
+        reserves: [
+            ("stack", stack),
+            ("rtos", rtos),
+            ("isr", isr),
+            ("dma", dma),
+            ("log", log),
+        ]
+        .iter()
+        .map(|(n, v)| Reserve {
+            name: (*n).into(),
+            bytes: v.get().saturating_mul(1024),
+        })
+        .collect(),
+        headroom_bp: u32::try_from(headroom.get().saturating_mul(100)).unwrap_or(u32::MAX),
+    };
+    let verdict = move || budget().check(minimum);
+    let preset_target = move || {
+        MCU_PRESETS
+            .iter()
+            .find(|p| p.name == preset.get())
+            .map(|p| p.target)
+    };
+    view! {
+        <section class="panel">
+            <div class="panel-head">
+                <h2>
+                    "Budget "
+                    {help("Does the model fit the device? RAM minus everything else that lives in RAM must hold the minimum working arena plus headroom.")}
+                </h2>
+            </div>
+            <div class="budget">
+                <label class="field">
+                    <span>"Device"</span>
+                    <select
+                        data-testid="mcu-preset"
+                        on:change=move |ev| preset.set(event_target_value(&ev))
+                    >
+                        {MCU_PRESETS
+                            .iter()
+                            .map(|p| {
+                                let n = p.name;
+                                view! {
+                                    <option value=n selected=move || preset.get() == n>
+                                        {format!("{n} — {} KiB", p.ram_bytes / 1024)}
+                                    </option>
+                                }
+                            })
+                            .collect_view()}
+                        <option value="custom">"Custom RAM…"</option>
+                    </select>
+                </label>
+                {move || (preset.get() == "custom").then(|| kib_input("RAM", custom_kib))}
+                {kib_input("Main stack", stack)}
+                {kib_input("RTOS", rtos)}
+                {kib_input("Interrupt stack", isr)}
+                {kib_input("DMA buffers", dma)}
+                {kib_input("Log buffers", log)}
+                <label class="field">
+                    <span>"Headroom"</span>
+                    <input
+                        type="number"
+                        min="0"
+                        max="500"
+                        prop:value=move || headroom.get().to_string()
+                        on:input=move |ev| headroom.set(event_target_value(&ev).trim().parse().unwrap_or(0))
+                    />
+                    <span class="muted">"%"</span>
+                </label>
+            </div>
+            {move || {
+                let v = verdict();
+                let text = if v.fits {
+                    format!("Fits — {} B to spare", grouped_i(v.margin_bytes))
+                } else {
+                    format!("Does not fit — {} B short", grouped(v.margin_bytes.unsigned_abs()))
+                };
+                view! {
+                    <div class=if v.fits { "verdict pass" } else { "verdict fail" }>
+                        <div class="verdict-main" data-testid="budget-verdict" data-fits=v.fits.to_string()>
+                            {if v.fits { "PASS" } else { "FAIL" }}
+                        </div>
+                        <div>
+                            <div class="verdict-text">{text}</div>
+                            <div class="muted">
+                                {format!(
+                                    "available {} B = RAM − reserves; needed {} B = minimum {} B + headroom, rounded to 16",
+                                    grouped_i(v.available_bytes),
+                                    grouped(v.arena_bytes),
+                                    grouped(v.minimum_bytes),
+                                )}
+                            </div>
+                        </div>
+                    </div>
+                    <pre class="snippet" data-testid="firmware-arena" data-bytes=v.arena_bytes.to_string()>
+                        {format!(
+                            "constexpr size_t kTensorArenaSize = {};  // {} + {} % headroom",
+                            v.arena_bytes,
+                            v.minimum_bytes,
+                            headroom.get_untracked(),
+                        )}
+                    </pre>
+                }
+            }}
+            {
+                let target = target.clone();
+                move || {
+                    preset_target()
+                        .filter(|t| *t != target)
+                        .map(|t| {
+                            view! {
+                                <p class="note">
+                                    {format!(
+                                        "This device is modelled by the {t} target; the figures above are for {}. Switch the target in the summary for exact numbers.",
+                                        target,
+                                    )}
+                                </p>
+                            }
+                        })
+                }
+            }
+        </section>
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Index,
+    Name,
+    Dtype,
+    Bytes,
+    Padding,
+    Offset,
+    First,
+    Last,
+}
+
+const TABLE_LIMIT: usize = 200;
+
+fn tensor_table(r: Arc<Report>) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let filter = RwSignal::new(String::new());
+    let sort = RwSignal::new((Col::Offset, true));
+    let r2 = r.clone();
+    let rows = Memo::new(move |_| {
+        let f = filter.get().to_lowercase();
+        let (col, asc) = sort.get();
+        let mut idx: Vec<usize> = (0..r2.buffers.len())
+            .filter(|&i| {
+                let b = &r2.buffers[i];
+                f.is_empty()
+                    || b.name.to_lowercase().contains(&f)
+                    || b.dtype.contains(&f)
+                    || b.kind.contains(&f)
+            })
+            .collect();
+        let key = |i: &usize| -> (i128, String) {
+            let b = &r2.buffers[*i];
+            match col {
+                Col::Index => (*i as i128, String::new()),
+                Col::Name => (0, b.name.to_lowercase()),
+                Col::Dtype => (0, b.dtype.clone()),
+                Col::Bytes => (b.bytes as i128, String::new()),
+                Col::Padding => (
+                    (b.aligned_bytes.saturating_sub(b.bytes)) as i128,
+                    String::new(),
+                ),
+                Col::Offset => (b.offset as i128, String::new()),
+                Col::First => (b.first as i128, String::new()),
+                Col::Last => (b.last as i128, String::new()),
+            }
+        };
+        idx.sort_by_cached_key(key);
+        if !asc {
+            idx.reverse();
+        }
+        let matched = idx.len();
+        idx.truncate(TABLE_LIMIT);
+        (idx, matched)
+    });
+    let header = move |label: &'static str, col: Col, right: bool| {
+        view! {
+            <th
+                class:r=right
+                class="sortable"
+                on:click=move |_| sort.update(|(c, asc)| {
+                    if *c == col {
+                        *asc = !*asc;
+                    } else {
+                        *c = col;
+                        *asc = true;
+                    }
+                })
+            >
+                {label}
+                {move || {
+                    let (c, asc) = sort.get();
+                    (c == col).then_some(if asc { " ▲" } else { " ▼" })
+                }}
+            </th>
+        }
+    };
+    let total = r.buffers.len();
+    view! {
+        <section class="panel">
+            <div class="panel-head">
+                <h2>"Head buffers"</h2>
+                <input
+                    class="filter"
+                    type="search"
+                    placeholder="Filter by name, dtype or kind…"
+                    data-testid="tensor-filter"
+                    on:input=move |ev| filter.set(event_target_value(&ev))
+                />
+            </div>
+            <div class="table-wrap">
+                <table class="tensors" data-testid="tensor-table">
+                    <thead>
+                        <tr>
+                            {header("#", Col::Index, true)}
+                            {header("name", Col::Name, false)}
+                            <th>"kind"</th>
+                            {header("dtype", Col::Dtype, false)}
+                            <th>"shape"</th>
+                            {header("bytes", Col::Bytes, true)}
+                            {header("padding", Col::Padding, true)}
+                            {header("offset", Col::Offset, true)}
+                            {header("first", Col::First, true)}
+                            {header("last", Col::Last, true)}
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {move || {
+                            let (idx, _) = rows.get();
+                            idx.into_iter()
+                                .map(|i| {
+                                    let b = &r.buffers[i];
+                                    view! {
+                                        <tr
+                                            class:selected=move || ctx.sel.get() == Some(Sel::Buffer(i))
+                                            on:click=move |_| ctx.sel.set(Some(Sel::Buffer(i)))
+                                        >
+                                            <td class="r mono">{i}</td>
+                                            <td class="name">{b.name.clone()}</td>
+                                            <td><span class=format!("kind {}", b.kind)>{b.kind.clone()}</span></td>
+                                            <td>{b.dtype.clone()}</td>
+                                            <td class="mono">{shape(&b.shape)}</td>
+                                            <td class="r mono">{grouped(b.bytes)}</td>
+                                            <td class="r mono">{b.aligned_bytes.saturating_sub(b.bytes)}</td>
+                                            <td class="r mono">{grouped_i(b.offset)}</td>
+                                            <td class="r mono">{b.first}</td>
+                                            <td class="r mono">{b.last}</td>
+                                        </tr>
+                                    }
+                                })
+                                .collect_view()
+                        }}
+                    </tbody>
+                </table>
+            </div>
+            <div class="caption">
+                {move || {
+                    let (idx, matched) = rows.get();
+                    format!("showing {} of {matched} matching · {total} buffers", idx.len())
+                }}
+            </div>
+        </section>
+    }
+}
+
+fn glossary() -> impl IntoView {
+    let items: [(&str, &str); 8] = [
+        ("Head", TIP_HEAD),
+        ("Tail", TIP_TAIL),
+        ("Temp", TIP_TEMP),
+        ("Prepare vs Invoke", TIP_PREPARE),
+        ("Alignment", TIP_ALIGN),
+        ("Lower bound", TIP_LB),
+        ("Minimum working arena", TIP_MIN),
+        ("Peak op", TIP_PEAK),
+    ];
+    view! {
+        <section class="panel glossary">
+            <h2>"What the numbers mean"</h2>
+            <dl>
+                {items
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let v = v.strip_prefix(k).and_then(|v| v.strip_prefix(": ")).unwrap_or(v);
+                        view! { <dt>{k}</dt><dd>{v}</dd> }
+                    })
+                    .collect_view()}
+            </dl>
+        </section>
+    }
+}

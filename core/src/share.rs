@@ -1,0 +1,749 @@
+//! Share links: a [`Report`] packed into a URL fragment (`#r=…`), so a layout
+//! can be shown to someone else **without the model** — weights never leave
+//! the machine that analysed them.
+//!
+//! Format, version 1: `base64url( VERSION ‖ raw-deflate( payload ) )`, no
+//! padding. The payload is a compact binary encoding of every field of the
+//! report (LEB128 varints, zig-zag for signed values, length-prefixed UTF-8
+//! strings, `last` stored relative to `first`, `aligned_bytes` relative to
+//! `bytes`); deflate then folds the many repeated strings (dtypes, opcodes,
+//! name prefixes). [`to_bytes`]/[`from_bytes`] expose the uncompressed payload,
+//! which the web app also uses to pass reports between its worker and page.
+//!
+//! Decoding never panics and never trusts a length: every count is checked
+//! against the bytes that remain, inflation is capped at [`MAX_PAYLOAD`], and
+//! each failure is a specific [`ShareError`].
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use crate::report::{
+    ArenaInfo, BufferInfo, DiagnosticInfo, ModelInfo, OperatorInfo, PlanInfo, Report, RuntimeInfo,
+    TailCategory, VariableInfo, WhatIfInfo,
+};
+
+/// Format version, the first byte of every link.
+pub const VERSION: u8 = 1;
+
+/// Fragment key: links look like `https://…/#r=<code>`.
+pub const FRAGMENT_KEY: &str = "r=";
+
+/// Largest payload a link may inflate to (guards against deflate bombs).
+pub const MAX_PAYLOAD: usize = 64 * 1024 * 1024;
+
+/// Why a share code could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShareError {
+    /// The code (or fragment) is empty.
+    Empty,
+    /// The fragment does not start with `r=`.
+    NotAShareLink,
+    /// Not base64url.
+    Base64,
+    /// A version this build does not know.
+    UnsupportedVersion(u8),
+    /// The deflate stream is corrupt or cut short.
+    Inflate,
+    /// The payload inflates beyond [`MAX_PAYLOAD`].
+    TooLarge,
+    /// The payload ends in the middle of a field.
+    Truncated,
+    /// A field holds an impossible value.
+    Invalid(&'static str),
+    /// Bytes left over after the report.
+    TrailingBytes,
+}
+
+impl fmt::Display for ShareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShareError::Empty => f.write_str("the share link is empty"),
+            ShareError::NotAShareLink => f.write_str("the link fragment does not start with r="),
+            ShareError::Base64 => f.write_str("the share link is not valid base64url"),
+            ShareError::UnsupportedVersion(v) => write!(
+                f,
+                "the share link has format version {v}; this build reads version {VERSION}"
+            ),
+            ShareError::Inflate => f.write_str("the share link is corrupt or cut short"),
+            ShareError::TooLarge => f.write_str("the share link expands to too much data"),
+            ShareError::Truncated => f.write_str("the share link's report is cut short"),
+            ShareError::Invalid(what) => write!(f, "the share link has an invalid {what}"),
+            ShareError::TrailingBytes => f.write_str("the share link has trailing data"),
+        }
+    }
+}
+
+impl core::error::Error for ShareError {}
+
+/// The share code of `report` (what follows `#r=`).
+pub fn encode(report: &Report) -> String {
+    let payload = to_bytes(report);
+    let mut packed = Vec::with_capacity(payload.len() / 4 + 8);
+    packed.push(VERSION);
+    packed.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(&payload, 10));
+    URL_SAFE_NO_PAD.encode(packed)
+}
+
+/// Reads a share code produced by [`encode`].
+pub fn decode(code: &str) -> Result<Report, ShareError> {
+    let code = code.trim();
+    if code.is_empty() {
+        return Err(ShareError::Empty);
+    }
+    let packed = URL_SAFE_NO_PAD
+        .decode(code)
+        .map_err(|_| ShareError::Base64)?;
+    let (&version, deflated) = packed.split_first().ok_or(ShareError::Empty)?;
+    if version != VERSION {
+        return Err(ShareError::UnsupportedVersion(version));
+    }
+    let payload = miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, MAX_PAYLOAD)
+        .map_err(|e| match e.status {
+            miniz_oxide::inflate::TINFLStatus::HasMoreOutput => ShareError::TooLarge,
+            _ => ShareError::Inflate,
+        })?;
+    from_bytes(&payload)
+}
+
+/// The fragment for `report`, without the leading `#`: `r=<code>`.
+pub fn fragment(report: &Report) -> String {
+    let mut s = String::from(FRAGMENT_KEY);
+    s.push_str(&encode(report));
+    s
+}
+
+/// Reads a URL fragment (with or without the leading `#`) made by [`fragment`].
+pub fn decode_fragment(fragment: &str) -> Result<Report, ShareError> {
+    let f = fragment.strip_prefix('#').unwrap_or(fragment);
+    if f.is_empty() {
+        return Err(ShareError::Empty);
+    }
+    let code = f
+        .strip_prefix(FRAGMENT_KEY)
+        .ok_or(ShareError::NotAShareLink)?;
+    decode(code)
+}
+
+// ---------------------------------------------------------------- payload
+
+/// The uncompressed binary payload of `report` (no version byte).
+pub fn to_bytes(report: &Report) -> Vec<u8> {
+    let mut w = Writer(Vec::with_capacity(64 + report.buffers.len() * 48));
+    w.u(u64::from(report.schema_version));
+    let m = &report.model;
+    w.s(&m.file);
+    w.size(m.subgraphs);
+    w.size(m.operators);
+    w.size(m.tensors);
+    w.s(&report.target);
+    w.s(&report.planner);
+    let a = &report.arena;
+    w.u(a.head_bytes);
+    w.u(a.tail_bytes);
+    w.u(a.total_bytes);
+    w.u(a.minimum_bytes);
+    w.s(&a.minimum_phase);
+    w.u(a.lower_bound_bytes);
+    w.u(a.padding_bytes);
+    w.i(i64::from(a.peak_scope));
+    w.opt(a.peak_op);
+    match &a.peak_opcode {
+        None => w.u(0),
+        Some(s) => {
+            w.u(1);
+            w.s(s);
+        }
+    }
+    w.i(i64::from(a.max_scope));
+
+    w.size(report.buffers.len());
+    for b in &report.buffers {
+        match b.kind.as_str() {
+            "tensor" => w.u(0),
+            "scratch" => w.u(1),
+            other => {
+                w.u(2);
+                w.s(other);
+            }
+        }
+        w.size(b.subgraph);
+        w.opt(b.tensor);
+        w.opt(b.op);
+        w.s(&b.name);
+        w.u(b.bytes);
+        // Usually the alignment padding (< 16); exact whatever it is.
+        w.i((b.aligned_bytes as i64).wrapping_sub(b.bytes as i64));
+        w.i(b.offset);
+        w.i(i64::from(b.first));
+        w.i(i64::from(b.last) - i64::from(b.first));
+        w.ints(&b.shape);
+        w.s(&b.dtype);
+        w.u(u64::from(b.offline));
+    }
+
+    w.size(report.operators.len());
+    for o in &report.operators {
+        w.size(o.subgraph);
+        w.size(o.index);
+        w.s(&o.opcode);
+        w.i(i64::from(o.scope));
+        w.u(o.live_bytes);
+        w.u(o.scratch_bytes);
+        w.u(o.persistent_bytes);
+        w.ints(&o.inputs);
+        w.ints(&o.outputs);
+    }
+
+    w.size(report.tail.len());
+    for t in &report.tail {
+        w.s(&t.category);
+        w.u(t.bytes);
+        w.u(t.requested_bytes);
+        w.u(t.count);
+    }
+
+    w.size(report.diagnostics.len());
+    for d in &report.diagnostics {
+        w.s(&d.severity);
+        w.s(&d.message);
+    }
+
+    // Planner comparison, runtime figures, variables, what-if.
+    w.u(report.lower_bound_bytes);
+    w.u(u64::from(report.optimal));
+    w.size(report.plans.len());
+    for p in &report.plans {
+        w.s(&p.planner);
+        w.u(p.head_bytes);
+        w.u(u64::from(p.proven_optimal));
+    }
+    match &report.runtime {
+        None => w.u(0),
+        Some(rt) => {
+            w.u(1);
+            w.u(rt.head_bytes);
+            w.u(rt.tail_bytes);
+            w.u(rt.total_bytes);
+            w.u(rt.variable_bytes);
+        }
+    }
+    w.opt_s(report.runtime_refusal.as_deref());
+    w.size(report.variables.len());
+    for v in &report.variables {
+        w.size(v.subgraph);
+        w.size(v.tensor);
+        w.s(&v.name);
+        w.u(v.bytes);
+        w.ints(&v.shape);
+        w.s(&v.dtype);
+        w.opt(v.op);
+        w.opt_s(v.opcode.as_deref());
+        w.s(&v.region);
+        match v.offset {
+            None => w.u(0),
+            Some(o) => {
+                w.u(1);
+                w.i(o);
+            }
+        }
+        w.s(&v.lifetime);
+    }
+    match &report.what_if {
+        None => w.u(0),
+        Some(wi) => {
+            w.u(1);
+            w.size(wi.input_shapes.len());
+            for s in &wi.input_shapes {
+                w.s(s);
+            }
+            w.u(wi.original_head_bytes);
+            w.u(wi.original_tail_bytes);
+            w.u(wi.original_total_bytes);
+            w.u(wi.original_minimum_bytes);
+            match wi.original_runtime_total_bytes {
+                None => w.u(0),
+                Some(b) => {
+                    w.u(1);
+                    w.u(b);
+                }
+            }
+        }
+    }
+    w.0
+}
+
+/// Reads a payload produced by [`to_bytes`].
+pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
+    let mut r = Reader {
+        data: bytes,
+        pos: 0,
+    };
+    let schema_version = r.u32()?;
+    let model = ModelInfo {
+        file: r.s()?,
+        subgraphs: r.size()?,
+        operators: r.size()?,
+        tensors: r.size()?,
+    };
+    let target = r.s()?;
+    let planner = r.s()?;
+    let arena = ArenaInfo {
+        head_bytes: r.u()?,
+        tail_bytes: r.u()?,
+        total_bytes: r.u()?,
+        minimum_bytes: r.u()?,
+        minimum_phase: r.s()?,
+        lower_bound_bytes: r.u()?,
+        padding_bytes: r.u()?,
+        peak_scope: r.i32()?,
+        peak_op: r.opt()?,
+        peak_opcode: match r.u()? {
+            0 => None,
+            1 => Some(r.s()?),
+            _ => return Err(ShareError::Invalid("peak opcode tag")),
+        },
+        max_scope: r.i32()?,
+    };
+
+    let n = r.count()?;
+    let mut buffers = Vec::with_capacity(n);
+    for _ in 0..n {
+        let kind = match r.u()? {
+            0 => String::from("tensor"),
+            1 => String::from("scratch"),
+            2 => r.s()?,
+            _ => return Err(ShareError::Invalid("buffer kind")),
+        };
+        let subgraph = r.size()?;
+        let tensor = r.opt()?;
+        let op = r.opt()?;
+        let name = r.s()?;
+        let bytes = r.u()?;
+        let aligned_bytes = (bytes as i64).wrapping_add(r.i()?) as u64;
+        let offset = r.i()?;
+        let first = r.i32()?;
+        let last = i64::from(first)
+            .checked_add(r.i()?)
+            .and_then(|v| i32::try_from(v).ok())
+            .ok_or(ShareError::Invalid("buffer lifetime"))?;
+        let shape = r.ints()?;
+        let dtype = r.s()?;
+        let offline = match r.u()? {
+            0 => false,
+            1 => true,
+            _ => return Err(ShareError::Invalid("offline flag")),
+        };
+        buffers.push(BufferInfo {
+            kind,
+            subgraph,
+            tensor,
+            op,
+            name,
+            bytes,
+            aligned_bytes,
+            offset,
+            first,
+            last,
+            shape,
+            dtype,
+            offline,
+        });
+    }
+
+    let n = r.count()?;
+    let mut operators = Vec::with_capacity(n);
+    for _ in 0..n {
+        operators.push(OperatorInfo {
+            subgraph: r.size()?,
+            index: r.size()?,
+            opcode: r.s()?,
+            scope: r.i32()?,
+            live_bytes: r.u()?,
+            scratch_bytes: r.u()?,
+            persistent_bytes: r.u()?,
+            inputs: r.ints()?,
+            outputs: r.ints()?,
+        });
+    }
+
+    let n = r.count()?;
+    let mut tail = Vec::with_capacity(n);
+    for _ in 0..n {
+        tail.push(TailCategory {
+            category: r.s()?,
+            bytes: r.u()?,
+            requested_bytes: r.u()?,
+            count: r.u()?,
+        });
+    }
+
+    let n = r.count()?;
+    let mut diagnostics = Vec::with_capacity(n);
+    for _ in 0..n {
+        diagnostics.push(DiagnosticInfo {
+            severity: r.s()?,
+            message: r.s()?,
+        });
+    }
+
+    let lower_bound_bytes = r.u()?;
+    let optimal = r.flag()?;
+    let n = r.count()?;
+    let mut plans = Vec::with_capacity(n);
+    for _ in 0..n {
+        plans.push(PlanInfo {
+            planner: r.s()?,
+            head_bytes: r.u()?,
+            proven_optimal: r.flag()?,
+        });
+    }
+    let runtime = if r.flag()? {
+        Some(RuntimeInfo {
+            head_bytes: r.u()?,
+            tail_bytes: r.u()?,
+            total_bytes: r.u()?,
+            variable_bytes: r.u()?,
+        })
+    } else {
+        None
+    };
+    let runtime_refusal = r.opt_s()?;
+    let n = r.count()?;
+    let mut variables = Vec::with_capacity(n);
+    for _ in 0..n {
+        variables.push(VariableInfo {
+            subgraph: r.size()?,
+            tensor: r.size()?,
+            name: r.s()?,
+            bytes: r.u()?,
+            shape: r.ints()?,
+            dtype: r.s()?,
+            op: r.opt()?,
+            opcode: r.opt_s()?,
+            region: r.s()?,
+            offset: if r.flag()? { Some(r.i()?) } else { None },
+            lifetime: r.s()?,
+        });
+    }
+    let what_if = if r.flag()? {
+        let n = r.count()?;
+        let mut input_shapes = Vec::with_capacity(n);
+        for _ in 0..n {
+            input_shapes.push(r.s()?);
+        }
+        Some(WhatIfInfo {
+            input_shapes,
+            original_head_bytes: r.u()?,
+            original_tail_bytes: r.u()?,
+            original_total_bytes: r.u()?,
+            original_minimum_bytes: r.u()?,
+            original_runtime_total_bytes: if r.flag()? { Some(r.u()?) } else { None },
+        })
+    } else {
+        None
+    };
+
+    if r.pos != bytes.len() {
+        return Err(ShareError::TrailingBytes);
+    }
+    Ok(Report {
+        schema_version,
+        model,
+        target,
+        planner,
+        arena,
+        buffers,
+        operators,
+        tail,
+        diagnostics,
+        lower_bound_bytes,
+        optimal,
+        plans,
+        runtime,
+        runtime_refusal,
+        variables,
+        what_if,
+    })
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u(&mut self, mut v: u64) {
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                self.0.push(byte);
+                return;
+            }
+            self.0.push(byte | 0x80);
+        }
+    }
+
+    fn i(&mut self, v: i64) {
+        self.u(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    fn size(&mut self, v: usize) {
+        self.u(v as u64);
+    }
+
+    fn opt(&mut self, v: Option<usize>) {
+        self.u(v.map_or(0, |v| (v as u64).saturating_add(1)));
+    }
+
+    fn s(&mut self, s: &str) {
+        self.size(s.len());
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    fn opt_s(&mut self, s: Option<&str>) {
+        match s {
+            None => self.u(0),
+            Some(s) => {
+                self.u(1);
+                self.s(s);
+            }
+        }
+    }
+
+    fn ints(&mut self, v: &[i32]) {
+        self.size(v.len());
+        for &x in v {
+            self.i(i64::from(x));
+        }
+    }
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn byte(&mut self) -> Result<u8, ShareError> {
+        let b = *self.data.get(self.pos).ok_or(ShareError::Truncated)?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn u(&mut self) -> Result<u64, ShareError> {
+        let mut v: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            let bits = u64::from(b & 0x7f);
+            if shift == 63 && bits > 1 {
+                return Err(ShareError::Invalid("number"));
+            }
+            v |= bits << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(ShareError::Invalid("number"))
+    }
+
+    fn i(&mut self) -> Result<i64, ShareError> {
+        let z = self.u()?;
+        Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
+    }
+
+    fn i32(&mut self) -> Result<i32, ShareError> {
+        i32::try_from(self.i()?).map_err(|_| ShareError::Invalid("scope"))
+    }
+
+    fn u32(&mut self) -> Result<u32, ShareError> {
+        u32::try_from(self.u()?).map_err(|_| ShareError::Invalid("schema version"))
+    }
+
+    fn size(&mut self) -> Result<usize, ShareError> {
+        usize::try_from(self.u()?).map_err(|_| ShareError::Invalid("count"))
+    }
+
+    /// A count of items that each take at least one byte: never more than remain.
+    fn count(&mut self) -> Result<usize, ShareError> {
+        let n = self.size()?;
+        if n > self.data.len() - self.pos {
+            return Err(ShareError::Truncated);
+        }
+        Ok(n)
+    }
+
+    fn opt(&mut self) -> Result<Option<usize>, ShareError> {
+        match self.u()? {
+            0 => Ok(None),
+            v => usize::try_from(v - 1)
+                .map(Some)
+                .map_err(|_| ShareError::Invalid("index")),
+        }
+    }
+
+    fn flag(&mut self) -> Result<bool, ShareError> {
+        match self.u()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(ShareError::Invalid("flag")),
+        }
+    }
+
+    fn opt_s(&mut self) -> Result<Option<String>, ShareError> {
+        if self.flag()? {
+            Ok(Some(self.s()?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn s(&mut self) -> Result<String, ShareError> {
+        let n = self.count()?;
+        let bytes = self
+            .data
+            .get(self.pos..self.pos + n)
+            .ok_or(ShareError::Truncated)?;
+        self.pos += n;
+        core::str::from_utf8(bytes)
+            .map(String::from)
+            .map_err(|_| ShareError::Invalid("text"))
+    }
+
+    fn ints(&mut self) -> Result<Vec<i32>, ShareError> {
+        let n = self.count()?;
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(i32::try_from(self.i()?).map_err(|_| ShareError::Invalid("tensor index"))?);
+        }
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::PlannerKind;
+    use crate::profile::PROFILES;
+    use crate::{Config, Model, analyze, example};
+
+    fn reports() -> Vec<Report> {
+        let mut out = Vec::new();
+        for bytes in [example::mobilenet_v1_025_96_int8(), example::synthetic(60)] {
+            let model = Model::parse(&bytes).unwrap();
+            for profile in PROFILES {
+                for &planner in PlannerKind::ALL {
+                    let a = analyze(&model, &Config { profile, planner }).unwrap();
+                    out.push(Report::new(&model, &a, "m.tflite"));
+                }
+            }
+        }
+        out
+    }
+
+    fn one() -> Report {
+        static ONE: std::sync::OnceLock<Report> = std::sync::OnceLock::new();
+        ONE.get_or_init(|| {
+            let bytes = example::mobilenet_v1_025_96_int8();
+            let model = Model::parse(&bytes).unwrap();
+            let config = Config {
+                profile: &PROFILES[0],
+                planner: PlannerKind::TflmGreedy,
+            };
+            Report::new(&model, &analyze(&model, &config).unwrap(), "m.tflite")
+        })
+        .clone()
+    }
+
+    #[test]
+    fn round_trips_exactly() {
+        for r in reports() {
+            assert_eq!(from_bytes(&to_bytes(&r)).unwrap(), r);
+            assert_eq!(decode(&encode(&r)).unwrap(), r);
+            assert_eq!(
+                decode_fragment(&alloc::format!("#{}", fragment(&r))).unwrap(),
+                r
+            );
+        }
+    }
+
+    #[test]
+    fn odd_values_round_trip() {
+        let mut r = one();
+        r.arena.peak_op = None;
+        r.arena.peak_opcode = None;
+        r.arena.peak_scope = i32::MIN;
+        r.arena.max_scope = i32::MAX;
+        r.buffers[0].kind = "something new".into();
+        r.buffers[0].aligned_bytes = u64::MAX;
+        r.buffers[0].bytes = 0;
+        r.buffers[0].offset = i64::MIN;
+        r.buffers[0].first = i32::MIN;
+        r.buffers[0].last = i32::MAX;
+        r.buffers[0].tensor = Some(usize::MAX - 1);
+        r.buffers[0].offline = true;
+        r.model.file = "名前 😀.tflite".into();
+        assert_eq!(decode(&encode(&r)).unwrap(), r);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let r = one();
+        let code = encode(&r);
+        for n in 0..code.len() {
+            assert!(decode(&code[..n]).is_err(), "prefix of {n} chars decoded");
+        }
+        let payload = to_bytes(&r);
+        for n in 0..payload.len() {
+            assert!(from_bytes(&payload[..n]).is_err(), "payload prefix {n}");
+        }
+    }
+
+    #[test]
+    fn specific_errors() {
+        assert_eq!(decode(""), Err(ShareError::Empty));
+        assert_eq!(decode_fragment("#"), Err(ShareError::Empty));
+        assert_eq!(decode_fragment("#x=1"), Err(ShareError::NotAShareLink));
+        assert_eq!(decode("!!!"), Err(ShareError::Base64));
+        assert_eq!(decode("Ag"), Err(ShareError::UnsupportedVersion(2)));
+        assert_eq!(decode("AQ"), Err(ShareError::Inflate));
+        let mut payload = to_bytes(&one());
+        payload.push(0);
+        assert_eq!(from_bytes(&payload), Err(ShareError::TrailingBytes));
+        // A deflate bomb: 65 MiB of zeros.
+        let zeros = alloc::vec![0u8; MAX_PAYLOAD + 1];
+        let mut packed = alloc::vec![VERSION];
+        packed.extend(miniz_oxide::deflate::compress_to_vec(&zeros, 6));
+        assert_eq!(
+            decode(&URL_SAFE_NO_PAD.encode(packed)),
+            Err(ShareError::TooLarge)
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn random_codes_never_panic(s in "\\PC{0,400}") {
+            let _ = decode(&s);
+            let _ = decode_fragment(&s);
+        }
+
+        #[test]
+        fn random_base64_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+            let mut packed = alloc::vec![VERSION];
+            packed.extend_from_slice(&bytes);
+            let _ = decode(&URL_SAFE_NO_PAD.encode(&packed));
+            let _ = from_bytes(&bytes);
+        }
+
+        #[test]
+        fn flipped_bytes_never_panic(pos in 0usize..4000, val in proptest::num::u8::ANY) {
+            let r = one();
+            let mut payload = to_bytes(&r);
+            let n = payload.len();
+            payload[pos % n] = val;
+            let _ = from_bytes(&payload);
+        }
+    }
+}

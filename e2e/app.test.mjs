@@ -1,0 +1,332 @@
+// Browser tests of the web app in dist/ (scripts/build-web.sh), in headless
+// Debian Chromium driven by playwright-core. Run: node --test e2e/
+// The figures on the page are compared with `microarena plan --json`.
+// Corpus models are tested when MICROARENA_CORPUS is set (relative to the repo root).
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import { readFileSync, existsSync, mkdirSync, readdirSync, statSync, mkdtempSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { join, extname, dirname } from "node:path";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const DIST = join(ROOT, "dist");
+const SHOTS = join(ROOT, "e2e", "screenshots");
+const TMP = mkdtempSync(join(tmpdir(), "microarena-e2e-"));
+const CORPUS = process.env.MICROARENA_CORPUS
+  ? join(ROOT, process.env.MICROARENA_CORPUS, "models")
+  : null;
+mkdirSync(SHOTS, { recursive: true });
+
+const MIME = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".wasm": "application/wasm" };
+let server, base, browser;
+
+function cli(...args) {
+  const bin = join(ROOT, "target", "release", "microarena");
+  const opts = { cwd: ROOT, encoding: "utf8", maxBuffer: 1 << 28 };
+  const r = existsSync(bin)
+    ? spawnSync(bin, args, opts)
+    : spawnSync("cargo", ["run", "-q", "--release", "-p", "microarena-cli", "--", ...args], opts);
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function planJson(file, ...extra) {
+  const r = cli("plan", file, "--json", ...extra);
+  return r.code === 0 ? { text: r.stdout, json: JSON.parse(r.stdout) } : null;
+}
+
+before(async () => {
+  assert.ok(existsSync(join(DIST, "index.html")), "dist/ is missing: run scripts/build-web.sh");
+  server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    // /_models/NAME serves generated test models, for ?model=URL.
+    const root = path.startsWith("/_models/") ? TMP : DIST;
+    const file = root === TMP ? join(TMP, path.slice("/_models/".length)) : join(DIST, path === "/" ? "index.html" : path);
+    if (!file.startsWith(root) || !existsSync(file) || statSync(file).isDirectory()) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": MIME[extname(file)] ?? "application/octet-stream" });
+    res.end(readFileSync(file));
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--no-first-run", "--disable-sync", "--disable-quic"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function newPage(url = base) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+  await page.goto(url);
+  return { page, problems, close: () => context.close() };
+}
+
+async function waitForMap(page, file, timeout = 30000) {
+  await page.waitForSelector(`[data-testid="arena-map"][data-file="${file}"]`, { timeout });
+}
+
+async function shown(page) {
+  const bytes = (id) => page.$eval(`[data-testid="${id}"]`, (e) => Number(e.getAttribute("data-bytes")));
+  const text = (id) => page.$eval(`[data-testid="${id}"]`, (e) => e.textContent.trim());
+  return {
+    head: await bytes("arena-head"),
+    tail: await bytes("arena-tail"),
+    total: await bytes("arena-total"),
+    minimum: await bytes("arena-minimum"),
+    lower: await bytes("lower-bound"),
+    headText: await text("arena-head"),
+    peakOp: await page.$eval('[data-testid="peak-op"]', (e) => e.getAttribute("data-op")),
+    buffers: await page.$eval('[data-testid="arena-map"]', (e) => Number(e.getAttribute("data-buffers"))),
+    rects: await page.$$eval('[data-testid="arena-map"] rect[data-i]:not(.pad)', (r) => r.length),
+  };
+}
+
+function expected(report) {
+  const a = report.arena;
+  return {
+    head: a.head_bytes, tail: a.tail_bytes, total: a.total_bytes, minimum: a.minimum_bytes,
+    lower: a.lower_bound_bytes, headText: String(a.head_bytes),
+    peakOp: a.peak_op === null ? "" : String(a.peak_op),
+    buffers: report.buffers.length, rects: report.buffers.length,
+  };
+}
+
+async function exportedJson(page) {
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.click("text=Export JSON"),
+  ]);
+  return readFileSync(await download.path(), "utf8");
+}
+
+async function openModel(page, path, name) {
+  const before = await page.evaluate(() => window.__microarena?.seq ?? 0);
+  const t0 = Date.now();
+  await page.setInputFiles('[data-testid="model-input"]', path);
+  await waitForMap(page, name);
+  const mapWall = Date.now() - t0;
+  // renderMs: every view painted (the map is painted first, mapMs).
+  await page.waitForFunction((prev) => (window.__microarena?.seq ?? 0) !== prev, before);
+  const wall = Date.now() - t0;
+  const { renderMs: inApp, mapMs } = await page.evaluate(() => window.__microarena);
+  return { wall, inApp, mapWall, mapMs };
+}
+
+test("the default page shows the bundled example with the CLI's numbers", async () => {
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  const file = join(TMP, "example.tflite");
+  assert.equal(cli("example", "-o", file).code, 0);
+  const want = planJson(file);
+  assert.deepEqual(await shown(page), expected(want.json));
+  await page.screenshot({ path: join(SHOTS, "default.png"), fullPage: true });
+  await page.screenshot({ path: join(SHOTS, "default-top.png") });
+
+  // Arena map exports: a standalone SVG and a PNG drawn from it.
+  const download = async (label) => {
+    const [d] = await Promise.all([page.waitForEvent("download"), page.click(`text=${label}`)]);
+    return { name: d.suggestedFilename(), bytes: readFileSync(await d.path()) };
+  };
+  const svgFile = await download("Export SVG");
+  assert.equal(svgFile.name, "mobilenet_v1_025_96_int8.arena.svg");
+  assert.match(svgFile.bytes.toString("utf8"), /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"[^]*<\/svg>$/);
+  const png = await download("Export PNG");
+  assert.equal(png.name, "mobilenet_v1_025_96_int8.arena.png");
+  assert.deepEqual([...png.bytes.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+  assert.ok(png.bytes.length > 10000, `PNG of ${png.bytes.length} bytes`);
+  assert.deepEqual(problems, []);
+  await close();
+
+  // ?model=URL fetches a hosted model.
+  const hosted = await newPage(`${base}?model=/_models/example.tflite`);
+  await waitForMap(hosted.page, "example.tflite");
+  assert.deepEqual(await shown(hosted.page), expected(want.json));
+  assert.deepEqual(hosted.problems, []);
+  await hosted.close();
+  const missing = await newPage(`${base}?model=/_models/missing.tflite`);
+  await missing.page.waitForSelector('[data-testid="error"]');
+  assert.match(await missing.page.textContent('[data-testid="error"]'), /HTTP 404/);
+  await missing.close();
+});
+
+test("every corpus model shows the same numbers and exports the same JSON as the CLI", async (t) => {
+  if (!CORPUS) {
+    t.skip("MICROARENA_CORPUS is not set");
+    return;
+  }
+  const models = readdirSync(CORPUS).filter((f) => f.endsWith(".tflite")).sort();
+  assert.ok(models.length > 0);
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  for (const name of models) {
+    const path = join(CORPUS, name);
+    const want = planJson(path);
+    if (!want) {
+      // The CLI refuses it: the app must say why, not crash.
+      await page.setInputFiles('[data-testid="model-input"]', path);
+      await page.waitForSelector('[data-testid="error"]');
+      continue;
+    }
+    await openModel(page, path, name);
+    assert.deepEqual(await shown(page), expected(want.json), name);
+    assert.equal(await exportedJson(page), want.text, `${name}: exported JSON`);
+  }
+  assert.deepEqual(problems, []);
+  await close();
+});
+
+test("person_detect: timing, target/planner re-plan, share link in a fresh page", async (t) => {
+  if (!CORPUS) {
+    t.skip("MICROARENA_CORPUS is not set");
+    return;
+  }
+  const path = join(CORPUS, "person_detect.tflite");
+  if (!existsSync(join(TMP, "example.tflite"))) assert.equal(cli("example", "-o", join(TMP, "example.tflite")).code, 0);
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    // Alternate with the example so each drop is a real change.
+    await openModel(page, path, "person_detect.tflite").then((x) => times.push(x));
+    if (i < 2) {
+      await page.setInputFiles('[data-testid="model-input"]', join(TMP, "example.tflite"));
+      await waitForMap(page, "example.tflite");
+    }
+  }
+  console.log(`# perf person_detect: file → rendered map ${times.map((x) => `${x.mapWall} ms (in app: map ${x.mapMs.toFixed(0)} ms, all views ${x.inApp.toFixed(0)} ms)`).join("; ")}`);
+  assert.ok(Math.min(...times.map((x) => x.mapMs)) < 300, "person_detect under 300 ms");
+  await page.screenshot({ path: join(SHOTS, "person_detect.png"), fullPage: true });
+
+  // Hover a buffer for the tooltip, select it.
+  const rect = await page.$('[data-testid="arena-map"] rect[data-i="3"]');
+  await rect.hover();
+  await page.waitForSelector(".tooltip");
+  await page.screenshot({ path: join(SHOTS, "tooltip.png") });
+
+  for (const [sel, value, flag] of [["target-select", "cortex-m", "--target"], ["planner-select", "linear", "--planner"]]) {
+    await page.selectOption(`[data-testid="${sel}"]`, value);
+    const want = planJson(path, "--target", await page.$eval('[data-testid="target-select"]', (e) => e.value),
+      "--planner", await page.$eval('[data-testid="planner-select"]', (e) => e.value));
+    await page.waitForFunction((h) => document.querySelector('[data-testid="arena-head"]')?.getAttribute("data-bytes") === String(h) &&
+      document.querySelector('[data-testid="arena-tail"]')?.getAttribute("data-bytes") !== null, want.json.arena.head_bytes);
+    await page.waitForFunction((tail) => document.querySelector('[data-testid="arena-tail"]').getAttribute("data-bytes") === String(tail), want.json.arena.tail_bytes);
+    assert.deepEqual(await shown(page), expected(want.json), `${flag} ${value}`);
+  }
+
+  // The share link reproduces the same view in a fresh page, with no model.
+  const numbers = await shown(page);
+  await page.waitForSelector('[data-testid="share-link"]');
+  const link = await page.$eval('[data-testid="share-link"]', (e) => e.href);
+  const linkBytes = Buffer.byteLength(link);
+  console.log(`# share link for person_detect (cortex-m, linear): ${linkBytes} bytes`);
+  assert.ok(linkBytes < 8192);
+  const fresh = await newPage(link);
+  await waitForMap(fresh.page, "person_detect.tflite");
+  assert.deepEqual(await shown(fresh.page), numbers);
+  assert.equal(await fresh.page.$eval('[data-testid="share-link"]', (e) => e.href), link);
+  await fresh.page.screenshot({ path: join(SHOTS, "shared.png") });
+  assert.deepEqual(fresh.problems, []);
+  await fresh.close();
+  assert.deepEqual(problems, []);
+  await close();
+});
+
+test("a malformed file, a dropped non-model and malformed links show an error", async () => {
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  await page.setInputFiles('[data-testid="model-input"]', {
+    name: "garbage.tflite", mimeType: "application/octet-stream", buffer: Buffer.from("this is not a model at all"),
+  });
+  await page.waitForSelector('[data-testid="error"]');
+  assert.match(await page.textContent('[data-testid="error"]'), /garbage\.tflite/);
+  // A corrupt model with the right identifier.
+  const bad = Buffer.alloc(64, 0xff);
+  bad.write("TFL3", 4);
+  const dataTransfer = await page.evaluateHandle((bytes) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(bytes)], "corrupt.tflite"));
+    return dt;
+  }, [...bad]);
+  await page.dispatchEvent(".app", "drop", { dataTransfer });
+  await page.waitForFunction(() => /corrupt\.tflite/.test(document.querySelector('[data-testid="error"]')?.textContent ?? ""));
+  await page.screenshot({ path: join(SHOTS, "bad-file.png") });
+  assert.deepEqual(problems, []);
+
+  await page.waitForSelector('[data-testid="share-link"]');
+  const goodLink = await page.$eval('[data-testid="share-link"]', (e) => e.href);
+  const code = goodLink.split("#r=")[1];
+  for (const frag of ["#r=", "#r=%%%garbage", "#r=AAAA", `#r=${code.slice(0, code.length / 2)}`, `#r=${code.slice(0, -3)}`, "#r=" + "A".repeat(5000)]) {
+    const p = await newPage(base + frag);
+    await p.page.waitForSelector('[data-testid="error"]');
+    assert.ok(await p.page.isVisible(".topbar"), "the page is not blank");
+    assert.deepEqual(p.problems, [], frag.slice(0, 40));
+    if (frag === "#r=AAAA") await p.page.screenshot({ path: join(SHOTS, "bad-link.png") });
+    await p.close();
+  }
+  await close();
+});
+
+test("the budget verdict flips when the RAM shrinks", async () => {
+  const { page, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  const verdict = () => page.$eval('[data-testid="budget-verdict"]', (e) => e.getAttribute("data-fits"));
+  await page.selectOption('[data-testid="mcu-preset"]', "STM32H743");
+  assert.equal(await verdict(), "true");
+  await page.selectOption('[data-testid="mcu-preset"]', "custom");
+  await page.fill('.budget input[type=number] >> nth=0', "48");
+  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]').getAttribute("data-fits") === "false");
+  await page.locator('[data-testid="budget-verdict"]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(SHOTS, "budget-fail.png") });
+  await close();
+});
+
+test("performance: wasm size and a 2,000-op model off the main thread", async () => {
+  const wasm = readFileSync(join(DIST, "microarena_app_bg.wasm"));
+  console.log(`# wasm: ${wasm.length} B raw, ${gzipSync(wasm, { level: 9 }).length} B gzip`);
+  const file = join(TMP, "synthetic2000.tflite");
+  const helper = join(ROOT, "target", "release", "examples", "synthetic");
+  const r = existsSync(helper)
+    ? spawnSync(helper, ["2000", file], { encoding: "utf8" })
+    : spawnSync("cargo", ["run", "-q", "--release", "-p", "microarena-core", "--example", "synthetic", "--", "2000", file],
+      { cwd: ROOT, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  const want = planJson(file);
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  // Main-thread tasks over 50 ms while the model is analysed and drawn.
+  await page.evaluate(() => {
+    window.__long = [];
+    new PerformanceObserver((l) => l.getEntries().forEach((e) => window.__long.push(e.duration)))
+      .observe({ type: "longtask" });
+  });
+  const { wall, inApp, mapWall, mapMs } = await openModel(page, file, "synthetic2000.tflite");
+  await page.waitForTimeout(200);
+  const long = await page.evaluate(() => window.__long);
+  const maxGap = Math.max(0, ...long);
+  const worker = await page.evaluate(() => window.__microarenaWorker);
+  console.log(`# worker phases (ms): ${JSON.stringify(worker)}; main-thread long tasks (ms): ${long.map((x) => x.toFixed(0)).join(", ")}`);
+  console.log(`# perf synthetic 2000 ops (${want.json.buffers.length} buffers): file → rendered map ${mapWall} ms (in app ${mapMs.toFixed(0)} ms), all views ${wall} ms (in app ${inApp.toFixed(0)} ms), longest main-thread task ${maxGap.toFixed(0)} ms`);
+  assert.deepEqual(await shown(page), expected(want.json));
+  assert.ok(mapMs < 2000, "2,000 ops under 2 s");
+  assert.ok(maxGap < 1000, "the page stays responsive");
+  await page.screenshot({ path: join(SHOTS, "synthetic2000.png") });
+  assert.deepEqual(problems, []);
+  await close();
+});
