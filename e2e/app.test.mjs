@@ -91,6 +91,7 @@ async function shown(page) {
     total: await bytes("arena-total"),
     minimum: await bytes("arena-minimum"),
     lower: await bytes("lower-bound"),
+    runtime: await bytes("runtime-total"),
     headText: await text("arena-head"),
     peakOp: await page.$eval('[data-testid="peak-op"]', (e) => e.getAttribute("data-op")),
     buffers: await page.$eval('[data-testid="arena-map"]', (e) => Number(e.getAttribute("data-buffers"))),
@@ -103,6 +104,7 @@ function expected(report) {
   return {
     head: a.head_bytes, tail: a.tail_bytes, total: a.total_bytes, minimum: a.minimum_bytes,
     lower: a.lower_bound_bytes, headText: String(a.head_bytes),
+    runtime: report.runtime ? report.runtime.total_bytes : 0,
     peakOp: a.peak_op === null ? "" : String(a.peak_op),
     buffers: report.buffers.length, rects: report.buffers.length,
   };

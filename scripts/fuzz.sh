@@ -9,18 +9,22 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-600}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(plan runtime image)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(plan runtime image optimize share)
 command -v cargo-fuzz >/dev/null || cargo +nightly install cargo-fuzz --locked
 CORPUS=${MICROARENA_CORPUS:-../shared}
 seeds=fuzz/corpus
-mkdir -p "$seeds/plan" "$seeds/runtime" "$seeds/image" target
+mkdir -p "$seeds/plan" "$seeds/runtime" "$seeds/image" "$seeds/optimize" "$seeds/share" target
 cargo run -q --release -p microarena-cli -- example -o target/example.tflite 2>/dev/null
-for d in plan runtime; do
+for d in plan runtime optimize; do
   cp target/example.tflite "$seeds/$d/"
   [ -d "$CORPUS/models" ] && cp "$CORPUS"/models/*.tflite "$seeds/$d/" || true
 done
 for m in "$seeds"/runtime/*.tflite; do
   cargo run -q --release -p microarena-core --example lower -- "$m" "$seeds/image/$(basename "$m" .tflite).img" 2>/dev/null || true
+done
+# Share-link seeds: the links of the example and corpus models.
+for m in "$seeds"/plan/*.tflite; do
+  cargo run -q --release -p microarena-core --example share_link -- "$m" > "$seeds/share/$(basename "$m" .tflite).txt" 2>/dev/null || true
 done
 for t in "${TARGETS[@]}"; do
   echo "== fuzz $t for ${SECONDS_EACH}s"

@@ -491,6 +491,22 @@ fn dashboard(
                     <div class="sub">{format!("scope {} of {}", a.peak_scope, a.max_scope)}</div>
                 </div>
             </div>
+            // The same model on microarena-runtime: its arena comes from core's
+            // `device::runtime_arena`, the function the firmware build sizes its arena with.
+            <p class="note runtime-line" data-testid="runtime-total" data-bytes=r.runtime.as_ref().map(|rt| rt.total_bytes.to_string()).unwrap_or_default()>
+                {match (&r.runtime, &r.runtime_refusal) {
+                    (Some(rt), _) => format!(
+                        "microarena-runtime needs {} B for this model (head {} + tail {} B{}) — {} B less than TFLM's minimum working arena.",
+                        grouped(rt.total_bytes),
+                        grouped(rt.head_bytes),
+                        grouped(rt.tail_bytes),
+                        if rt.variable_bytes > 0 { format!(", of which {} B variable state", grouped(rt.variable_bytes)) } else { String::new() },
+                        grouped(a.minimum_bytes.saturating_sub(rt.total_bytes)),
+                    ),
+                    (None, Some(why)) => format!("microarena-runtime cannot run this model: {why}"),
+                    (None, None) => "microarena-runtime: no figure for this layout.".into(),
+                }}
+            </p>
             <div class="row2">
                 <div>
                     <h3>"Planners on these buffers " {help(TIP_LB)}</h3>
