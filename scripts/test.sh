@@ -84,7 +84,7 @@ fi
 
 step "Miri on the runtime (allocator, fixed-point and kernel tests)"
 rustup +nightly component add miri rust-src >/dev/null 2>&1 || rustup +nightly component add miri rust-src
-PROPTEST_CASES=4 cargo +nightly miri test -p microarena-runtime --lib --test arena_props
+PROPTEST_CASES=4 MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test -p microarena-runtime --lib --test arena_props
 
 step "fuzz smoke (every target, short run; scripts/fuzz.sh runs them for longer)"
 # The image target is left to scripts/fuzz.sh: a corrupted image can make invoke
