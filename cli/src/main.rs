@@ -190,6 +190,11 @@ struct Failure {
     message: String,
 }
 
+/// Turns any error into the one-line usage failure that names `path`.
+fn in_file<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> Failure + '_ {
+    move |e| Failure::usage(format!("{}: {e}", path.display()))
+}
+
 impl Failure {
     fn usage(message: String) -> Failure {
         Failure {
@@ -221,8 +226,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             input_shape,
         } => {
             let bytes = io::read_model(&model)?;
-            let original = Model::parse(&bytes)
-                .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+            let original = Model::parse(&bytes).map_err(in_file(&model))?;
             let config = Config {
                 profile: target,
                 planner,
@@ -234,18 +238,20 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                         .map_err(|e| Failure::usage(format!("--input-shape {e}")))?,
                 );
             }
+            // Borrow the model as read unless a what-if reshapes it.
             let parsed = if overrides.is_empty() {
-                original.clone()
+                std::borrow::Cow::Borrowed(&original)
             } else {
-                microarena_core::shape::with_input_shapes(&original, &overrides)
-                    .map_err(|e| Failure::usage(format!("{}: what-if: {e}", model.display())))?
+                std::borrow::Cow::Owned(
+                    microarena_core::shape::with_input_shapes(&original, &overrides).map_err(
+                        |e| Failure::usage(format!("{}: what-if: {e}", model.display())),
+                    )?,
+                )
             };
-            let analysis = analyze(&parsed, &config)
-                .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+            let analysis = analyze(&parsed, &config).map_err(in_file(&model))?;
             let mut report = Report::new(&parsed, &analysis, &io::display_name(&model));
             if !overrides.is_empty() {
-                let before = analyze(&original, &config)
-                    .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+                let before = analyze(&original, &config).map_err(in_file(&model))?;
                 let runtime_before = microarena_core::device::runtime_arena(&original).ok();
                 report.what_if = Some(microarena_core::report::WhatIfInfo {
                     input_shapes: input_shape.clone(),
@@ -282,8 +288,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             json,
         } => {
             let bytes = io::read_model(&model)?;
-            let parsed = Model::parse(&bytes)
-                .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+            let parsed = Model::parse(&bytes).map_err(in_file(&model))?;
             let analysis = analyze(
                 &parsed,
                 &Config {
@@ -291,7 +296,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     planner,
                 },
             )
-            .map_err(|e| Failure::usage(format!("{}: {e}", model.display())))?;
+            .map_err(in_file(&model))?;
             let budget = Budget {
                 ram_bytes: ram,
                 reserves: reserve,
