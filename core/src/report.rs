@@ -266,12 +266,28 @@ pub struct DiagnosticInfo {
 impl Report {
     /// Builds the report for `analysis` of `model`; `file` is shown as given.
     pub fn new(model: &Model<'_>, analysis: &Analysis, file: &str) -> Report {
-        let producer = |g: usize, t: usize| -> Option<usize> {
-            let sg = model.subgraphs.get(g)?;
-            sg.operators
-                .iter()
-                .position(|op| op.outputs.contains(&(t as i32)))
-        };
+        // Producer of each tensor, built once: scanning the operators per buffer
+        // made reports quadratic in model size.
+        let producers: Vec<Vec<Option<usize>>> = model
+            .subgraphs
+            .iter()
+            .map(|sg| {
+                let mut by_tensor = alloc::vec![None; sg.tensors.len()];
+                for (i, op) in sg.operators.iter().enumerate() {
+                    for &t in &op.outputs {
+                        if let Some(slot) =
+                            usize::try_from(t).ok().and_then(|t| by_tensor.get_mut(t))
+                            && slot.is_none()
+                        {
+                            *slot = Some(i);
+                        }
+                    }
+                }
+                by_tensor
+            })
+            .collect();
+        let producer =
+            |g: usize, t: usize| -> Option<usize> { producers.get(g)?.get(t).copied().flatten() };
         let mut scratch_seen: alloc::collections::BTreeMap<(usize, usize), usize> =
             Default::default();
         let buffers = analysis
