@@ -15,9 +15,10 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::analysis::plan_input;
+use crate::geometry::{SliceAxis, out_size, slice_axis};
 use crate::lifetime::{self, BufferKind, ScratchRequest};
 use crate::model::{Model, Operator, Tensor};
-use crate::ops::{Activation, OpOptions, Padding};
+use crate::ops::{Activation, OpOptions};
 use crate::planner::PlannerKind;
 use crate::runtime_layout::{self as rl, opcode};
 
@@ -406,18 +407,6 @@ fn activation(op: &Operator<'_>) -> Activation {
     }
 }
 
-/// TFLM's `ComputeOutSize`.
-fn out_size(padding: Padding, image: i32, filter: i32, stride: i32, dilation: i32) -> i32 {
-    let eff = (filter - 1) * dilation + 1;
-    if stride == 0 {
-        return 0;
-    }
-    match padding {
-        Padding::Same => (image + stride - 1) / stride,
-        Padding::Valid => (image + stride - eff) / stride,
-    }
-}
-
 /// TFLM's `ComputePaddingWithOffset` (the offset is not used by reference kernels).
 fn pad_size(stride: i32, dilation: i32, in_size: i32, filter: i32, out: i32) -> i32 {
     let eff = (filter - 1) * dilation + 1;
@@ -592,40 +581,18 @@ fn op_params(model: &Model<'_>, op: &Operator<'_>) -> Result<[i32; rl::OP_PARAMS
             }
             p[0] = rank as i32;
             for ax in 0..rank {
-                let size = input.shape[ax];
+                let bit = |mask: i32| mask & (1 << ax) != 0;
                 let stride = strides[ax];
-                if stride == 0 {
-                    return Err("stride 0".into());
-                }
-                let clamp = |v: i32| {
-                    if stride > 0 {
-                        v.clamp(0, size)
-                    } else {
-                        v.clamp(-1, size - 1)
-                    }
-                };
-                let mut start = begin[ax];
-                if o.begin_mask & (1 << ax) != 0 {
-                    start = if stride > 0 { i32::MIN } else { i32::MAX };
-                }
-                if start < 0 {
-                    start = start.saturating_add(size);
-                }
-                let start = if size == 0 { 0 } else { clamp(start) };
-                let stop = if size == 0 {
-                    0
-                } else if o.shrink_axis_mask & (1 << ax) != 0 {
-                    start + 1
-                } else {
-                    let mut stop = end[ax];
-                    if o.end_mask & (1 << ax) != 0 {
-                        stop = if stride > 0 { i32::MAX } else { i32::MIN };
-                    }
-                    if stop < 0 {
-                        stop = stop.saturating_add(size);
-                    }
-                    clamp(stop)
-                };
+                let SliceAxis { start, stop, .. } = slice_axis(
+                    input.shape[ax],
+                    begin[ax],
+                    end[ax],
+                    stride,
+                    bit(o.begin_mask),
+                    bit(o.end_mask),
+                    bit(o.shrink_axis_mask),
+                )
+                .ok_or("stride 0")?;
                 p[1 + ax] = start;
                 p[6 + ax] = stop;
                 p[11 + ax] = stride;
@@ -1280,10 +1247,8 @@ mod tests {
     #[test]
     fn padding_matches_tflm_formulas() {
         // SAME, 16 -> 8 with stride 2 and a 3x3 filter: total padding 1, so 0 before.
-        assert_eq!(out_size(Padding::Same, 16, 3, 2, 1), 8);
         assert_eq!(pad_size(2, 1, 16, 3, 8), 0);
         // SAME, stride 1, 3x3: 1 before.
         assert_eq!(pad_size(1, 1, 8, 3, 8), 1);
-        assert_eq!(out_size(Padding::Valid, 10, 3, 1, 2), 6);
     }
 }

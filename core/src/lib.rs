@@ -26,6 +26,8 @@ mod schema;
 
 #[cfg(feature = "alloc")]
 pub mod dtype;
+
+mod geometry;
 #[cfg(feature = "alloc")]
 pub mod model;
 #[cfg(feature = "alloc")]

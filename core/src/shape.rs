@@ -20,8 +20,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::geometry::{out_size, slice_axis};
 use crate::model::Model;
-use crate::ops::{BuiltinOp as B, OpOptions, Padding};
+use crate::ops::{BuiltinOp as B, OpOptions};
 
 /// Why the new shapes cannot be derived.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -385,18 +386,6 @@ fn set_shape(
     Ok(())
 }
 
-/// TFLM's `ComputeOutSize`.
-fn out_size(padding: Padding, image: i32, filter: i32, stride: i32, dilation: i32) -> i32 {
-    if stride <= 0 {
-        return 0;
-    }
-    let eff = (filter - 1) * dilation + 1;
-    match padding {
-        Padding::Same => (image + stride - 1) / stride,
-        Padding::Valid => (image + stride - eff) / stride,
-    }
-}
-
 /// Numpy broadcasting of two shapes.
 fn broadcast(a: &[i32], b: &[i32]) -> Option<Vec<i32>> {
     let r = a.len().max(b.len());
@@ -441,44 +430,20 @@ fn strided_slice(
     };
     let mut out = Vec::new();
     for (ax, &size) in input.iter().enumerate() {
-        let stride = strides.get(ax).copied().unwrap_or(1);
-        if stride == 0 {
-            return Err("stride 0".into());
+        let bit = |mask: i32| mask & (1 << ax) != 0;
+        let a = slice_axis(
+            size,
+            begin.get(ax).copied().unwrap_or(0),
+            end.get(ax).copied().unwrap_or(size),
+            strides.get(ax).copied().unwrap_or(1),
+            bit(o.begin_mask),
+            bit(o.end_mask),
+            bit(o.shrink_axis_mask),
+        )
+        .ok_or("stride 0")?;
+        if !bit(o.shrink_axis_mask) {
+            out.push(a.count);
         }
-        let clamp = |v: i32| {
-            if stride > 0 {
-                v.clamp(0, size)
-            } else {
-                v.clamp(-1, size - 1)
-            }
-        };
-        let mut start = begin.get(ax).copied().unwrap_or(0);
-        if o.begin_mask & (1 << ax) != 0 {
-            start = if stride > 0 { 0 } else { size - 1 };
-        } else if start < 0 {
-            start += size;
-        }
-        let start = clamp(start);
-        if o.shrink_axis_mask & (1 << ax) != 0 {
-            continue;
-        }
-        let mut stop = end.get(ax).copied().unwrap_or(size);
-        if o.end_mask & (1 << ax) != 0 {
-            stop = if stride > 0 { size } else { -1 };
-        } else if stop < 0 {
-            stop += size;
-        }
-        let stop = if o.end_mask & (1 << ax) != 0 {
-            stop
-        } else {
-            clamp(stop)
-        };
-        let n = if stride > 0 {
-            (stop - start + stride - 1) / stride
-        } else {
-            (start - stop - stride - 1) / -stride
-        };
-        out.push(n.max(0));
     }
     Ok(out)
 }

@@ -1,0 +1,162 @@
+//! TFLM's size arithmetic for windowed and sliced operators, shared by what-if
+//! shape propagation ([`crate::shape`]) and runtime lowering
+//! ([`crate::device`]) so both derive the same sizes from the same rules.
+//! Arithmetic is widened to `i64`: a hostile stride or dilation yields a size
+//! the caller refuses, never an overflow.
+
+use crate::ops::Padding;
+
+/// TFLM's `ComputeOutSize`: the output extent of a window sliding over
+/// `image`. 0 when the stride is not positive.
+pub(crate) fn out_size(
+    padding: Padding,
+    image: i32,
+    filter: i32,
+    stride: i32,
+    dilation: i32,
+) -> i32 {
+    if stride <= 0 {
+        return 0;
+    }
+    let (image, filter, stride, dilation) = (
+        i64::from(image),
+        i64::from(filter),
+        i64::from(stride),
+        i64::from(dilation),
+    );
+    let effective_filter = (filter - 1) * dilation + 1;
+    let n = match padding {
+        Padding::Same => (image + stride - 1) / stride,
+        Padding::Valid => (image + stride - effective_filter) / stride,
+    };
+    saturate(n)
+}
+
+/// One axis of STRIDED_SLICE as TFLM resolves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SliceAxis {
+    /// First index taken, after masks, negative indexing and clamping.
+    pub start: i32,
+    /// Index to stop before (exclusive), likewise resolved.
+    pub stop: i32,
+    /// Elements taken along the axis.
+    pub count: i32,
+}
+
+/// Resolves one STRIDED_SLICE axis of extent `size`; `None` for stride 0.
+/// A masked begin or end means "from the edge" in the stride's direction;
+/// a shrunk axis takes exactly the element at `start`.
+pub(crate) fn slice_axis(
+    size: i32,
+    begin: i32,
+    end: i32,
+    stride: i32,
+    begin_masked: bool,
+    end_masked: bool,
+    shrink: bool,
+) -> Option<SliceAxis> {
+    if stride == 0 {
+        return None;
+    }
+    let clamp = |v: i32| {
+        if stride > 0 {
+            v.clamp(0, size.max(0))
+        } else {
+            v.clamp(-1, size.max(0) - 1)
+        }
+    };
+    let resolve = |v: i32, masked: bool, from_start: bool| {
+        let v = match (masked, (stride > 0) == from_start) {
+            (true, true) => i32::MIN,
+            (true, false) => i32::MAX,
+            (false, _) => v,
+        };
+        clamp(if v < 0 { v.saturating_add(size) } else { v })
+    };
+    if size <= 0 {
+        return Some(SliceAxis {
+            start: 0,
+            stop: 0,
+            count: 0,
+        });
+    }
+    let start = resolve(begin, begin_masked, true);
+    let stop = if shrink {
+        start.saturating_add(1)
+    } else {
+        resolve(end, end_masked, false)
+    };
+    let (span, step) = if stride > 0 {
+        (i64::from(stop) - i64::from(start), i64::from(stride))
+    } else {
+        (i64::from(start) - i64::from(stop), -i64::from(stride))
+    };
+    Some(SliceAxis {
+        start,
+        stop,
+        count: saturate(((span + step - 1) / step).max(0)),
+    })
+}
+
+fn saturate(v: i64) -> i32 {
+    v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_size_follows_tflm() {
+        // Values worked by hand from TFLM's ComputeOutSize.
+        assert_eq!(out_size(Padding::Same, 16, 3, 2, 1), 8);
+        assert_eq!(out_size(Padding::Same, 15, 3, 2, 1), 8);
+        assert_eq!(out_size(Padding::Valid, 16, 3, 2, 1), 7);
+        assert_eq!(out_size(Padding::Valid, 10, 3, 1, 2), 6);
+        assert_eq!(out_size(Padding::Valid, 2, 3, 1, 1), 0);
+        assert_eq!(out_size(Padding::Same, 16, 3, 0, 1), 0);
+        assert_eq!(out_size(Padding::Same, 16, 3, -2, 1), 0);
+    }
+
+    #[test]
+    fn out_size_does_not_overflow_on_hostile_parameters() {
+        assert!(out_size(Padding::Valid, 16, i32::MAX, 1, i32::MAX) < 0);
+        assert_eq!(out_size(Padding::Same, i32::MAX, 1, i32::MAX, 1), 1);
+    }
+
+    fn axis(size: i32, b: i32, e: i32, s: i32, bm: bool, em: bool, sh: bool) -> (i32, i32, i32) {
+        let a = slice_axis(size, b, e, s, bm, em, sh).expect("stride is not 0");
+        (a.start, a.stop, a.count)
+    }
+
+    #[test]
+    fn slice_axis_resolves_like_numpy() {
+        // x[1:7:2] of 10 elements: 1, 3, 5.
+        assert_eq!(axis(10, 1, 7, 2, false, false, false), (1, 7, 3));
+        // x[-3:] : 7, 8, 9.
+        assert_eq!(axis(10, -3, 0, 1, false, true, false), (7, 10, 3));
+        // x[::-1]: all ten, backwards.
+        assert_eq!(axis(10, 0, 0, -1, true, true, false), (9, -1, 10));
+        // x[8:2:-3]: 8, 5.
+        assert_eq!(axis(10, 8, 2, -3, false, false, false), (8, 2, 2));
+        // Out-of-range indices clamp; empty ranges take nothing.
+        assert_eq!(axis(10, -100, 100, 1, false, false, false), (0, 10, 10));
+        assert_eq!(axis(10, 7, 2, 1, false, false, false), (7, 2, 0));
+        // A shrunk axis takes one element.
+        assert_eq!(axis(10, 4, 0, 1, false, false, true), (4, 5, 1));
+        assert_eq!(axis(10, -1, 0, 1, false, false, true), (9, 10, 1));
+        assert_eq!(slice_axis(10, 0, 1, 0, false, false, false), None);
+    }
+
+    #[test]
+    fn slice_axis_extremes_do_not_overflow() {
+        for s in [i32::MIN, i32::MAX, -1, 1] {
+            for b in [i32::MIN, i32::MAX, 0] {
+                let a = slice_axis(i32::MAX, b, b, s, false, false, false).expect("stride");
+                assert!(a.count >= 0);
+            }
+        }
+        assert_eq!(axis(5, 0, 5, i32::MAX, false, false, false), (0, 5, 1));
+        assert_eq!(axis(5, 4, -6, i32::MIN, false, false, false), (4, -1, 1));
+    }
+}
