@@ -13,6 +13,13 @@
 //! (time and batch), SVDF, CONCATENATION, STRIDED_SLICE, MEAN/SUM, PAD,
 //! QUANTIZE/DEQUANTIZE. Anything else whose input changed is a
 //! [`ShapeError`] naming the op and the tensor.
+//!
+//! Two rules re-derive what a converter would have written at the new size:
+//! a RESHAPE that flattened trailing dimensions (Keras `Flatten`, as in
+//! micro_speech_lstm's `[1, 49, 80] -> [-1, 3920]`) keeps flattening them, and
+//! FULLY_CONNECTED weights that consumed the whole last input dimension
+//! follow it. Weight values stay as they are: they live in flash and do not
+//! change the arena.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -122,10 +129,19 @@ pub fn with_input_shapes<'a>(
                     .collect(),
             )
         };
+        let original_shape = |t: usize| -> Vec<i32> {
+            model
+                .main()
+                .tensors
+                .get(t)
+                .map(|t| t.shape.clone())
+                .unwrap_or_default()
+        };
         let out = op.output(0).unwrap_or(usize::MAX);
         let in0 = shape(0).unwrap_or_default();
-        // State tensors whose batch follows the input (LSTM, SVDF).
-        let mut state: Vec<(usize, Vec<i32>)> = Vec::new();
+        // Other tensors whose shape follows the input: LSTM and SVDF state
+        // (batch), FULLY_CONNECTED weights (depth).
+        let mut follows: Vec<(usize, Vec<i32>)> = Vec::new();
         let input_t = op.input(0).unwrap_or(0);
         let new: Vec<i32> = match op.opcode {
             B::CONV_2D | B::DEPTHWISE_CONV_2D | B::AVERAGE_POOL_2D | B::MAX_POOL_2D => {
@@ -168,10 +184,21 @@ pub fn with_input_shapes<'a>(
             }
             B::FULLY_CONNECTED => {
                 let f = shape(1).unwrap_or_default();
-                let (units, depth) = match f.as_slice() {
+                let (units, mut depth) = match f.as_slice() {
                     [u, d] => (*u, *d),
                     _ => return Err(err(op.input(1).unwrap_or(0), "filter is not 2-D".into())),
                 };
+                // Weights that consumed the whole last input dimension follow it
+                // when it changes (a flattened longer or shorter sequence), as a
+                // re-conversion would write them; they stay in flash either way.
+                let last = in0.last().copied().unwrap_or(depth);
+                if original_shape(input_t).last() == Some(&depth)
+                    && last != depth
+                    && let Some(w) = op.input(1)
+                {
+                    depth = last;
+                    follows.push((w, vec![units, depth]));
+                }
                 let elems: i64 = in0.iter().map(|&d| i64::from(d)).product();
                 if depth <= 0 || elems % i64::from(depth) != 0 {
                     return Err(err(
@@ -204,28 +231,38 @@ pub fn with_input_shapes<'a>(
                     })
                     .ok_or_else(|| err(out, "no constant shape input or new_shape".into()))?;
                 let elems: i64 = in0.iter().map(|&d| i64::from(d)).product();
-                let known: i64 = target
-                    .iter()
-                    .filter(|&&d| d != -1)
-                    .map(|&d| i64::from(d))
-                    .product();
-                let wild = target.iter().filter(|&&d| d == -1).count();
-                let mut s = target.clone();
-                match wild {
-                    0 if known == elems => {}
-                    1 if known > 0 && elems % known == 0 => {
-                        for d in s.iter_mut().filter(|d| **d == -1) {
-                            *d = (elems / known) as i32;
+                // A reshape that flattened the trailing dimensions (Keras
+                // Flatten: [1, 49, 80] -> [-1, 3920]) keeps flattening them, as
+                // the model converted at the new length would.
+                if let Some(flat) = flattened(&original_shape(input_t), &original_shape(out), &in0)
+                {
+                    flat
+                } else {
+                    let known: i64 = target
+                        .iter()
+                        .filter(|&&d| d != -1)
+                        .map(|&d| i64::from(d))
+                        .product();
+                    let wild = target.iter().filter(|&&d| d == -1).count();
+                    let mut s = target.clone();
+                    match wild {
+                        0 if known == elems => {}
+                        1 if known > 0 && elems % known == 0 => {
+                            for d in s.iter_mut().filter(|d| **d == -1) {
+                                *d = (elems / known) as i32;
+                            }
+                        }
+                        _ => {
+                            return Err(err(
+                                out,
+                                format!(
+                                    "{in0:?} ({elems} elements) cannot be reshaped to {target:?}"
+                                ),
+                            ));
                         }
                     }
-                    _ => {
-                        return Err(err(
-                            out,
-                            format!("{in0:?} ({elems} elements) cannot be reshaped to {target:?}"),
-                        ));
-                    }
+                    s
                 }
-                s
             }
             B::ADD | B::SUB | B::MUL | B::DIV | B::MAXIMUM | B::MINIMUM => {
                 let b = shape(1).unwrap_or_default();
@@ -247,13 +284,25 @@ pub fn with_input_shapes<'a>(
                 if in0.len() != 3 || h.len() != 2 {
                     return Err(err(input_t, format!("expected a 3-D input, got {in0:?}")));
                 }
+                // Input-to-gate weights are [units, features] (input 1 is absent
+                // with coupled input and forget gates, so take input 2).
+                let w = shape(2).unwrap_or_default();
+                if w.len() == 2 && w[1] != in0[2] {
+                    return Err(err(
+                        input_t,
+                        format!(
+                            "{in0:?} has {} features per step, the weights take {}",
+                            in0[2], w[1]
+                        ),
+                    ));
+                }
                 let time_major = matches!(op.options, OpOptions::Lstm(o) if o.time_major);
                 let batch = in0[usize::from(time_major)];
                 for k in [18, 19] {
                     if let Some(t) = op.input(k) {
                         let s = shape(k).unwrap_or_default();
                         if s.len() == 2 && s[0] != batch {
-                            state.push((t, vec![batch, s[1]]));
+                            follows.push((t, vec![batch, s[1]]));
                         }
                     }
                 }
@@ -274,7 +323,7 @@ pub fn with_input_shapes<'a>(
                 if let Some(t) = op.input(4) {
                     let s = shape(4).unwrap_or_default();
                     if s.first() != Some(&in0[0]) {
-                        state.push((t, vec![in0[0], f[0] * wt[1]]));
+                        follows.push((t, vec![in0[0], f[0] * wt[1]]));
                     }
                 }
                 vec![in0[0], f[0] / rank]
@@ -343,7 +392,7 @@ pub fn with_input_shapes<'a>(
                 ));
             }
         };
-        for (t, dims) in state {
+        for (t, dims) in follows {
             set_shape(&mut m, t, dims, &mut changed)?;
         }
         if out != usize::MAX {
@@ -384,6 +433,25 @@ fn set_shape(
         *c = true;
     }
     Ok(())
+}
+
+/// When `before_out` is `before_in` with its dimensions after the first `k`
+/// merged into one, the same merge of `now_in`; `None` for any other reshape.
+fn flattened(before_in: &[i32], before_out: &[i32], now_in: &[i32]) -> Option<Vec<i32>> {
+    let k = before_out.len().checked_sub(1)?;
+    if k == 0 || before_in.len() <= before_out.len() || now_in.len() != before_in.len() {
+        return None;
+    }
+    let merged = |s: &[i32]| -> Option<i32> {
+        s.iter()
+            .try_fold(1i32, |a, &d| a.checked_mul(d).filter(|_| d >= 0))
+    };
+    if before_out[..k] != before_in[..k] || Some(before_out[k]) != merged(&before_in[k..]) {
+        return None;
+    }
+    let mut s = now_in[..k].to_vec();
+    s.push(merged(&now_in[k..])?);
+    Some(s)
 }
 
 /// Numpy broadcasting of two shapes.

@@ -16,9 +16,19 @@ const X86: Config = Config {
     planner: PlannerKind::TflmGreedy,
 };
 
+/// How the classifier reads the LSTM's output sequence.
+#[derive(Clone, Copy, Debug)]
+enum Head {
+    /// RESHAPE [-1, 16]: one FULLY_CONNECTED row per step.
+    PerStep,
+    /// RESHAPE [-1, time * 16] (Keras Flatten), so the FULLY_CONNECTED weights
+    /// are [3, time * 16]: micro_speech_lstm's shape.
+    Flatten,
+}
+
 /// int8 LSTM (8 features, 16 units, int16 cell) over `time` steps → RESHAPE
-/// [-1, 16] → FULLY_CONNECTED (3) → SOFTMAX, as a converter writes it at that length.
-fn lstm_model(time: i32) -> Vec<u8> {
+/// → FULLY_CONNECTED (3) → SOFTMAX, as a converter writes it at that length.
+fn lstm_model(time: i32, head: Head) -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
     let x = b
@@ -62,29 +72,33 @@ fn lstm_model(time: i32) -> Vec<u8> {
         .tensor(g, "y", &[1, time, 16], DType::I8)
         .quant(0.0078125, 0)
         .id();
+    let (rows, depth) = match head {
+        Head::PerStep => (time, 16),
+        Head::Flatten => (1, time * 16),
+    };
     let shape = b
         .tensor(g, "shape", &[2], DType::I32)
-        .data_i32(&[-1, 16])
+        .data_i32(&[-1, depth])
         .id();
     let r = b
-        .tensor(g, "r", &[time, 16], DType::I8)
+        .tensor(g, "r", &[rows, depth], DType::I8)
         .quant(0.0078125, 0)
         .id();
     let fw = b
-        .tensor(g, "fw", &[3, 16], DType::I8)
+        .tensor(g, "fw", &[3, depth], DType::I8)
         .quant(0.01, 0)
-        .data_i8(&[5; 48])
+        .data_i8(&vec![5; 3 * depth as usize])
         .id();
     let fb = b
         .tensor(g, "fb", &[3], DType::I32)
         .data_i32(&[1, 2, 3])
         .id();
     let logits = b
-        .tensor(g, "logits", &[time, 3], DType::I8)
+        .tensor(g, "logits", &[rows, 3], DType::I8)
         .quant(0.1, 0)
         .id();
     let probs = b
-        .tensor(g, "probs", &[time, 3], DType::I8)
+        .tensor(g, "probs", &[rows, 3], DType::I8)
         .quant(1.0 / 256.0, -128)
         .id();
     let none = -1;
@@ -135,39 +149,54 @@ fn fingerprint(a: &Analysis) -> Fingerprint {
 }
 
 #[test]
-fn shorter_sequence_plans_like_a_model_converted_at_that_length() {
-    let long = lstm_model(49);
-    let short = lstm_model(25);
-    let long = Model::parse(&long).expect("parse");
-    let short = Model::parse(&short).expect("parse");
-    let what_if = with_input_shapes(&long, &[("x".into(), vec![1, 25, 8])]).expect("propagates");
-    for (a, b) in what_if.main().tensors.iter().zip(&short.main().tensors) {
-        assert_eq!((a.name, &a.shape, a.bytes), (b.name, &b.shape, b.bytes));
+fn another_sequence_length_plans_like_a_model_converted_at_that_length() {
+    // 98 steps is a multiple of 49, so a flattened [-1, 49 * 16] would still
+    // accept it by growing the batch: the flatten rule must win.
+    for head in [Head::PerStep, Head::Flatten] {
+        for time in [25, 98] {
+            let why = format!("{head:?}, 49 -> {time} steps");
+            let long = lstm_model(49, head);
+            let converted = lstm_model(time, head);
+            let long = Model::parse(&long).expect("parse");
+            let converted = Model::parse(&converted).expect("parse");
+            let what_if = with_input_shapes(&long, &[("x".into(), vec![1, time, 8])])
+                .unwrap_or_else(|e| panic!("{why}: {e}"));
+            for (a, b) in what_if.main().tensors.iter().zip(&converted.main().tensors) {
+                assert_eq!(
+                    (a.name, &a.shape, a.bytes),
+                    (b.name, &b.shape, b.bytes),
+                    "{why}"
+                );
+            }
+            let got = analyze(&what_if, &X86).expect("analyze");
+            let want = analyze(&converted, &X86).expect("analyze");
+            assert_eq!(fingerprint(&got), fingerprint(&want), "{why}");
+            assert_ne!(
+                got.head_bytes,
+                analyze(&long, &X86).expect("analyze").head_bytes,
+                "{why}"
+            );
+            // The runtime's arena follows too.
+            assert_eq!(
+                device::runtime_arena(&what_if).expect("runtime"),
+                device::runtime_arena(&converted).expect("runtime"),
+                "{why}"
+            );
+            // And by index, with the CLI's NAME=DIMS syntax.
+            let (name, dims) = parse_override(&format!("0=1,{time},8")).expect("parse");
+            let by_index = with_input_shapes(&long, &[(name, dims)]).expect("propagates");
+            assert_eq!(
+                fingerprint(&analyze(&by_index, &X86).expect("analyze")),
+                fingerprint(&want),
+                "{why}"
+            );
+        }
     }
-    let got = analyze(&what_if, &X86).expect("analyze");
-    let want = analyze(&short, &X86).expect("analyze");
-    assert_eq!(fingerprint(&got), fingerprint(&want));
-    assert_ne!(
-        got.head_bytes,
-        analyze(&long, &X86).expect("analyze").head_bytes
-    );
-    // The runtime's arena follows too.
-    assert_eq!(
-        device::runtime_arena(&what_if).expect("runtime"),
-        device::runtime_arena(&short).expect("runtime")
-    );
-    // And by index, with the CLI's NAME=DIMS syntax.
-    let (name, dims) = parse_override("0=1,25,8").expect("parse");
-    let by_index = with_input_shapes(&long, &[(name, dims)]).expect("propagates");
-    assert_eq!(
-        fingerprint(&analyze(&by_index, &X86).expect("analyze")),
-        fingerprint(&want)
-    );
 }
 
 #[test]
 fn unpropagatable_shapes_name_the_op_and_tensor() {
-    let long = lstm_model(49);
+    let long = lstm_model(49, Head::PerStep);
     let long = Model::parse(&long).expect("parse");
     let err =
         with_input_shapes(&long, &[("nope".into(), vec![1, 2, 8])]).expect_err("no such input");
@@ -177,6 +206,13 @@ fn unpropagatable_shapes_name_the_op_and_tensor() {
     assert!(
         err.to_string()
             .starts_with("op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): tensor 0 'x'"),
+        "{err}"
+    );
+    // Features per step are fixed by the weights.
+    let err = with_input_shapes(&long, &[("x".into(), vec![1, 49, 9])]).expect_err("features");
+    assert!(
+        err.to_string()
+            .contains("has 9 features per step, the weights take 8"),
         "{err}"
     );
     assert!(parse_override("x=1,0,8").is_err());
