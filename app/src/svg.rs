@@ -162,7 +162,7 @@ pub fn map_body(r: &Report) -> String {
 /// A self-contained SVG of the arena map with axes and a legend, for export.
 pub fn standalone_map(r: &Report) -> (String, u32, u32) {
     const W: u32 = 1400;
-    const H: u32 = 800;
+    const H: u32 = 820;
     let (l, t, pw, ph) = (90.0, 56.0, 1280.0, 660.0);
     let g = MapGeom::of(r);
     let mut s = String::new();
@@ -220,38 +220,39 @@ pub fn standalone_map(r: &Report) -> (String, u32, u32) {
         s,
         r##"<text x="{}" y="{}" text-anchor="middle" fill="#334155">scope (operator step); peak at scope {}</text><text transform="translate(22 {}) rotate(-90)" text-anchor="middle" fill="#334155">offset in head</text>"##,
         l + pw / 2.0,
-        t + ph + 50.0,
+        t + ph + 44.0,
         r.arena.peak_scope,
         t + ph / 2.0
     );
-    let legend = [
-        ("#4f7cff", "tensor"),
-        (SCRATCH_FILL, "scratch"),
-        (PADDING_FILL, "alignment padding"),
-        ("#ffd54a", "peak scope"),
+    // Legend on its own row under the axis title, spaced by label length.
+    let vars: u64 = r.variables.iter().map(|v| v.bytes).sum();
+    let mut legend: Vec<(&str, String)> = vec![
+        ("#4f7cff", "tensor".into()),
+        (SCRATCH_FILL, "scratch".into()),
+        (PADDING_FILL, "alignment padding".into()),
+        ("#ffd54a", "peak scope".into()),
     ];
     if !r.variables.is_empty() {
-        let vars: u64 = r.variables.iter().map(|v| v.bytes).sum();
-        let _ = write!(
-            s,
-            r##"<rect x="{l}" y="{}" width="14" height="14" fill="{VARIABLE_FILL}"/><text x="{}" y="{}" fill="#334155">variables: {} tensors, {} B (tail, alive for the whole interpreter)</text>"##,
-            t + ph + 38.0,
-            l + 20.0,
-            t + ph + 50.0,
-            r.variables.len(),
-            grouped(vars)
-        );
+        legend.push((
+            VARIABLE_FILL,
+            format!(
+                "variables: {} tensors, {} B in the tail, alive for the whole interpreter",
+                r.variables.len(),
+                grouped(vars)
+            ),
+        ));
     }
-    let mut x = l + pw - 520.0;
+    let mut x = l;
+    let y = t + ph + 66.0;
     for (c, name) in legend {
         let _ = write!(
             s,
-            r##"<rect x="{x}" y="{}" width="14" height="14" fill="{c}"/><text x="{}" y="{}" fill="#334155">{name}</text>"##,
-            t + ph + 38.0,
+            r##"<rect x="{x}" y="{}" width="14" height="14" fill="{c}"/><text x="{}" y="{y}" fill="#334155">{}</text>"##,
+            y - 12.0,
             x + 20.0,
-            t + ph + 50.0
+            xml(&name)
         );
-        x += 130.0;
+        x += 20.0 + 7.6 * name.chars().count() as f64 + 28.0;
     }
     s.push_str("</svg>");
     (s, W, H)
