@@ -332,3 +332,175 @@ test("performance: wasm size and a 2,000-op model off the main thread", async ()
   assert.deepEqual(problems, []);
   await close();
 });
+
+// What-if input shapes and variable tensors, against `microarena plan --json [--input-shape]`.
+
+async function nextRender(page, action) {
+  const before = await page.evaluate(() => window.__microarena?.seq ?? 0);
+  await action();
+  await page.waitForFunction((prev) => (window.__microarena?.seq ?? 0) !== prev, before, { timeout: 30000 });
+}
+
+async function delta(page) {
+  return page.$$eval('[data-testid="whatif-delta"] tbody tr', (rows) => Object.fromEntries(rows.map((r) => [
+    r.getAttribute("data-testid").replace("whatif-delta-", ""),
+    { original: r.getAttribute("data-original"), whatIf: r.getAttribute("data-whatif"), delta: r.getAttribute("data-delta") },
+  ])));
+}
+
+function expectedDelta(report) {
+  const w = report.what_if;
+  const row = (o, n) => ({
+    original: o === null ? "" : String(o), whatIf: n === null ? "" : String(n),
+    delta: o === null || n === null ? "" : String(n - o),
+  });
+  return {
+    head: row(w.original_head_bytes, report.arena.head_bytes),
+    tail: row(w.original_tail_bytes, report.arena.tail_bytes),
+    total: row(w.original_total_bytes, report.arena.total_bytes),
+    minimum: row(w.original_minimum_bytes, report.arena.minimum_bytes),
+    runtime: row(w.original_runtime_total_bytes, report.runtime ? report.runtime.total_bytes : null),
+  };
+}
+
+test("what-if on micro_speech_lstm: the page equals `plan --input-shape`, the share link keeps it, impossible shapes name the tensor", async (t) => {
+  if (!CORPUS) {
+    t.skip("MICROARENA_CORPUS is not set");
+    return;
+  }
+  const name = "micro_speech_lstm.tflite";
+  const path = join(CORPUS, name);
+  const original = planJson(path);
+  // The graph input from the CLI: the head tensor no op produces.
+  const input = original.json.buffers.find((b) => b.kind === "tensor" && b.op === null && b.subgraph === 0);
+  assert.ok(input, "the CLI report names the graph input");
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  await openModel(page, path, name);
+  assert.deepEqual(await shown(page), expected(original.json));
+  const field = `[data-testid="whatif-input-${input.name}"]`;
+  assert.equal(await page.inputValue(field), input.shape.join(","));
+  assert.equal(await page.$('[data-testid="whatif-delta"]'), null, "no delta for the model as converted");
+
+  // A shorter sequence cannot propagate in this model (the flatten RESHAPE pins
+  // 49 steps × 80 units for the dense layer): the CLI refuses it, and the page
+  // shows the same message and keeps its plan.
+  const shorter = [input.shape[0], Math.floor(input.shape[1] / 2), ...input.shape.slice(2)];
+  const refused = cli("plan", path, "--json", "--input-shape", `${input.name}=${shorter.join(",")}`);
+  assert.equal(refused.code, 2, "the CLI refuses the shorter sequence");
+  const cliWhy = refused.stderr.trim().split("what-if: ")[1];
+  assert.ok(cliWhy, refused.stderr);
+  await page.fill(field, shorter.join(","));
+  await page.click('[data-testid="whatif-apply"]');
+  await page.waitForSelector('[data-testid="whatif-error"]');
+  const pageWhy = await page.textContent('[data-testid="whatif-error"]');
+  assert.ok(pageWhy.includes(cliWhy), `page: ${pageWhy}\ncli: ${cliWhy}`);
+  assert.match(pageWhy, /tensor \d+ '[^']+'/, "the error names the tensor");
+  assert.equal(await page.$('[data-testid="error"]'), null, "no page-level error");
+  assert.deepEqual(await shown(page), expected(original.json), "the previous plan stays");
+  await page.locator('[data-testid="whatif"]').screenshot({ path: join(SHOTS, "whatif-error.png") });
+
+  // Batch 2: every shape re-derived; head, tail, total, runtime and the delta equal the CLI's.
+  const bigger = [input.shape[0] * 2, ...input.shape.slice(1)];
+  const spec = `${input.name}=${bigger.join(",")}`;
+  const want = planJson(path, "--input-shape", spec);
+  assert.ok(want && want.json.what_if, "the CLI applies the what-if");
+  await page.fill(field, bigger.join("×"));
+  const t0 = Date.now();
+  await nextRender(page, () => page.click('[data-testid="whatif-apply"]'));
+  console.log(`# what-if ${spec}: apply → all views re-rendered in ${Date.now() - t0} ms`);
+  assert.equal(await page.$('[data-testid="whatif-error"]'), null, "the error is cleared");
+  assert.deepEqual(await shown(page), expected(want.json));
+  assert.deepEqual(await delta(page), expectedDelta(want.json));
+  assert.match(await page.textContent('[data-testid="whatif-badge"]'), new RegExp(spec.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+  assert.equal(await exportedJson(page), want.text, "exported JSON = plan --json --input-shape");
+  const d = expectedDelta(want.json);
+  console.log(`# what-if delta on ${name} (${spec}): head ${d.head.delta}, tail ${d.tail.delta}, total ${d.total.delta}, runtime ${d.runtime.delta} B`);
+  await page.locator('[data-testid="whatif"]').screenshot({ path: join(SHOTS, "whatif.png") });
+  await page.screenshot({ path: join(SHOTS, "whatif-page.png") });
+
+  // An impossible shape after a what-if: the what-if plan stays.
+  await page.fill(field, "1,0,257");
+  await page.click('[data-testid="whatif-apply"]');
+  await page.waitForSelector('[data-testid="whatif-error"]');
+  assert.deepEqual(await shown(page), expected(want.json));
+
+  // The share link reproduces the what-if state in a fresh page.
+  await page.waitForSelector('[data-testid="share-link"]');
+  const link = await page.$eval('[data-testid="share-link"]', (e) => e.href);
+  const fresh = await newPage(link);
+  await waitForMap(fresh.page, name);
+  assert.deepEqual(await shown(fresh.page), expected(want.json));
+  assert.deepEqual(await delta(fresh.page), expectedDelta(want.json));
+  assert.match(await fresh.page.textContent('[data-testid="whatif"]'), new RegExp(spec.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+  assert.equal(await exportedJson(fresh.page), want.text, "a shared what-if exports the CLI's JSON");
+  assert.deepEqual(fresh.problems, []);
+  await fresh.close();
+
+  // Reset: back to the model as converted.
+  await nextRender(page, () => page.click('[data-testid="whatif-reset"]'));
+  assert.deepEqual(await shown(page), expected(original.json));
+  assert.equal(await page.$('[data-testid="whatif-delta"]'), null);
+  assert.equal(await page.$('[data-testid="whatif-error"]'), null);
+  assert.equal(await page.inputValue(field), input.shape.join(","));
+  assert.deepEqual(problems, []);
+  await close();
+});
+
+test("variables are a region of their own and scratch buffers name their op, as the CLI reports them", async (t) => {
+  if (!CORPUS) {
+    t.skip("MICROARENA_CORPUS is not set");
+    return;
+  }
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  for (const name of ["micro_speech_lstm.tflite", "keyword_scrambled.tflite"]) {
+    const want = planJson(join(CORPUS, name)).json;
+    await openModel(page, join(CORPUS, name), name);
+    const vars = want.variables;
+    const bytes = vars.reduce((s, v) => s + v.bytes, 0);
+    const inTail = vars.filter((v) => v.region === "tail");
+    assert.ok(vars.length > 0, `${name} has variables`);
+    const summary = await page.$eval('[data-testid="variables-summary"]', (e) => [e.getAttribute("data-count"), e.getAttribute("data-bytes"), e.textContent]);
+    assert.deepEqual(summary.slice(0, 2), [String(vars.length), String(bytes)], name);
+    assert.match(summary[2], new RegExp(`variables: ${vars.length} tensors, ${bytes.toLocaleString("en-US")} bytes`));
+    // The map's tail strip: one band per tail variable (up to 8).
+    const region = await page.$eval('[data-testid="variable-region"]', (e) => [Number(e.getAttribute("data-count")), Number(e.getAttribute("data-bytes"))]);
+    assert.deepEqual(region, [inTail.length, inTail.reduce((s, v) => s + v.bytes, 0)], name);
+    assert.equal(await page.$$eval('[data-testid="variable-region"] .var-band[data-v]', (b) => b.length), Math.min(inTail.length, 8));
+    // Lifetimes: a row per variable spanning every scope.
+    const rows = await page.$$eval('[data-testid="lifetimes"] rect[data-v]', (rs) => rs.map((r) => Number(r.getAttribute("width"))));
+    assert.equal(rows.length, inTail.length);
+    assert.ok(rows.every((w) => w === 1000), "variable rows span the whole chart");
+    // Tooltip of the first variable band: name, shape, dtype, bytes, owner op, lifetime.
+    await page.hover('[data-testid="variable-region"] .var-band[data-v="0"]');
+    await page.waitForSelector(".tooltip");
+    const tip = await page.textContent(".tooltip");
+    const v = vars[0];
+    for (const s of [v.name, v.shape.join("×"), v.dtype, `${v.bytes.toLocaleString("en-US")} B`, `#${v.op} ${v.opcode}`, "whole interpreter"]) {
+      assert.ok(tip.includes(s), `${name}: tooltip has ${s}: ${tip}`);
+    }
+    // Every scratch buffer names its owning op (index and opcode) in the map tooltip.
+    for (const [i, b] of want.buffers.entries()) {
+      if (b.kind !== "scratch") continue;
+      const opcode = want.operators.find((o) => o.subgraph === b.subgraph && o.index === b.op).opcode;
+      await page.hover(`[data-testid="arena-map"] rect[data-i="${i}"]:not(.pad)`, { force: true });
+      await page.waitForFunction((s) => document.querySelector(".tooltip")?.textContent.includes(s), `#${b.op} ${opcode}`);
+    }
+    const scratch = want.buffers.filter((b) => b.kind === "scratch").length;
+    const labels = await page.$$eval(".lt-label:not(.var)", (ls) => ls.map((l) => l.textContent));
+    assert.equal(labels.length, scratch, `${name}: a lifetimes label per scratch buffer`);
+    await page.locator('[data-testid="variable-region"]').screenshot({ path: join(SHOTS, `variables-region-${name.replace(".tflite", "")}.png`) });
+    if (name === "micro_speech_lstm.tflite") {
+      await page.locator('[data-testid="variable-region"]').scrollIntoViewIfNeeded();
+      await page.mouse.move(0, 0);
+      await page.locator('[data-testid="arena-map"]').locator("xpath=ancestor::section").screenshot({ path: join(SHOTS, "variables-map.png") });
+      await page.locator('[data-testid="lifetimes"]').locator("xpath=ancestor::section").screenshot({ path: join(SHOTS, "variables-lifetimes.png") });
+      await page.hover('[data-testid="variable-region"] .var-band[data-v="1"]');
+      await page.waitForSelector(".tooltip");
+      await page.screenshot({ path: join(SHOTS, "variables-tooltip.png") });
+    }
+  }
+  assert.deepEqual(problems, []);
+  await close();
+});

@@ -8,8 +8,8 @@ use std::rc::Rc;
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use microarena_core::planner::{PlanBuffer, PlannerKind};
 use microarena_core::profile;
-use microarena_core::report::Report;
-use microarena_core::{Config, Model, analyze, share};
+use microarena_core::report::{Report, WhatIfInfo};
+use microarena_core::{Config, Model, analyze, shape, share};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -25,6 +25,85 @@ pub struct Request {
     pub target: String,
     /// Planner name.
     pub planner: String,
+    /// What-if input shapes, `NAME=D0,D1,…` as `microarena plan --input-shape`
+    /// takes them; empty for the model as converted.
+    pub input_shapes: Vec<String>,
+}
+
+/// One input of the main subgraph, as converted (what the what-if control edits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphInput {
+    /// How an override names it: the tensor name, or `#k` (the k-th graph
+    /// input) when the name is empty, repeated or could be read as an index.
+    pub key: String,
+    /// Tensor name (may be empty).
+    pub name: String,
+    /// Tensor index.
+    pub tensor: usize,
+    /// Shape in the model as converted.
+    pub shape: Vec<i32>,
+    /// Element type.
+    pub dtype: String,
+}
+
+/// The main subgraph's inputs of `model`.
+pub fn graph_inputs(model: &Model<'_>) -> Vec<GraphInput> {
+    let sg = model.main();
+    let tensors: Vec<(usize, usize)> = sg
+        .inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &t)| Some((k, usize::try_from(t).ok()?)))
+        .collect();
+    let name_of = |t: usize| sg.tensors.get(t).map_or("", |x| x.name);
+    tensors
+        .iter()
+        .filter_map(|&(k, t)| {
+            let x = sg.tensors.get(t)?;
+            let name = x.name;
+            let unique = tensors.iter().filter(|&&(_, u)| name_of(u) == name).count() == 1;
+            let plain = !name.is_empty()
+                && unique
+                && !name.starts_with('#')
+                && name.parse::<usize>().is_err();
+            Some(GraphInput {
+                key: if plain {
+                    name.to_string()
+                } else {
+                    format!("#{k}")
+                },
+                name: name.to_string(),
+                tensor: t,
+                shape: x.shape.clone(),
+                dtype: x.dtype.name().to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Why a request gave no report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The message.
+    pub message: String,
+    /// The what-if shapes could not be applied (the model as converted is fine).
+    pub what_if: bool,
+}
+
+impl Failure {
+    fn model(message: String) -> Failure {
+        Failure {
+            message,
+            what_if: false,
+        }
+    }
+
+    fn what_if(message: String) -> Failure {
+        Failure {
+            message,
+            what_if: true,
+        }
+    }
 }
 
 /// Head size each planner achieves on the same buffers.
@@ -42,6 +121,8 @@ pub struct PlannerHead {
 pub struct Analysed {
     /// The report.
     pub report: Report,
+    /// The model's inputs as converted.
+    pub inputs: Vec<GraphInput>,
     plan_input: Vec<PlanBuffer>,
     planner: PlannerKind,
     timings: Vec<(String, f64)>,
@@ -62,39 +143,66 @@ pub struct Extras {
 // One reply per analysed model: the size difference between variants costs nothing.
 #[allow(clippy::large_enum_variant)]
 pub enum Reply {
-    /// The report, or why there is none.
-    Report(Result<Report, String>),
+    /// The report and the model's inputs, or why there is none.
+    Report(Result<(Report, Vec<GraphInput>), String>),
+    /// The what-if shapes could not be applied; the shown report stays.
+    WhatIfError(String),
     /// Planner comparison and share code for the report just delivered.
     Extras(Extras),
 }
 
-/// Runs the pipeline: the same `analyze` + `Report::new` the CLI calls.
-pub fn analyse(bytes: &[u8], name: &str, target: &str, planner: &str) -> Result<Analysed, String> {
-    let profile = profile::by_name(target).ok_or_else(|| format!("unknown target {target}"))?;
-    let planner =
-        PlannerKind::by_name(planner).ok_or_else(|| format!("unknown planner {planner}"))?;
+/// Runs the pipeline: the same `analyze` + `Report::new` the CLI calls, and
+/// for what-if shapes the same `shape::with_input_shapes` as
+/// `microarena plan --input-shape`, with the original figures for the delta.
+pub fn analyse(
+    bytes: &[u8],
+    name: &str,
+    target: &str,
+    planner: &str,
+    input_shapes: &[String],
+) -> Result<Analysed, Failure> {
+    let profile = profile::by_name(target)
+        .ok_or_else(|| Failure::model(format!("unknown target {target}")))?;
+    let planner = PlannerKind::by_name(planner)
+        .ok_or_else(|| Failure::model(format!("unknown planner {planner}")))?;
     if !microarena_core::is_tflite(bytes) {
-        return Err(format!(
+        return Err(Failure::model(format!(
             "{name}: not a TensorFlow Lite model (no TFL3 identifier; {} bytes)",
             bytes.len()
-        ));
+        )));
     }
     let t = js_sys::Date::now;
     let t0 = t();
-    let model = Model::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
-    let analysis =
-        analyze(&model, &Config { profile, planner }).map_err(|e| format!("{name}: {e}"))?;
+    let model = Model::parse(bytes).map_err(|e| Failure::model(format!("{name}: {e}")))?;
+    let config = Config { profile, planner };
+    let inputs = graph_inputs(&model);
+    let (report, plan_input) = if input_shapes.is_empty() {
+        let analysis =
+            analyze(&model, &config).map_err(|e| Failure::model(format!("{name}: {e}")))?;
+        (Report::new(&model, &analysis, name), analysis.plan_input)
+    } else {
+        let what_if = |e: &dyn std::fmt::Display| Failure::what_if(format!("what-if: {e}"));
+        let overrides = input_shapes
+            .iter()
+            .map(|s| shape::parse_override(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| what_if(&e))?;
+        let reshaped = shape::with_input_shapes(&model, &overrides).map_err(|e| what_if(&e))?;
+        let analysis = analyze(&reshaped, &config).map_err(|e| what_if(&e))?;
+        let mut report = Report::new(&reshaped, &analysis, name);
+        // The model as converted, for the delta: exactly what the CLI does.
+        let before =
+            analyze(&model, &config).map_err(|e| Failure::model(format!("{name}: {e}")))?;
+        report.what_if = Some(WhatIfInfo::new(input_shapes.to_vec(), &model, &before));
+        (report, analysis.plan_input)
+    };
     let t1 = t();
-    let report = Report::new(&model, &analysis, name);
-    let t2 = t();
     Ok(Analysed {
         report,
-        plan_input: analysis.plan_input,
+        inputs,
+        plan_input,
         planner,
-        timings: vec![
-            ("parse+analyze".into(), t1 - t0),
-            ("report".into(), t2 - t1),
-        ],
+        timings: vec![("parse+analyze+report".into(), t1 - t0)],
     })
 }
 
@@ -162,11 +270,16 @@ pub fn worker_main() {
                 .dyn_into::<Uint8Array>()
                 .map(|a| a.to_vec())
                 .unwrap_or_default();
+            let input_shapes: Vec<String> = Array::from(&get(&data, "inputShapes"))
+                .iter()
+                .filter_map(|v| v.as_string())
+                .collect();
             let result = analyse(
                 &bytes,
                 &get_str(&data, "name"),
                 &get_str(&data, "target"),
                 &get_str(&data, "planner"),
+                &input_shapes,
             );
             let reply = Object::new();
             set(&reply, "id", &get(&data, "id"));
@@ -175,7 +288,8 @@ pub fn worker_main() {
                 Ok(a) => a,
                 Err(e) => {
                     set(&reply, "ok", &JsValue::FALSE);
-                    set(&reply, "error", &JsValue::from_str(&e));
+                    set(&reply, "error", &JsValue::from_str(&e.message));
+                    set(&reply, "whatIf", &JsValue::from_bool(e.what_if));
                     let _ = reply_scope.post_message(&reply);
                     return;
                 }
@@ -183,6 +297,7 @@ pub fn worker_main() {
             set(&reply, "ok", &JsValue::TRUE);
             let payload = share::to_bytes(&a.report);
             set(&reply, "payload", &Uint8Array::from(payload.as_slice()));
+            set(&reply, "inputs", &inputs_to_js(&a.inputs));
             set(&reply, "timings", &timings_obj(&a.timings));
             let _ = reply_scope.post_message(&reply);
 
@@ -207,6 +322,40 @@ pub fn worker_main() {
         });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
+}
+
+fn inputs_to_js(inputs: &[GraphInput]) -> Array {
+    let out = Array::new();
+    for g in inputs {
+        let o = Object::new();
+        set(&o, "key", &JsValue::from_str(&g.key));
+        set(&o, "name", &JsValue::from_str(&g.name));
+        set(&o, "tensor", &JsValue::from_f64(g.tensor as f64));
+        let dims = Array::new();
+        for &d in &g.shape {
+            dims.push(&JsValue::from_f64(f64::from(d)));
+        }
+        set(&o, "shape", &dims);
+        set(&o, "dtype", &JsValue::from_str(&g.dtype));
+        out.push(&o);
+    }
+    out
+}
+
+fn inputs_from_js(v: &JsValue) -> Vec<GraphInput> {
+    Array::from(v)
+        .iter()
+        .map(|o| GraphInput {
+            key: get_str(&o, "key"),
+            name: get_str(&o, "name"),
+            tensor: get(&o, "tensor").as_f64().unwrap_or(0.0) as usize,
+            shape: Array::from(&get(&o, "shape"))
+                .iter()
+                .map(|d| d.as_f64().unwrap_or(0.0) as i32)
+                .collect(),
+            dtype: get_str(&o, "dtype"),
+        })
+        .collect()
 }
 
 /// Publishes the worker's phase timings for the tests (`window.__microarenaWorker`).
@@ -250,18 +399,21 @@ fn decode_reply(data: &JsValue) -> Reply {
         });
     }
     if get(data, "ok").as_bool() != Some(true) {
-        let e = get_str(data, "error");
-        return Reply::Report(Err(if e.is_empty() {
-            "the analysis failed".into()
+        let mut e = get_str(data, "error");
+        if e.is_empty() {
+            e = "the analysis failed".into();
+        }
+        return if get(data, "whatIf").as_bool() == Some(true) {
+            Reply::WhatIfError(e)
         } else {
-            e
-        }));
+            Reply::Report(Err(e))
+        };
     }
     let report = get(data, "payload")
         .dyn_into::<Uint8Array>()
         .map_err(|_| "the worker sent no report".to_string())
         .and_then(|p| share::from_bytes(&p.to_vec()).map_err(|e| e.to_string()));
-    Reply::Report(report)
+    Reply::Report(report.map(|r| (r, inputs_from_js(&get(data, "inputs")))))
 }
 
 type Callback = Rc<dyn Fn(Reply)>;
@@ -330,6 +482,11 @@ impl Analyzer {
             set(&msg, "name", &JsValue::from_str(&req.name));
             set(&msg, "target", &JsValue::from_str(&req.target));
             set(&msg, "planner", &JsValue::from_str(&req.planner));
+            let shapes = Array::new();
+            for s in &req.input_shapes {
+                shapes.push(&JsValue::from_str(s));
+            }
+            set(&msg, "inputShapes", &shapes);
             if w.post_message(&msg).is_ok() {
                 return;
             }
@@ -340,19 +497,26 @@ impl Analyzer {
         let req = req.clone();
         wasm_bindgen_futures::spawn_local(async move {
             sleep_ms(16).await;
-            let result = analyse(&req.bytes, &req.name, &req.target, &req.planner);
+            let result = analyse(
+                &req.bytes,
+                &req.name,
+                &req.target,
+                &req.planner,
+                &req.input_shapes,
+            );
             if latest.get() != id {
                 return;
             }
             match result {
                 Ok(a) => {
-                    cb(Reply::Report(Ok(a.report.clone())));
+                    cb(Reply::Report(Ok((a.report.clone(), a.inputs.clone()))));
                     sleep_ms(0).await;
                     if latest.get() == id {
                         cb(Reply::Extras(extras(&a).0));
                     }
                 }
-                Err(e) => cb(Reply::Report(Err(e))),
+                Err(e) if e.what_if => cb(Reply::WhatIfError(e.message)),
+                Err(e) => cb(Reply::Report(Err(e.message))),
             }
         });
     }

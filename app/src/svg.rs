@@ -26,6 +26,8 @@ pub const SCRATCH_FILL: &str = "#f08c2e";
 pub const PADDING_FILL: &str = "#e5484d";
 /// Offline-planned buffers.
 const OFFLINE_FILL: &str = "#a15ccf";
+/// Variable tensors (LSTM/SVDF state, alive for the interpreter's life).
+pub const VARIABLE_FILL: &str = "#c2357e";
 
 /// The arena map's geometry: scopes on x, offsets on y (0 at the bottom).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,9 +95,27 @@ impl MapGeom {
     }
 }
 
-/// Fill colour of buffer `b`.
-pub fn fill(b: &BufferInfo) -> &'static str {
-    if b.kind == "scratch" {
+/// `true` when head buffer `b` is a variable tensor (an offline plan put it in the head).
+pub fn is_variable(r: &Report, b: &BufferInfo) -> bool {
+    b.kind == "tensor"
+        && r.variables
+            .iter()
+            .any(|v| v.subgraph == b.subgraph && Some(v.tensor) == b.tensor)
+}
+
+/// Indices into `r.variables` of the variables in the tail (the usual place),
+/// which the charts draw as a region of their own.
+pub fn tail_variables(r: &Report) -> Vec<usize> {
+    (0..r.variables.len())
+        .filter(|&k| r.variables[k].region != "head")
+        .collect()
+}
+
+/// Fill colour of buffer `b`; `variable` when it is a variable tensor.
+pub fn fill(b: &BufferInfo, variable: bool) -> &'static str {
+    if variable {
+        VARIABLE_FILL
+    } else if b.kind == "scratch" {
         SCRATCH_FILL
     } else if b.offline {
         OFFLINE_FILL
@@ -119,7 +139,7 @@ pub fn map_body(r: &Report) -> String {
         let _ = write!(
             s,
             r#"<rect data-i="{i}" x="{x:.3}" y="{y:.3}" width="{w:.3}" height="{h:.3}" fill="{}"{outline}/>"#,
-            fill(b)
+            fill(b, is_variable(r, b))
         );
         let pad = b.aligned_bytes.saturating_sub(b.bytes);
         if pad > 0 {
@@ -142,7 +162,7 @@ pub fn map_body(r: &Report) -> String {
 /// A self-contained SVG of the arena map with axes and a legend, for export.
 pub fn standalone_map(r: &Report) -> (String, u32, u32) {
     const W: u32 = 1400;
-    const H: u32 = 800;
+    const H: u32 = 820;
     let (l, t, pw, ph) = (90.0, 56.0, 1280.0, 660.0);
     let g = MapGeom::of(r);
     let mut s = String::new();
@@ -200,58 +220,96 @@ pub fn standalone_map(r: &Report) -> (String, u32, u32) {
         s,
         r##"<text x="{}" y="{}" text-anchor="middle" fill="#334155">scope (operator step); peak at scope {}</text><text transform="translate(22 {}) rotate(-90)" text-anchor="middle" fill="#334155">offset in head</text>"##,
         l + pw / 2.0,
-        t + ph + 50.0,
+        t + ph + 44.0,
         r.arena.peak_scope,
         t + ph / 2.0
     );
-    let legend = [
-        ("#4f7cff", "tensor"),
-        (SCRATCH_FILL, "scratch"),
-        (PADDING_FILL, "alignment padding"),
-        ("#ffd54a", "peak scope"),
+    // Legend on its own row under the axis title, spaced by label length.
+    let vars: u64 = r.variables.iter().map(|v| v.bytes).sum();
+    let mut legend: Vec<(&str, String)> = vec![
+        ("#4f7cff", "tensor".into()),
+        (SCRATCH_FILL, "scratch".into()),
+        (PADDING_FILL, "alignment padding".into()),
+        ("#ffd54a", "peak scope".into()),
     ];
-    let mut x = l + pw - 520.0;
+    if !r.variables.is_empty() {
+        legend.push((
+            VARIABLE_FILL,
+            format!(
+                "variables: {} tensors, {} B in the tail, alive for the whole interpreter",
+                r.variables.len(),
+                grouped(vars)
+            ),
+        ));
+    }
+    let mut x = l;
+    let y = t + ph + 66.0;
     for (c, name) in legend {
         let _ = write!(
             s,
-            r##"<rect x="{x}" y="{}" width="14" height="14" fill="{c}"/><text x="{}" y="{}" fill="#334155">{name}</text>"##,
-            t + ph + 38.0,
+            r##"<rect x="{x}" y="{}" width="14" height="14" fill="{c}"/><text x="{}" y="{y}" fill="#334155">{}</text>"##,
+            y - 12.0,
             x + 20.0,
-            t + ph + 50.0
+            xml(&name)
         );
-        x += 130.0;
+        x += 20.0 + 7.6 * name.chars().count() as f64 + 28.0;
     }
     s.push_str("</svg>");
     (s, W, H)
 }
 
-/// Lifetimes: one row per buffer (ordered by first scope), bars across scopes.
-/// Returns the markup and the row order (row → buffer index).
-pub fn lifetimes_body(r: &Report, row_h: f64) -> (String, Vec<usize>) {
+/// One row of the lifetimes chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    /// A variable tensor in the tail (index into `report.variables`).
+    Variable(usize),
+    /// A head buffer (index into `report.buffers`).
+    Buffer(usize),
+}
+
+/// Lifetimes: one row per tail variable first (spanning every scope: they
+/// live for the interpreter's whole life), then one per head buffer (ordered
+/// by first scope), bars across scopes. Returns the markup and the rows.
+pub fn lifetimes_body(r: &Report, row_h: f64) -> (String, Vec<Row>) {
     let g = MapGeom::of(r);
     let mut order: Vec<usize> = (0..r.buffers.len()).collect();
     order.sort_by_key(|&i| (r.buffers[i].first, r.buffers[i].last, i));
-    let mut s = String::with_capacity(order.len() * 110 + 128);
+    let rows: Vec<Row> = tail_variables(r)
+        .into_iter()
+        .map(Row::Variable)
+        .chain(order.into_iter().map(Row::Buffer))
+        .collect();
+    let mut s = String::with_capacity(rows.len() * 110 + 128);
     let px = g.x(r.arena.peak_scope);
     let pw = g.x(r.arena.peak_scope + 1) - px;
-    let total = row_h * order.len() as f64;
+    let total = row_h * rows.len() as f64;
     let _ = write!(
         s,
         r##"<rect x="{px:.3}" y="0" width="{pw:.3}" height="{total}" fill="#ffd54a" fill-opacity="0.28"/>"##
     );
-    for (row, &i) in order.iter().enumerate() {
-        let b = &r.buffers[i];
-        let x = g.x(b.first);
-        let w = g.x(b.last + 1) - x;
+    for (row, &what) in rows.iter().enumerate() {
         let y = row as f64 * row_h + 1.0;
-        let _ = write!(
-            s,
-            r#"<rect data-i="{i}" x="{x:.3}" y="{y:.1}" width="{w:.3}" height="{:.1}" rx="1" fill="{}"/>"#,
-            row_h - 2.0,
-            fill(b)
-        );
+        let h = row_h - 2.0;
+        match what {
+            Row::Variable(k) => {
+                let _ = write!(
+                    s,
+                    r#"<rect data-v="{k}" x="0" y="{y:.1}" width="{MAP_W}" height="{h:.1}" rx="1" fill="{VARIABLE_FILL}"/>"#
+                );
+            }
+            Row::Buffer(i) => {
+                let b = &r.buffers[i];
+                let x = g.x(b.first);
+                let w = g.x(b.last + 1) - x;
+                let _ = write!(
+                    s,
+                    r#"<rect data-i="{i}" x="{x:.3}" y="{y:.1}" width="{w:.3}" height="{h:.1}" rx="1" fill="{}"/>"#,
+                    fill(b, is_variable(r, b))
+                );
+            }
+        }
     }
-    (s, order)
+    (s, rows)
 }
 
 /// Width of one operator column in the op-bars chart.

@@ -13,8 +13,8 @@ use microarena_core::report::Report;
 use microarena_core::{example, share};
 
 use crate::format::{grouped, grouped_i, human, percent, shape};
-use crate::io::{self, Analyzer, Extras, PlannerHead, Reply, Request};
-use crate::svg::{self, MAP_H, MAP_W, MapGeom, OP_W, OPS_H};
+use crate::io::{self, Analyzer, Extras, GraphInput, PlannerHead, Reply, Request};
+use crate::svg::{self, MAP_H, MAP_W, MapGeom, OP_W, OPS_H, Row};
 
 /// What is on screen: a report, from a model or from a share link.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +25,8 @@ pub struct Shown {
     pub shared: bool,
     /// The bundled example.
     pub example: bool,
+    /// The model's inputs as converted (empty for a share link).
+    pub inputs: Vec<GraphInput>,
 }
 
 /// The linked selection.
@@ -40,6 +42,7 @@ pub enum Sel {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Hover {
     Buffer(usize, f64, f64),
+    Variable(usize, f64, f64),
     Op(usize, f64, f64),
 }
 
@@ -68,6 +71,10 @@ pub fn App() -> impl IntoView {
     let extras = RwSignal::new(None::<Arc<Extras>>);
     let model = StoredValue::new_local(None::<(String, Rc<Vec<u8>>)>);
     let started = StoredValue::new(0.0f64);
+    // What-if input shapes for the next request (`NAME=DIMS`, as the CLI's
+    // --input-shape), and why the last what-if could not be applied.
+    let overrides = StoredValue::new(Vec::<String>::new());
+    let whatif_error = RwSignal::new(None::<String>);
     provide_context(Ctx { sel, hover });
 
     let analyzer = StoredValue::new_local(Analyzer::new(move |reply| {
@@ -77,11 +84,24 @@ pub fn App() -> impl IntoView {
                 extras.set(Some(Arc::new(x)));
                 return;
             }
+            Reply::WhatIfError(e) => {
+                // The shown report stays; later re-plans use its shapes again.
+                busy.set(None);
+                whatif_error.set(Some(e));
+                overrides.set_value(
+                    shown
+                        .get_untracked()
+                        .and_then(|s| s.report.what_if.as_ref().map(|w| w.input_shapes.clone()))
+                        .unwrap_or_default(),
+                );
+                return;
+            }
         };
         busy.set(None);
         match res {
-            Ok(report) => {
+            Ok((report, inputs)) => {
                 error.set(None);
+                whatif_error.set(None);
                 sel.set(None);
                 hover.set(None);
                 let example =
@@ -94,6 +114,7 @@ pub fn App() -> impl IntoView {
                     report,
                     shared: false,
                     example,
+                    inputs,
                 })));
                 let t0 = started.get_value();
                 io::after_paint(move || {
@@ -121,11 +142,14 @@ pub fn App() -> impl IntoView {
                 name,
                 target: target.get_untracked(),
                 planner: planner.get_untracked(),
+                input_shapes: overrides.get_value(),
             })
         });
     };
     let load = move |name: String, bytes: Vec<u8>| {
         model.set_value(Some((name, Rc::new(bytes))));
+        overrides.set_value(Vec::new());
+        whatif_error.set(None);
         run();
     };
     let open_file = move |file: web_sys::File| {
@@ -150,6 +174,7 @@ pub fn App() -> impl IntoView {
             target.set(report.target.clone());
             planner.set(report.planner.clone());
             error.set(None);
+            whatif_error.set(None);
             sel.set(None);
             let code = frag
                 .trim_start_matches('#')
@@ -163,6 +188,7 @@ pub fn App() -> impl IntoView {
                 report,
                 shared: true,
                 example: false,
+                inputs: Vec::new(),
             })));
         }
         Err(e) => {
@@ -224,6 +250,17 @@ pub fn App() -> impl IntoView {
         started.set_value(io::now_ms());
         run();
     };
+    let apply_whatif = move |shapes: Vec<String>| {
+        whatif_error.set(None);
+        started.set_value(io::now_ms());
+        busy.set(Some(if shapes.is_empty() {
+            "Re-planning the model as converted…".to_string()
+        } else {
+            format!("Re-planning with {}…", shapes.join(" "))
+        }));
+        overrides.set_value(shapes);
+        run();
+    };
 
     view! {
         <div
@@ -261,9 +298,17 @@ pub fn App() -> impl IntoView {
                                 } else {
                                     "your model"
                                 };
+                                let whatif = r.what_if.as_ref().map(|w| {
+                                    view! {
+                                        <span class="badge whatif" data-testid="whatif-badge">
+                                            {format!("what-if {}", w.input_shapes.join(" "))}
+                                        </span>
+                                    }
+                                });
                                 view! {
                                     <span class="filename">{r.model.file.clone()}</span>
                                     <span class="badge">{badge}</span>
+                                    {whatif}
                                     <span class="meta">
                                         {format!(
                                             "{} ops · {} tensors · {} subgraph(s)",
@@ -303,7 +348,18 @@ pub fn App() -> impl IntoView {
             <main>
                 {move || match shown.get() {
                     Some(s) => {
-                        dashboard(s, target, planner, Callback::new(move |_| replan()), rest, extras)
+                        dashboard(
+                                s,
+                                Controls {
+                                    target,
+                                    planner,
+                                    replan: Callback::new(move |_| replan()),
+                                    rest,
+                                    extras,
+                                    apply_whatif: Callback::new(apply_whatif),
+                                    whatif_error,
+                                },
+                            )
                             .into_any()
                     }
                     None => {
@@ -374,14 +430,29 @@ const TIP_ALIGN: &str = "Alignment: TFLM rounds every head buffer up to 16 bytes
 const TIP_LB: &str = "Lower bound: the largest sum of live (aligned) buffers at any one scope. No planner can make the head smaller; the gap is what a better plan could save at most.";
 const TIP_PEAK: &str = "Peak op: the operator running at the scope with the most live bytes.";
 
-fn dashboard(
-    s: Arc<Shown>,
+/// What the dashboard needs from the app besides the report.
+#[derive(Clone, Copy)]
+struct Controls {
     target: RwSignal<String>,
     planner: RwSignal<String>,
     replan: Callback<()>,
     rest: RwSignal<bool>,
     extras: RwSignal<Option<Arc<Extras>>>,
-) -> impl IntoView {
+    /// Re-plans with these what-if shapes (empty: the model as converted).
+    apply_whatif: Callback<Vec<String>>,
+    whatif_error: RwSignal<Option<String>>,
+}
+
+fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
+    let Controls {
+        target,
+        planner,
+        replan,
+        rest,
+        extras,
+        apply_whatif,
+        whatif_error,
+    } = c;
     let r = Arc::new(s.report.clone());
     let a = &r.arena;
     let gap = a.head_bytes.saturating_sub(a.lower_bound_bytes);
@@ -507,6 +578,7 @@ fn dashboard(
                     (None, None) => "microarena-runtime: no figure for this layout.".into(),
                 }}
             </p>
+            {variables_line(&r)}
             <div class="row2">
                 <div>
                     <h3>"Planners on these buffers " {help(TIP_LB)}</h3>
@@ -586,6 +658,7 @@ fn dashboard(
             </div>
             {diagnostics(&r)}
         </section>
+        {what_if_panel(&s, apply_whatif, whatif_error)}
         {arena_map(r.clone(), r_svg, r_png, stem2, stem3)}
         {move || {
             rest.get()
@@ -605,6 +678,281 @@ fn dashboard(
                     }
                 })
         }}
+    }
+}
+
+const TIP_WHATIF: &str = "What-if: give an input another shape (a shorter or longer sequence, another resolution or batch). Every shape in the graph is re-derived by the same core function as `microarena plan --input-shape NAME=DIMS`, the arena is re-planned, and the change against the model as converted is shown. Shapes that cannot propagate name the op and tensor.";
+
+/// `[1, 49, 257]` → `"1,49,257"` (the CLI's DIMS).
+fn dims_text(d: &[i32]) -> String {
+    d.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Reads what the user typed (`1,25,257`, `1×25×257`, `1 25 257`) as the
+/// CLI's DIMS; the dims themselves are checked by `shape::parse_override`.
+fn normalize_dims(text: &str) -> String {
+    text.split(|c: char| c == ',' || c == '×' || c == 'x' || c == 'X' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `+1,234 B`, `−240 B`, `±0 B`.
+fn signed_bytes(delta: i128) -> String {
+    let mag = grouped(u64::try_from(delta.unsigned_abs()).unwrap_or(u64::MAX));
+    match delta.signum() {
+        1 => format!("+{mag} B"),
+        -1 => format!("−{mag} B"),
+        _ => "±0 B".into(),
+    }
+}
+
+/// The what-if control (one field per graph input, Apply, Reset) and the
+/// delta against the model as converted.
+fn what_if_panel(
+    s: &Shown,
+    apply: Callback<Vec<String>>,
+    err: RwSignal<Option<String>>,
+) -> impl IntoView + use<> {
+    let r = &s.report;
+    let applied: Vec<(String, Vec<i32>)> = r
+        .what_if
+        .as_ref()
+        .map(|w| {
+            w.input_shapes
+                .iter()
+                .filter_map(|x| microarena_core::shape::parse_override(x).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let fields: Vec<(GraphInput, RwSignal<String>)> = s
+        .inputs
+        .iter()
+        .map(|g| {
+            let cur = applied
+                .iter()
+                .find(|(k, _)| *k == g.key)
+                .map_or(g.shape.as_slice(), |(_, d)| d.as_slice());
+            (g.clone(), RwSignal::new(dims_text(cur)))
+        })
+        .collect();
+    let store = StoredValue::new(fields.clone());
+    let active = r.what_if.is_some();
+    let submit = move || {
+        let mut out = Vec::new();
+        for (g, text) in store.get_value() {
+            let spec = format!("{}={}", g.key, normalize_dims(&text.get_untracked()));
+            match microarena_core::shape::parse_override(&spec) {
+                Ok((_, dims)) if dims == g.shape => {}
+                Ok(_) => out.push(spec),
+                Err(e) => {
+                    err.set(Some(format!("what-if: {e}")));
+                    return;
+                }
+            }
+        }
+        if out.is_empty() && !active {
+            err.set(None);
+            return;
+        }
+        apply.run(out);
+    };
+    let reset = move || {
+        for (g, text) in store.get_value() {
+            text.set(dims_text(&g.shape));
+        }
+        err.set(None);
+        if active {
+            apply.run(Vec::new());
+        }
+    };
+    let form = if s.shared {
+        view! {
+            <p class="muted">
+                {match &r.what_if {
+                    Some(w) => format!(
+                        "Opened from a share link with what-if shapes {}. The model was not shared; open it to try other shapes.",
+                        w.input_shapes.join(" "),
+                    ),
+                    None => "Opened from a share link: the model was not shared, so input shapes cannot be changed here.".into(),
+                }}
+            </p>
+        }
+        .into_any()
+    } else if fields.is_empty() {
+        view! { <p class="muted">"This model has no graph inputs to reshape."</p> }.into_any()
+    } else {
+        view! {
+            <div class="wi-fields">
+                {fields
+                    .into_iter()
+                    .map(|(g, text)| {
+                        let label = if g.name.is_empty() {
+                            format!("{} (tensor {})", g.key, g.tensor)
+                        } else {
+                            g.name.clone()
+                        };
+                        let original = dims_text(&g.shape);
+                        let changed = move || normalize_dims(&text.get()) != original;
+                        view! {
+                            <label class="wi-field">
+                                <span class="wi-name mono" title=label.clone()>{label.clone()}</span>
+                                <input
+                                    type="text"
+                                    class="mono"
+                                    class:changed=changed
+                                    spellcheck="false"
+                                    autocomplete="off"
+                                    data-testid=format!("whatif-input-{}", g.key)
+                                    data-key=g.key.clone()
+                                    aria-label=format!("dims of input {label}")
+                                    prop:value=move || text.get()
+                                    on:input=move |ev| text.set(event_target_value(&ev))
+                                    on:keydown=move |ev: web_sys::KeyboardEvent| {
+                                        if ev.key() == "Enter" {
+                                            submit();
+                                        }
+                                    }
+                                />
+                                <span class="muted wi-orig">
+                                    {format!("as converted {} · {}", shape(&g.shape), g.dtype)}
+                                </span>
+                            </label>
+                        }
+                    })
+                    .collect_view()}
+                <div class="wi-buttons">
+                    <button class="button primary" data-testid="whatif-apply" on:click=move |_| submit()>
+                        "Apply"
+                    </button>
+                    <button class="button" data-testid="whatif-reset" on:click=move |_| reset()>
+                        "Reset"
+                    </button>
+                </div>
+            </div>
+        }
+        .into_any()
+    };
+    let delta = r.what_if.as_ref().map(|w| {
+        let a = &r.arena;
+        let mut rows = vec![
+            ("head", "head", Some(w.original_head_bytes), Some(a.head_bytes)),
+            ("tail", "tail", Some(w.original_tail_bytes), Some(a.tail_bytes)),
+            ("total", "total (TFLM)", Some(w.original_total_bytes), Some(a.total_bytes)),
+            (
+                "minimum",
+                "minimum working arena",
+                Some(w.original_minimum_bytes),
+                Some(a.minimum_bytes),
+            ),
+        ];
+        rows.push((
+            "runtime",
+            "microarena-runtime",
+            w.original_runtime_total_bytes,
+            r.runtime.as_ref().map(|rt| rt.total_bytes),
+        ));
+        view! {
+            <div>
+                <div class="wi-applied">
+                    "Applied: "
+                    <span class="mono">{w.input_shapes.join(" ")}</span>
+                </div>
+                <table class="compact delta" data-testid="whatif-delta">
+                    <thead>
+                        <tr>
+                            <th></th>
+                            <th class="r">"as converted"</th>
+                            <th class="r">"what-if"</th>
+                            <th class="r">"change"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {rows
+                            .into_iter()
+                            .map(|(id, label, old, new)| {
+                                let d = match (old, new) {
+                                    (Some(o), Some(n)) => Some(i128::from(n) - i128::from(o)),
+                                    _ => None,
+                                };
+                                let cls = match d.map(i128::signum) {
+                                    Some(1) => "r mono up",
+                                    Some(-1) => "r mono down",
+                                    _ => "r mono",
+                                };
+                                let fmt = |v: Option<u64>| v.map_or_else(|| "–".into(), |v| format!("{} B", grouped(v)));
+                                view! {
+                                    <tr
+                                        data-testid=format!("whatif-delta-{id}")
+                                        data-original=old.map(|v| v.to_string()).unwrap_or_default()
+                                        data-whatif=new.map(|v| v.to_string()).unwrap_or_default()
+                                        data-delta=d.map(|v| v.to_string()).unwrap_or_default()
+                                    >
+                                        <td>{label}</td>
+                                        <td class="r mono">{fmt(old)}</td>
+                                        <td class="r mono">{fmt(new)}</td>
+                                        <td class=cls>
+                                            {match (d, old) {
+                                                (Some(d), Some(o)) if o > 0 => format!(
+                                                    "{} ({:+.1} %)",
+                                                    signed_bytes(d),
+                                                    d as f64 * 100.0 / o as f64,
+                                                ),
+                                                (Some(d), _) => signed_bytes(d),
+                                                _ => "–".into(),
+                                            }}
+                                        </td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        }
+    });
+    view! {
+        <section class="panel whatif" data-testid="whatif" class:active=active>
+            <div class="panel-head">
+                <h2>"What-if input shapes " {help(TIP_WHATIF)}</h2>
+                <span class="muted">
+                    {if active {
+                        "showing the what-if plan; every view below is for these shapes"
+                    } else {
+                        "showing the model as converted"
+                    }}
+                </span>
+            </div>
+            <div class="wi-grid">
+                <div>
+                    {form}
+                    {move || {
+                        err.get()
+                            .map(|e| {
+                                view! {
+                                    <div class="wi-error" role="alert" data-testid="whatif-error">
+                                        <strong>"Cannot apply these shapes: "</strong>
+                                        {e}
+                                        <div class="muted">"The plan shown is unchanged."</div>
+                                    </div>
+                                }
+                            })
+                    }}
+                </div>
+                {match delta {
+                    Some(d) => d.into_any(),
+                    None => view! {
+                        <p class="muted wi-hint">
+                            "Change a dimension — a shorter sequence, another resolution or batch — and apply: every shape in the graph is re-derived and the arena re-planned, with the change against the model as converted."
+                        </p>
+                    }
+                    .into_any(),
+                }}
+            </div>
+        </section>
     }
 }
 
@@ -662,10 +1010,10 @@ fn buffer_tip(r: &Report, i: usize) -> Vec<(String, String)> {
         ("name".to_string(), b.name.clone()),
         (
             "kind".into(),
-            if b.offline {
-                format!("{} (offline plan)", b.kind)
-            } else {
-                b.kind.clone()
+            match (svg::is_variable(r, b), b.offline) {
+                (true, _) => "variable tensor, placed in the head by the offline plan".into(),
+                (false, true) => format!("{} (offline plan)", b.kind),
+                (false, false) => b.kind.clone(),
             },
         ),
         ("shape".into(), shape(&b.shape)),
@@ -690,8 +1038,8 @@ fn buffer_tip(r: &Report, i: usize) -> Vec<(String, String)> {
     ];
     if b.kind == "scratch" {
         v.push((
-            "requested by".into(),
-            b.op.map_or_else(|| "–".into(), op_name),
+            "owner op".into(),
+            b.op.map_or_else(|| "–".into(), |i| owner(r, b.subgraph, i)),
         ));
     } else {
         v.push((
@@ -708,6 +1056,51 @@ fn buffer_tip(r: &Report, i: usize) -> Vec<(String, String)> {
         ));
     }
     v
+}
+
+/// `#3 UNIDIRECTIONAL_SEQUENCE_LSTM` (with the subgraph outside the main one).
+fn owner(r: &Report, subgraph: usize, op: usize) -> String {
+    let code = r
+        .operators
+        .iter()
+        .find(|o| o.subgraph == subgraph && o.index == op)
+        .map_or("", |o| o.opcode.as_str());
+    if subgraph == 0 {
+        format!("#{op} {code}")
+    } else {
+        format!("#{op} {code} (subgraph {subgraph})")
+    }
+}
+
+const VARIABLE_LIFETIME: &str =
+    "lives for the whole interpreter: allocated once in AllocateTensors, kept across invokes";
+
+/// Tooltip lines for variable `k` (index into `report.variables`).
+fn variable_tip(r: &Report, k: usize) -> Vec<(String, String)> {
+    let Some(v) = r.variables.get(k) else {
+        return Vec::new();
+    };
+    vec![
+        ("name".into(), v.name.clone()),
+        ("kind".into(), "variable tensor (LSTM/SVDF state)".into()),
+        ("shape".into(), shape(&v.shape)),
+        ("dtype".into(), v.dtype.clone()),
+        ("bytes".into(), format!("{} B", grouped(v.bytes))),
+        (
+            "region".into(),
+            match v.offset {
+                Some(o) if v.region == "head" => {
+                    format!("head at {} (offline plan)", grouped_i(o))
+                }
+                _ => "tail: TfLiteTensor variable buffer data".into(),
+            },
+        ),
+        (
+            "owner op".into(),
+            v.op.map_or_else(|| "–".into(), |i| owner(r, v.subgraph, i)),
+        ),
+        ("lifetime".into(), VARIABLE_LIFETIME.into()),
+    ]
 }
 
 fn op_tip(r: &Report, i: usize) -> Vec<(String, String)> {
@@ -732,6 +1125,7 @@ fn tooltip(r: Arc<Report>) -> impl IntoView {
     move || {
         let (lines, x, y) = match ctx.hover.get()? {
             Hover::Buffer(i, x, y) => (buffer_tip(&r, i), x, y),
+            Hover::Variable(k, x, y) => (variable_tip(&r, k), x, y),
             Hover::Op(i, x, y) => (op_tip(&r, i), x, y),
         };
         Some(view! {
@@ -746,13 +1140,14 @@ fn tooltip(r: Arc<Report>) -> impl IntoView {
 }
 
 fn buffer_hover(ev: &web_sys::MouseEvent, ctx: Ctx) {
-    match io::target_index(ev, "data-i") {
-        Some(i) => ctx.hover.set(Some(Hover::Buffer(
-            i,
-            f64::from(ev.client_x()),
-            f64::from(ev.client_y()),
-        ))),
-        None => ctx.hover.set(None),
+    let (x, y) = (f64::from(ev.client_x()), f64::from(ev.client_y()));
+    match (
+        io::target_index(ev, "data-i"),
+        io::target_index(ev, "data-v"),
+    ) {
+        (Some(i), _) => ctx.hover.set(Some(Hover::Buffer(i, x, y))),
+        (None, Some(k)) => ctx.hover.set(Some(Hover::Variable(k, x, y))),
+        (None, None) => ctx.hover.set(None),
     }
 }
 
@@ -863,6 +1258,13 @@ fn arena_map(
                         <i style="background:#4f7cff"></i>"tensor"
                         <i style=format!("background:{}", svg::SCRATCH_FILL)></i>"scratch"
                         <i style=format!("background:{}", svg::PADDING_FILL)></i>"padding"
+                        {(!r.variables.is_empty())
+                            .then(|| {
+                                view! {
+                                    <i style=format!("background:{}", svg::VARIABLE_FILL)></i>
+                                    "variable"
+                                }
+                            })}
                         <i style="background:#ffd54a"></i>"peak scope"
                     </span>
                     <button class="button" on:click=move |_| vb.set((0.0, 0.0, MAP_W, MAP_H))>"Reset zoom"</button>
@@ -886,6 +1288,7 @@ fn arena_map(
                     </button>
                 </div>
             </div>
+            {variable_region(&r)}
             <div class="map-wrap">
                 <div class="y-axis">{y_ticks}</div>
                 <div class="map-area">
@@ -928,17 +1331,68 @@ fn arena_map(
 
 fn lifetimes(r: Arc<Report>) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    // Rows fill about 280 px for small models, never thinner than 3 px.
-    let row_h = (280.0 / r.buffers.len().max(1) as f64)
-        .clamp(3.0, 14.0)
-        .floor();
-    let (body, order) = svg::lifetimes_body(&r, row_h);
+    let vars = svg::tail_variables(&r).len();
+    // Rows fill about 280 px for small models, never thinner than 3 px; up to
+    // 48 rows stay tall enough to label (the panel scrolls).
+    let n_rows = r.buffers.len() + vars;
+    let row_h = (280.0 / n_rows.max(1) as f64).clamp(3.0, 14.0).floor();
+    let row_h = if n_rows <= 48 { row_h.max(12.0) } else { row_h };
+    let (body, rows) = svg::lifetimes_body(&r, row_h);
     let geom = MapGeom::of(&r);
     let mut row_of = vec![0usize; r.buffers.len()];
-    for (row, &i) in order.iter().enumerate() {
-        row_of[i] = row;
+    for (row, what) in rows.iter().enumerate() {
+        if let Row::Buffer(i) = *what {
+            row_of[i] = row;
+        }
     }
-    let height = (row_h * order.len() as f64).max(row_h);
+    let height = (row_h * rows.len() as f64).max(row_h);
+    // Variables and scratch buffers are labelled with their owning op when
+    // the rows are tall enough for text (the tooltip always names it).
+    let labels = (row_h >= 10.0).then(|| {
+        rows.iter()
+            .enumerate()
+            .filter_map(|(row, what)| {
+                let top = row as f64 * row_h;
+                match *what {
+                    Row::Variable(k) => {
+                        let v = r.variables.get(k)?;
+                        let text = format!(
+                            "variable {} · {} B · {} · whole interpreter",
+                            var_name(v),
+                            grouped(v.bytes),
+                            v.op.map_or_else(|| "–".into(), |i| owner(&r, v.subgraph, i)),
+                        );
+                        Some(view! {
+                            <span class="lt-label var" style=format!("top:{top}px;left:4px;line-height:{row_h}px")>
+                                {text}
+                            </span>
+                        }
+                        .into_any())
+                    }
+                    Row::Buffer(i) => {
+                        let b = r.buffers.get(i).filter(|b| b.kind == "scratch")?;
+                        let text = format!(
+                            "scratch of {}",
+                            b.op.map_or_else(|| "–".into(), |o| owner(&r, b.subgraph, o))
+                        );
+                        let start = geom.x(b.first) / MAP_W * 100.0;
+                        let end = geom.x(b.last + 1) / MAP_W * 100.0;
+                        let pos = if end < 65.0 {
+                            format!("left:calc({end:.2}% + 4px)")
+                        } else {
+                            format!("right:calc({:.2}% + 4px)", 100.0 - start)
+                        };
+                        Some(view! {
+                            <span class="lt-label" style=format!("top:{top}px;{pos};line-height:{row_h}px")>
+                                {text}
+                            </span>
+                        }
+                        .into_any())
+                    }
+                }
+            })
+            .collect_view()
+    });
     let r2 = r.clone();
     let selection = move || match ctx.sel.get()? {
         Sel::Buffer(i) => {
@@ -960,26 +1414,167 @@ fn lifetimes(r: Arc<Report>) -> impl IntoView {
             <div class="panel-head">
                 <h2>
                     "Lifetimes "
-                    {help("One row per head buffer, ordered by first use: the bar spans the scopes (operator steps) in which the buffer must stay intact.")}
+                    {help("One row per head buffer, ordered by first use: the bar spans the scopes (operator steps) in which the buffer must stay intact. Variable tensors (LSTM/SVDF state, magenta) come first and span every scope: they live for the whole interpreter.")}
                 </h2>
+                {(vars > 0)
+                    .then(|| {
+                        view! {
+                            <span class="legend">
+                                <i style=format!("background:{}", svg::VARIABLE_FILL)></i>
+                                "variable"
+                                <i style=format!("background:{}", svg::SCRATCH_FILL)></i>
+                                "scratch"
+                            </span>
+                        }
+                    })}
             </div>
             <div class="scroll">
-                <svg
-                    class="lifetimes"
-                    data-testid="lifetimes"
-                    viewBox=format!("0 0 {MAP_W} {height}")
-                    preserveAspectRatio="none"
-                    style=format!("height:{height}px")
-                    on:mousemove=move |ev| buffer_hover(&ev, ctx)
-                    on:mouseleave=move |_| ctx.hover.set(None)
-                    on:click=move |ev| ctx.sel.set(io::target_index(&ev, "data-i").map(Sel::Buffer))
-                >
-                    <g inner_html=body></g>
-                    {selection}
-                </svg>
+                <div class="lt-wrap">
+                    <svg
+                        class="lifetimes"
+                        data-testid="lifetimes"
+                        data-variables=vars.to_string()
+                        viewBox=format!("0 0 {MAP_W} {height}")
+                        preserveAspectRatio="none"
+                        style=format!("height:{height}px")
+                        on:mousemove=move |ev| buffer_hover(&ev, ctx)
+                        on:mouseleave=move |_| ctx.hover.set(None)
+                        on:click=move |ev| ctx.sel.set(io::target_index(&ev, "data-i").map(Sel::Buffer))
+                    >
+                        <g inner_html=body></g>
+                        {selection}
+                    </svg>
+                    {labels}
+                </div>
             </div>
         </section>
     }
+}
+
+/// "variables: N tensors, B bytes" under the summary cards.
+fn variables_line(r: &Report) -> impl IntoView + use<> {
+    let n = r.variables.len();
+    let bytes: u64 = r.variables.iter().map(|v| v.bytes).sum();
+    let in_head = r.variables.iter().filter(|v| v.region == "head").count();
+    let text = if n == 0 {
+        "variables: none (no LSTM/SVDF state in this model)".to_string()
+    } else {
+        format!(
+            "variables: {n} tensor{}, {} bytes — LSTM/SVDF state, a region of its own that {}",
+            if n == 1 { "" } else { "s" },
+            grouped(bytes),
+            if in_head == 0 {
+                "TFLM keeps in the tail for the whole life of the interpreter".to_string()
+            } else {
+                format!(
+                    "lives for the whole life of the interpreter ({in_head} placed in the head by the offline plan)"
+                )
+            },
+        )
+    };
+    view! {
+        <p
+            class="vars-line"
+            class:muted=n == 0
+            data-testid="variables-summary"
+            data-count=n.to_string()
+            data-bytes=bytes.to_string()
+        >
+            {(n > 0).then(|| view! { <i style=format!("background:{}", svg::VARIABLE_FILL)></i> })}
+            {text}
+        </p>
+    }
+}
+
+/// A variable's name, or `tensor N` when the file has none.
+fn var_name(v: &microarena_core::report::VariableInfo) -> String {
+    if v.name.is_empty() {
+        format!("tensor {}", v.tensor)
+    } else {
+        v.name.clone()
+    }
+}
+
+/// Most variables drawn one band each in the map's tail strip.
+const VARIABLE_BANDS: usize = 8;
+
+/// The tail strip above the arena map: the variable tensors as their own
+/// region, where TFLM puts them (the bottom of the tail, next to the head),
+/// under the rest of the tail. Not to scale with the head.
+fn variable_region(r: &Report) -> Option<impl IntoView + use<>> {
+    let ctx = expect_context::<Ctx>();
+    let tail = svg::tail_variables(r);
+    if tail.is_empty() {
+        return None;
+    }
+    let bytes: u64 = tail.iter().map(|&k| r.variables[k].bytes).sum();
+    let rest = r.arena.tail_bytes.saturating_sub(bytes);
+    let bands = tail
+        .iter()
+        .take(VARIABLE_BANDS)
+        .map(|&k| {
+            let v = &r.variables[k];
+            let text = format!(
+                "{} · {} {} · {} B · state of {}",
+                var_name(v),
+                shape(&v.shape),
+                v.dtype,
+                grouped(v.bytes),
+                v.op.map_or_else(|| "–".into(), |i| owner(r, v.subgraph, i)),
+            );
+            view! {
+                <div class="var-band" data-v=k.to_string() style=format!("background:{}", svg::VARIABLE_FILL)>
+                    {text}
+                </div>
+            }
+        })
+        .collect_view();
+    let more = tail.len().saturating_sub(VARIABLE_BANDS);
+    let more = (more > 0).then(|| {
+        let b: u64 = tail
+            .iter()
+            .skip(VARIABLE_BANDS)
+            .map(|&k| r.variables[k].bytes)
+            .sum();
+        view! {
+            <div class="var-band" style=format!("background:{}", svg::VARIABLE_FILL)>
+                {format!("+ {more} more variables · {} B", grouped(b))}
+            </div>
+        }
+    });
+    let n = tail.len();
+    Some(view! {
+        <div class="tail-wrap">
+            <div class="tail-axis">
+                <span>"tail"</span>
+                <span class="muted">"(not to scale)"</span>
+            </div>
+            <div
+                class="tail-strip"
+                data-testid="variable-region"
+                data-count=n.to_string()
+                data-bytes=bytes.to_string()
+                on:mousemove=move |ev| buffer_hover(&ev, ctx)
+                on:mouseleave=move |_| ctx.hover.set(None)
+            >
+                <div class="tail-rest">
+                    {format!(
+                        "rest of the tail · {} B · tensor structs, nodes, OpData, quantization",
+                        grouped(rest),
+                    )}
+                </div>
+                <div class="var-head">
+                    {format!(
+                        "variables: {n} tensor{}, {} B — a region of their own, alive for the whole interpreter (every scope)",
+                        if n == 1 { "" } else { "s" },
+                        grouped(bytes),
+                    )}
+                </div>
+                {bands}
+                {more}
+            </div>
+        </div>
+    })
 }
 
 fn op_bars(r: Arc<Report>) -> impl IntoView {

@@ -252,15 +252,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let mut report = Report::new(&parsed, &analysis, &io::display_name(&model));
             if !overrides.is_empty() {
                 let before = analyze(&original, &config).map_err(in_file(&model))?;
-                let runtime_before = microarena_core::device::runtime_arena(&original).ok();
-                report.what_if = Some(microarena_core::report::WhatIfInfo {
-                    input_shapes: input_shape.clone(),
-                    original_head_bytes: before.head_bytes,
-                    original_tail_bytes: before.tail_bytes,
-                    original_total_bytes: before.total_bytes,
-                    original_minimum_bytes: before.minimum_bytes,
-                    original_runtime_total_bytes: runtime_before.map(|r| r.total_bytes),
-                });
+                report.what_if = Some(microarena_core::report::WhatIfInfo::new(
+                    input_shape.clone(),
+                    &original,
+                    &before,
+                ));
             }
             if json {
                 let text = serde_json::to_string_pretty(&report)

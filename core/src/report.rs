@@ -96,6 +96,25 @@ pub struct WhatIfInfo {
     pub original_runtime_total_bytes: Option<u64>,
 }
 
+impl WhatIfInfo {
+    /// The what-if record for a report of `model` reshaped by `input_shapes`
+    /// (`NAME=D0,D1,…`, kept as given): `before` is the analysis of `model`
+    /// as converted, with the same config. The CLI's `plan --input-shape` and
+    /// the web app both build it here.
+    pub fn new(input_shapes: Vec<String>, model: &Model<'_>, before: &Analysis) -> WhatIfInfo {
+        WhatIfInfo {
+            input_shapes,
+            original_head_bytes: before.head_bytes,
+            original_tail_bytes: before.tail_bytes,
+            original_total_bytes: before.total_bytes,
+            original_minimum_bytes: before.minimum_bytes,
+            original_runtime_total_bytes: crate::device::runtime_arena(model)
+                .ok()
+                .map(|r| r.total_bytes),
+        }
+    }
+}
+
 /// microarena-runtime's arena for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
