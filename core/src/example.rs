@@ -272,6 +272,44 @@ pub fn synthetic(ops: usize) -> Vec<u8> {
     b.finish()
 }
 
+/// A float model whose file order is bad for memory: four FULLY_CONNECTED
+/// branches of different widths (64, 16, 48, 32) all expand before any of
+/// them is reduced, then a CONCATENATION joins them. Another valid operator
+/// order needs a smaller head, which makes it the demonstration of
+/// [`crate::optimize`] with reordering.
+pub fn branchy_float() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b.tensor(g, "x", &[1, 8], DType::F32).id();
+    let mut leaves = Vec::new();
+    for (i, w) in [64, 16, 48, 32].into_iter().enumerate() {
+        let wt = b
+            .tensor(g, &format!("w{i}"), &[w, 8], DType::F32)
+            .data_f32(&alloc::vec![0.5; (w * 8) as usize])
+            .id();
+        let h = b.tensor(g, &format!("h{i}"), &[1, w], DType::F32).id();
+        b.op(g, BuiltinOp::FULLY_CONNECTED, &[x, wt, -1], &[h])
+            .fc_options(Activation::None, false);
+        let wt2 = b
+            .tensor(g, &format!("v{i}"), &[4, w], DType::F32)
+            .data_f32(&alloc::vec![0.25; (w * 4) as usize])
+            .id();
+        let y = b.tensor(g, &format!("y{i}"), &[1, 4], DType::F32).id();
+        leaves.push((h, wt2, y));
+    }
+    for &(h, wt2, y) in &leaves {
+        b.op(g, BuiltinOp::FULLY_CONNECTED, &[h, wt2, -1], &[y])
+            .fc_options(Activation::None, false);
+    }
+    let out = b.tensor(g, "out", &[1, 16], DType::F32).id();
+    let ys: Vec<i32> = leaves.iter().map(|l| l.2).collect();
+    b.op(g, BuiltinOp::CONCATENATION, &ys, &[out])
+        .concat_options(1, Activation::None);
+    b.inputs(g, &[x]);
+    b.outputs(g, &[out]);
+    b.finish()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(

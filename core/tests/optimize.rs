@@ -67,47 +67,9 @@ fn corpus_models_never_get_worse_and_the_output_honours_the_plan() {
     }
 }
 
-/// Four FULLY_CONNECTED branches of different widths, file order expanding
-/// all branches before reducing any.
-fn branchy() -> Vec<u8> {
-    use microarena_core::builder::ModelBuilder;
-    use microarena_core::dtype::DType;
-    use microarena_core::ops::{Activation, BuiltinOp};
-    let mut b = ModelBuilder::new();
-    let g = b.subgraph();
-    let x = b.tensor(g, "x", &[1, 8], DType::F32).id();
-    let mut leaves = Vec::new();
-    for (i, w) in [64, 16, 48, 32].into_iter().enumerate() {
-        let wt = b
-            .tensor(g, &format!("w{i}"), &[w, 8], DType::F32)
-            .data_f32(&vec![0.5; (w * 8) as usize])
-            .id();
-        let h = b.tensor(g, &format!("h{i}"), &[1, w], DType::F32).id();
-        b.op(g, BuiltinOp::FULLY_CONNECTED, &[x, wt, -1], &[h])
-            .fc_options(Activation::None, false);
-        let wt2 = b
-            .tensor(g, &format!("v{i}"), &[4, w], DType::F32)
-            .data_f32(&vec![0.25; (w * 4) as usize])
-            .id();
-        let y = b.tensor(g, &format!("y{i}"), &[1, 4], DType::F32).id();
-        leaves.push((h, wt2, y));
-    }
-    for &(h, wt2, y) in &leaves {
-        b.op(g, BuiltinOp::FULLY_CONNECTED, &[h, wt2, -1], &[y])
-            .fc_options(Activation::None, false);
-    }
-    let out = b.tensor(g, "out", &[1, 16], DType::F32).id();
-    let ys: Vec<i32> = leaves.iter().map(|l| l.2).collect();
-    b.op(g, BuiltinOp::CONCATENATION, &ys, &[out])
-        .concat_options(1, Activation::None);
-    b.inputs(g, &[x]);
-    b.outputs(g, &[out]);
-    b.build().unwrap()
-}
-
 #[test]
 fn reorder_lowers_the_head_of_a_branchy_graph() {
-    let bytes = branchy();
+    let bytes = microarena_core::example::branchy_float();
     let plain = optimize::optimize(&bytes, &Options::new(&X86_64)).unwrap();
     let mut opts = Options::new(&X86_64);
     opts.reorder = true;
@@ -143,7 +105,7 @@ fn reorder_lowers_the_head_of_a_branchy_graph() {
 
 #[test]
 fn existing_plan_is_refused_without_force() {
-    let bytes = branchy();
+    let bytes = microarena_core::example::branchy_float();
     let once = optimize::optimize(&bytes, &Options::new(&X86_64)).unwrap();
     let err = optimize::optimize(&once.bytes, &Options::new(&X86_64)).unwrap_err();
     assert_eq!(

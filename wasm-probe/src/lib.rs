@@ -7,9 +7,6 @@
 //! Its own cargo workspace (like `firmware/`) so the wasm build does not pull
 //! core's dev-dependencies (proptest's getrandom does not build for wasm32).
 
-use microarena_core::builder::ModelBuilder;
-use microarena_core::dtype::DType;
-use microarena_core::ops::{Activation, BuiltinOp};
 use microarena_core::optimize::{self, Options};
 use microarena_core::planner::PlanBuffer;
 use microarena_core::planner::best::{self, BestOptions};
@@ -48,40 +45,6 @@ fn instance() -> Vec<PlanBuffer> {
         .collect()
 }
 
-/// A branchy float model: four FULLY_CONNECTED branches joined by a CONCATENATION.
-fn branchy_model() -> Vec<u8> {
-    let mut b = ModelBuilder::new();
-    let g = b.subgraph();
-    let x = b.tensor(g, "x", &[1, 8], DType::F32).id();
-    let mut leaves = Vec::new();
-    for (i, w) in [64, 16, 48, 32].into_iter().enumerate() {
-        let wt = b
-            .tensor(g, &format!("w{i}"), &[w, 8], DType::F32)
-            .data_f32(&vec![0.5; (w * 8) as usize])
-            .id();
-        let h = b.tensor(g, &format!("h{i}"), &[1, w], DType::F32).id();
-        b.op(g, BuiltinOp::FULLY_CONNECTED, &[x, wt, -1], &[h])
-            .fc_options(Activation::None, false);
-        let wt2 = b
-            .tensor(g, &format!("v{i}"), &[4, w], DType::F32)
-            .data_f32(&vec![0.25; (w * 4) as usize])
-            .id();
-        let y = b.tensor(g, &format!("y{i}"), &[1, 4], DType::F32).id();
-        leaves.push((h, wt2, y));
-    }
-    for &(h, wt2, y) in &leaves {
-        b.op(g, BuiltinOp::FULLY_CONNECTED, &[h, wt2, -1], &[y])
-            .fc_options(Activation::None, false);
-    }
-    let out = b.tensor(g, "out", &[1, 16], DType::F32).id();
-    let ys: Vec<i32> = leaves.iter().map(|l| l.2).collect();
-    b.op(g, BuiltinOp::CONCATENATION, &ys, &[out])
-        .concat_options(1, Activation::None);
-    b.inputs(g, &[x]);
-    b.outputs(g, &[out]);
-    b.finish()
-}
-
 /// Hash of the `best` plan of a fixed instance at a fixed budget, and of the
 /// file `optimize --reorder` writes for a fixed model.
 pub fn plan_hash() -> u64 {
@@ -101,7 +64,7 @@ pub fn plan_hash() -> u64 {
     }
     let mut opts = Options::new(&X86_64);
     opts.reorder = true;
-    match optimize::optimize(&branchy_model(), &opts) {
+    match optimize::optimize(&microarena_core::example::branchy_float(), &opts) {
         Ok(o) => {
             fnv(&mut h, o.head_bytes);
             for &b in &o.bytes {
