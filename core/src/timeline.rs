@@ -96,36 +96,11 @@ mod tests {
     fn matches_the_spec_example_row() {
         // micro_speech_quantized, spec §3.5: five buffers, row for scope 2.
         let bufs = vec![
-            PlanBuffer {
-                size: 4000,
-                first: 2,
-                last: 3,
-                fixed_offset: None,
-            },
-            PlanBuffer {
-                size: 1968,
-                first: 0,
-                last: 1,
-                fixed_offset: None,
-            },
-            PlanBuffer {
-                size: 1968,
-                first: 1,
-                last: 2,
-                fixed_offset: None,
-            },
-            PlanBuffer {
-                size: 16,
-                first: 3,
-                last: 4,
-                fixed_offset: None,
-            },
-            PlanBuffer {
-                size: 16,
-                first: 4,
-                last: 4,
-                fixed_offset: None,
-            },
+            PlanBuffer::online(4000, 2, 3),
+            PlanBuffer::online(1968, 0, 1),
+            PlanBuffer::online(1968, 1, 2),
+            PlanBuffer::online(16, 3, 4),
+            PlanBuffer::online(16, 4, 4),
         ];
         let plan = Plan {
             offsets: vec![0, 0, 4000, 4000, 0],

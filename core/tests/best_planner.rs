@@ -183,30 +183,10 @@ fn best_is_a_planner_kind() {
     let kind = PlannerKind::by_name("best").expect("registered");
     assert!(PlannerKind::ALL.contains(&kind));
     let buffers = [
-        PlanBuffer {
-            size: 64,
-            first: 0,
-            last: 1,
-            fixed_offset: None,
-        },
-        PlanBuffer {
-            size: 32,
-            first: 1,
-            last: 2,
-            fixed_offset: None,
-        },
-        PlanBuffer {
-            size: 48,
-            first: 2,
-            last: 3,
-            fixed_offset: None,
-        },
-        PlanBuffer {
-            size: 0,
-            first: 0,
-            last: 3,
-            fixed_offset: None,
-        },
+        PlanBuffer::online(64, 0, 1),
+        PlanBuffer::online(32, 1, 2),
+        PlanBuffer::online(48, 2, 3),
+        PlanBuffer::online(0, 0, 3),
     ];
     let plan = kind.plan(&buffers).expect("plans");
     assert_eq!(validate(&buffers, &plan), Ok(()));
@@ -218,36 +198,11 @@ fn best_is_a_planner_kind() {
 fn beats_greedy_where_greedy_is_known_to_lose() {
     // Greedy places the two 48s first (largest), then the 32s cannot share.
     let buffers = [
-        PlanBuffer {
-            size: 48,
-            first: 0,
-            last: 1,
-            fixed_offset: None,
-        },
-        PlanBuffer {
-            size: 48,
-            first: 2,
-            last: 3,
-            fixed_offset: None,
-        },
-        PlanBuffer {
-            size: 32,
-            first: 0,
-            last: 0,
-            fixed_offset: None,
-        },
-        PlanBuffer {
-            size: 32,
-            first: 1,
-            last: 2,
-            fixed_offset: None,
-        },
-        PlanBuffer {
-            size: 32,
-            first: 3,
-            last: 3,
-            fixed_offset: None,
-        },
+        PlanBuffer::online(48, 0, 1),
+        PlanBuffer::online(48, 2, 3),
+        PlanBuffer::online(32, 0, 0),
+        PlanBuffer::online(32, 1, 2),
+        PlanBuffer::online(32, 3, 3),
     ];
     let r = best::plan_with_budget(&buffers, 100_000);
     assert!(r.proven_optimal);
@@ -276,12 +231,7 @@ fn empty_and_fixed_only() {
 fn huge_instances_fall_back_to_greedy() {
     // 3,000 buffers all alive together: 4.5M conflict pairs, over the search limit.
     let buffers: Vec<PlanBuffer> = (0..3_000)
-        .map(|i| PlanBuffer {
-            size: 16 * (1 + i % 7),
-            first: 0,
-            last: 10,
-            fixed_offset: None,
-        })
+        .map(|i| PlanBuffer::online(16 * (1 + i % 7), 0, 10))
         .collect();
     let r = best::plan_with_budget(&buffers, 1_000);
     assert_eq!(r.nodes_used, 0);

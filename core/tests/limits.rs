@@ -60,15 +60,7 @@ fn tensor_and_operator_counts_over_the_limit_are_refused() {
 
 #[test]
 fn planners_refuse_more_buffers_than_they_can_place_in_reasonable_time() {
-    let many = vec![
-        PlanBuffer {
-            size: 16,
-            first: 0,
-            last: 0,
-            fixed_offset: None
-        };
-        MAX_PLANNED_BUFFERS + 1
-    ];
+    let many = vec![PlanBuffer::online(16, 0, 0); MAX_PLANNED_BUFFERS + 1];
     for &p in PlannerKind::ALL {
         assert!(
             matches!(p.plan(&many), Err(PlanError::TooManyBuffers { .. })),
@@ -77,15 +69,7 @@ fn planners_refuse_more_buffers_than_they_can_place_in_reasonable_time() {
         );
     }
     // The linear planner keeps TFLM's own limit of 1024.
-    let linear = vec![
-        PlanBuffer {
-            size: 16,
-            first: 0,
-            last: 0,
-            fixed_offset: None
-        };
-        1025
-    ];
+    let linear = vec![PlanBuffer::online(16, 0, 0); 1025];
     assert!(matches!(
         PlannerKind::Linear.plan(&linear),
         Err(PlanError::TooManyBuffers { limit: 1024, .. })

@@ -38,6 +38,17 @@ pub struct PlanBuffer {
 }
 
 impl PlanBuffer {
+    /// A buffer the planner may place anywhere, live from scope `first` to
+    /// `last` inclusive.
+    pub const fn online(size: u64, first: i32, last: i32) -> PlanBuffer {
+        PlanBuffer {
+            size,
+            first,
+            last,
+            fixed_offset: None,
+        }
+    }
+
     /// Live at a common scope with `other` (inclusive bounds, as TFLM compares them).
     pub fn overlaps_in_time(&self, other: &PlanBuffer) -> bool {
         !(self.first > other.last || other.first > self.last)
