@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use microarena_core::budget::{Budget, Reserve};
+use microarena_core::diff::{self, Growth};
 use microarena_core::optimize;
 use microarena_core::planner::PlannerKind;
 use microarena_core::profile::{self, TargetProfile};
@@ -122,6 +123,30 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare the arenas of two models (re-trained, re-quantized, optimized, another
+    /// length): headline figures, tail categories and head tensors that changed. With
+    /// --max-growth, exit 1 when the chosen figure grew more than allowed.
+    Diff {
+        /// The model before.
+        old: PathBuf,
+        /// The model after.
+        new: PathBuf,
+        /// Target ABI profile.
+        #[arg(long, default_value = "x86_64", value_parser = parse_target)]
+        target: &'static TargetProfile,
+        /// Memory planner.
+        #[arg(long, default_value = "tflm-greedy", value_parser = parse_planner)]
+        planner: PlannerKind,
+        /// Fail (exit 1) when --figure grew by more than this: bytes (4K) or percent (5%).
+        #[arg(long, value_name = "BYTES|PCT", value_parser = parse_growth)]
+        max_growth: Option<Growth>,
+        /// The figure --max-growth guards: head, tail, total, minimum or runtime.
+        #[arg(long, default_value = "minimum", value_parser = ["head", "tail", "total", "minimum", "runtime"])]
+        figure: String,
+        /// Print the differences as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the bundled example model (MobileNet-v1 0.25, 96x96 int8, generated weights).
     Example {
         /// Output .tflite path (written atomically).
@@ -144,22 +169,12 @@ fn parse_planner(s: &str) -> Result<PlannerKind, String> {
     })
 }
 
-/// `327680`, `320K`, `320KiB`, `1M`, `1MiB` → bytes.
 fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a byte count (e.g. 327680, 320K, 1MiB)"))?;
-    let mult = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1024,
-        "m" | "mb" | "mib" => 1024 * 1024,
-        _ => return Err(format!("'{s}': unknown unit '{unit}' (use K/KiB or M/MiB)")),
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("'{s}' is too large"))
+    microarena_core::budget::parse_bytes(s)
+}
+
+fn parse_growth(s: &str) -> Result<Growth, String> {
+    Growth::parse(s)
 }
 
 fn parse_reserve(s: &str) -> Result<Reserve, String> {
@@ -172,16 +187,8 @@ fn parse_reserve(s: &str) -> Result<Reserve, String> {
     })
 }
 
-/// `20%` or `20` → 2000 basis points; up to two decimals.
 fn parse_headroom(s: &str) -> Result<u32, String> {
-    let t = s.trim().trim_end_matches('%');
-    let v: f64 = t
-        .parse()
-        .map_err(|_| format!("'{s}' is not a percentage (e.g. 20%)"))?;
-    if !(0.0..=1000.0).contains(&v) {
-        return Err(format!("'{s}': headroom must be between 0% and 1000%"));
-    }
-    Ok((v * 100.0).round() as u32)
+    microarena_core::budget::parse_percent_bp(s).map_err(|e| format!("headroom {e}"))
 }
 
 /// A failure with the one line the user sees and the exit code.
@@ -329,6 +336,48 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             target,
             json,
         } => optimize_model(&model, &output, planner, reorder, force, target, json),
+        Command::Diff {
+            old,
+            new,
+            target,
+            planner,
+            max_growth,
+            figure,
+            json,
+        } => {
+            let config = Config {
+                profile: target,
+                planner,
+            };
+            let d = diff::diff(&report_for(&old, &config)?, &report_for(&new, &config)?);
+            if json {
+                let text = serde_json::to_string_pretty(&d)
+                    .map_err(|e| Failure::usage(format!("cannot serialize the diff: {e}")))?;
+                println!("{text}");
+            } else {
+                print!("{}", render::diff(&d));
+            }
+            let Some(allowed) = max_growth else {
+                return Ok(EXIT_OK);
+            };
+            let c = d
+                .figure(&figure)
+                .ok_or_else(|| Failure::usage(format!("no figure '{figure}' to guard")))?;
+            if c.old_bytes.is_none() || c.new_bytes.is_none() {
+                let side = if c.old_bytes.is_none() { &old } else { &new };
+                return Err(Failure::usage(format!(
+                    "{}: no {figure} figure to compare (microarena-runtime cannot run it)",
+                    side.display()
+                )));
+            }
+            match diff::growth_violation(&d, &figure, allowed) {
+                Some(why) => {
+                    eprintln!("microarena: {}: {why}", io::display_name(&new));
+                    Ok(EXIT_BUDGET)
+                }
+                None => Ok(EXIT_OK),
+            }
+        }
         Command::Example { output } => {
             let bytes = microarena_core::example::mobilenet_v1_025_96_int8();
             io::write_atomic(&output, &bytes)?;
@@ -336,6 +385,14 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// Reads, parses, analyses and reports one model, errors naming the file.
+fn report_for(path: &Path, config: &Config) -> Result<Report, Failure> {
+    let bytes = io::read_model(path)?;
+    let model = Model::parse(&bytes).map_err(in_file(path))?;
+    let analysis = analyze(&model, config).map_err(in_file(path))?;
+    Ok(Report::new(&model, &analysis, &io::display_name(path)))
 }
 
 fn optimize_model(

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use microarena_core::budget::{Budget, Verdict};
+use microarena_core::diff::{Change, ReportDiff};
 use microarena_core::optimize::Optimized;
 use microarena_core::report::Report;
 
@@ -343,6 +344,87 @@ pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String
         r.target
     );
     s
+}
+
+/// `microarena diff`: the headline figures always, then what changed.
+pub fn diff(d: &ReportDiff) -> String {
+    let mut out = format!(
+        "{} -> {}  (target {}, planner {}; {} -> {} ops)\n",
+        d.old_file, d.new_file, d.target, d.planner, d.operators.0, d.operators.1
+    );
+    let bytes =
+        |b: Option<u64>| b.map_or_else(|| "n/a".to_string(), |b| format!("{} B", thousands(b)));
+    let change = |c: &Change| match (c.delta_bytes, c.old_bytes) {
+        (Some(0), _) => "unchanged".to_string(),
+        (Some(delta), Some(old)) if old > 0 => format!(
+            "{} B ({:+.1}%)",
+            signed_plus(delta),
+            delta as f64 * 100.0 / old as f64
+        ),
+        (Some(delta), _) => format!("{} B", signed_plus(delta)),
+        (None, None) => "added".to_string(),
+        (None, Some(_)) => "removed".to_string(),
+    };
+    out.push_str(&format!(
+        "  {:<12} {:>12} {:>12}  change\n",
+        "", "before", "after"
+    ));
+    for c in &d.figures {
+        out.push_str(&format!(
+            "  {:<12} {:>12} {:>12}  {}\n",
+            c.name,
+            bytes(c.old_bytes),
+            bytes(c.new_bytes),
+            change(c)
+        ));
+    }
+    let section = |out: &mut String, title: &str, rows: &[Change], max: usize| {
+        if rows.is_empty() {
+            return;
+        }
+        out.push_str(&format!("{title}:\n"));
+        for c in rows.iter().take(max) {
+            out.push_str(&format!(
+                "  {:>12} {:>12}  {:<22} {}\n",
+                bytes(c.old_bytes),
+                bytes(c.new_bytes),
+                change(c),
+                if c.name.is_empty() {
+                    "(unnamed)"
+                } else {
+                    &c.name
+                }
+            ));
+        }
+        if rows.len() > max {
+            out.push_str(&format!("  … and {} more\n", rows.len() - max));
+        }
+    };
+    section(
+        &mut out,
+        "tail categories that changed",
+        &d.tail,
+        usize::MAX,
+    );
+    section(
+        &mut out,
+        "head tensors added, removed or resized (largest change first)",
+        &d.tensors,
+        20,
+    );
+    if d.tail.is_empty() && d.tensors.is_empty() {
+        out.push_str("no tail category or head tensor changed\n");
+    }
+    out
+}
+
+/// `+1,024` / `-16` / `0`.
+fn signed_plus(n: i64) -> String {
+    if n > 0 {
+        format!("+{}", thousands(n as u64))
+    } else {
+        signed(n)
+    }
 }
 
 #[cfg(test)]

@@ -249,3 +249,86 @@ fn run_writes_outputs_and_checks_input_sizes() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("needs 9216"), "{}", stderr(&bad));
 }
+
+/// `plan --json` of one file, parsed.
+fn plan_json(path: &Path) -> serde_json::Value {
+    let o = run(&["plan", path.to_str().expect("utf-8"), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("valid JSON")
+}
+
+#[test]
+fn diff_reports_the_plan_figures_and_gates_growth() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = dir.path().join("small.tflite");
+    let big = dir.path().join("big.tflite");
+    std::fs::write(&small, microarena_core::example::synthetic(12)).expect("write");
+    std::fs::write(&big, microarena_core::example::synthetic(40)).expect("write");
+    let (s, b) = (small.to_str().unwrap(), big.to_str().unwrap());
+
+    // Each figure's before, after and change are what `plan` says of each file.
+    let o = run(&["diff", s, b, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    let (ps, pb) = (plan_json(&small), plan_json(&big));
+    for (figure, key) in [
+        ("head", "head_bytes"),
+        ("tail", "tail_bytes"),
+        ("total", "total_bytes"),
+        ("minimum", "minimum_bytes"),
+    ] {
+        let c = d["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == figure)
+            .unwrap_or_else(|| panic!("{figure} listed"));
+        let (old, new) = (
+            ps["arena"][key].as_i64().unwrap(),
+            pb["arena"][key].as_i64().unwrap(),
+        );
+        assert_eq!(c["old_bytes"].as_i64(), Some(old), "{figure}");
+        assert_eq!(c["new_bytes"].as_i64(), Some(new), "{figure}");
+        assert_eq!(c["delta_bytes"].as_i64(), Some(new - old), "{figure}");
+    }
+    assert_eq!(d["operators"], serde_json::json!([12, 40]));
+    // Tensors only in the bigger model are listed as added.
+    assert!(
+        d["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["old_bytes"].is_null() && t["new_bytes"].as_u64() > Some(0)),
+        "{d}"
+    );
+
+    // Growth gate on the minimum arena: exit 1 with one line naming the new file.
+    let grew = pb["arena"]["minimum_bytes"].as_u64().unwrap()
+        - ps["arena"]["minimum_bytes"].as_u64().unwrap();
+    assert!(grew > 0);
+    let o = run(&["diff", s, b, "--max-growth", &format!("{}", grew - 1)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("big.tflite") && err.contains("minimum grew"),
+        "{err}"
+    );
+    let o = run(&["diff", s, b, "--max-growth", &format!("{grew}")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Shrinking always passes, and a model against itself changes nothing.
+    let o = run(&["diff", b, s, "--max-growth", "0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&["diff", s, s, "--max-growth", "0%"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no tail category or head tensor changed"));
+
+    // Unusable input and arguments are exit 2.
+    let bad = dir.path().join("bad.tflite");
+    std::fs::write(&bad, b"not a model").expect("write");
+    let o = run(&["diff", s, bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.tflite"), "{}", stderr(&o));
+    let o = run(&["diff", s, b, "--max-growth", "lots"]);
+    assert_eq!(o.status.code(), Some(2));
+}

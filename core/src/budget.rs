@@ -4,6 +4,7 @@
 //! Integer arithmetic only (headroom in basis points), so the CLI, the web
 //! app and firmware CI give the same verdict to the byte.
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -109,6 +110,38 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         target: "cortex-m",
     },
 ];
+
+/// `327680`, `320K`, `320KiB`, `1M`, `1MiB` → bytes (the CLI's and the
+/// app's byte fields).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a byte count (e.g. 327680, 320K, 1MiB)"))?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1024,
+        "m" | "mb" | "mib" => 1024 * 1024,
+        _ => return Err(format!("'{s}': unknown unit '{unit}' (use K/KiB or M/MiB)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("'{s}' is too large"))
+}
+
+/// `20%` or `20` → 2000 basis points, 0 % to 1000 %, to two decimals.
+pub fn parse_percent_bp(s: &str) -> Result<u32, String> {
+    let t = s.trim().trim_end_matches('%');
+    let v: f64 = t
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 20%)"))?;
+    if !(0.0..=1000.0).contains(&v) {
+        return Err(format!("'{s}': must be between 0% and 1000%"));
+    }
+    // v is in 0..=1000, so adding a half and truncating rounds (no_std has no `round`).
+    Ok((v * 100.0 + 0.5) as u32)
+}
 
 #[cfg(test)]
 mod tests {

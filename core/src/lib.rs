@@ -27,6 +27,7 @@ mod schema;
 #[cfg(feature = "alloc")]
 pub mod dtype;
 
+#[cfg(feature = "alloc")]
 mod geometry;
 #[cfg(feature = "alloc")]
 pub mod model;
@@ -41,6 +42,8 @@ pub mod analysis;
 pub mod budget;
 #[cfg(feature = "alloc")]
 pub mod builder;
+#[cfg(feature = "alloc")]
+pub mod diff;
 #[cfg(feature = "alloc")]
 pub mod example;
 #[cfg(feature = "alloc")]
