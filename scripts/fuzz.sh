@@ -9,15 +9,21 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-600}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(plan runtime image optimize share)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(plan whatif runtime image optimize share)
 command -v cargo-fuzz >/dev/null || cargo +nightly install cargo-fuzz --locked
 CORPUS=${MICROARENA_CORPUS:-../shared}
 seeds=fuzz/corpus
-mkdir -p "$seeds/plan" "$seeds/runtime" "$seeds/image" "$seeds/optimize" "$seeds/share" target
+mkdir -p "$seeds/plan" "$seeds/whatif" "$seeds/runtime" "$seeds/image" "$seeds/optimize" "$seeds/share" target
 cargo run -q --release -p microarena-cli -- example -o target/example.tflite 2>/dev/null
 for d in plan runtime optimize; do
   cp target/example.tflite "$seeds/$d/"
   [ -d "$CORPUS/models" ] && cp "$CORPUS"/models/*.tflite "$seeds/$d/" || true
+done
+# What-if seeds: four knob bytes (input, axis, rule, amount) before each model.
+for m in "$seeds"/plan/*.tflite; do
+  for k in '\x00\x01\x02\x01' '\x00\x01\x00\x19' '\x00\x00\x01\x01'; do
+    { printf "$k"; cat "$m"; } > "$seeds/whatif/$(basename "$m" .tflite)-$(printf "$k" | od -An -tx1 | tr -d ' ').bin"
+  done
 done
 for m in "$seeds"/runtime/*.tflite; do
   cargo run -q --release -p microarena-core --example lower -- "$m" "$seeds/image/$(basename "$m" .tflite).img" 2>/dev/null || true
