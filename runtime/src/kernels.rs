@@ -231,6 +231,71 @@ impl Prep<'_, '_> {
     pub(crate) fn need(&self, ok: bool, why: &'static str) -> Result<(), Error> {
         if ok { Ok(()) } else { Err(self.err(why)) }
     }
+
+    /// [`Error::InvalidOp`] unless `ok`: parameters or shapes that no image
+    /// written by core can have.
+    pub(crate) fn check(&self, ok: bool, what: &'static str) -> Result<(), Error> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::InvalidOp {
+                op_index: self.index,
+                opcode: self.op.opcode,
+                what,
+            })
+        }
+    }
+}
+
+/// TFLM's output size for SAME or VALID padding, and its padding
+/// (`ComputePaddingHeightWidth`), in `i64` so no parameter can overflow.
+fn window_fits(input: i64, out: i64, filter: i64, stride: i64, dilation: i64, pad: i64) -> bool {
+    let eff = (filter - 1) * dilation + 1;
+    let same = (input + stride - 1) / stride;
+    let valid = (input + stride - eff) / stride;
+    let want_pad = ((out - 1) * stride + eff - input).max(0) / 2;
+    eff <= i64::from(i32::MAX) && (out == same || out == valid) && pad == want_pad
+}
+
+/// CONV_2D, DEPTHWISE_CONV_2D and the pools: positive strides, dilations and
+/// window, the window equal to the filter tensor's (when there is one), and
+/// the output size and padding TFLM computes from them. The kernels loop over
+/// the output and filter dims; these checks make the parameters they index
+/// with agree with those dims.
+fn check_window(
+    p: &Prep<'_, '_>,
+    input: &TensorInfo,
+    out: &TensorInfo,
+    filter: Option<&TensorInfo>,
+) -> Result<(), Error> {
+    let param = |i| i64::from(p.op.param(i));
+    let (pad_w, pad_h, sw, sh, dw, dh, fw, fh) = (
+        param(0),
+        param(1),
+        param(2),
+        param(3),
+        param(4),
+        param(5),
+        param(6),
+        param(7),
+    );
+    p.check(
+        sw > 0 && sh > 0 && dw > 0 && dh > 0 && fw > 0 && fh > 0,
+        "strides, dilations and filter size must be positive",
+    )?;
+    match filter {
+        Some(f) => p.check(
+            fw == f.dim(2) as i64 && fh == f.dim(1) as i64,
+            "filter size parameters differ from the filter tensor's dims",
+        )?,
+        None => p.check(dw == 1 && dh == 1, "pooling with a dilation")?,
+    }
+    let dim = |t: &TensorInfo, i| t.dim(i) as i64;
+    p.check(
+        window_fits(dim(input, 1), dim(out, 1), fh, sh, dh, pad_h)
+            && window_fits(dim(input, 2), dim(out, 2), fw, sw, dw, pad_w),
+        "output size or padding does not follow from the input, window, strides and dilations",
+    )
 }
 
 /// Activation bounds for float kernels.
@@ -358,6 +423,20 @@ pub(crate) fn prepare(
             }
         }
     }
+    // A tensor without storage is never read or written, so only an empty
+    // one may be an operator's input or output.
+    for k in 0..op.n_inputs.min(rl::MAX_OP_INPUTS) {
+        if let Some(t) = p.opt_input(k)? {
+            p.check(
+                t.storage != rl::STORAGE_NONE || t.elements() == 0,
+                "an input has no storage",
+            )?;
+        }
+    }
+    p.check(
+        out.storage != rl::STORAGE_NONE || out.elements() == 0,
+        "the output has no storage",
+    )?;
     match code {
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => seq::prepare_lstm(&p, &out, &mut words, alloc)?,
         opcode::SVDF => seq::prepare_svdf(&p, &out, &mut words, alloc)?,
@@ -406,7 +485,8 @@ pub(crate) fn prepare(
                     let groups = input.dim(3) / cin_f;
                     p.need(groups > 0 && out.dim(3) % groups == 0, "groups")?;
                 } else {
-                    let mult = op.param(8).max(0) as usize;
+                    p.check(op.param(8) > 0, "depth multiplier must be positive")?;
+                    let mult = op.param(8) as usize;
                     p.need(
                         filter.dim(0) == 1 && filter.dim(3) == out.dim(3),
                         "filter shape",
@@ -416,6 +496,7 @@ pub(crate) fn prepare(
                         "depth multiplier",
                     )?;
                 }
+                check_window(&p, &input, &out, Some(&filter))?;
             }
             if q {
                 let (lo, hi) =
@@ -457,6 +538,7 @@ pub(crate) fn prepare(
                 input.dim(0) == out.dim(0) && input.dim(3) == out.dim(3),
                 "shape mismatch",
             )?;
+            check_window(&p, &input, &out, None)?;
             let (lo, hi) = if q {
                 act_range_i8(op.activation, &out).ok_or(p.err("fused activation"))?
             } else {
@@ -593,36 +675,55 @@ pub(crate) fn prepare(
             )?;
             match code {
                 opcode::PAD => {
+                    // Parameters: rank, then 5 "before" and 5 "after" paddings.
                     let rank = op.param(0).max(0) as usize;
                     p.need(rank == input.rank && rank == out.rank, "rank")?;
+                    p.check(rank <= 5, "PAD rank above 5")?;
                     for k in 0..rank {
+                        let (before, after) = (op.param(1 + k), op.param(6 + k));
+                        p.check(before >= 0 && after >= 0, "negative padding")?;
                         let want = input
                             .dim(k)
-                            .saturating_add(op.param(1 + k).max(0) as usize)
-                            .saturating_add(op.param(6 + k).max(0) as usize);
+                            .saturating_add(before as usize)
+                            .saturating_add(after as usize);
                         p.need(out.dim(k) == want, "padded shape")?;
                     }
                 }
                 opcode::TRANSPOSE => {
                     let rank = op.param(0).max(0) as usize;
                     p.need(rank == input.rank && rank == out.rank, "rank")?;
+                    let mut seen = 0u32;
                     for k in 0..rank {
-                        p.need(
-                            out.dim(k) == input.dim(op.param(1 + k).max(0) as usize),
-                            "permuted shape",
+                        let axis = op.param(1 + k);
+                        p.check(
+                            (0..rank as i32).contains(&axis) && seen & (1 << axis) == 0,
+                            "perm is not a permutation of the input's axes",
                         )?;
+                        seen |= 1 << axis;
+                        p.need(out.dim(k) == input.dim(axis as usize), "permuted shape")?;
                     }
                 }
                 opcode::STRIDED_SLICE => {
+                    // Parameters: rank, then 5 starts, 5 stops, 5 strides.
                     let rank = op.param(0).max(0) as usize;
                     p.need(rank == input.rank && rank <= 5, "rank")?;
                     let mut n = 1usize;
                     for k in 0..rank {
-                        n = n.saturating_mul(slice_len(
-                            op.param(1 + k),
-                            op.param(6 + k),
-                            op.param(11 + k),
-                        ));
+                        let (start, stop, stride) =
+                            (op.param(1 + k), op.param(6 + k), op.param(11 + k));
+                        p.check(stride != 0, "slice stride 0")?;
+                        let count = slice_len(start, stop, stride);
+                        if count > 0 {
+                            // Every coordinate the kernel reads lies on the axis,
+                            // so the count is at most the input's dim.
+                            let last = i64::from(start) + (count as i64 - 1) * i64::from(stride);
+                            let axis = 0..input.dim(k) as i64;
+                            p.check(
+                                axis.contains(&i64::from(start)) && axis.contains(&last),
+                                "slice bounds outside the input",
+                            )?;
+                        }
+                        n = n.saturating_mul(count);
                     }
                     p.need(n == out.elements(), "sliced shape")?;
                 }
@@ -656,6 +757,10 @@ pub(crate) fn prepare(
                     p.need(input.dtype == out.dtype && (q || f), "only int8 or float32")?;
                     let mask = op.param(0);
                     let keep = op.param(1) != 0;
+                    p.check(
+                        mask >= 0 && mask >> input.rank == 0,
+                        "reduction axes outside the input's rank",
+                    )?;
                     let mut n = 1usize;
                     for k in 0..input.rank {
                         if mask & (1 << k) == 0 {
@@ -1013,8 +1118,14 @@ fn depthwise(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (bias, bd) = c.input(2);
     let has_bias = bias.bytes > 0;
     let out = c.output_info();
-    let g = Geo::new(c, &input, &out);
+    // The window loops run over the filter tensor's dims (construction
+    // checked that the parameters agree with them).
     let (fh, fw) = (filter.dim(1) as i32, filter.dim(2) as i32);
+    let g = Geo {
+        fh,
+        fw,
+        ..Geo::new(c, &input, &out)
+    };
     let mult = c.op.param(8).max(1) as usize;
     let float = out.dtype == dtype::F32;
     if !float && mult == 1 && g.ic == g.oc {
