@@ -87,9 +87,7 @@ rustup +nightly component add miri rust-src >/dev/null 2>&1 || rustup +nightly c
 PROPTEST_CASES=4 MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test -p microarena-runtime --lib --test arena_props
 
 step "fuzz smoke (every target, short run; scripts/fuzz.sh runs them for longer)"
-# The image target is left to scripts/fuzz.sh: a corrupted image can make invoke
-# run for minutes (see the FIXME in runtime/tests/kernels.rs).
-bash scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-20}" plan runtime optimize share
+bash scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-20}" plan runtime image optimize share
 
 step "benchmarks compile"
 cargo bench --workspace --exclude microarena-app --no-run
