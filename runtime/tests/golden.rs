@@ -276,3 +276,54 @@ fn state_survives_invocations_as_in_tflm() {
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// A corrupted LSTM cell-state scale (tensor 19's `scale` field): TFLM's
+/// `CheckedLog2` refuses a scale that is not a power of two, and a power far
+/// from Q3.12 made the cell's tanh shift by 88 bits and panic in debug builds.
+#[test]
+fn corrupted_lstm_cell_scale_is_refused() {
+    use microarena_core::runtime_layout as rl;
+    use microarena_runtime::{Error, Image};
+    let Some(dir) = corpus() else { return };
+    let bytes = std::fs::read(dir.join("models/trained_lstm_int8.tflite")).expect("model");
+    let model = Model::parse(&bytes).expect("parse");
+    let image = lower(&model).expect("lower");
+    let total = runtime_arena(&model).expect("arena").total_bytes as usize;
+    let parsed = Image::parse(&image).expect("image");
+    let lstm = (0..parsed.op_count())
+        .find(|&i| parsed.op(i).expect("op").opcode == rl::opcode::UNIDIRECTIONAL_SEQUENCE_LSTM)
+        .expect("an LSTM op");
+    let cell = usize::from(parsed.op(lstm).expect("op").inputs[19]);
+    let word = |at: usize| u32::from_le_bytes(image[at..at + 4].try_into().unwrap()) as usize;
+    let scale_at = word(rl::header::TENSORS_OFF) + cell * rl::TENSOR_BYTES + rl::tensor::SCALE;
+    let with_scale = |s: f32| {
+        let mut bad = image.clone();
+        bad[scale_at..scale_at + 4].copy_from_slice(&s.to_le_bytes());
+        let mut arena = vec![0u8; total];
+        Interpreter::new(&bad, &mut arena).map(|mut it| it.invoke())
+    };
+    let opcode = rl::opcode::UNIDIRECTIONAL_SEQUENCE_LSTM;
+    for s in [2f32.powi(-100), 2f32.powi(40), f32::MIN_POSITIVE] {
+        assert_eq!(
+            with_scale(s).err(),
+            Some(Error::InvalidOp {
+                op_index: lstm as u16,
+                opcode,
+                what: "cell state scale too far from Q3.12 for a 32-bit shift"
+            }),
+            "scale {s:e}"
+        );
+    }
+    for s in [0.003f32, 0.0, -1.0 / 2048.0, f32::NAN, f32::INFINITY] {
+        assert_eq!(
+            with_scale(s).err(),
+            Some(Error::UnsupportedConfig {
+                op_index: lstm as u16,
+                opcode,
+                why: "cell state scale must be a power of two (as TFLM requires)"
+            }),
+            "scale {s:e}"
+        );
+    }
+    assert_eq!(with_scale(1.0 / 2048.0).err(), None);
+}
