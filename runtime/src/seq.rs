@@ -546,7 +546,9 @@ pub(crate) fn lstm(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 for i in 0..m {
                     let ci = s.st_off + i;
                     let t = tanh_i16(i16_at(cell, ci), mult, shift);
-                    let v = (fx::mbqm(t * i16_at(b1, i), wd(20), wd(21)) + h_zp).clamp(-128, 127);
+                    let v = fx::mbqm(t * i16_at(b1, i), wd(20), wd(21))
+                        .wrapping_add(h_zp)
+                        .clamp(-128, 127);
                     put_i8(hidden, ci, v);
                     put_i8(c.out, out_off + i, v);
                 }

@@ -277,25 +277,65 @@ fn state_survives_invocations_as_in_tflm() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// The LSTM image of `trained_lstm_int8` (image, predicted arena, LSTM op
+/// index, the op's input tensor indices).
+fn lstm_image(dir: &Path) -> (Vec<u8>, usize, usize, [u16; 24]) {
+    use microarena_core::runtime_layout as rl;
+    let bytes = std::fs::read(dir.join("models/trained_lstm_int8.tflite")).expect("model");
+    let model = Model::parse(&bytes).expect("parse");
+    let image = lower(&model).expect("lower");
+    let total = runtime_arena(&model).expect("arena").total_bytes as usize;
+    let parsed = microarena_runtime::Image::parse(&image).expect("image");
+    let lstm = (0..parsed.op_count())
+        .find(|&i| parsed.op(i).expect("op").opcode == rl::opcode::UNIDIRECTIONAL_SEQUENCE_LSTM)
+        .expect("an LSTM op");
+    let inputs = parsed.op(lstm).expect("op").inputs;
+    (image, total, lstm, inputs)
+}
+
+/// Byte offset of field `field` of tensor `t`.
+fn tensor_field(image: &[u8], t: usize, field: usize) -> usize {
+    use microarena_core::runtime_layout as rl;
+    let at = rl::header::TENSORS_OFF;
+    let off = u32::from_le_bytes(image[at..at + 4].try_into().unwrap()) as usize;
+    off + t * rl::TENSOR_BYTES + field
+}
+
+/// Found by sweeping the corpus images in a debug build: an extreme zero
+/// point on the LSTM's hidden state overflowed `output + zero point` (a
+/// panic in debug builds). The addition wraps now, as everywhere else.
+#[test]
+fn extreme_lstm_hidden_zero_point_does_not_panic() {
+    use microarena_core::runtime_layout as rl;
+    let Some(dir) = corpus() else { return };
+    let (image, total, _, inputs) = lstm_image(&dir);
+    let at = tensor_field(&image, usize::from(inputs[18]), rl::tensor::ZERO_POINT);
+    for zp in [i32::MIN, i32::MAX] {
+        let mut bad = image.clone();
+        bad[at..at + 4].copy_from_slice(&zp.to_le_bytes());
+        let mut arena = vec![0u8; total];
+        let mut it = Interpreter::new(&bad, &mut arena).expect("construct");
+        it.invoke().expect("invoke");
+        // Any int16-range product plus an extreme zero point wraps to a
+        // value the int8 clamp takes to one of its ends.
+        let hidden = it.variable(usize::from(inputs[18])).expect("hidden state");
+        assert!(
+            hidden.iter().all(|&b| b == 0x80 || b == 0x7f),
+            "zp {zp}: {hidden:?}"
+        );
+    }
+}
+
 /// A corrupted LSTM cell-state scale (tensor 19's `scale` field): TFLM's
 /// `CheckedLog2` refuses a scale that is not a power of two, and a power far
 /// from Q3.12 made the cell's tanh shift by 88 bits and panic in debug builds.
 #[test]
 fn corrupted_lstm_cell_scale_is_refused() {
     use microarena_core::runtime_layout as rl;
-    use microarena_runtime::{Error, Image};
+    use microarena_runtime::Error;
     let Some(dir) = corpus() else { return };
-    let bytes = std::fs::read(dir.join("models/trained_lstm_int8.tflite")).expect("model");
-    let model = Model::parse(&bytes).expect("parse");
-    let image = lower(&model).expect("lower");
-    let total = runtime_arena(&model).expect("arena").total_bytes as usize;
-    let parsed = Image::parse(&image).expect("image");
-    let lstm = (0..parsed.op_count())
-        .find(|&i| parsed.op(i).expect("op").opcode == rl::opcode::UNIDIRECTIONAL_SEQUENCE_LSTM)
-        .expect("an LSTM op");
-    let cell = usize::from(parsed.op(lstm).expect("op").inputs[19]);
-    let word = |at: usize| u32::from_le_bytes(image[at..at + 4].try_into().unwrap()) as usize;
-    let scale_at = word(rl::header::TENSORS_OFF) + cell * rl::TENSOR_BYTES + rl::tensor::SCALE;
+    let (image, total, lstm, inputs) = lstm_image(&dir);
+    let scale_at = tensor_field(&image, usize::from(inputs[19]), rl::tensor::SCALE);
     let with_scale = |s: f32| {
         let mut bad = image.clone();
         bad[scale_at..scale_at + 4].copy_from_slice(&s.to_le_bytes());
