@@ -133,6 +133,18 @@ impl<'x> Ctx<'x, '_> {
     pub(crate) fn word(&self, i: usize) -> i32 {
         i32_at(self.opdata, i)
     }
+
+    /// [`Error::UnsupportedConfig`] for this op, as a closure that does not
+    /// borrow the context (so kernels can use it while they split `vars`
+    /// and `scratch`).
+    pub(crate) fn fail(&self) -> impl Fn(&'static str) -> Error + Copy + use<> {
+        let (op_index, opcode) = (self.index, self.op.opcode);
+        move |why| Error::UnsupportedConfig {
+            op_index,
+            opcode,
+            why,
+        }
+    }
 }
 
 const EMPTY: TensorInfo = TensorInfo {
@@ -1245,22 +1257,14 @@ fn pool(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                         (true, true) => put_f32(c.out, oi, act_f32(fmx, flo, fhi)),
                         (true, false) => {
                             if fcount == 0.0 {
-                                return Err(Error::UnsupportedConfig {
-                                    op_index: c.index,
-                                    opcode: c.op.opcode,
-                                    why: "empty pooling window",
-                                });
+                                return Err(c.fail()("empty pooling window"));
                             }
                             put_f32(c.out, oi, act_f32(total / fcount, flo, fhi));
                         }
                         (false, true) => put_i8(c.out, oi, mx.max(lo).min(hi)),
                         (false, false) => {
                             if count == 0 {
-                                return Err(Error::UnsupportedConfig {
-                                    op_index: c.index,
-                                    opcode: c.op.opcode,
-                                    why: "empty pooling window",
-                                });
+                                return Err(c.fail()("empty pooling window"));
                             }
                             let avg = if acc > 0 {
                                 acc.wrapping_add(count / 2) / count

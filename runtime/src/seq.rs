@@ -286,9 +286,15 @@ pub(crate) fn prepare_lstm(
     Ok(())
 }
 
-/// Byte range of a variable tensor in the variable region.
-fn var_range(t: &TensorInfo) -> (usize, usize) {
-    (t.location, t.location.saturating_add(t.bytes))
+/// State tensor `k` of the op (LSTM hidden/cell, SVDF activation state) and
+/// its byte range in the variable region.
+fn state_tensor(
+    c: &Ctx<'_, '_>,
+    k: usize,
+    missing: &'static str,
+) -> Result<(TensorInfo, (usize, usize)), Error> {
+    let t = c.tensor(k).ok_or(c.fail()(missing))?;
+    Ok((t, (t.location, t.location.saturating_add(t.bytes))))
 }
 
 /// Two disjoint mutable variable tensors.
@@ -428,15 +434,10 @@ fn gate_f32(
 
 /// `EvalLstm`: every time step (and batch, when batch-major) in TFLM's order.
 pub(crate) fn lstm(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    let (op_index, opcode) = (c.index, c.op.opcode);
-    let bad = move |why| Error::UnsupportedConfig {
-        op_index,
-        opcode,
-        why,
-    };
+    let bad = c.fail();
     let (input, x) = c.input(0);
-    let hidden_t = c.tensor(18).ok_or(bad("hidden state missing"))?;
-    let cell_t = c.tensor(19).ok_or(bad("cell state missing"))?;
+    let (hidden_t, hidden_range) = state_tensor(c, 18, "hidden state missing")?;
+    let (_, cell_range) = state_tensor(c, 19, "cell state missing")?;
     let time_major = c.op.param(0) != 0;
     let [batch, time, in_dim, state] = lstm_sizes(&input, &hidden_t, time_major);
     let float = input.dtype == dtype::F32;
@@ -450,8 +451,8 @@ pub(crate) fn lstm(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let tens = |k: usize| w.get(k).copied().unwrap_or((&[][..], 0));
     let gate_of = |k: usize| GATES.get(k).copied().unwrap_or((0, 0, 0));
     let (h_zp, x_zp) = (hidden_t.zero_point, input.zero_point);
-    let (hidden, cell) = two_vars(c.vars, var_range(&hidden_t), var_range(&cell_t))
-        .ok_or(bad("state tensors overlap"))?;
+    let (hidden, cell) =
+        two_vars(c.vars, hidden_range, cell_range).ok_or(bad("state tensors overlap"))?;
     let n = batch * state;
     let part = rl::align4((n * if float { 4 } else { 2 }) as u32) as usize;
     let (b0, rest) = c
@@ -648,18 +649,13 @@ pub(crate) fn prepare_svdf(
 
 /// `EvalIntegerSvdfReference` / `EvalFloatSvdfReference`.
 pub(crate) fn svdf(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    let (op_index, opcode) = (c.index, c.op.opcode);
-    let bad = move |why| Error::UnsupportedConfig {
-        op_index,
-        opcode,
-        why,
-    };
+    let bad = c.fail();
     let (input, x) = c.input(0);
     let (wf_t, wf) = c.input(1);
     let (wt_t, wt) = c.input(2);
     let (bias_t, bias) = c.input(3);
     let has_bias = bias_t.bytes > 0;
-    let st_t = c.tensor(4).ok_or(bad("state missing"))?;
+    let (st_t, (lo, hi)) = state_tensor(c, 4, "state missing")?;
     let out_t = c.output_info();
     let rank = c.op.param(0).max(1) as usize;
     let (batch, n_in) = (input.dim(0), input.dim(1));
@@ -667,7 +663,6 @@ pub(crate) fn svdf(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let memory = wt_t.dim(1);
     let units = filters / rank;
     let (m1, s1, m2, s2) = (c.word(0), c.word(1), c.word(2), c.word(3));
-    let (lo, hi) = var_range(&st_t);
     let state = c
         .vars
         .get_mut(lo..hi)
