@@ -82,14 +82,15 @@ if [ -n "${MICROARENA_CORPUS:-}" ]; then
   done
 fi
 
-step "Miri on the runtime (allocator, fixed-point and kernel tests)"
+step "Miri on the runtime (allocator, fixed-point, kernel and golden tests)"
+# Under cfg(miri) the kernel sweeps sample the corrupted images and the golden
+# tests run the hello_world-sized models (see runtime/tests/{kernels,golden}.rs);
+# the rest are #[cfg_attr(miri, ignore)] with the reason.
 rustup +nightly component add miri rust-src >/dev/null 2>&1 || rustup +nightly component add miri rust-src
-PROPTEST_CASES=4 MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test -p microarena-runtime --lib --test arena_props
+PROPTEST_CASES=4 MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test -p microarena-runtime --lib --test arena_props --test kernels --test golden
 
 step "fuzz smoke (every target, short run; scripts/fuzz.sh runs them for longer)"
-# The image target is left to scripts/fuzz.sh: a corrupted image can make invoke
-# run for minutes (see the FIXME in runtime/tests/kernels.rs).
-bash scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-20}" plan runtime optimize share
+bash scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-20}" plan runtime image optimize share
 
 step "benchmarks compile"
 cargo bench --workspace --exclude microarena-app --no-run

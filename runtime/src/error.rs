@@ -50,6 +50,19 @@ pub enum Error {
         /// What is not supported.
         why: &'static str,
     },
+    /// The operator's precomputed parameters (strides, padding, filter size,
+    /// slice bounds, permutation, axes, …) or its tensors' shapes are
+    /// inconsistent: the image is corrupt, or was not written by core. Refused
+    /// at construction, so `invoke` only ever loops over validated tensor
+    /// dimensions.
+    InvalidOp {
+        /// Operator index.
+        op_index: u16,
+        /// Builtin code.
+        opcode: u8,
+        /// What is inconsistent.
+        what: &'static str,
+    },
     /// A persistent or scratch allocation was attempted after Prepare.
     AllocationDuringInvoke,
     /// An allocation alignment that is not a power of two up to 16.
@@ -107,6 +120,15 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "operator {op_index} ({}): {why}",
+                op_name(i32::from(opcode))
+            ),
+            Error::InvalidOp {
+                op_index,
+                opcode,
+                what,
+            } => write!(
+                f,
+                "operator {op_index} ({}) is inconsistent with its tensors: {what}",
                 op_name(i32::from(opcode))
             ),
             Error::AllocationDuringInvoke => f.write_str(

@@ -188,8 +188,11 @@ pub fn exp_on_negative_values(a: i32, integer_bits: i32) -> i32 {
     if a == 0 { i32::MAX } else { result }
 }
 
-/// gemmlowp `one_over_one_plus_x_for_x_in_0_1` (Q0.31 in and out).
-pub fn one_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
+/// gemmlowp's Newton–Raphson division shared by
+/// `one_over_one_plus_x_for_x_in_0_1` and
+/// `one_minus_x_over_one_plus_x_for_x_in_0_1`: `1 / (1 + a)` for `a` in
+/// Q0.31, as a Q2.29 value (three iterations from 48/17 − 32/17·d).
+fn reciprocal_one_plus_x_q2_29(a: i32) -> i32 {
     // RoundingHalfSum(a, One)
     let sum = i64::from(a) + i64::from(i32::MAX);
     let sign: i64 = if sum >= 0 { 1 } else { -1 };
@@ -202,7 +205,13 @@ pub fn one_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
         let one_minus = (1i32 << 29).wrapping_sub(hdx);
         x = x.wrapping_add(sat_shl(srdhm(x, one_minus), 2));
     }
-    sat_shl(x, 1)
+    x
+}
+
+/// gemmlowp `one_over_one_plus_x_for_x_in_0_1` (Q0.31 in and out).
+pub fn one_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
+    // Rescale<0>(x) from F2
+    sat_shl(reciprocal_one_plus_x_q2_29(a), 1)
 }
 
 /// TFLM `GetReciprocal`: returns `(reciprocal Q0.31, num_bits_over_unit)`.
@@ -230,19 +239,8 @@ pub fn logistic(a: i32, integer_bits: i32) -> i32 {
 
 /// gemmlowp `one_minus_x_over_one_plus_x_for_x_in_0_1` (Q0.31).
 fn one_minus_x_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
-    let sum = i64::from(a) + i64::from(i32::MAX);
-    let sign: i64 = if sum >= 0 { 1 } else { -1 };
-    let half_denominator = ((sum + sign) / 2) as i32;
-    const C48_17: i32 = 1515870810;
-    const CNEG32_17: i32 = -1010580540;
-    let mut x = C48_17.wrapping_add(srdhm(half_denominator, CNEG32_17));
-    for _ in 0..3 {
-        let hdx = srdhm(half_denominator, x);
-        let one_minus = (1i32 << 29).wrapping_sub(hdx);
-        x = x.wrapping_add(sat_shl(srdhm(x, one_minus), 2));
-    }
     // Rescale<0>(x - F2::One()) from F2
-    sat_shl(x.wrapping_sub(1 << 29), 2)
+    sat_shl(reciprocal_one_plus_x_q2_29(a).wrapping_sub(1 << 29), 2)
 }
 
 /// gemmlowp `tanh` for `FixedPoint<int32, INTEGER_BITS>`; Q0.31 result.

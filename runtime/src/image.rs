@@ -55,6 +55,15 @@ impl TensorInfo {
         self.shape().last().map_or(1, |&d| d.max(0) as usize)
     }
 
+    /// Bytes the shape spans with zero dims counted as 1: the most any loop
+    /// over its dims can run (`None` on overflow or an unknown type).
+    pub fn extent_bytes(&self) -> Option<usize> {
+        let elem = rl::dtype_size(self.dtype)? as usize;
+        self.shape()
+            .iter()
+            .try_fold(elem, |a, &d| a.checked_mul(d.max(1) as usize))
+    }
+
     /// Element count.
     pub fn elements(&self) -> usize {
         self.shape()
@@ -242,6 +251,20 @@ impl<'m> Image<'m> {
         }
         if t.storage != rl::STORAGE_NONE && n != t.bytes {
             return Err(bad("tensor byte size does not match its shape"));
+        }
+        // Kernels nest loops over dims, so an empty tensor (a zero dim) must
+        // not carry huge other dims: its extent, zero dims counted as 1, must
+        // fit the region it lives in, as a non-empty tensor's bytes do.
+        let region = match t.storage {
+            rl::STORAGE_ARENA => self.head_bytes,
+            rl::STORAGE_CONST => self.data.len(),
+            rl::STORAGE_VARIABLE => self.var_bytes,
+            _ => self.head_bytes,
+        };
+        if t.extent_bytes().is_none_or(|e| e > region.max(elem)) {
+            return Err(bad(
+                "tensor shape (zero dims counted as 1) exceeds its storage region",
+            ));
         }
         let end = t
             .location

@@ -133,6 +133,18 @@ impl<'x> Ctx<'x, '_> {
     pub(crate) fn word(&self, i: usize) -> i32 {
         i32_at(self.opdata, i)
     }
+
+    /// [`Error::UnsupportedConfig`] for this op, as a closure that does not
+    /// borrow the context (so kernels can use it while they split `vars`
+    /// and `scratch`).
+    pub(crate) fn fail(&self) -> impl Fn(&'static str) -> Error + Copy + use<> {
+        let (op_index, opcode) = (self.index, self.op.opcode);
+        move |why| Error::UnsupportedConfig {
+            op_index,
+            opcode,
+            why,
+        }
+    }
 }
 
 const EMPTY: TensorInfo = TensorInfo {
@@ -231,6 +243,71 @@ impl Prep<'_, '_> {
     pub(crate) fn need(&self, ok: bool, why: &'static str) -> Result<(), Error> {
         if ok { Ok(()) } else { Err(self.err(why)) }
     }
+
+    /// [`Error::InvalidOp`] unless `ok`: parameters or shapes that no image
+    /// written by core can have.
+    pub(crate) fn check(&self, ok: bool, what: &'static str) -> Result<(), Error> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::InvalidOp {
+                op_index: self.index,
+                opcode: self.op.opcode,
+                what,
+            })
+        }
+    }
+}
+
+/// TFLM's output size for SAME or VALID padding, and its padding
+/// (`ComputePaddingHeightWidth`), in `i64` so no parameter can overflow.
+fn window_fits(input: i64, out: i64, filter: i64, stride: i64, dilation: i64, pad: i64) -> bool {
+    let eff = (filter - 1) * dilation + 1;
+    let same = (input + stride - 1) / stride;
+    let valid = (input + stride - eff) / stride;
+    let want_pad = ((out - 1) * stride + eff - input).max(0) / 2;
+    eff <= i64::from(i32::MAX) && (out == same || out == valid) && pad == want_pad
+}
+
+/// CONV_2D, DEPTHWISE_CONV_2D and the pools: positive strides, dilations and
+/// window, the window equal to the filter tensor's (when there is one), and
+/// the output size and padding TFLM computes from them. The kernels loop over
+/// the output and filter dims; these checks make the parameters they index
+/// with agree with those dims.
+fn check_window(
+    p: &Prep<'_, '_>,
+    input: &TensorInfo,
+    out: &TensorInfo,
+    filter: Option<&TensorInfo>,
+) -> Result<(), Error> {
+    let param = |i| i64::from(p.op.param(i));
+    let (pad_w, pad_h, sw, sh, dw, dh, fw, fh) = (
+        param(0),
+        param(1),
+        param(2),
+        param(3),
+        param(4),
+        param(5),
+        param(6),
+        param(7),
+    );
+    p.check(
+        sw > 0 && sh > 0 && dw > 0 && dh > 0 && fw > 0 && fh > 0,
+        "strides, dilations and filter size must be positive",
+    )?;
+    match filter {
+        Some(f) => p.check(
+            fw == f.dim(2) as i64 && fh == f.dim(1) as i64,
+            "filter size parameters differ from the filter tensor's dims",
+        )?,
+        None => p.check(dw == 1 && dh == 1, "pooling with a dilation")?,
+    }
+    let dim = |t: &TensorInfo, i| t.dim(i) as i64;
+    p.check(
+        window_fits(dim(input, 1), dim(out, 1), fh, sh, dh, pad_h)
+            && window_fits(dim(input, 2), dim(out, 2), fw, sw, dw, pad_w),
+        "output size or padding does not follow from the input, window, strides and dilations",
+    )
 }
 
 /// Activation bounds for float kernels.
@@ -358,6 +435,20 @@ pub(crate) fn prepare(
             }
         }
     }
+    // A tensor without storage is never read or written, so only an empty
+    // one may be an operator's input or output.
+    for k in 0..op.n_inputs.min(rl::MAX_OP_INPUTS) {
+        if let Some(t) = p.opt_input(k)? {
+            p.check(
+                t.storage != rl::STORAGE_NONE || t.elements() == 0,
+                "an input has no storage",
+            )?;
+        }
+    }
+    p.check(
+        out.storage != rl::STORAGE_NONE || out.elements() == 0,
+        "the output has no storage",
+    )?;
     match code {
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => seq::prepare_lstm(&p, &out, &mut words, alloc)?,
         opcode::SVDF => seq::prepare_svdf(&p, &out, &mut words, alloc)?,
@@ -406,7 +497,8 @@ pub(crate) fn prepare(
                     let groups = input.dim(3) / cin_f;
                     p.need(groups > 0 && out.dim(3) % groups == 0, "groups")?;
                 } else {
-                    let mult = op.param(8).max(0) as usize;
+                    p.check(op.param(8) > 0, "depth multiplier must be positive")?;
+                    let mult = op.param(8) as usize;
                     p.need(
                         filter.dim(0) == 1 && filter.dim(3) == out.dim(3),
                         "filter shape",
@@ -416,6 +508,7 @@ pub(crate) fn prepare(
                         "depth multiplier",
                     )?;
                 }
+                check_window(&p, &input, &out, Some(&filter))?;
             }
             if q {
                 let (lo, hi) =
@@ -457,6 +550,7 @@ pub(crate) fn prepare(
                 input.dim(0) == out.dim(0) && input.dim(3) == out.dim(3),
                 "shape mismatch",
             )?;
+            check_window(&p, &input, &out, None)?;
             let (lo, hi) = if q {
                 act_range_i8(op.activation, &out).ok_or(p.err("fused activation"))?
             } else {
@@ -593,36 +687,55 @@ pub(crate) fn prepare(
             )?;
             match code {
                 opcode::PAD => {
+                    // Parameters: rank, then 5 "before" and 5 "after" paddings.
                     let rank = op.param(0).max(0) as usize;
                     p.need(rank == input.rank && rank == out.rank, "rank")?;
+                    p.check(rank <= 5, "PAD rank above 5")?;
                     for k in 0..rank {
+                        let (before, after) = (op.param(1 + k), op.param(6 + k));
+                        p.check(before >= 0 && after >= 0, "negative padding")?;
                         let want = input
                             .dim(k)
-                            .saturating_add(op.param(1 + k).max(0) as usize)
-                            .saturating_add(op.param(6 + k).max(0) as usize);
+                            .saturating_add(before as usize)
+                            .saturating_add(after as usize);
                         p.need(out.dim(k) == want, "padded shape")?;
                     }
                 }
                 opcode::TRANSPOSE => {
                     let rank = op.param(0).max(0) as usize;
                     p.need(rank == input.rank && rank == out.rank, "rank")?;
+                    let mut seen = 0u32;
                     for k in 0..rank {
-                        p.need(
-                            out.dim(k) == input.dim(op.param(1 + k).max(0) as usize),
-                            "permuted shape",
+                        let axis = op.param(1 + k);
+                        p.check(
+                            (0..rank as i32).contains(&axis) && seen & (1 << axis) == 0,
+                            "perm is not a permutation of the input's axes",
                         )?;
+                        seen |= 1 << axis;
+                        p.need(out.dim(k) == input.dim(axis as usize), "permuted shape")?;
                     }
                 }
                 opcode::STRIDED_SLICE => {
+                    // Parameters: rank, then 5 starts, 5 stops, 5 strides.
                     let rank = op.param(0).max(0) as usize;
                     p.need(rank == input.rank && rank <= 5, "rank")?;
                     let mut n = 1usize;
                     for k in 0..rank {
-                        n = n.saturating_mul(slice_len(
-                            op.param(1 + k),
-                            op.param(6 + k),
-                            op.param(11 + k),
-                        ));
+                        let (start, stop, stride) =
+                            (op.param(1 + k), op.param(6 + k), op.param(11 + k));
+                        p.check(stride != 0, "slice stride 0")?;
+                        let count = slice_len(start, stop, stride);
+                        if count > 0 {
+                            // Every coordinate the kernel reads lies on the axis,
+                            // so the count is at most the input's dim.
+                            let last = i64::from(start) + (count as i64 - 1) * i64::from(stride);
+                            let axis = 0..input.dim(k) as i64;
+                            p.check(
+                                axis.contains(&i64::from(start)) && axis.contains(&last),
+                                "slice bounds outside the input",
+                            )?;
+                        }
+                        n = n.saturating_mul(count);
                     }
                     p.need(n == out.elements(), "sliced shape")?;
                 }
@@ -656,6 +769,10 @@ pub(crate) fn prepare(
                     p.need(input.dtype == out.dtype && (q || f), "only int8 or float32")?;
                     let mask = op.param(0);
                     let keep = op.param(1) != 0;
+                    p.check(
+                        mask >= 0 && mask >> input.rank == 0,
+                        "reduction axes outside the input's rank",
+                    )?;
                     let mut n = 1usize;
                     for k in 0..input.rank {
                         if mask & (1 << k) == 0 {
@@ -758,59 +875,96 @@ fn copy(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// The end of every FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D output
+/// value, as TFLM's reference kernels do it: int8 adds the bias, requantizes
+/// with the channel's (multiplier, shift) from the OpData, adds the output
+/// zero point and clamps; float adds the bias and applies the activation.
+struct Epilogue<'e> {
+    bias: Option<&'e [u8]>,
+    opdata: &'e [u8],
+    out_zp: i32,
+    lo: i32,
+    hi: i32,
+}
+
+impl<'e> Epilogue<'e> {
+    fn new(c: &Ctx<'e, '_>, bias: (TensorInfo, &'e [u8])) -> Self {
+        Epilogue {
+            bias: (bias.0.bytes > 0).then_some(bias.1),
+            opdata: c.opdata,
+            out_zp: c.output_info().zero_point,
+            lo: c.word(0),
+            hi: c.word(1),
+        }
+    }
+
+    /// Int8: bias `ch`, multiplier `k` (the channel, or 0 per tensor).
+    #[inline]
+    fn put_i8(&self, out: &mut [u8], oi: usize, ch: usize, k: usize, acc: i32) {
+        let acc = match self.bias {
+            Some(b) => acc.wrapping_add(i32_at(b, ch)),
+            None => acc,
+        };
+        let acc = fx::mbqm(
+            acc,
+            i32_at(self.opdata, 2 + 2 * k),
+            i32_at(self.opdata, 3 + 2 * k),
+        );
+        put_i8(
+            out,
+            oi,
+            acc.wrapping_add(self.out_zp).max(self.lo).min(self.hi),
+        );
+    }
+
+    #[inline]
+    fn put_f32(&self, out: &mut [u8], oi: usize, ch: usize, total: f32) {
+        let bias = self.bias.map_or(0.0, |b| f32_at(b, ch));
+        let (lo, hi) = (
+            f32::from_bits(self.lo as u32),
+            f32::from_bits(self.hi as u32),
+        );
+        put_f32(out, oi, act_f32(total + bias, lo, hi));
+    }
+}
+
 fn fully_connected(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
-    let (bias, bd) = c.input(2);
-    let has_bias = bias.bytes > 0;
+    let end = Epilogue::new(c, c.input(2));
     let out = c.output_info();
     let depth = out.last_dim();
     let accum = filter.last_dim();
     let batches = out.elements() / depth.max(1);
-    if out.dtype == dtype::F32 {
-        let (lo, hi) = (
-            f32::from_bits(c.word(0) as u32),
-            f32::from_bits(c.word(1) as u32),
-        );
-        for b in 0..batches {
-            for o in 0..depth {
+    let float = out.dtype == dtype::F32;
+    let in_off = input.zero_point.wrapping_neg();
+    let w_off = filter.zero_point.wrapping_neg();
+    let per_channel = filter.n_scales > 1;
+    for b in 0..batches {
+        for o in 0..depth {
+            let oi = o + depth * b;
+            if float {
                 let mut total = 0.0f32;
                 for d in 0..accum {
                     total += f32_at(x, b * accum + d) * f32_at(w, o * accum + d);
                 }
-                let bias_v = if has_bias { f32_at(bd, o) } else { 0.0 };
-                put_f32(c.out, o + depth * b, act_f32(total + bias_v, lo, hi));
+                end.put_f32(c.out, oi, o, total);
+                continue;
             }
-        }
-    } else {
-        let (lo, hi) = (c.word(0), c.word(1));
-        let in_off = input.zero_point.wrapping_neg();
-        let w_off = filter.zero_point.wrapping_neg();
-        let per_channel = filter.n_scales > 1;
-        for b in 0..batches {
-            for o in 0..depth {
-                let mut acc = if w_off == 0 {
-                    dot_i8(x, b * accum, w, o * accum, accum, in_off)
-                } else {
-                    let mut acc = 0i32;
-                    for d in 0..accum {
-                        let wv = i8_at(w, o * accum + d).wrapping_add(w_off);
-                        let xv = i8_at(x, b * accum + d).wrapping_add(in_off);
-                        acc = acc.wrapping_add(wv.wrapping_mul(xv));
-                    }
-                    acc
-                };
-                if has_bias {
-                    acc = acc.wrapping_add(i32_at(bd, o));
+            let acc = if w_off == 0 {
+                dot_i8(x, b * accum, w, o * accum, accum, in_off)
+            } else {
+                let mut acc = 0i32;
+                for d in 0..accum {
+                    let wv = i8_at(w, o * accum + d).wrapping_add(w_off);
+                    let xv = i8_at(x, b * accum + d).wrapping_add(in_off);
+                    acc = acc.wrapping_add(wv.wrapping_mul(xv));
                 }
-                let k = if per_channel { o } else { 0 };
-                acc = fx::mbqm(acc, c.word(2 + 2 * k), c.word(3 + 2 * k));
-                acc = acc.wrapping_add(out.zero_point).max(lo).min(hi);
-                put_i8(c.out, o + depth * b, acc);
-            }
+                acc
+            };
+            end.put_i8(c.out, oi, o, if per_channel { o } else { 0 }, acc);
         }
     }
-    let _ = input;
     Ok(())
 }
 
@@ -834,6 +988,7 @@ struct Geo {
 }
 
 impl Geo {
+    /// The geometry of a pool: the window from the parameters.
     fn new(c: &Ctx<'_, '_>, input: &TensorInfo, out: &TensorInfo) -> Geo {
         Geo {
             batches: out.dim(0),
@@ -854,6 +1009,21 @@ impl Geo {
         }
     }
 
+    /// The geometry of a convolution: the window loops run over the filter
+    /// tensor's dims (construction checked the parameters agree with them).
+    fn with_filter(
+        c: &Ctx<'_, '_>,
+        input: &TensorInfo,
+        out: &TensorInfo,
+        filter: &TensorInfo,
+    ) -> Geo {
+        Geo {
+            fh: filter.dim(1) as i32,
+            fw: filter.dim(2) as i32,
+            ..Geo::new(c, input, out)
+        }
+    }
+
     #[inline]
     fn in_index(&self, b: usize, y: i32, x: i32, ch: usize) -> usize {
         ((b * self.ih as usize + y as usize) * self.iw as usize + x as usize) * self.ic + ch
@@ -863,61 +1033,70 @@ impl Geo {
     fn out_index(&self, b: usize, y: usize, x: usize, ch: usize) -> usize {
         ((b * self.oh + y) * self.ow + x) * self.oc + ch
     }
+
+    /// Calls `f(tap, in_index)` for every filter tap of output pixel
+    /// `(b, oy, ox)` that falls inside the input, in TFLM's order (filter
+    /// rows, then columns); `tap = ky · fw + kx`, and `in_index` points at
+    /// channel `ch` of the input pixel under the tap.
+    #[inline]
+    fn for_each_tap(
+        &self,
+        b: usize,
+        oy: usize,
+        ox: usize,
+        ch: usize,
+        mut f: impl FnMut(usize, usize),
+    ) {
+        let iy0 = (oy as i32).wrapping_mul(self.sh).wrapping_sub(self.pad_h);
+        let ix0 = (ox as i32).wrapping_mul(self.sw).wrapping_sub(self.pad_w);
+        for ky in 0..self.fh {
+            let iy = iy0.wrapping_add(self.dh.wrapping_mul(ky));
+            for kx in 0..self.fw {
+                let ix = ix0.wrapping_add(self.dw.wrapping_mul(kx));
+                if ix < 0 || ix >= self.iw || iy < 0 || iy >= self.ih {
+                    continue;
+                }
+                let tap = ky as usize * self.fw as usize + kx as usize;
+                f(tap, self.in_index(b, iy, ix, ch));
+            }
+        }
+    }
 }
 
 fn conv(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
-    let (bias, bd) = c.input(2);
-    let has_bias = bias.bytes > 0;
+    let end = Epilogue::new(c, c.input(2));
     let out = c.output_info();
-    let g = Geo::new(c, &input, &out);
-    let (fh, fw, fic) = (filter.dim(1) as i32, filter.dim(2) as i32, filter.dim(3));
+    let g = Geo::with_filter(c, &input, &out, &filter);
+    let fic = filter.dim(3);
+    let taps = g.fh as usize * g.fw as usize;
     let groups = g.ic / fic.max(1);
     let per_group = g.oc / groups.max(1);
     let float = out.dtype == dtype::F32;
     let in_off = input.zero_point.wrapping_neg();
-    let (lo, hi) = (c.word(0), c.word(1));
-    let (flo, fhi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
     for b in 0..g.batches {
         for oy in 0..g.oh {
-            let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
             for ox in 0..g.ow {
-                let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
                 for oc in 0..g.oc {
                     let group = oc / per_group.max(1);
-                    let mut acc = 0i32;
-                    let mut total = 0.0f32;
-                    for ky in 0..fh {
-                        let iy = iy0.wrapping_add(g.dh.wrapping_mul(ky));
-                        for kx in 0..fw {
-                            let ix = ix0.wrapping_add(g.dw.wrapping_mul(kx));
-                            if ix < 0 || ix >= g.iw || iy < 0 || iy >= g.ih {
-                                continue;
-                            }
-                            let fbase = ((oc * fh as usize + ky as usize) * fw as usize
-                                + kx as usize)
-                                * fic;
-                            let ibase = g.in_index(b, iy, ix, group * fic);
-                            if float {
-                                for ic in 0..fic {
-                                    total += f32_at(x, ibase + ic) * f32_at(w, fbase + ic);
-                                }
-                            } else {
-                                acc = acc.wrapping_add(dot_i8(x, ibase, w, fbase, fic, in_off));
-                            }
-                        }
-                    }
                     let oi = g.out_index(b, oy, ox, oc);
+                    // Filter [oc][ky][kx][ic]: tap t of channel oc starts at (oc·taps + t)·fic.
+                    let fbase = |tap: usize| (oc * taps + tap) * fic;
                     if float {
-                        let bv = if has_bias { f32_at(bd, oc) } else { 0.0 };
-                        put_f32(c.out, oi, act_f32(total + bv, flo, fhi));
+                        let mut total = 0.0f32;
+                        g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
+                            for ic in 0..fic {
+                                total += f32_at(x, ii + ic) * f32_at(w, fbase(tap) + ic);
+                            }
+                        });
+                        end.put_f32(c.out, oi, oc, total);
                     } else {
-                        if has_bias {
-                            acc = acc.wrapping_add(i32_at(bd, oc));
-                        }
-                        acc = fx::mbqm(acc, c.word(2 + 2 * oc), c.word(3 + 2 * oc));
-                        put_i8(c.out, oi, acc.wrapping_add(out.zero_point).max(lo).min(hi));
+                        let mut acc = 0i32;
+                        g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
+                            acc = acc.wrapping_add(dot_i8(x, ii, w, fbase(tap), fic, in_off));
+                        });
+                        end.put_i8(c.out, oi, oc, oc, acc);
                     }
                 }
             }
@@ -951,54 +1130,34 @@ fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: i32) -> i32
 
 /// Int8 depthwise with multiplier 1: all channels of one output pixel at
 /// once, 64 accumulators on the stack (bit-exact: integer sums reordered).
-fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], bd: &[u8], has_bias: bool) {
+fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>) {
     const CH: usize = 64;
-    let out_zp = c.output_info().zero_point;
     let in_off = c.input(0).0.zero_point.wrapping_neg();
-    let (fh, fw) = (g.fh, g.fw);
-    let (lo, hi) = (c.word(0), c.word(1));
     for b in 0..g.batches {
         for oy in 0..g.oh {
-            let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
             for ox in 0..g.ow {
-                let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
                 let mut c0 = 0;
                 while c0 < g.oc {
                     let n = CH.min(g.oc - c0);
                     let mut acc = [0i32; CH];
                     let mut wsum = [0i32; CH];
-                    for ky in 0..fh {
-                        let iy = iy0.wrapping_add(g.dh.wrapping_mul(ky));
-                        for kx in 0..fw {
-                            let ix = ix0.wrapping_add(g.dw.wrapping_mul(kx));
-                            if ix < 0 || ix >= g.iw || iy < 0 || iy >= g.ih {
-                                continue;
-                            }
-                            let ii = g.in_index(b, iy, ix, c0);
-                            let fi = (ky as usize * fw as usize + kx as usize) * g.oc + c0;
-                            if let (Some(xs), Some(ws)) = (x.get(ii..ii + n), w.get(fi..fi + n)) {
-                                for (((a, s), &xv), &wv) in
-                                    acc.iter_mut().zip(wsum.iter_mut()).zip(xs).zip(ws)
-                                {
-                                    let wv = i32::from(wv as i8);
-                                    *a = a.wrapping_add(wv.wrapping_mul(i32::from(xv as i8)));
-                                    *s = s.wrapping_add(wv);
-                                }
+                    g.for_each_tap(b, oy, ox, c0, |tap, ii| {
+                        // Filter [1][ky][kx][oc].
+                        let fi = tap * g.oc + c0;
+                        if let (Some(xs), Some(ws)) = (x.get(ii..ii + n), w.get(fi..fi + n)) {
+                            for (((a, s), &xv), &wv) in
+                                acc.iter_mut().zip(wsum.iter_mut()).zip(xs).zip(ws)
+                            {
+                                let wv = i32::from(wv as i8);
+                                *a = a.wrapping_add(wv.wrapping_mul(i32::from(xv as i8)));
+                                *s = s.wrapping_add(wv);
                             }
                         }
-                    }
+                    });
                     for (k, (&a, &s)) in acc.iter().zip(&wsum).take(n).enumerate() {
                         let oc = c0 + k;
-                        let mut v = a.wrapping_add(s.wrapping_mul(in_off));
-                        if has_bias {
-                            v = v.wrapping_add(i32_at(bd, oc));
-                        }
-                        v = fx::mbqm(v, c.word(2 + 2 * oc), c.word(3 + 2 * oc));
-                        put_i8(
-                            c.out,
-                            g.out_index(b, oy, ox, oc),
-                            v.wrapping_add(out_zp).max(lo).min(hi),
-                        );
+                        let v = a.wrapping_add(s.wrapping_mul(in_off));
+                        end.put_i8(c.out, g.out_index(b, oy, ox, oc), oc, oc, v);
                     }
                     c0 += n;
                 }
@@ -1010,57 +1169,38 @@ fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], bd: &[u8], 
 fn depthwise(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
-    let (bias, bd) = c.input(2);
-    let has_bias = bias.bytes > 0;
+    let end = Epilogue::new(c, c.input(2));
     let out = c.output_info();
-    let g = Geo::new(c, &input, &out);
-    let (fh, fw) = (filter.dim(1) as i32, filter.dim(2) as i32);
+    let g = Geo::with_filter(c, &input, &out, &filter);
     let mult = c.op.param(8).max(1) as usize;
     let float = out.dtype == dtype::F32;
     if !float && mult == 1 && g.ic == g.oc {
-        depthwise_i8_m1(c, &g, x, w, bd, has_bias);
+        depthwise_i8_m1(c, &g, x, w, &end);
         return Ok(());
     }
     let in_off = input.zero_point.wrapping_neg();
-    let (lo, hi) = (c.word(0), c.word(1));
-    let (flo, fhi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
     for b in 0..g.batches {
         for oy in 0..g.oh {
-            let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
             for ox in 0..g.ow {
-                let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
                 for ic in 0..g.ic {
                     for m in 0..mult {
                         let oc = m + ic * mult;
-                        let mut acc = 0i32;
-                        let mut total = 0.0f32;
-                        for ky in 0..fh {
-                            let iy = iy0.wrapping_add(g.dh.wrapping_mul(ky));
-                            for kx in 0..fw {
-                                let ix = ix0.wrapping_add(g.dw.wrapping_mul(kx));
-                                if ix < 0 || ix >= g.iw || iy < 0 || iy >= g.ih {
-                                    continue;
-                                }
-                                let ii = g.in_index(b, iy, ix, ic);
-                                let fi = (ky as usize * fw as usize + kx as usize) * g.oc + oc;
-                                if float {
-                                    total += f32_at(x, ii) * f32_at(w, fi);
-                                } else {
-                                    let iv = i8_at(x, ii).wrapping_add(in_off);
-                                    acc = acc.wrapping_add(i8_at(w, fi).wrapping_mul(iv));
-                                }
-                            }
-                        }
                         let oi = g.out_index(b, oy, ox, oc);
+                        // Filter [1][ky][kx][oc].
+                        let fi = |tap: usize| tap * g.oc + oc;
                         if float {
-                            let bv = if has_bias { f32_at(bd, oc) } else { 0.0 };
-                            put_f32(c.out, oi, act_f32(total + bv, flo, fhi));
+                            let mut total = 0.0f32;
+                            g.for_each_tap(b, oy, ox, ic, |tap, ii| {
+                                total += f32_at(x, ii) * f32_at(w, fi(tap));
+                            });
+                            end.put_f32(c.out, oi, oc, total);
                         } else {
-                            if has_bias {
-                                acc = acc.wrapping_add(i32_at(bd, oc));
-                            }
-                            acc = fx::mbqm(acc, c.word(2 + 2 * oc), c.word(3 + 2 * oc));
-                            put_i8(c.out, oi, acc.wrapping_add(out.zero_point).max(lo).min(hi));
+                            let mut acc = 0i32;
+                            g.for_each_tap(b, oy, ox, ic, |tap, ii| {
+                                let iv = i8_at(x, ii).wrapping_add(in_off);
+                                acc = acc.wrapping_add(i8_at(w, fi(tap)).wrapping_mul(iv));
+                            });
+                            end.put_i8(c.out, oi, oc, oc, acc);
                         }
                     }
                 }
@@ -1117,22 +1257,14 @@ fn pool(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                         (true, true) => put_f32(c.out, oi, act_f32(fmx, flo, fhi)),
                         (true, false) => {
                             if fcount == 0.0 {
-                                return Err(Error::UnsupportedConfig {
-                                    op_index: c.index,
-                                    opcode: c.op.opcode,
-                                    why: "empty pooling window",
-                                });
+                                return Err(c.fail()("empty pooling window"));
                             }
                             put_f32(c.out, oi, act_f32(total / fcount, flo, fhi));
                         }
                         (false, true) => put_i8(c.out, oi, mx.max(lo).min(hi)),
                         (false, false) => {
                             if count == 0 {
-                                return Err(Error::UnsupportedConfig {
-                                    op_index: c.index,
-                                    opcode: c.op.opcode,
-                                    why: "empty pooling window",
-                                });
+                                return Err(c.fail()("empty pooling window"));
                             }
                             let avg = if acc > 0 {
                                 acc.wrapping_add(count / 2) / count

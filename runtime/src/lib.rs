@@ -31,7 +31,10 @@
 //!   runtime cannot drift.
 //! * **Errors** are small `Copy` enums with `Display`: too small an arena
 //!   names the bytes needed ([`Error::ArenaTooSmall`]), an operator without a
-//!   kernel is refused at construction naming the op ([`Error::UnsupportedOp`]).
+//!   kernel is refused at construction naming the op ([`Error::UnsupportedOp`]),
+//!   and so are parameters that disagree with the op's tensors
+//!   ([`Error::InvalidOp`]): invoke's loops run only over validated tensor
+//!   dims, so a corrupted image cannot make it run unbounded.
 //! * **No `unsafe`, no heap, no panics** reachable from an image or an arena:
 //!   the allocator hands out offsets, tensors are re-borrowed by splitting the
 //!   arena, bytes are read with `from_le_bytes` and `get`.

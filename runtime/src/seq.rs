@@ -52,15 +52,28 @@ fn table(i: u32) -> u32 {
         .map_or(65535, u32::from)
 }
 
-/// `reference_integer_ops::Logistic` for int16 (input Q3.12, output Q0.15).
-pub fn logistic_i16(x: i32, multiplier: i32, left_shift: i32) -> i32 {
+/// The input scaling shared by the int16 logistic and tanh: with
+/// `multiplier == 0`, `x · 3 << left_shift`; otherwise `x · multiplier`
+/// rounding-shifted right by `left_shift` (TFLM's `input_multiplier` /
+/// `input_left_shift`). Shifts wrap at 32 bits, as the C++ would on the
+/// targets, so no parameter can make a debug build panic.
+fn scale_i16_input(x: i32, multiplier: i32, left_shift: i32) -> i32 {
     let (m, s) = if multiplier == 0 {
         (3i32.wrapping_shl(left_shift as u32), 0)
     } else {
         (multiplier, left_shift)
     };
-    let round = if s > 0 { 1i32 << (s - 1) } else { 0 };
-    let v = x.wrapping_mul(m).wrapping_add(round) >> s.clamp(0, 31);
+    let round = if s > 0 {
+        1i32.wrapping_shl((s - 1) as u32)
+    } else {
+        0
+    };
+    x.wrapping_mul(m).wrapping_add(round) >> s.clamp(0, 31)
+}
+
+/// `reference_integer_ops::Logistic` for int16 (input Q3.12, output Q0.15).
+pub fn logistic_i16(x: i32, multiplier: i32, left_shift: i32) -> i32 {
+    let v = scale_i16_input(x, multiplier, left_shift);
     let a = v.unsigned_abs();
     let uh = a >> 9;
     let mut r: u32 = if uh >= 255 {
@@ -82,13 +95,7 @@ pub fn logistic_i16(x: i32, multiplier: i32, left_shift: i32) -> i32 {
 
 /// `reference_integer_ops::Tanh` for int16.
 pub fn tanh_i16(x: i32, multiplier: i32, left_shift: i32) -> i32 {
-    let (m, s) = if multiplier == 0 {
-        (3i32.wrapping_shl(left_shift as u32), 0)
-    } else {
-        (multiplier, left_shift)
-    };
-    let round = if s > 0 { 1i32 << (s - 1) } else { 0 };
-    let v = x.wrapping_mul(m).wrapping_add(round) >> s.clamp(0, 31);
+    let v = scale_i16_input(x, multiplier, left_shift);
     let a = v.unsigned_abs();
     let uh = a >> 8;
     let r: i32 = if uh >= 255 {
@@ -119,10 +126,12 @@ pub(crate) fn sigmoid_f32(v: f32) -> f32 {
     }
 }
 
-/// `CheckedLog2` (the rounded part): log2 of a float as TFLM computes it.
-fn log2_rounded(x: f32) -> i32 {
+/// TFLM's `CheckedLog2`: log2 of a float rounded as TFLM computes it, and
+/// whether `x` is a power of two (fractional part below 1e-3).
+fn checked_log2(x: f32) -> (i32, bool) {
     let l = libm::logf(x) * (1.0 / libm::logf(2.0));
-    libm::roundf(l) as i32
+    let rounded = libm::roundf(l);
+    (rounded as i32, libm::fabsf(l - rounded) < 1e-3)
 }
 
 // ---------------------------------------------------------------- LSTM
@@ -262,13 +271,30 @@ pub(crate) fn prepare_lstm(
     let clip = f64::from(f32::from_bits(p.op.param(1) as u32));
     let q_clip = (clip / cell_scale).clamp(-32768.0, 32767.0) as i16;
     words.push(i32::from(q_clip));
-    words.push(log2_rounded(cell.scale));
+    // Eval shifts the cell state into tanh's Q3.12 input by 12 + power bits
+    // (TFLM's CheckedLog2 refuses a scale that is not a power of two).
+    let (power, exact) = checked_log2(cell.scale);
+    p.need(
+        exact,
+        "cell state scale must be a power of two (as TFLM requires)",
+    )?;
+    p.check(
+        (-43..=19).contains(&power),
+        "cell state scale too far from Q3.12 for a 32-bit shift",
+    )?;
+    words.push(power);
     Ok(())
 }
 
-/// Byte range of a variable tensor in the variable region.
-fn var_range(t: &TensorInfo) -> (usize, usize) {
-    (t.location, t.location.saturating_add(t.bytes))
+/// State tensor `k` of the op (LSTM hidden/cell, SVDF activation state) and
+/// its byte range in the variable region.
+fn state_tensor(
+    c: &Ctx<'_, '_>,
+    k: usize,
+    missing: &'static str,
+) -> Result<(TensorInfo, (usize, usize)), Error> {
+    let t = c.tensor(k).ok_or(c.fail()(missing))?;
+    Ok((t, (t.location, t.location.saturating_add(t.bytes))))
 }
 
 /// Two disjoint mutable variable tensors.
@@ -408,15 +434,10 @@ fn gate_f32(
 
 /// `EvalLstm`: every time step (and batch, when batch-major) in TFLM's order.
 pub(crate) fn lstm(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    let (op_index, opcode) = (c.index, c.op.opcode);
-    let bad = move |why| Error::UnsupportedConfig {
-        op_index,
-        opcode,
-        why,
-    };
+    let bad = c.fail();
     let (input, x) = c.input(0);
-    let hidden_t = c.tensor(18).ok_or(bad("hidden state missing"))?;
-    let cell_t = c.tensor(19).ok_or(bad("cell state missing"))?;
+    let (hidden_t, hidden_range) = state_tensor(c, 18, "hidden state missing")?;
+    let (_, cell_range) = state_tensor(c, 19, "cell state missing")?;
     let time_major = c.op.param(0) != 0;
     let [batch, time, in_dim, state] = lstm_sizes(&input, &hidden_t, time_major);
     let float = input.dtype == dtype::F32;
@@ -430,8 +451,8 @@ pub(crate) fn lstm(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let tens = |k: usize| w.get(k).copied().unwrap_or((&[][..], 0));
     let gate_of = |k: usize| GATES.get(k).copied().unwrap_or((0, 0, 0));
     let (h_zp, x_zp) = (hidden_t.zero_point, input.zero_point);
-    let (hidden, cell) = two_vars(c.vars, var_range(&hidden_t), var_range(&cell_t))
-        .ok_or(bad("state tensors overlap"))?;
+    let (hidden, cell) =
+        two_vars(c.vars, hidden_range, cell_range).ok_or(bad("state tensors overlap"))?;
     let n = batch * state;
     let part = rl::align4((n * if float { 4 } else { 2 }) as u32) as usize;
     let (b0, rest) = c
@@ -517,16 +538,18 @@ pub(crate) fn lstm(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 let (wi, wr, bi) = g(3);
                 gate_i8(s, x, x_zp, hidden, h_zp, wi, wr, bi, gm(3), false, b1, b3);
                 // Tanh(cell) with the cell scale power, then × output gate.
-                let mut shift = 15 + wd(23) - 3;
+                let mut shift = wd(23).wrapping_add(15 - 3);
                 let mut mult = 0;
                 if shift < 0 {
-                    shift = -shift;
+                    shift = shift.wrapping_neg();
                     mult = 3;
                 }
                 for i in 0..m {
                     let ci = s.st_off + i;
                     let t = tanh_i16(i16_at(cell, ci), mult, shift);
-                    let v = (fx::mbqm(t * i16_at(b1, i), wd(20), wd(21)) + h_zp).clamp(-128, 127);
+                    let v = fx::mbqm(t * i16_at(b1, i), wd(20), wd(21))
+                        .wrapping_add(h_zp)
+                        .clamp(-128, 127);
                     put_i8(hidden, ci, v);
                     put_i8(c.out, out_off + i, v);
                 }
@@ -626,18 +649,13 @@ pub(crate) fn prepare_svdf(
 
 /// `EvalIntegerSvdfReference` / `EvalFloatSvdfReference`.
 pub(crate) fn svdf(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    let (op_index, opcode) = (c.index, c.op.opcode);
-    let bad = move |why| Error::UnsupportedConfig {
-        op_index,
-        opcode,
-        why,
-    };
+    let bad = c.fail();
     let (input, x) = c.input(0);
     let (wf_t, wf) = c.input(1);
     let (wt_t, wt) = c.input(2);
     let (bias_t, bias) = c.input(3);
     let has_bias = bias_t.bytes > 0;
-    let st_t = c.tensor(4).ok_or(bad("state missing"))?;
+    let (st_t, (lo, hi)) = state_tensor(c, 4, "state missing")?;
     let out_t = c.output_info();
     let rank = c.op.param(0).max(1) as usize;
     let (batch, n_in) = (input.dim(0), input.dim(1));
@@ -645,7 +663,6 @@ pub(crate) fn svdf(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let memory = wt_t.dim(1);
     let units = filters / rank;
     let (m1, s1, m2, s2) = (c.word(0), c.word(1), c.word(2), c.word(3));
-    let (lo, hi) = var_range(&st_t);
     let state = c
         .vars
         .get_mut(lo..hi)
@@ -784,9 +801,12 @@ mod tests {
 
     #[test]
     fn checked_log2_of_cell_scales() {
-        assert_eq!(log2_rounded(1.0 / 2048.0), -11);
-        assert_eq!(log2_rounded(0.000_244_140_63), -12);
-        assert_eq!(log2_rounded(1.0), 0);
+        assert_eq!(checked_log2(1.0 / 2048.0), (-11, true));
+        assert_eq!(checked_log2(0.000_244_140_63), (-12, true));
+        assert_eq!(checked_log2(1.0), (0, true));
+        assert!(!checked_log2(0.003).1);
+        assert!(!checked_log2(f32::NAN).1);
+        assert!(!checked_log2(0.0).1);
     }
 
     #[test]

@@ -384,6 +384,10 @@ fn arena_too_small_names_the_bytes_needed() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "a second ~20 s demo invoke under Miri; demo_model_runs_and_matches_prediction has one"
+)]
 fn allocation_during_invoke_is_refused() {
     let (image, total) = demo_image();
     let mut arena = vec![0u8; total as usize + 64];
@@ -445,7 +449,42 @@ fn unsupported_op_is_refused_by_core_and_runtime() {
     assert!(err.to_string().contains("RELU"), "{err}");
 }
 
+/// Single-byte corruptions (five values, every `byte_step`-th byte) of the
+/// first `limit` bytes, then word corruptions with extreme values (every
+/// `word_step`-th offset, aligned or not): each image is refused or
+/// constructs and invokes. Construction validates every op's parameters
+/// against its tensors, so each invoke is short (the sweep over the demo
+/// model used to hit depthwise windows of 2^31 × 2^31).
+fn sweep(image: &[u8], arena_len: usize, limit: usize, byte_step: usize, word_step: usize) {
+    let mut arena = vec![0u8; arena_len];
+    let mut run = |bad: &[u8]| {
+        if let Ok(mut it) = Interpreter::new(bad, &mut arena) {
+            let _ = it.invoke();
+        }
+    };
+    let mut bad = image.to_vec();
+    for at in (0..image.len().min(limit)).step_by(byte_step) {
+        for v in [0u8, 1, 0x7f, 0x80, 0xff] {
+            bad[at] = v;
+            run(&bad);
+        }
+        bad[at] = image[at];
+    }
+    for at in (0..image.len().saturating_sub(4).min(limit)).step_by(word_step) {
+        for v in [i32::MIN, i32::MAX, -1, 0x4000_0000, 0x0001_0000] {
+            bad[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            run(&bad);
+        }
+        bad[at..at + 4].copy_from_slice(&image[at..at + 4]);
+    }
+}
+
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "surviving corruptions invoke the demo model, ~20 s each under Miri; \
+              extreme_words_in_any_table_are_errors_not_panics samples the sweep there"
+)]
 fn corrupt_images_are_errors_not_panics() {
     let (image, total) = demo_image();
     let mut arena = vec![0u8; total as usize];
@@ -457,44 +496,26 @@ fn corrupt_images_are_errors_not_panics() {
         Interpreter::new(b"nope", &mut arena).err(),
         Some(Error::BadMagic)
     );
-    // Every truncation and every single-byte corruption of the header and tables.
-    for cut in 0..image.len().min(2000) {
-        let _ = Interpreter::new(&image[..cut], &mut arena);
+    // Every truncation.
+    for cut in 0..image.len() {
+        assert!(Interpreter::new(&image[..cut], &mut arena).is_err());
     }
-    // FIXME: construction is checked for every corruption, but `invoke` only for
-    // the header: some corrupted op parameters pass construction and make a
-    // kernel loop for minutes (no panic, no out-of-bounds access, just unbounded
-    // work). Construction must validate op parameters against tensor shapes so
-    // every corrupted image is refused or runs in bounded time; then restore
-    // `invoke` over the whole sweep.
-    let tables_end = image.len().min(2000);
-    for at in 0..tables_end {
-        for v in [0u8, 1, 0x7f, 0x80, 0xff] {
-            let mut bad = image.clone();
-            bad[at] = v;
-            if let Ok(mut it) = Interpreter::new(&bad, &mut arena)
-                && at < 16
-            {
-                let _ = it.invoke();
-            }
-        }
-    }
+    sweep(&image, total as usize, usize::MAX, 1, 2);
+    // A larger arena than needed changes nothing.
+    sweep(&image, total as usize + 256, 64, 1, 1);
 }
 
 #[test]
 fn extreme_words_in_any_table_are_errors_not_panics() {
-    // Word-sized corruption with extreme values hits arithmetic (strides,
-    // paddings, dims, shifts) rather than just indices.
-    let (image, total) = demo_image();
-    let mut arena = vec![0u8; total as usize + 256];
-    // FIXME: as above, `invoke` on these corruptions can run unbounded; only
-    // construction is swept until op parameters are validated at construction.
-    for at in (0..image.len().saturating_sub(4)).step_by(2) {
-        for v in [i32::MIN, i32::MAX, -1, 0x4000_0000, 0x0001_0000] {
-            let mut bad = image.clone();
-            bad[at..at + 4].copy_from_slice(&v.to_le_bytes());
-            let _ = Interpreter::new(&bad, &mut arena);
-        }
+    // The shape kernels' parameters (paddings, permutation, slice bounds,
+    // pooling window, axes) through the same sweep.
+    let (image, total) = image_of(&shape_ops_model());
+    if cfg!(miri) {
+        // A sample: every kernel's Prepare and Eval on corrupted input, not
+        // every byte (Miri runs a few hundred times slower).
+        sweep(&image, total as usize, usize::MAX, 563, 1201);
+    } else {
+        sweep(&image, total as usize, usize::MAX, 1, 2);
     }
     // Strided-slice, pad and transpose parameters at their extremes.
     let t = vec![
@@ -522,6 +543,358 @@ fn extreme_words_in_any_table_are_errors_not_panics() {
             let _ = it.invoke();
         }
     }
+}
+
+/// A chain of the shape and elementwise kernels whose parameters index
+/// tensors (PAD, TRANSPOSE, STRIDED_SLICE, MAX_POOL_2D, MEAN, CONCATENATION,
+/// MUL, ADD, LOGISTIC, QUANTIZE, DEQUANTIZE, float SOFTMAX): the second
+/// model the corruption sweeps run over.
+fn shape_ops_model() -> Vec<u8> {
+    let q = |shape: &[i32]| TensorSpec::act(shape, I8, 0.5, 0);
+    let t = vec![
+        q(&[1, 4, 4, 2]),                                          // 0 input
+        TensorSpec::i32s(&[4, 2], &[0, 0, 1, 1, 0, 1, 0, 0], &[]), // 1 paddings
+        q(&[1, 6, 5, 2]),                                          // 2 padded
+        TensorSpec::i32s(&[4], &[0, 2, 1, 3], &[]),                // 3 perm
+        q(&[1, 5, 6, 2]),                                          // 4 transposed
+        TensorSpec::i32s(&[4], &[0, 1, 0, 0], &[]),                // 5 begin
+        TensorSpec::i32s(&[4], &[1, 5, 6, 2], &[]),                // 6 end
+        TensorSpec::i32s(&[4], &[1, 2, 1, 1], &[]),                // 7 strides
+        q(&[1, 2, 6, 2]),                                          // 8 sliced
+        q(&[1, 1, 3, 2]),                                          // 9 pooled
+        TensorSpec::i32s(&[2], &[1, 2], &[]),                      // 10 axes
+        q(&[1, 1, 1, 2]),                                          // 11 mean
+        q(&[1, 1, 1, 4]),                                          // 12 concatenated
+        q(&[1, 1, 1, 4]),                                          // 13 product
+        q(&[1, 1, 1, 4]),                                          // 14 sum
+        TensorSpec::act(&[1, 1, 1, 4], I8, 1.0 / 256.0, -128),     // 15 logistic
+        TensorSpec::act(&[1, 1, 1, 4], I8, 1.0 / 128.0, 0),        // 16 requantized
+        TensorSpec::act(&[1, 4], F32, 0.0, 0),                     // 17 dequantized
+        TensorSpec::act(&[1, 4], F32, 0.0, 0),                     // 18 softmax
+    ];
+    let slice = OptSpec::StridedSlice {
+        begin_mask: 0,
+        end_mask: 0,
+        shrink_axis_mask: 0,
+    };
+    let pool = OptSpec::Pool {
+        padding_valid: true,
+        stride: 2,
+        filter: 2,
+        activation: 0,
+    };
+    let ops = [
+        op(rl::opcode::PAD, &[0, 1], 2, OptSpec::None),
+        op(rl::opcode::TRANSPOSE, &[2, 3], 4, OptSpec::None),
+        op(rl::opcode::STRIDED_SLICE, &[4, 5, 6, 7], 8, slice),
+        op(rl::opcode::MAX_POOL_2D, &[8], 9, pool),
+        op(
+            rl::opcode::MEAN,
+            &[9, 10],
+            11,
+            OptSpec::Reducer { keep_dims: true },
+        ),
+        op(
+            rl::opcode::CONCATENATION,
+            &[11, 11],
+            12,
+            OptSpec::Concatenation { axis: 3 },
+        ),
+        op(
+            rl::opcode::MUL,
+            &[12, 12],
+            13,
+            OptSpec::Mul { activation: 0 },
+        ),
+        op(
+            rl::opcode::ADD,
+            &[13, 12],
+            14,
+            OptSpec::Add { activation: 0 },
+        ),
+        op(rl::opcode::LOGISTIC, &[14], 15, OptSpec::None),
+        op(rl::opcode::QUANTIZE, &[15], 16, OptSpec::None),
+        op(rl::opcode::DEQUANTIZE, &[16], 17, OptSpec::None),
+        op(
+            rl::opcode::SOFTMAX,
+            &[17],
+            18,
+            OptSpec::Softmax { beta: 1.0 },
+        ),
+    ];
+    build(&t, &ops, &[0], &[18])
+}
+
+fn image_of(model: &[u8]) -> (Vec<u8>, u64) {
+    let model = Model::parse(model).expect("parse");
+    (
+        lower(&model).expect("lower"),
+        runtime_arena(&model).expect("arena").total_bytes,
+    )
+}
+
+#[test]
+fn shape_ops_model_runs() {
+    let (image, total) = image_of(&shape_ops_model());
+    let mut arena = vec![0u8; total as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    let x: Vec<u8> = (0..32u8).map(|i| i.wrapping_mul(37)).collect();
+    it.input_mut(0).expect("input").copy_from_slice(&x);
+    it.invoke().expect("invoke");
+    let probs = to_f32(it.output(0).expect("output"));
+    let sum: f32 = probs.iter().sum();
+    assert!((sum - 1.0).abs() < 1e-5, "softmax sums to 1: {probs:?}");
+    assert_eq!(it.memory_usage().high_water as u64, total);
+}
+
+// ------------------------------------------------ corrupted op parameters
+
+fn word_at(image: &[u8], at: usize) -> usize {
+    u32::from_le_bytes(image[at..at + 4].try_into().unwrap()) as usize
+}
+
+/// Byte offset of parameter `k` of op `i`.
+fn param_at(image: &[u8], i: usize, k: usize) -> usize {
+    word_at(image, rl::header::OPS_OFF) + i * rl::OP_BYTES + rl::op::PARAMS + 4 * k
+}
+
+/// Byte offset of tensor record `t`.
+fn tensor_at(image: &[u8], t: usize) -> usize {
+    word_at(image, rl::header::TENSORS_OFF) + t * rl::TENSOR_BYTES
+}
+
+fn put_word(image: &mut [u8], at: usize, v: i32) {
+    image[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// `image` with op `i`'s parameters `k` set to `v` for each `(k, v)`.
+fn with_params(image: &[u8], i: usize, patches: &[(usize, i32)]) -> Vec<u8> {
+    let mut bad = image.to_vec();
+    for &(k, v) in patches {
+        let at = param_at(&bad, i, k);
+        put_word(&mut bad, at, v);
+    }
+    bad
+}
+
+fn construct(image: &[u8], arena_len: usize) -> Result<(), Error> {
+    let mut arena = vec![0u8; arena_len];
+    Interpreter::new(image, &mut arena).map(|_| ())
+}
+
+fn invalid(op_index: u16, opcode: u8, what: &'static str) -> Result<(), Error> {
+    Err(Error::InvalidOp {
+        op_index,
+        opcode,
+        what,
+    })
+}
+
+/// Found by the sweep: the int8 depthwise fast path looped over the window
+/// *parameters*, so a corrupted filter width or height (2^31) made one invoke
+/// run for minutes. The window must equal the filter tensor's.
+#[test]
+fn depthwise_window_params_must_match_the_filter() {
+    let (image, total) = demo_image();
+    let len = total as usize;
+    const WHY: &str = "filter size parameters differ from the filter tensor's dims";
+    for (k, v) in [
+        (6, 0x7f03),
+        (6, i32::MAX),
+        (7, 0x4000_0000),
+        (7, 2),
+        (6, 0x8003),
+    ] {
+        let bad = with_params(&image, 1, &[(k, v)]);
+        assert_eq!(
+            construct(&bad, len),
+            invalid(1, rl::opcode::DEPTHWISE_CONV_2D, WHY),
+            "param {k} = {v:#x}"
+        );
+    }
+    let bad = with_params(&image, 1, &[(6, 0)]);
+    let err = construct(&bad, len).expect_err("zero window");
+    assert_eq!(
+        err,
+        Error::InvalidOp {
+            op_index: 1,
+            opcode: rl::opcode::DEPTHWISE_CONV_2D,
+            what: "strides, dilations and filter size must be positive"
+        }
+    );
+    assert!(
+        err.to_string()
+            .starts_with("operator 1 (DEPTHWISE_CONV_2D)"),
+        "{err}"
+    );
+    assert_eq!(construct(&image, len), Ok(()));
+}
+
+/// Geometry that no SAME or VALID padding produces: the kernels index the
+/// input with these parameters, so they must follow from the shapes.
+#[test]
+fn conv_and_pool_geometry_must_follow_from_the_shapes() {
+    let (image, total) = demo_image();
+    let len = total as usize;
+    const GEOMETRY: &str =
+        "output size or padding does not follow from the input, window, strides and dilations";
+    const POSITIVE: &str = "strides, dilations and filter size must be positive";
+    let (conv, dw, pool) = (
+        rl::opcode::CONV_2D,
+        rl::opcode::DEPTHWISE_CONV_2D,
+        rl::opcode::AVERAGE_POOL_2D,
+    );
+    /// (op index, parameter patches, opcode, expected complaint)
+    type Case = (usize, &'static [(usize, i32)], u8, &'static str);
+    let cases: &[Case] = &[
+        (0, &[(0, 0x4000_0000)], conv, GEOMETRY), // padding far outside
+        (0, &[(1, -1)], conv, GEOMETRY),          // negative padding
+        (0, &[(2, 1)], conv, GEOMETRY),           // stride 1 makes 16x16, not 8x8
+        (0, &[(3, 0)], conv, POSITIVE),
+        (0, &[(4, 3)], conv, GEOMETRY), // dilation 3 changes the SAME padding
+        (0, &[(5, i32::MIN)], conv, POSITIVE),
+        (1, &[(2, 2)], dw, GEOMETRY),
+        (1, &[(8, 0)], dw, "depth multiplier must be positive"),
+        (2, &[(2, 0)], pool, POSITIVE),
+        (2, &[(6, 12)], pool, GEOMETRY), // a 12-wide window over 8 needs padding 2
+        (2, &[(7, i32::MAX)], pool, GEOMETRY),
+        (2, &[(4, 2)], pool, "pooling with a dilation"),
+    ];
+    for &(i, patches, opcode, what) in cases {
+        let bad = with_params(&image, i, patches);
+        assert_eq!(
+            construct(&bad, len),
+            invalid(i as u16, opcode, what),
+            "op {i} {patches:?}"
+        );
+    }
+}
+
+/// Parameters the old checks clamped (`max(0)`) and so accepted, reading the
+/// wrong elements: negative paddings, a negative axis in the permutation,
+/// slice coordinates outside the input, axes beyond the rank.
+#[test]
+fn shape_op_params_must_index_the_input() {
+    let (image, total) = image_of(&shape_ops_model());
+    let len = total as usize;
+    // PAD: before = -1, after = 2 on axis 1 still "adds up" to 6 when clamped.
+    let bad = with_params(&image, 0, &[(2, -1), (7, 2)]);
+    assert_eq!(
+        construct(&bad, len),
+        invalid(0, rl::opcode::PAD, "negative padding")
+    );
+    // TRANSPOSE: perm [-1, 2, 1, 3] matched as [0, 2, 1, 3].
+    let bad = with_params(&image, 1, &[(1, -1)]);
+    assert_eq!(
+        construct(&bad, len),
+        invalid(
+            1,
+            rl::opcode::TRANSPOSE,
+            "perm is not a permutation of the input's axes"
+        )
+    );
+    let bad = with_params(&image, 1, &[(1, 2)]);
+    assert!(construct(&bad, len).is_err(), "repeated axis");
+    // STRIDED_SLICE: axis 1 from -1000 to -996 by 2 has the right count (2)
+    // but lies outside the input.
+    let bad = with_params(&image, 2, &[(2, -1000), (7, -996)]);
+    assert_eq!(
+        construct(&bad, len),
+        invalid(
+            2,
+            rl::opcode::STRIDED_SLICE,
+            "slice bounds outside the input"
+        )
+    );
+    let bad = with_params(&image, 2, &[(12, 0)]);
+    assert_eq!(
+        construct(&bad, len),
+        invalid(2, rl::opcode::STRIDED_SLICE, "slice stride 0")
+    );
+    // MEAN: an axis bit beyond the rank.
+    let bad = with_params(&image, 4, &[(0, 0b100_0110)]);
+    assert_eq!(
+        construct(&bad, len),
+        invalid(
+            4,
+            rl::opcode::MEAN,
+            "reduction axes outside the input's rank"
+        )
+    );
+    assert_eq!(construct(&image, len), Ok(()));
+}
+
+/// An empty tensor (a zero dim) with huge other dims: the kernels nest loops
+/// over dims, so CONCATENATION would loop 2^62 times over empty rows. The
+/// image reader refuses any shape whose extent (zero dims counted as 1)
+/// exceeds its storage region.
+#[test]
+fn empty_tensors_cannot_carry_huge_dims() {
+    let t = vec![
+        TensorSpec::act(&[1, 1, 1, 2], I8, 1.0, 0),
+        TensorSpec::act(&[1, 1, 1, 2], I8, 1.0, 0),
+        TensorSpec::act(&[1, 1, 1, 4], I8, 1.0, 0),
+    ];
+    let concat = op(
+        rl::opcode::CONCATENATION,
+        &[0, 1],
+        2,
+        OptSpec::Concatenation { axis: 3 },
+    );
+    let (image, total) = image_of(&build(&t, &[concat], &[0, 1], &[2]));
+    let mut bad = image.clone();
+    for ti in 0..3 {
+        let at = tensor_at(&bad, ti);
+        put_word(&mut bad, at + rl::tensor::DIMS + 4, i32::MAX);
+        put_word(&mut bad, at + rl::tensor::DIMS + 8, i32::MAX);
+        put_word(&mut bad, at + rl::tensor::DIMS + 12, 0);
+        put_word(&mut bad, at + rl::tensor::BYTES, 0);
+    }
+    assert_eq!(
+        construct(&bad, total as usize),
+        Err(Error::Malformed {
+            what: "tensor shape (zero dims counted as 1) exceeds its storage region",
+            index: 0
+        })
+    );
+    // Empty tensors whose extent fits are fine: nothing to compute.
+    let mut empty = image.clone();
+    for ti in 0..3 {
+        let at = tensor_at(&empty, ti);
+        put_word(&mut empty, at + rl::tensor::DIMS + 12, 0);
+        put_word(&mut empty, at + rl::tensor::BYTES, 0);
+    }
+    let mut arena = vec![0u8; total as usize];
+    let mut it = Interpreter::new(&empty, &mut arena).expect("empty concat");
+    it.invoke().expect("invoke");
+    assert_eq!(construct(&image, total as usize), Ok(()));
+}
+
+/// A tensor with no storage is never read or written, so as an op's
+/// non-empty output it would silently produce nothing.
+#[test]
+fn op_tensors_without_storage_are_refused() {
+    let (image, total) = demo_image();
+    let mut bad = image.clone();
+    // Tensor 13 (the softmax output, [1, 4]) without storage.
+    let at = tensor_at(&bad, 13);
+    bad[at + rl::tensor::STORAGE] = rl::STORAGE_NONE;
+    put_word(&mut bad, at + rl::tensor::BYTES, 0);
+    let mut arena = vec![0u8; total as usize];
+    let err = Interpreter::new(&bad, &mut arena).expect_err("no storage");
+    assert_eq!(
+        err,
+        Error::InvalidOp {
+            op_index: 5,
+            opcode: rl::opcode::SOFTMAX,
+            what: "the output has no storage"
+        }
+    );
+    // The same tensor as the FC's input side: tensor 9 (reshaped, [1, 8]).
+    let mut bad = image.clone();
+    let at = tensor_at(&bad, 9);
+    bad[at + rl::tensor::STORAGE] = rl::STORAGE_NONE;
+    assert!(construct(&bad, total as usize).is_err());
 }
 
 #[test]
