@@ -11,6 +11,9 @@ step() { printf '\n== %s\n' "$*" >&2; }
 
 step "format"
 cargo fmt --all --check
+# The fuzz and wasm-probe crates are workspaces of their own.
+(cd fuzz && cargo fmt --check)
+(cd wasm-probe && cargo fmt --check)
 
 step "clippy (host, all targets)"
 # The web app is linted for wasm32 only: building leptos for the host too
@@ -36,6 +39,7 @@ step "host tests"
 cargo test --workspace --exclude microarena-app
 
 step "wasm32 plans equal native plans (determinism probe under node)"
+cargo clippy --release --manifest-path wasm-probe/Cargo.toml --target wasm32-unknown-unknown --target-dir target -- -D warnings
 cargo build --release --manifest-path wasm-probe/Cargo.toml --target wasm32-unknown-unknown --target-dir target
 if command -v node >/dev/null; then
   node scripts/wasm-plan-hash.mjs target/wasm32-unknown-unknown/release/microarena_wasm_probe.wasm
@@ -90,7 +94,8 @@ rustup +nightly component add miri rust-src >/dev/null 2>&1 || rustup +nightly c
 PROPTEST_CASES=4 MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test -p microarena-runtime --lib --test arena_props --test kernels --test golden
 
 step "fuzz smoke (every target, short run; scripts/fuzz.sh runs them for longer)"
-bash scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-20}" plan runtime image optimize share
+(cd fuzz && cargo +nightly clippy --all-targets -- -D warnings)
+bash scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-20}" plan whatif runtime image optimize share
 
 step "benchmarks compile"
 cargo bench --workspace --exclude microarena-app --no-run

@@ -6,7 +6,9 @@ use microarena_runtime::Interpreter;
 
 fuzz_target!(|data: &[u8]| {
     let mut arena = vec![0u8; 256 * 1024];
-    let Ok(mut it) = Interpreter::new(data, &mut arena) else { return };
+    let Ok(mut it) = Interpreter::new(data, &mut arena) else {
+        return;
+    };
     let _ = it.invoke();
     let _ = it.invoke();
 });

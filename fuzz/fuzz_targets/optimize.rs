@@ -9,16 +9,24 @@ use microarena_core::{Config, Model, analyze, profile};
 
 fuzz_target!(|data: &[u8]| {
     let opts = Options {
-        reorder: data.len() % 2 == 0,
+        reorder: data.len().is_multiple_of(2),
         force: true,
         budget_nodes: 2_000,
         max_reorder_states: 2_000,
         ..Options::new(&profile::X86_64)
     };
-    let Ok(out) = optimize(data, &opts) else { return };
+    let Ok(out) = optimize(data, &opts) else {
+        return;
+    };
     let model = Model::parse(&out.bytes).expect("optimizer output re-reads");
-    let a = analyze(&model, &Config { profile: &profile::X86_64, planner: PlannerKind::TflmGreedy })
-        .expect("optimizer output re-plans");
+    let a = analyze(
+        &model,
+        &Config {
+            profile: &profile::X86_64,
+            planner: PlannerKind::TflmGreedy,
+        },
+    )
+    .expect("optimizer output re-plans");
     assert_eq!(a.head_bytes, out.head_bytes);
     assert!(out.head_bytes <= out.original_head_bytes);
 });

@@ -8,7 +8,9 @@ use microarena_core::report::Report;
 use microarena_core::{Config, Model, analyze};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(model) = Model::parse(data) else { return };
+    let Ok(model) = Model::parse(data) else {
+        return;
+    };
     for profile in PROFILES {
         for &planner in PlannerKind::ALL {
             if let Ok(a) = analyze(&model, &Config { profile, planner }) {

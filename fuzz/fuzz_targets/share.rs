@@ -5,7 +5,9 @@ use libfuzzer_sys::fuzz_target;
 use microarena_core::share;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Ok(report) = share::decode_fragment(text) {
         // Whatever decodes must encode and decode to the same report.
         let again = share::decode(&share::encode(&report)).expect("re-encoded link decodes");
