@@ -266,9 +266,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 ));
             }
             if json {
-                let text = serde_json::to_string_pretty(&report)
-                    .map_err(|e| Failure::usage(format!("cannot serialize the report: {e}")))?;
-                println!("{text}");
+                print_json(serde_json::to_string_pretty(&report))?;
             } else {
                 print!("{}", render::summary(&report));
                 if timeline {
@@ -351,9 +349,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             };
             let d = diff::diff(&report_for(&old, &config)?, &report_for(&new, &config)?);
             if json {
-                let text = serde_json::to_string_pretty(&d)
-                    .map_err(|e| Failure::usage(format!("cannot serialize the diff: {e}")))?;
-                println!("{text}");
+                print_json(serde_json::to_string_pretty(&d))?;
             } else {
                 print!("{}", render::diff(&d));
             }
@@ -385,6 +381,14 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// Prints serialized JSON; serialization cannot fail for our plain data
+/// types, but if it did the user gets a one-line error, not a panic.
+fn print_json(text: serde_json::Result<String>) -> Result<(), Failure> {
+    let text = text.map_err(|e| Failure::usage(format!("cannot serialize the output: {e}")))?;
+    println!("{text}");
+    Ok(())
 }
 
 /// Reads, parses, analyses and reports one model, errors naming the file.
@@ -455,9 +459,7 @@ fn optimize_model(
             "reorder_method": r.reorder_method.map(|m| m.name()),
             "report": report,
         });
-        let text = serde_json::to_string_pretty(&value)
-            .map_err(|e| Failure::usage(format!("cannot serialize the result: {e}")))?;
-        println!("{text}");
+        print_json(serde_json::to_string_pretty(&value))?;
     } else {
         print!(
             "{}",
