@@ -269,6 +269,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 print_json(serde_json::to_string_pretty(&report))?;
             } else {
                 print!("{}", render::summary(&report));
+                let advice = microarena_core::advice::advise(&parsed, &report, &config);
+                print!("{}", render::advice(&advice, &model.display().to_string()));
                 if timeline {
                     println!();
                     print!(

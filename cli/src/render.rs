@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use microarena_core::advice::Advice;
 use microarena_core::budget::{Budget, Verdict};
 use microarena_core::diff::{Change, ReportDiff};
 use microarena_core::optimize::Optimized;
@@ -343,6 +344,35 @@ pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String
         thousands(r.arena.minimum_bytes),
         r.target
     );
+    s
+}
+
+/// Measured ways to a smaller arena, largest saving first.
+pub fn advice(list: &[Advice], model: &str) -> String {
+    let mut s = String::new();
+    if list.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "ways to need fewer bytes (each measured by re-planning):"
+    );
+    for a in list {
+        let _ = writeln!(
+            s,
+            "  -{:>9} B  {} {} -> {} B: {}",
+            thousands(a.saving_bytes()),
+            a.figure,
+            thousands(a.from_bytes),
+            thousands(a.to_bytes),
+            a.action
+        );
+        if let Some(args) = &a.try_args {
+            // The model goes right after the subcommand.
+            let (cmd, rest) = args.split_once(' ').unwrap_or((args, ""));
+            let _ = writeln!(s, "               try: microarena {cmd} {model} {rest}");
+        }
+    }
     s
 }
 

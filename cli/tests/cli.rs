@@ -332,3 +332,43 @@ fn diff_reports_the_plan_figures_and_gates_growth() {
     let o = run(&["diff", s, b, "--max-growth", "lots"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn plan_suggests_measured_ways_to_need_fewer_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let o = run(&["plan", model.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let section = text
+        .split("ways to need fewer bytes")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no advice section:\n{text}"));
+    // The smaller-input suggestion names a command; running it must give the
+    // promised total.
+    let line = section
+        .lines()
+        .position(|l| l.contains("instead of"))
+        .unwrap_or_else(|| panic!("no smaller-input suggestion:\n{section}"));
+    let lines: Vec<&str> = section.lines().collect();
+    let promised: u64 = lines[line]
+        .split(" -> ")
+        .nth(1)
+        .and_then(|s| s.split(" B").next())
+        .map(|s| s.replace(',', ""))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no figure in {}", lines[line]));
+    let args: Vec<&str> = lines[line + 1]
+        .trim()
+        .strip_prefix("try: microarena ")
+        .unwrap_or_else(|| panic!("no command in {}", lines[line + 1]))
+        .split_whitespace()
+        .collect();
+    let mut with_json = args.clone();
+    with_json.push("--json");
+    let o = run(&with_json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["arena"]["total_bytes"].as_u64(), Some(promised));
+    assert!(promised < v["what_if"]["original_total_bytes"].as_u64().unwrap());
+}

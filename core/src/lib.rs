@@ -37,6 +37,8 @@ pub mod offline;
 pub mod ops;
 
 #[cfg(feature = "alloc")]
+pub mod advice;
+#[cfg(feature = "alloc")]
 pub mod analysis;
 #[cfg(feature = "alloc")]
 pub mod budget;

@@ -18,8 +18,9 @@
 //! a RESHAPE that flattened trailing dimensions (Keras `Flatten`, as in
 //! micro_speech_lstm's `[1, 49, 80] -> [-1, 3920]`) keeps flattening them, and
 //! FULLY_CONNECTED weights that consumed the whole last input dimension
-//! follow it. Weight values stay as they are: they live in flash and do not
-//! change the arena.
+//! follow it, and a pool whose window covered the whole feature map stays
+//! global (its window is rewritten in the copy). Weight values stay as they
+//! are: they live in flash and do not change the arena.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -29,7 +30,7 @@ use core::fmt;
 
 use crate::geometry::{out_size, slice_axis};
 use crate::model::Model;
-use crate::ops::{BuiltinOp as B, OpOptions};
+use crate::ops::{BuiltinOp as B, OpOptions, PoolOptions};
 
 /// Why the new shapes cannot be derived.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,6 +143,8 @@ pub fn with_input_shapes<'a>(
         // Other tensors whose shape follows the input: LSTM and SVDF state
         // (batch), FULLY_CONNECTED weights (depth).
         let mut follows: Vec<(usize, Vec<i32>)> = Vec::new();
+        // A global pool's window, re-derived for the new feature map.
+        let mut new_window: Option<PoolOptions> = None;
         let input_t = op.input(0).unwrap_or(0);
         let new: Vec<i32> = match op.opcode {
             B::CONV_2D | B::DEPTHWISE_CONV_2D | B::AVERAGE_POOL_2D | B::MAX_POOL_2D => {
@@ -170,9 +173,27 @@ pub fn with_input_shapes<'a>(
                             ch,
                         )
                     }
-                    (OpOptions::Pool(p), _) => (
-                        p.padding, p.stride_w, p.stride_h, 1, 1, p.filter_w, p.filter_h, in0[3],
-                    ),
+                    (OpOptions::Pool(p), _) => {
+                        // A pool whose window covered the whole feature map
+                        // (Keras GlobalAveragePooling) stays global: the
+                        // converter writes the window at the map's size.
+                        let before = original_shape(input_t);
+                        if before.get(1..3) == Some(&[p.filter_h, p.filter_w][..]) {
+                            new_window = Some(PoolOptions {
+                                filter_h: in0[1],
+                                filter_w: in0[2],
+                                ..*p
+                            });
+                            (
+                                p.padding, p.stride_w, p.stride_h, 1, 1, in0[2], in0[1], in0[3],
+                            )
+                        } else {
+                            (
+                                p.padding, p.stride_w, p.stride_h, 1, 1, p.filter_w, p.filter_h,
+                                in0[3],
+                            )
+                        }
+                    }
                     _ => return Err(err(out, "options missing".into())),
                 };
                 let oh = out_size(padding, in0[1], fh, sh, dh);
@@ -392,6 +413,14 @@ pub fn with_input_shapes<'a>(
                 ));
             }
         };
+        if let (Some(w), Some(o)) = (
+            new_window,
+            m.subgraphs
+                .get_mut(0)
+                .and_then(|sg| sg.operators.get_mut(oi)),
+        ) {
+            o.options = OpOptions::Pool(w);
+        }
         for (t, dims) in follows {
             set_shape(&mut m, t, dims, &mut changed)?;
         }

@@ -218,3 +218,77 @@ fn unpropagatable_shapes_name_the_op_and_tensor() {
     assert!(parse_override("x=1,0,8").is_err());
     assert!(parse_override("x").is_err());
 }
+
+/// int8 CNN on a `side`×`side` image: CONV_2D 3×3 stride 2 SAME (8 channels)
+/// → global AVERAGE_POOL_2D (window = the feature map, as Keras writes
+/// GlobalAveragePooling2D) → RESHAPE [-1, 8] → FULLY_CONNECTED (2).
+fn cnn_model(side: i32) -> Vec<u8> {
+    use microarena_core::ops::Padding;
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b
+        .tensor(g, "image", &[1, side, side, 1], DType::I8)
+        .quant(0.5, 0)
+        .id();
+    let w = b
+        .tensor(g, "w", &[8, 3, 3, 1], DType::I8)
+        .quant(0.01, 0)
+        .data_i8(&[3; 72])
+        .id();
+    let bias = b.tensor(g, "b", &[8], DType::I32).data_i32(&[0; 8]).id();
+    let map = (side + 1) / 2;
+    let f = b
+        .tensor(g, "features", &[1, map, map, 8], DType::I8)
+        .quant(0.1, 0)
+        .id();
+    let p = b
+        .tensor(g, "pooled", &[1, 1, 1, 8], DType::I8)
+        .quant(0.1, 0)
+        .id();
+    let shape = b
+        .tensor(g, "shape", &[2], DType::I32)
+        .data_i32(&[-1, 8])
+        .id();
+    let flat = b.tensor(g, "flat", &[1, 8], DType::I8).quant(0.1, 0).id();
+    let fw = b
+        .tensor(g, "fw", &[2, 8], DType::I8)
+        .quant(0.01, 0)
+        .data_i8(&[1; 16])
+        .id();
+    let out = b.tensor(g, "out", &[1, 2], DType::I8).quant(0.1, 0).id();
+    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[f])
+        .conv_options(Padding::Same, 2, 2, Activation::Relu);
+    b.op(g, BuiltinOp::AVERAGE_POOL_2D, &[f], &[p])
+        .pool_options(Padding::Valid, (1, 1), (map, map), Activation::None);
+    b.op(g, BuiltinOp::RESHAPE, &[p, shape], &[flat]);
+    b.op(g, BuiltinOp::FULLY_CONNECTED, &[flat, fw, -1], &[out])
+        .fc_options(Activation::None, false);
+    b.inputs(g, &[x]).outputs(g, &[out]);
+    b.finish()
+}
+
+#[test]
+fn a_lower_resolution_keeps_a_global_pool_global() {
+    let big = cnn_model(64);
+    let small = cnn_model(32);
+    let big = Model::parse(&big).expect("parse");
+    let small = Model::parse(&small).expect("parse");
+    let what_if =
+        with_input_shapes(&big, &[("image".into(), vec![1, 32, 32, 1])]).expect("propagates");
+    for (a, b) in what_if.main().tensors.iter().zip(&small.main().tensors) {
+        assert_eq!((a.name, &a.shape, a.bytes), (b.name, &b.shape, b.bytes));
+    }
+    // The pool's window in the reshaped copy is the one written at 32×32.
+    assert_eq!(
+        what_if.main().operators[1].options,
+        small.main().operators[1].options
+    );
+    assert_eq!(
+        fingerprint(&analyze(&what_if, &X86).expect("analyze")),
+        fingerprint(&analyze(&small, &X86).expect("analyze"))
+    );
+    assert_eq!(
+        device::runtime_arena(&what_if).expect("runtime"),
+        device::runtime_arena(&small).expect("runtime")
+    );
+}
