@@ -141,6 +141,20 @@ test("the default page shows the bundled example with the CLI's numbers", async 
   await page.screenshot({ path: join(SHOTS, "default.png"), fullPage: true });
   await page.screenshot({ path: join(SHOTS, "default-top.png") });
 
+  // Ways to need fewer bytes: each row's promised figure is what the CLI
+  // gives when its command is run.
+  await page.waitForSelector('[data-testid="advice-row"]');
+  const rows = await page.$$eval('[data-testid="advice-row"]', (rs) =>
+    rs.map((r) => ({ figure: r.getAttribute("data-figure"), to: Number(r.getAttribute("data-to")), text: r.textContent })));
+  const smaller = rows.find((r) => r.text.includes("--input-shape"));
+  assert.ok(smaller, JSON.stringify(rows));
+  const spec = smaller.text.match(/--input-shape (\S+)/)[1];
+  const halved = planJson(file, "--input-shape", spec);
+  assert.equal(smaller.to, halved.json.arena.total_bytes, `${spec}: page promises ${smaller.to}`);
+  const runtime = rows.find((r) => r.text.includes("microarena-runtime"));
+  assert.equal(runtime.to, want.json.runtime.total_bytes);
+  await page.locator('[data-testid="advice"]').screenshot({ path: join(SHOTS, "advice.png") });
+
   // Arena map exports: a standalone SVG and a PNG drawn from it.
   const download = async (label) => {
     const [d] = await Promise.all([page.waitForEvent("download"), page.click(`text=${label}`)]);

@@ -6,6 +6,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
+use microarena_core::advice::{self, Advice};
 use microarena_core::planner::{PlanBuffer, PlannerKind};
 use microarena_core::profile;
 use microarena_core::report::{Report, WhatIfInfo};
@@ -125,6 +126,7 @@ pub struct Analysed {
     pub inputs: Vec<GraphInput>,
     plan_input: Vec<PlanBuffer>,
     planner: PlannerKind,
+    profile: &'static profile::TargetProfile,
     timings: Vec<(String, f64)>,
 }
 
@@ -136,6 +138,9 @@ pub struct Extras {
     pub planners: Vec<PlannerHead>,
     /// The share code of the report.
     pub share_code: String,
+    /// Measured ways to need fewer bytes (`core::advice`, as `microarena plan`
+    /// prints them); empty for a shared layout, which has no model.
+    pub advice: Vec<Advice>,
 }
 
 /// What the page receives, in this order for each request.
@@ -202,12 +207,15 @@ pub fn analyse(
         inputs,
         plan_input,
         planner,
+        profile,
         timings: vec![("parse+analyze+report".into(), t1 - t0)],
     })
 }
 
-/// Every planner's head on the analysed buffers, and the share code.
-pub fn extras(a: &Analysed) -> (Extras, Vec<(String, f64)>) {
+/// Every planner's head on the analysed buffers, the share code, and the
+/// measured advice for the model the report shows (`bytes` reshaped by
+/// `input_shapes`, as in [`analyse`]).
+pub fn extras(a: &Analysed, bytes: &[u8], input_shapes: &[String]) -> (Extras, Vec<(String, f64)>) {
     let t = js_sys::Date::now;
     let t0 = t();
     let planners = PlannerKind::ALL
@@ -226,14 +234,36 @@ pub fn extras(a: &Analysed) -> (Extras, Vec<(String, f64)>) {
     let t1 = t();
     let share_code = share::encode(&a.report);
     let t2 = t();
+    let config = Config {
+        profile: a.profile,
+        planner: a.planner,
+    };
+    let advice = Model::parse(bytes)
+        .ok()
+        .and_then(|m| {
+            let overrides = input_shapes
+                .iter()
+                .map(|s| shape::parse_override(s))
+                .collect::<Result<Vec<_>, _>>()
+                .ok()?;
+            if overrides.is_empty() {
+                return Some(advice::advise(&m, &a.report, &config));
+            }
+            let reshaped = shape::with_input_shapes(&m, &overrides).ok()?;
+            Some(advice::advise(&reshaped, &a.report, &config))
+        })
+        .unwrap_or_default();
+    let t3 = t();
     (
         Extras {
             planners,
             share_code,
+            advice,
         },
         vec![
             ("other planners".into(), t1 - t0),
             ("share code".into(), t2 - t1),
+            ("advice".into(), t3 - t2),
         ],
     )
 }
@@ -301,7 +331,7 @@ pub fn worker_main() {
             set(&reply, "timings", &timings_obj(&a.timings));
             let _ = reply_scope.post_message(&reply);
 
-            let (x, timings) = extras(&a);
+            let (x, timings) = extras(&a, &bytes, &input_shapes);
             let reply = Object::new();
             set(&reply, "id", &get(&data, "id"));
             set(&reply, "kind", &JsValue::from_str("extras"));
@@ -317,6 +347,19 @@ pub fn worker_main() {
                 planners.push(&o);
             }
             set(&reply, "planners", &planners);
+            let advice = Array::new();
+            for a in &x.advice {
+                let o = Object::new();
+                set(&o, "action", &JsValue::from_str(&a.action));
+                set(&o, "figure", &JsValue::from_str(&a.figure));
+                set(&o, "from", &JsValue::from_f64(a.from_bytes as f64));
+                set(&o, "to", &JsValue::from_f64(a.to_bytes as f64));
+                if let Some(t) = &a.try_args {
+                    set(&o, "try", &JsValue::from_str(t));
+                }
+                advice.push(&o);
+            }
+            set(&reply, "advice", &advice);
             set(&reply, "timings", &timings_obj(&timings));
             let _ = reply_scope.post_message(&reply);
         });
@@ -393,9 +436,20 @@ fn decode_reply(data: &JsValue) -> Reply {
                 },
             })
             .collect();
+        let advice = Array::from(&get(data, "advice"))
+            .iter()
+            .map(|o| Advice {
+                action: get_str(&o, "action"),
+                figure: get_str(&o, "figure"),
+                from_bytes: get(&o, "from").as_f64().unwrap_or(0.0) as u64,
+                to_bytes: get(&o, "to").as_f64().unwrap_or(0.0) as u64,
+                try_args: get(&o, "try").as_string(),
+            })
+            .collect();
         return Reply::Extras(Extras {
             planners,
             share_code: get_str(data, "share"),
+            advice,
         });
     }
     if get(data, "ok").as_bool() != Some(true) {
@@ -512,7 +566,7 @@ impl Analyzer {
                     cb(Reply::Report(Ok((a.report.clone(), a.inputs.clone()))));
                     sleep_ms(0).await;
                     if latest.get() == id {
-                        cb(Reply::Extras(extras(&a).0));
+                        cb(Reply::Extras(extras(&a, &req.bytes, &req.input_shapes).0));
                     }
                 }
                 Err(e) if e.what_if => cb(Reply::WhatIfError(e.message)),

@@ -183,6 +183,7 @@ pub fn App() -> impl IntoView {
             extras.set(Some(Arc::new(Extras {
                 planners,
                 share_code: code,
+                advice: Vec::new(),
             })));
             shown.set(Some(Arc::new(Shown {
                 report,
@@ -656,6 +657,7 @@ fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
                     }}
                 </div>
             </div>
+            {advice_view(extras, r.model.file.clone())}
             {diagnostics(&r)}
         </section>
         {what_if_panel(&s, apply_whatif, whatif_error)}
@@ -953,6 +955,47 @@ fn what_if_panel(
                 }}
             </div>
         </section>
+    }
+}
+
+/// Measured ways to need fewer bytes, as `microarena plan` lists them.
+fn advice_view(extras: RwSignal<Option<Arc<Extras>>>, file: String) -> impl IntoView {
+    move || {
+        let x = extras.get()?;
+        if x.advice.is_empty() {
+            return None;
+        }
+        let rows = x
+            .advice
+            .iter()
+            .map(|a| {
+                let command = a.try_args.as_ref().map(|args| {
+                    let (cmd, rest) = args.split_once(' ').unwrap_or((args, ""));
+                    format!("microarena {cmd} {file} {rest}")
+                });
+                view! {
+                    <tr data-testid="advice-row" data-figure=a.figure.clone() data-to=a.to_bytes.to_string()>
+                        <td class="r mono saving">{format!("−{} B", grouped(a.saving_bytes()))}</td>
+                        <td class="mono">{format!("{} {} → {} B", a.figure, grouped(a.from_bytes), grouped(a.to_bytes))}</td>
+                        <td>
+                            {a.action.clone()}
+                            {command.map(|c| view! { <div class="muted mono small">{c}</div> })}
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <div class="advice" data-testid="advice">
+                <h3>"Ways to need fewer bytes"</h3>
+                <p class="muted">
+                    "Each one measured by re-planning the changed model with the same core code as the CLI; nothing is estimated."
+                </p>
+                <table class="compact">
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        })
     }
 }
 
