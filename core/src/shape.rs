@@ -14,12 +14,12 @@
 //! QUANTIZE/DEQUANTIZE. Anything else whose input changed is a
 //! [`ShapeError`] naming the op and the tensor.
 //!
-//! Two rules re-derive what a converter would have written at the new size:
-//! a RESHAPE that flattened trailing dimensions (Keras `Flatten`, as in
-//! micro_speech_lstm's `[1, 49, 80] -> [-1, 3920]`) keeps flattening them, and
+//! Three rules re-derive what a converter would have written at the new
+//! size: a RESHAPE that flattened trailing dimensions (Keras `Flatten`, as in
+//! micro_speech_lstm's `[1, 49, 80] -> [-1, 3920]`) keeps flattening them;
 //! FULLY_CONNECTED weights that consumed the whole last input dimension
-//! follow it, and a pool whose window covered the whole feature map stays
-//! global (its window is rewritten in the copy). Weight values stay as they
+//! follow it; a pool whose window covered the whole feature map stays global
+//! (its window is rewritten in the copy). Weight values stay as they
 //! are: they live in flash and do not change the arena.
 
 use alloc::format;
