@@ -70,7 +70,7 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
             try_args: None,
         });
     }
-    for (name, dims) in smaller_inputs(model) {
+    for (name, now, dims) in smaller_inputs(model) {
         let Ok(small) = with_input_shapes(model, &[(name.clone(), dims.clone())]) else {
             continue;
         };
@@ -80,35 +80,22 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
         if a.total_bytes >= report.arena.total_bytes {
             continue;
         }
-        let shape = |d: &[i32]| {
+        let joined = |d: &[i32], sep: &str| {
             d.iter()
                 .map(|x| format!("{x}"))
                 .collect::<Vec<_>>()
-                .join("×")
+                .join(sep)
         };
-        let dims_arg = dims
-            .iter()
-            .map(|x| format!("{x}"))
-            .collect::<Vec<_>>()
-            .join(",");
-        let now = model
-            .main()
-            .inputs
-            .iter()
-            .filter_map(|&t| usize::try_from(t).ok())
-            .filter_map(|t| model.main().tensors.get(t))
-            .find(|t| t.name == name.as_str())
-            .map(|t| shape(&t.shape))
-            .unwrap_or_default();
         out.push(Advice {
             action: format!(
-                "feed '{name}' {} instead of {now} (a model trained and converted at that size)",
-                shape(&dims)
+                "feed '{name}' {} instead of {} (a model trained and converted at that size)",
+                joined(&dims, "×"),
+                joined(&now, "×")
             ),
             figure: "total".into(),
             from_bytes: report.arena.total_bytes,
             to_bytes: a.total_bytes,
-            try_args: Some(format!("plan --input-shape {name}={dims_arg}")),
+            try_args: Some(format!("plan --input-shape {name}={}", joined(&dims, ","))),
         });
     }
     out.sort_by_key(|a| core::cmp::Reverse(a.saving_bytes()));
@@ -116,8 +103,9 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
 }
 
 /// Half the time steps of a `[batch, time, features]` input, or half the
-/// height and width of an NHWC image, for each named main-subgraph input.
-fn smaller_inputs(model: &Model<'_>) -> Vec<(String, Vec<i32>)> {
+/// height and width of an NHWC image, for each named main-subgraph input:
+/// name, shape now, smaller shape.
+fn smaller_inputs(model: &Model<'_>) -> Vec<(String, Vec<i32>, Vec<i32>)> {
     let sg = model.main();
     sg.inputs
         .iter()
@@ -136,7 +124,7 @@ fn smaller_inputs(model: &Model<'_>) -> Vec<(String, Vec<i32>)> {
                 }
                 d[ax] /= 2;
             }
-            Some((t.name.into(), d))
+            Some((t.name.into(), t.shape.clone(), d))
         })
         .take(4)
         .collect()

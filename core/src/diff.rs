@@ -107,11 +107,13 @@ pub fn diff(old: &Report, new: &Report) -> ReportDiff {
         new.tail.iter().map(|c| (c.category.clone(), c.bytes)),
     );
     let head_tensors = |r: &Report| {
+        // Names are qualified by subgraph only when there is more than one.
+        let qualify = r.buffers.iter().any(|b| b.subgraph != 0);
         r.buffers
             .iter()
             .filter(|b| b.kind == "tensor")
             .map(|b| {
-                let name = if r.buffers.iter().any(|o| o.subgraph != 0) {
+                let name = if qualify {
                     alloc::format!("{}:{}", b.subgraph, b.name)
                 } else {
                     b.name.clone()
