@@ -1,17 +1,6 @@
 //! Number formatting for the views (pure functions).
 
-/// `84080` → `"84,080"`.
-pub fn grouped(v: u64) -> String {
-    let s = v.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use microarena_core::report::grouped;
 
 /// Signed variant of [`grouped`].
 pub fn grouped_i(v: i64) -> String {

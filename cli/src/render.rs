@@ -7,7 +7,7 @@ use microarena_core::advice::Advice;
 use microarena_core::budget::{Budget, Verdict};
 use microarena_core::diff::{Change, ReportDiff};
 use microarena_core::optimize::Optimized;
-use microarena_core::report::Report;
+use microarena_core::report::{Report, grouped};
 
 /// One line saying whether the model fits, and by how much.
 pub fn verdict_line(file: &str, b: &Budget, v: &Verdict, target: &str) -> String {
@@ -15,18 +15,18 @@ pub fn verdict_line(file: &str, b: &Budget, v: &Verdict, target: &str) -> String
     let headroom = format!("{}%", headroom.trim_end_matches('0').trim_end_matches('.'));
     let what = format!(
         "{file} ({target}): arena {} B (minimum {} B + {headroom} headroom) vs {} B free (RAM {} B - reserves {} B)",
-        thousands(v.arena_bytes),
-        thousands(v.minimum_bytes),
+        grouped(v.arena_bytes),
+        grouped(v.minimum_bytes),
         signed(v.available_bytes),
-        thousands(b.ram_bytes),
-        thousands(b.reserved_bytes())
+        grouped(b.ram_bytes),
+        grouped(b.reserved_bytes())
     );
     if v.fits {
         format!("fits: {what}; margin {} B", signed(v.margin_bytes))
     } else {
         format!(
             "does not fit: {what}; short by {} B",
-            thousands(v.margin_bytes.unsigned_abs())
+            grouped(v.margin_bytes.unsigned_abs())
         )
     }
 }
@@ -55,23 +55,10 @@ pub fn verdict_json(b: &Budget, v: &Verdict, target: &str) -> String {
 
 fn signed(n: i64) -> String {
     if n < 0 {
-        format!("-{}", thousands(n.unsigned_abs()))
+        format!("-{}", grouped(n.unsigned_abs()))
     } else {
-        thousands(n as u64)
+        grouped(n as u64)
     }
-}
-
-/// `85264` → `85,264`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn pct(part: u64, whole: u64) -> String {
@@ -94,22 +81,22 @@ pub fn summary(r: &Report) -> String {
     let _ = writeln!(
         s,
         "  head     {:>11} B  activations and scratch, planned",
-        thousands(a.head_bytes)
+        grouped(a.head_bytes)
     );
     let _ = writeln!(
         s,
         "  tail     {:>11} B  persistent: tensor metadata, nodes, OpData, variables",
-        thousands(a.tail_bytes)
+        grouped(a.tail_bytes)
     );
     let _ = writeln!(
         s,
         "  total    {:>11} B  what TFLM reports (head + tail)",
-        thousands(a.total_bytes)
+        grouped(a.total_bytes)
     );
     let _ = writeln!(
         s,
         "  minimum  {:>11} B  smallest arena that works (binding phase: {})",
-        thousands(a.minimum_bytes),
+        grouped(a.minimum_bytes),
         a.minimum_phase
     );
     match (&r.runtime, &r.runtime_refusal) {
@@ -117,10 +104,10 @@ pub fn summary(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "  runtime  {:>11} B  microarena-runtime needs (head {} + tail {}, variables {})",
-                thousands(rt.total_bytes),
-                thousands(rt.head_bytes),
-                thousands(rt.tail_bytes),
-                thousands(rt.variable_bytes)
+                grouped(rt.total_bytes),
+                grouped(rt.head_bytes),
+                grouped(rt.tail_bytes),
+                grouped(rt.variable_bytes)
             );
         }
         (None, Some(why)) => {
@@ -136,10 +123,10 @@ pub fn summary(r: &Report) -> String {
             let delta = new as i64 - old as i64;
             format!(
                 "{} → {} B ({}{})",
-                thousands(old),
-                thousands(new),
+                grouped(old),
+                grouped(new),
                 if delta >= 0 { "+" } else { "−" },
-                thousands(delta.unsigned_abs())
+                grouped(delta.unsigned_abs())
             )
         };
         let _ = writeln!(s, "  what-if  {}", w.input_shapes.join(" "));
@@ -167,14 +154,14 @@ pub fn summary(r: &Report) -> String {
     let _ = writeln!(
         s,
         "  lower bound {:>8} B  for the head; this plan is {} B ({}) above it",
-        thousands(a.lower_bound_bytes),
-        thousands(gap),
+        grouped(a.lower_bound_bytes),
+        grouped(gap),
         pct(gap, a.lower_bound_bytes)
     );
     let _ = writeln!(
         s,
         "  padding  {:>11} B  lost to 16-byte alignment of head buffers",
-        thousands(a.padding_bytes)
+        grouped(a.padding_bytes)
     );
     match (&a.peak_op, &a.peak_opcode) {
         (Some(op), Some(name)) => {
@@ -187,7 +174,7 @@ pub fn summary(r: &Report) -> String {
                 s,
                 "  peak     scope {}: op {op} {name}, {} B live",
                 a.peak_scope,
-                thousands(live)
+                grouped(live)
             );
         }
         _ => {
@@ -202,7 +189,7 @@ pub fn summary(r: &Report) -> String {
                 s,
                 "  {:<12} {:>11} B{}{}",
                 p.planner,
-                thousands(p.head_bytes),
+                grouped(p.head_bytes),
                 if p.proven_optimal { "  optimal" } else { "" },
                 if p.planner == r.planner {
                     "  <- this plan"
@@ -221,7 +208,7 @@ pub fn summary(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "  {:>9} B  @{:<8} scopes {:>3}..{:<3} {} {}",
-                thousands(b.aligned_bytes),
+                grouped(b.aligned_bytes),
                 b.offset,
                 b.first,
                 b.last,
@@ -244,7 +231,7 @@ pub fn summary(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "  {:>9} B  {}{} tensor {} {} {:?} ({owner})",
-                thousands(v.bytes),
+                grouped(v.bytes),
                 v.region,
                 at,
                 v.tensor,
@@ -263,7 +250,7 @@ pub fn summary(r: &Report) -> String {
         let _ = writeln!(
             s,
             "  {:>9} B  {:<42} ({} allocations)",
-            thousands(t.bytes),
+            grouped(t.bytes),
             t.category,
             t.count
         );
@@ -280,7 +267,7 @@ pub fn summary(r: &Report) -> String {
             let _ = writeln!(
                 s,
                 "  {:>9} B  subgraph {} op {} {}",
-                thousands(o.persistent_bytes),
+                grouped(o.persistent_bytes),
                 o.subgraph,
                 o.index,
                 o.opcode
@@ -300,9 +287,9 @@ pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String
     let _ = writeln!(
         s,
         "{input} -> {output}: head {} B -> {} B (saved {} B, {})",
-        thousands(o.original_head_bytes),
-        thousands(o.head_bytes),
-        thousands(saved),
+        grouped(o.original_head_bytes),
+        grouped(o.head_bytes),
+        grouped(saved),
         pct(saved, o.original_head_bytes)
     );
     let _ = writeln!(
@@ -314,7 +301,7 @@ pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String
         "  plan: {}; {} tensor(s) placed offline, scratch buffers online; lower bound {} B{}",
         o.strategy.name(),
         o.planned_tensors,
-        thousands(o.lower_bound_bytes),
+        grouped(o.lower_bound_bytes),
         if o.proven_optimal { " (optimal)" } else { "" }
     );
     match (&o.order, o.reorder_method) {
@@ -338,10 +325,10 @@ pub fn optimized(input: &str, output: &str, o: &Optimized, r: &Report) -> String
     let _ = writeln!(
         s,
         "  output: head {} B + tail {} B = total {} B; minimum arena {} B ({})",
-        thousands(r.arena.head_bytes),
-        thousands(r.arena.tail_bytes),
-        thousands(r.arena.total_bytes),
-        thousands(r.arena.minimum_bytes),
+        grouped(r.arena.head_bytes),
+        grouped(r.arena.tail_bytes),
+        grouped(r.arena.total_bytes),
+        grouped(r.arena.minimum_bytes),
         r.target
     );
     s
@@ -361,10 +348,10 @@ pub fn advice(list: &[Advice], model: &str) -> String {
         let _ = writeln!(
             s,
             "  -{:>9} B  {} {} -> {} B: {}",
-            thousands(a.saving_bytes()),
+            grouped(a.saving_bytes()),
             a.figure,
-            thousands(a.from_bytes),
-            thousands(a.to_bytes),
+            grouped(a.from_bytes),
+            grouped(a.to_bytes),
             a.action
         );
         if let Some(args) = &a.try_args {
@@ -383,7 +370,7 @@ pub fn diff(d: &ReportDiff) -> String {
         d.old_file, d.new_file, d.target, d.planner, d.operators.0, d.operators.1
     );
     let bytes =
-        |b: Option<u64>| b.map_or_else(|| "n/a".to_string(), |b| format!("{} B", thousands(b)));
+        |b: Option<u64>| b.map_or_else(|| "n/a".to_string(), |b| format!("{} B", grouped(b)));
     let change = |c: &Change| match (c.delta_bytes, c.old_bytes) {
         (Some(0), _) => "unchanged".to_string(),
         (Some(delta), Some(old)) if old > 0 => format!(
@@ -451,22 +438,8 @@ pub fn diff(d: &ReportDiff) -> String {
 /// `+1,024` / `-16` / `0`.
 fn signed_plus(n: i64) -> String {
     if n > 0 {
-        format!("+{}", thousands(n as u64))
+        format!("+{}", grouped(n as u64))
     } else {
         signed(n)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(85264), "85,264");
-        assert_eq!(thousands(1048576), "1,048,576");
     }
 }

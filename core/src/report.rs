@@ -514,3 +514,29 @@ impl Report {
         self.diagnostics.iter().any(|d| d.severity == "error")
     }
 }
+/// `85264` → `"85,264"`: byte counts as the CLI and the web app print them.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grouped;
+
+    #[test]
+    fn grouped_groups_digits_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(85264), "85,264");
+        assert_eq!(grouped(1048576), "1,048,576");
+    }
+}
