@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use microarena_core::budget::{Budget, Reserve};
+use microarena_core::budget::{self, Budget, Reserve};
 use microarena_core::diff::{self, Growth};
 use microarena_core::optimize;
 use microarena_core::planner::PlannerKind;
@@ -66,7 +66,7 @@ enum Command {
         /// The .tflite file.
         model: PathBuf,
         /// Device RAM (bytes; K, KiB, M, MiB suffixes accepted).
-        #[arg(long, value_parser = parse_bytes)]
+        #[arg(long, value_parser = budget::parse_bytes)]
         ram: u64,
         /// Other RAM users, e.g. `stack=8K,rtos=16K,isr=2K,dma=4K,log=1K`.
         #[arg(long, value_delimiter = ',', value_parser = parse_reserve)]
@@ -138,7 +138,7 @@ enum Command {
         #[arg(long, default_value = "tflm-greedy", value_parser = parse_planner)]
         planner: PlannerKind,
         /// Fail (exit 1) when --figure grew by more than this: bytes (4K) or percent (5%).
-        #[arg(long, value_name = "BYTES|PCT", value_parser = parse_growth)]
+        #[arg(long, value_name = "BYTES|PCT", value_parser = Growth::parse)]
         max_growth: Option<Growth>,
         /// The figure --max-growth guards: head, tail, total, minimum or runtime.
         #[arg(long, default_value = "minimum", value_parser = ["head", "tail", "total", "minimum", "runtime"])]
@@ -169,21 +169,13 @@ fn parse_planner(s: &str) -> Result<PlannerKind, String> {
     })
 }
 
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    microarena_core::budget::parse_bytes(s)
-}
-
-fn parse_growth(s: &str) -> Result<Growth, String> {
-    Growth::parse(s)
-}
-
 fn parse_reserve(s: &str) -> Result<Reserve, String> {
     let (name, size) = s
         .split_once('=')
         .ok_or_else(|| format!("'{s}': expected NAME=BYTES, e.g. stack=8K"))?;
     Ok(Reserve {
         name: name.trim().into(),
-        bytes: parse_bytes(size)?,
+        bytes: budget::parse_bytes(size)?,
     })
 }
 
