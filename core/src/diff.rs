@@ -178,7 +178,9 @@ impl Growth {
         if s.trim().ends_with('%') {
             crate::budget::parse_percent_bp(s).map(Growth::BasisPoints)
         } else {
-            crate::budget::parse_bytes(s).map(Growth::Bytes)
+            crate::budget::parse_bytes(s)
+                .map(Growth::Bytes)
+                .map_err(|e| alloc::format!("{e}, or a percentage such as 5%"))
         }
     }
 
