@@ -1,40 +1,77 @@
-//! TFLM's size arithmetic for windowed and sliced operators, shared by what-if
-//! shape propagation ([`crate::shape`]) and runtime lowering
-//! ([`crate::device`]) so both derive the same sizes from the same rules.
+//! TFLM's size arithmetic for windowed and sliced operators: one copy for
+//! what-if shape propagation ([`crate::shape`]), runtime lowering
+//! ([`crate::device`]) and the runtime's own validation of a program image,
+//! so none of them can derive a different size. Needs no allocator.
 //! Arithmetic is widened to `i64`: a hostile stride or dilation yields a size
 //! the caller refuses, never an overflow.
 
-use crate::ops::Padding;
+/// `(filter − 1) × dilation + 1`: the extent a dilated filter covers.
+pub fn effective_filter(filter: i64, dilation: i64) -> i64 {
+    (filter - 1).saturating_mul(dilation).saturating_add(1)
+}
 
-/// TFLM's `ComputeOutSize`: the output extent of a window sliding over
-/// `image`. 0 when the stride is not positive.
+/// TFLM's `ComputeOutSize` with SAME padding; 0 when `stride` is not positive.
+pub fn out_same(image: i64, stride: i64) -> i64 {
+    if stride <= 0 {
+        return 0;
+    }
+    (image + stride - 1) / stride
+}
+
+/// TFLM's `ComputeOutSize` with VALID padding; 0 when `stride` is not positive.
+pub fn out_valid(image: i64, filter: i64, stride: i64, dilation: i64) -> i64 {
+    if stride <= 0 {
+        return 0;
+    }
+    (image + stride - effective_filter(filter, dilation)) / stride
+}
+
+/// TFLM's `ComputePaddingWithOffset` without the offset (reference kernels do
+/// not use it): the padding before the first input element.
+pub fn padding_before(image: i64, filter: i64, stride: i64, dilation: i64, out: i64) -> i64 {
+    let total = (out - 1)
+        .saturating_mul(stride)
+        .saturating_add(effective_filter(filter, dilation))
+        .saturating_sub(image);
+    total.max(0) / 2
+}
+
+/// Elements a strided slice takes from `start` up to (not including) `stop`.
+pub fn slice_count(start: i64, stop: i64, stride: i64) -> i64 {
+    let (span, step) = if stride > 0 {
+        (stop - start, stride)
+    } else if stride < 0 {
+        (start - stop, -stride)
+    } else {
+        return 0;
+    };
+    ((span + step - 1) / step).max(0)
+}
+
+/// [`out_same`] or [`out_valid`] for a model's padding, saturated to `i32`.
+#[cfg(feature = "alloc")]
 pub(crate) fn out_size(
-    padding: Padding,
+    padding: crate::ops::Padding,
     image: i32,
     filter: i32,
     stride: i32,
     dilation: i32,
 ) -> i32 {
-    if stride <= 0 {
-        return 0;
-    }
     let (image, filter, stride, dilation) = (
         i64::from(image),
         i64::from(filter),
         i64::from(stride),
         i64::from(dilation),
     );
-    let effective_filter = (filter - 1) * dilation + 1;
-    let n = match padding {
-        Padding::Same => (image + stride - 1) / stride,
-        Padding::Valid => (image + stride - effective_filter) / stride,
-    };
-    saturate(n)
+    saturate(match padding {
+        crate::ops::Padding::Same => out_same(image, stride),
+        crate::ops::Padding::Valid => out_valid(image, filter, stride, dilation),
+    })
 }
 
 /// One axis of STRIDED_SLICE as TFLM resolves it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SliceAxis {
+pub struct SliceAxis {
     /// First index taken, after masks, negative indexing and clamping.
     pub start: i32,
     /// Index to stop before (exclusive), likewise resolved.
@@ -46,7 +83,7 @@ pub(crate) struct SliceAxis {
 /// Resolves one STRIDED_SLICE axis of extent `size`; `None` for stride 0.
 /// A masked begin or end means "from the edge" in the stride's direction;
 /// a shrunk axis takes exactly the element at `start`.
-pub(crate) fn slice_axis(
+pub fn slice_axis(
     size: i32,
     begin: i32,
     end: i32,
@@ -86,15 +123,14 @@ pub(crate) fn slice_axis(
     } else {
         resolve(end, end_masked, false)
     };
-    let (span, step) = if stride > 0 {
-        (i64::from(stop) - i64::from(start), i64::from(stride))
-    } else {
-        (i64::from(start) - i64::from(stop), -i64::from(stride))
-    };
     Some(SliceAxis {
         start,
         stop,
-        count: saturate(((span + step - 1) / step).max(0)),
+        count: saturate(slice_count(
+            i64::from(start),
+            i64::from(stop),
+            i64::from(stride),
+        )),
     })
 }
 
@@ -105,6 +141,7 @@ fn saturate(v: i64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::Padding;
 
     #[test]
     fn out_size_follows_tflm() {
@@ -122,6 +159,32 @@ mod tests {
     fn out_size_does_not_overflow_on_hostile_parameters() {
         assert!(out_size(Padding::Valid, 16, i32::MAX, 1, i32::MAX) < 0);
         assert_eq!(out_size(Padding::Same, i32::MAX, 1, i32::MAX, 1), 1);
+    }
+
+    #[test]
+    fn padding_follows_tflm() {
+        // SAME, 16 -> 8 with stride 2 and a 3x3 filter: total padding 1, so 0 before.
+        assert_eq!(padding_before(16, 3, 2, 1, 8), 0);
+        // SAME, stride 1, 3x3: 1 before.
+        assert_eq!(padding_before(8, 3, 1, 1, 8), 1);
+        // VALID never pads.
+        assert_eq!(padding_before(10, 3, 1, 2, 6), 0);
+        // Extreme parameters saturate instead of overflowing.
+        let max = i64::from(i32::MAX);
+        assert!(padding_before(max, max, max, max, max) > 0);
+        assert_eq!(
+            padding_before(0, i64::MAX, i64::MAX, i64::MAX, i64::MAX),
+            i64::MAX / 2
+        );
+    }
+
+    #[test]
+    fn slice_count_counts_both_directions() {
+        assert_eq!(slice_count(1, 7, 2), 3);
+        assert_eq!(slice_count(9, -1, -1), 10);
+        assert_eq!(slice_count(7, 2, 1), 0);
+        assert_eq!(slice_count(2, 7, -1), 0);
+        assert_eq!(slice_count(0, 5, 0), 0);
     }
 
     fn axis(size: i32, b: i32, e: i32, s: i32, bm: bool, em: bool, sh: bool) -> (i32, i32, i32) {

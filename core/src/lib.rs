@@ -27,8 +27,7 @@ mod schema;
 #[cfg(feature = "alloc")]
 pub mod dtype;
 
-#[cfg(feature = "alloc")]
-mod geometry;
+pub mod geometry;
 #[cfg(feature = "alloc")]
 pub mod model;
 #[cfg(feature = "alloc")]

@@ -6,6 +6,7 @@
 //! `from_le_bytes` and `get`, so there is no `unsafe` and no panic path: sizes
 //! are validated in Prepare, and an impossible out-of-range read yields 0.
 
+use microarena_core::geometry;
 use microarena_core::runtime_layout::{self as rl, dtype, opcode};
 
 use crate::arena::ArenaAllocator;
@@ -260,13 +261,13 @@ impl Prep<'_, '_> {
 }
 
 /// TFLM's output size for SAME or VALID padding, and its padding
-/// (`ComputePaddingHeightWidth`), in `i64` so no parameter can overflow.
+/// (`ComputePaddingHeightWidth`), from core's `geometry`: the same arithmetic
+/// that lowered the image, in `i64` so no parameter can overflow.
 fn window_fits(input: i64, out: i64, filter: i64, stride: i64, dilation: i64, pad: i64) -> bool {
-    let eff = (filter - 1) * dilation + 1;
-    let same = (input + stride - 1) / stride;
-    let valid = (input + stride - eff) / stride;
-    let want_pad = ((out - 1) * stride + eff - input).max(0) / 2;
-    eff <= i64::from(i32::MAX) && (out == same || out == valid) && pad == want_pad
+    geometry::effective_filter(filter, dilation) <= i64::from(i32::MAX)
+        && (out == geometry::out_same(input, stride)
+            || out == geometry::out_valid(input, filter, stride, dilation))
+        && pad == geometry::padding_before(input, filter, stride, dilation, out)
 }
 
 /// CONV_2D, DEPTHWISE_CONV_2D and the pools: positive strides, dilations and
@@ -820,14 +821,7 @@ impl W<'_> {
 }
 
 fn slice_len(start: i32, stop: i32, stride: i32) -> usize {
-    let (start, stop, stride) = (i64::from(start), i64::from(stop), i64::from(stride));
-    let n = if stride > 0 && stop > start {
-        (stop - start + stride - 1) / stride
-    } else if stride < 0 && stop < start {
-        (start - stop - stride - 1) / -stride
-    } else {
-        0
-    };
+    let n = geometry::slice_count(start.into(), stop.into(), stride.into());
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
