@@ -7,7 +7,10 @@
 
 /// `(filter − 1) × dilation + 1`: the extent a dilated filter covers.
 pub fn effective_filter(filter: i64, dilation: i64) -> i64 {
-    (filter - 1).saturating_mul(dilation).saturating_add(1)
+    filter
+        .saturating_sub(1)
+        .saturating_mul(dilation)
+        .saturating_add(1)
 }
 
 /// TFLM's `ComputeOutSize` with SAME padding; 0 when `stride` is not positive.
@@ -15,7 +18,7 @@ pub fn out_same(image: i64, stride: i64) -> i64 {
     if stride <= 0 {
         return 0;
     }
-    (image + stride - 1) / stride
+    image.saturating_add(stride - 1) / stride
 }
 
 /// TFLM's `ComputeOutSize` with VALID padding; 0 when `stride` is not positive.
@@ -23,13 +26,17 @@ pub fn out_valid(image: i64, filter: i64, stride: i64, dilation: i64) -> i64 {
     if stride <= 0 {
         return 0;
     }
-    (image + stride - effective_filter(filter, dilation)) / stride
+    image
+        .saturating_add(stride)
+        .saturating_sub(effective_filter(filter, dilation))
+        / stride
 }
 
 /// TFLM's `ComputePaddingWithOffset` without the offset (reference kernels do
 /// not use it): the padding before the first input element.
 pub fn padding_before(image: i64, filter: i64, stride: i64, dilation: i64, out: i64) -> i64 {
-    let total = (out - 1)
+    let total = out
+        .saturating_sub(1)
         .saturating_mul(stride)
         .saturating_add(effective_filter(filter, dilation))
         .saturating_sub(image);
@@ -39,13 +46,13 @@ pub fn padding_before(image: i64, filter: i64, stride: i64, dilation: i64, out: 
 /// Elements a strided slice takes from `start` up to (not including) `stop`.
 pub fn slice_count(start: i64, stop: i64, stride: i64) -> i64 {
     let (span, step) = if stride > 0 {
-        (stop - start, stride)
+        (stop.saturating_sub(start), stride)
     } else if stride < 0 {
-        (start - stop, -stride)
+        (start.saturating_sub(stop), stride.saturating_neg())
     } else {
         return 0;
     };
-    ((span + step - 1) / step).max(0)
+    (span.saturating_add(step - 1) / step).max(0)
 }
 
 /// [`out_same`] or [`out_valid`] for a model's padding, saturated to `i32`.
@@ -185,6 +192,8 @@ mod tests {
         assert_eq!(slice_count(7, 2, 1), 0);
         assert_eq!(slice_count(2, 7, -1), 0);
         assert_eq!(slice_count(0, 5, 0), 0);
+        assert_eq!(slice_count(i64::MIN, i64::MAX, i64::MIN), 0);
+        assert_eq!(slice_count(i64::MIN, i64::MAX, 1), i64::MAX);
     }
 
     fn axis(size: i32, b: i32, e: i32, s: i32, bm: bool, em: bool, sh: bool) -> (i32, i32, i32) {
