@@ -4,7 +4,7 @@
 //! build gives identical bytes. Also picks memory.x for the target board.
 //!
 //! Model: `$MICROARENA_FIRMWARE_MODEL` (a .tflite path) if set, otherwise the
-//! generated demo model (`microarena_core::device::testing::demo_model`).
+//! generated demo model (`microarena_core::lower::testing::demo_model`).
 //!
 //! Golden data: with `$MICROARENA_FIRMWARE_INPUT` and
 //! `$MICROARENA_FIRMWARE_EXPECTED` (raw little-endian files, all graph inputs
@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::{env, fs};
 
 use microarena_core::Model;
-use microarena_core::device::{lower, runtime_arena, testing};
+use microarena_core::lower::{lower, runtime_arena, testing};
 use microarena_runtime::Interpreter;
 
 fn main() {

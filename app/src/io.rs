@@ -6,11 +6,11 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
-use microarena_core::advice::{self, Advice};
-use microarena_core::planner::{PlanBuffer, PlannerKind};
-use microarena_core::profile;
+use microarena_core::plan::{PlanBuffer, PlannerKind};
+use microarena_core::report::advice::{self, Advice};
 use microarena_core::report::{Report, WhatIfInfo};
-use microarena_core::{Config, Model, analyze, shape, share};
+use microarena_core::tflm::profile;
+use microarena_core::{Config, Model, analyze, report::share, whatif};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -157,7 +157,7 @@ pub enum Reply {
 }
 
 /// Runs the pipeline: the same `analyze` + `Report::new` the CLI calls, and
-/// for what-if shapes the same `shape::with_input_shapes` as
+/// for what-if shapes the same `whatif::with_input_shapes` as
 /// `microarena plan --input-shape`, with the original figures for the delta.
 pub fn analyse(
     bytes: &[u8],
@@ -189,10 +189,10 @@ pub fn analyse(
         let what_if = |e: &dyn std::fmt::Display| Failure::what_if(format!("what-if: {e}"));
         let overrides = input_shapes
             .iter()
-            .map(|s| shape::parse_override(s))
+            .map(|s| whatif::parse_override(s))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| what_if(&e))?;
-        let reshaped = shape::with_input_shapes(&model, &overrides).map_err(|e| what_if(&e))?;
+        let reshaped = whatif::with_input_shapes(&model, &overrides).map_err(|e| what_if(&e))?;
         let analysis = analyze(&reshaped, &config).map_err(|e| what_if(&e))?;
         let mut report = Report::new(&reshaped, &analysis, name);
         // The model as converted, for the delta: exactly what the CLI does.
@@ -243,13 +243,13 @@ pub fn extras(a: &Analysed, bytes: &[u8], input_shapes: &[String]) -> (Extras, V
         .and_then(|m| {
             let overrides = input_shapes
                 .iter()
-                .map(|s| shape::parse_override(s))
+                .map(|s| whatif::parse_override(s))
                 .collect::<Result<Vec<_>, _>>()
                 .ok()?;
             if overrides.is_empty() {
                 return Some(advice::advise(&m, &a.report, &config));
             }
-            let reshaped = shape::with_input_shapes(&m, &overrides).ok()?;
+            let reshaped = whatif::with_input_shapes(&m, &overrides).ok()?;
             Some(advice::advise(&reshaped, &a.report, &config))
         })
         .unwrap_or_default();

@@ -5,7 +5,7 @@
 //! [`App`]; in a dedicated Web Worker (`worker.js`) it answers analysis
 //! requests with `analyze` + `Report::new`, so large models never block the
 //! page. No server is involved beyond static files, and model bytes never
-//! leave the browser — share links carry only the report ([`microarena_core::share`]).
+//! leave the browser — share links carry only the report ([`microarena_core::report::share`]).
 //!
 //! Module map: [`io`] is the only module using browser APIs; [`svg`] builds
 //! chart markup as strings; [`views`] arranges and formats; [`format`] holds

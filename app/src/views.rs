@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use leptos::ev;
 use leptos::prelude::*;
-use microarena_core::budget::{Budget, DEFAULT_HEADROOM_BP, MCU_PRESETS, Reserve};
-use microarena_core::planner::PlannerKind;
-use microarena_core::profile::PROFILES;
+use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
-use microarena_core::{example, share};
+use microarena_core::report::budget::{Budget, DEFAULT_HEADROOM_BP, MCU_PRESETS, Reserve};
+use microarena_core::tflm::profile::PROFILES;
+use microarena_core::{build::example, report::share};
 
 use crate::format::{grouped, grouped_i, human, percent, shape};
 use crate::io::{self, Analyzer, Extras, GraphInput, PlannerHead, Reply, Request};
@@ -564,7 +564,7 @@ fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
                 </div>
             </div>
             // The same model on microarena-runtime: its arena comes from core's
-            // `device::runtime_arena`, the function the firmware build sizes its arena with.
+            // `lower::runtime_arena`, the function the firmware build sizes its arena with.
             <p class="note runtime-line" data-testid="runtime-total" data-bytes=r.runtime.as_ref().map(|rt| rt.total_bytes.to_string()).unwrap_or_default()>
                 {match (&r.runtime, &r.runtime_refusal) {
                     (Some(rt), _) => format!(
@@ -694,7 +694,7 @@ fn dims_text(d: &[i32]) -> String {
 }
 
 /// Reads what the user typed (`1,25,257`, `1×25×257`, `1 25 257`) as the
-/// CLI's DIMS; the dims themselves are checked by `shape::parse_override`.
+/// CLI's DIMS; the dims themselves are checked by `whatif::parse_override`.
 fn normalize_dims(text: &str) -> String {
     text.split(|c: char| c == ',' || c == '×' || c == 'x' || c == 'X' || c.is_whitespace())
         .filter(|p| !p.is_empty())
@@ -726,7 +726,7 @@ fn what_if_panel(
         .map(|w| {
             w.input_shapes
                 .iter()
-                .filter_map(|x| microarena_core::shape::parse_override(x).ok())
+                .filter_map(|x| microarena_core::whatif::parse_override(x).ok())
                 .collect()
         })
         .unwrap_or_default();
@@ -747,7 +747,7 @@ fn what_if_panel(
         let mut out = Vec::new();
         for (g, text) in store.get_value() {
             let spec = format!("{}={}", g.key, normalize_dims(&text.get_untracked()));
-            match microarena_core::shape::parse_override(&spec) {
+            match microarena_core::whatif::parse_override(&spec) {
                 Ok((_, dims)) if dims == g.shape => {}
                 Ok(_) => out.push(spec),
                 Err(e) => {

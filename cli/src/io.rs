@@ -4,7 +4,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use microarena_core::model::Limits;
+use microarena_core::read::model::Limits;
 
 use crate::Failure;
 

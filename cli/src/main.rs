@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use microarena_core::budget::{self, Budget, Reserve};
-use microarena_core::diff::{self, Growth};
-use microarena_core::optimize;
-use microarena_core::planner::PlannerKind;
-use microarena_core::profile::{self, TargetProfile};
+use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
+use microarena_core::report::budget::{self, Budget, Reserve};
+use microarena_core::report::diff::{self, Growth};
+use microarena_core::rewrite::optimize;
+use microarena_core::tflm::profile::{self, TargetProfile};
 use microarena_core::{Config, Model, analyze};
 
 /// Exit code for a clean run.
@@ -180,7 +180,7 @@ fn parse_reserve(s: &str) -> Result<Reserve, String> {
 }
 
 fn parse_headroom(s: &str) -> Result<u32, String> {
-    microarena_core::budget::parse_percent_bp(s).map_err(|e| format!("headroom {e}"))
+    microarena_core::report::budget::parse_percent_bp(s).map_err(|e| format!("headroom {e}"))
 }
 
 /// A failure with the one line the user sees and the exit code.
@@ -233,7 +233,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let mut overrides = Vec::new();
             for s in &input_shape {
                 overrides.push(
-                    microarena_core::shape::parse_override(s)
+                    microarena_core::whatif::parse_override(s)
                         .map_err(|e| Failure::usage(format!("--input-shape {e}")))?,
                 );
             }
@@ -242,7 +242,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 std::borrow::Cow::Borrowed(&original)
             } else {
                 std::borrow::Cow::Owned(
-                    microarena_core::shape::with_input_shapes(&original, &overrides).map_err(
+                    microarena_core::whatif::with_input_shapes(&original, &overrides).map_err(
                         |e| Failure::usage(format!("{}: what-if: {e}", model.display())),
                     )?,
                 )
@@ -261,13 +261,16 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 print_json(serde_json::to_string_pretty(&report))?;
             } else {
                 print!("{}", render::summary(&report));
-                let advice = microarena_core::advice::advise(&parsed, &report, &config);
+                let advice = microarena_core::report::advice::advise(&parsed, &report, &config);
                 print!("{}", render::advice(&advice, &model.display().to_string()));
                 if timeline {
                     println!();
                     print!(
                         "{}",
-                        microarena_core::timeline::render(&analysis.plan_input, &analysis.plan)
+                        microarena_core::report::timeline::render(
+                            &analysis.plan_input,
+                            &analysis.plan
+                        )
                     );
                 }
             }
@@ -369,7 +372,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             }
         }
         Command::Example { output } => {
-            let bytes = microarena_core::example::mobilenet_v1_025_96_int8();
+            let bytes = microarena_core::build::example::mobilenet_v1_025_96_int8();
             io::write_atomic(&output, &bytes)?;
             eprintln!("wrote {} ({} bytes)", output.display(), bytes.len());
             Ok(EXIT_OK)
@@ -477,9 +480,9 @@ fn run_model(
     let name = model.display();
     let bytes = io::read_model(model)?;
     let parsed = Model::parse(&bytes).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-    let image = microarena_core::device::lower(&parsed)
+    let image = microarena_core::lower::lower(&parsed)
         .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-    let need = microarena_core::device::runtime_arena(&parsed)
+    let need = microarena_core::lower::runtime_arena(&parsed)
         .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
     let mut arena = vec![0u8; need.total_bytes as usize];
     let mut it = microarena_runtime::Interpreter::new(&image, &mut arena)

@@ -3,11 +3,11 @@
 
 use std::fmt::Write;
 
-use microarena_core::advice::Advice;
-use microarena_core::budget::{Budget, Verdict};
-use microarena_core::diff::{Change, ReportDiff};
-use microarena_core::optimize::Optimized;
+use microarena_core::report::advice::Advice;
+use microarena_core::report::budget::{Budget, Verdict};
+use microarena_core::report::diff::{Change, ReportDiff};
 use microarena_core::report::{Report, grouped};
+use microarena_core::rewrite::optimize::Optimized;
 
 /// One line saying whether the model fits, and by how much.
 pub fn verdict_line(file: &str, b: &Budget, v: &Verdict, target: &str) -> String {

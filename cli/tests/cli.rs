@@ -262,8 +262,8 @@ fn diff_reports_the_plan_figures_and_gates_growth() {
     let dir = tempfile::tempdir().expect("tempdir");
     let small = dir.path().join("small.tflite");
     let big = dir.path().join("big.tflite");
-    std::fs::write(&small, microarena_core::example::synthetic(12)).expect("write");
-    std::fs::write(&big, microarena_core::example::synthetic(40)).expect("write");
+    std::fs::write(&small, microarena_core::build::example::synthetic(12)).expect("write");
+    std::fs::write(&big, microarena_core::build::example::synthetic(40)).expect("write");
     let (s, b) = (small.to_str().unwrap(), big.to_str().unwrap());
 
     // Each figure's before, after and change are what `plan` says of each file.

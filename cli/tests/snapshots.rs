@@ -83,10 +83,7 @@ fn check_model(tag: &str, model: &Path, dir: &Path) {
             bytes.len(),
             fnv(&bytes)
         ));
-        snap(
-            &format!("{tag}__diff_optimized"),
-            run(&["diff", m, o], dir),
-        );
+        snap(&format!("{tag}__diff_optimized"), run(&["diff", m, o], dir));
         snap(
             &format!("{tag}__diff_optimized_json"),
             run(&["diff", m, o, "--json", "--target", "cortex-m"], dir),

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use microarena_core::planner::best::{self, BestOptions};
-use microarena_core::planner::{PlanBuffer, greedy, lower_bound};
+use microarena_core::plan::best::{self, BestOptions};
+use microarena_core::plan::{PlanBuffer, greedy, lower_bound};
 
 const CAPACITY: u64 = 1_048_576;
 

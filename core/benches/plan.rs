@@ -2,10 +2,10 @@
 //! real person_detect model (from the corpus) and generated 5,000-op models.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use microarena_core::planner::PlannerKind;
-use microarena_core::profile::X86_64;
+use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
-use microarena_core::{Config, Model, analyze, example};
+use microarena_core::tflm::profile::X86_64;
+use microarena_core::{Config, Model, analyze, build::example};
 use std::hint::black_box;
 use std::path::PathBuf;
 

@@ -4,8 +4,8 @@ fn main() {
         let bytes = std::fs::read(&path).unwrap();
         let m = microarena_core::Model::parse(&bytes).unwrap();
         let cfg = microarena_core::Config {
-            profile: microarena_core::profile::by_name(&target).unwrap(),
-            planner: microarena_core::planner::PlannerKind::TflmGreedy,
+            profile: microarena_core::tflm::profile::by_name(&target).unwrap(),
+            planner: microarena_core::plan::PlannerKind::TflmGreedy,
         };
         match microarena_core::analyze(&m, &cfg) {
             Err(e) => println!("{path}: {e}"),

@@ -7,7 +7,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let bytes = std::fs::read(input)?;
     let model = microarena_core::Model::parse(&bytes)?;
-    let image = microarena_core::device::lower(&model).map_err(|e| e.to_string())?;
+    let image = microarena_core::lower::lower(&model).map_err(|e| e.to_string())?;
     std::fs::write(output, image)?;
     Ok(())
 }

@@ -8,11 +8,11 @@
 //! Each model is a tree of FULLY_CONNECTED layers of random widths (float32,
 //! deterministic weights) whose leaves are joined by one CONCATENATION.
 
-use microarena_core::builder::ModelBuilder;
-use microarena_core::dtype::DType;
-use microarena_core::ops::{Activation, BuiltinOp};
-use microarena_core::optimize::{self, Options};
-use microarena_core::profile::X86_64;
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp};
+use microarena_core::rewrite::optimize::{self, Options};
+use microarena_core::tflm::profile::X86_64;
 
 /// Seeds written by default (found with `--search 3000`).
 const SEEDS: &[u64] = &[2578, 895, 1797];

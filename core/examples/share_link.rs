@@ -7,11 +7,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes = std::fs::read(&path)?;
     let model = microarena_core::Model::parse(&bytes)?;
     let config = microarena_core::Config {
-        profile: &microarena_core::profile::X86_64,
-        planner: microarena_core::planner::PlannerKind::TflmGreedy,
+        profile: &microarena_core::tflm::profile::X86_64,
+        planner: microarena_core::plan::PlannerKind::TflmGreedy,
     };
     let analysis = microarena_core::analyze(&model, &config)?;
     let report = microarena_core::report::Report::new(&model, &analysis, &path);
-    println!("{}", microarena_core::share::fragment(&report));
+    println!("{}", microarena_core::report::share::fragment(&report));
     Ok(())
 }

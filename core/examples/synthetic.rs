@@ -10,7 +10,7 @@ fn main() -> ExitCode {
         eprintln!("usage: synthetic OPS OUT.tflite");
         return ExitCode::from(2);
     };
-    let bytes = microarena_core::example::synthetic(ops);
+    let bytes = microarena_core::build::example::synthetic(ops);
     if let Err(e) = std::fs::write(out, &bytes) {
         eprintln!("{out}: {e}");
         return ExitCode::from(2);

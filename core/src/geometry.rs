@@ -1,6 +1,6 @@
 //! TFLM's size arithmetic for windowed and sliced operators: one copy for
-//! what-if shape propagation ([`crate::shape`]), runtime lowering
-//! ([`crate::device`]) and the runtime's own validation of a program image,
+//! what-if shape propagation ([`crate::whatif`]), runtime lowering
+//! ([`crate::lower`]) and the runtime's own validation of a program image,
 //! so none of them can derive a different size. Needs no allocator.
 //! Arithmetic is widened to `i64`: a hostile stride or dilation yields a size
 //! the caller refuses, never an overflow.
@@ -58,7 +58,7 @@ pub fn slice_count(start: i64, stop: i64, stride: i64) -> i64 {
 /// [`out_same`] or [`out_valid`] for a model's padding, saturated to `i32`.
 #[cfg(feature = "alloc")]
 pub(crate) fn out_size(
-    padding: crate::ops::Padding,
+    padding: crate::read::ops::Padding,
     image: i32,
     filter: i32,
     stride: i32,
@@ -71,8 +71,8 @@ pub(crate) fn out_size(
         i64::from(dilation),
     );
     saturate(match padding {
-        crate::ops::Padding::Same => out_same(image, stride),
-        crate::ops::Padding::Valid => out_valid(image, filter, stride, dilation),
+        crate::read::ops::Padding::Same => out_same(image, stride),
+        crate::read::ops::Padding::Valid => out_valid(image, filter, stride, dilation),
     })
 }
 
@@ -148,7 +148,7 @@ fn saturate(v: i64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::Padding;
+    use crate::read::ops::Padding;
 
     #[test]
     fn out_size_follows_tflm() {

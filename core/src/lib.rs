@@ -1,12 +1,29 @@
 //! # microarena-core
 //!
-//! Byte-exact TensorFlow Lite Micro arena accounting, with no I/O:
-//! bytes → [`model::Model`] → [`lifetime`] → [`planner`] → [`tail`] →
-//! [`analysis::Analysis`] → [`report`].
+//! Byte-exact TensorFlow Lite Micro arena accounting, with no I/O. The
+//! modules are the pipeline's stages, in the order data flows through them:
+//!
+//! 1. [`read`] — bytes → a validated [`Model`] (flatbuffer verifier, schema,
+//!    operator options, element types).
+//! 2. [`whatif`] — optionally, the same model with other input shapes.
+//! 3. [`tflm`] — TFLM's own accounting: target profiles, per-kernel costs,
+//!    lifetimes, the persistent-tail simulation, and [`analyze`], which runs
+//!    the stages and yields an [`Analysis`].
+//! 4. [`plan`] — memory planners (TFLM's greedy, linear, the optimizing
+//!    `best`), the lower bound and the independent overlap check.
+//! 5. [`rewrite`] — models written back: offline plans TFLM obeys, operator
+//!    reordering, `optimize`.
+//! 6. [`lower`] — a model lowered to microarena-runtime's program image, and
+//!    the runtime's arena.
+//! 7. [`report`] — the serde types every shell shows (JSON contract, share
+//!    links, diff, advice, budget verdict, timeline).
+//!
+//! [`build`] writes `.tflite` models (tests, benchmarks, the bundled example);
+//! nothing in the pipeline calls it.
 //!
 //! The crate is `#![no_std]`. Everything that reads a model needs the `alloc`
-//! feature (on by default); without it only the target profiles and the plan
-//! types a device needs remain.
+//! feature (on by default); without it only the target profiles, the image
+//! format and the geometry a device needs remain.
 #![no_std]
 #![cfg_attr(
     not(test),
@@ -18,60 +35,26 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
-pub mod profile;
-pub mod runtime_layout;
-
 #[cfg(feature = "alloc")]
-mod schema;
-
+pub mod build;
 #[cfg(feature = "alloc")]
-pub mod dtype;
-
-pub mod geometry;
+pub mod lower;
 #[cfg(feature = "alloc")]
-pub mod model;
+pub mod plan;
 #[cfg(feature = "alloc")]
-pub mod offline;
-#[cfg(feature = "alloc")]
-pub mod ops;
-
-#[cfg(feature = "alloc")]
-pub mod advice;
-#[cfg(feature = "alloc")]
-pub mod analysis;
-#[cfg(feature = "alloc")]
-pub mod budget;
-#[cfg(feature = "alloc")]
-pub mod builder;
-#[cfg(feature = "alloc")]
-pub mod diff;
-#[cfg(feature = "alloc")]
-pub mod example;
-#[cfg(feature = "alloc")]
-pub mod kernel;
-#[cfg(feature = "alloc")]
-pub mod lifetime;
-#[cfg(feature = "alloc")]
-pub mod optimize;
-#[cfg(feature = "alloc")]
-pub mod planner;
-#[cfg(feature = "alloc")]
-pub mod reorder;
+pub mod read;
 #[cfg(feature = "alloc")]
 pub mod report;
 #[cfg(feature = "alloc")]
-pub mod shape;
-#[cfg(feature = "serde")]
-pub mod share;
+pub mod rewrite;
+pub mod tflm;
 #[cfg(feature = "alloc")]
-pub mod tail;
-#[cfg(feature = "alloc")]
-pub mod timeline;
+pub mod whatif;
+
+pub mod geometry;
+pub mod runtime_layout;
 
 #[cfg(feature = "alloc")]
-pub mod device;
-
+pub use read::model::{Model, ReadError, is_tflite};
 #[cfg(feature = "alloc")]
-pub use analysis::{Analysis, Config, analyze};
-#[cfg(feature = "alloc")]
-pub use model::{Model, ReadError, is_tflite};
+pub use tflm::analysis::{Analysis, Config, analyze};

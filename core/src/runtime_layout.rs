@@ -2,7 +2,7 @@
 //!
 //! This module compiles without `alloc`: the device runtime
 //! (`microarena-runtime`) depends on core with `default-features = false` and
-//! reads every size from here, while [`crate::device`] (host, `alloc`) writes
+//! reads every size from here, while [`crate::lower`] (host, `alloc`) writes
 //! images and predicts the runtime's arena from the same functions. One number
 //! therefore cannot drift between the predictor and the runtime.
 //!
@@ -18,7 +18,7 @@
 
 /// First four bytes of every image.
 pub const MAGIC: [u8; 4] = *b"MAIM";
-/// Format version written by [`crate::device`] and accepted by the runtime.
+/// Format version written by [`crate::lower`] and accepted by the runtime.
 pub const VERSION: u32 = 2;
 
 /// Header size.

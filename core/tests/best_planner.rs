@@ -1,7 +1,7 @@
 //! Properties of the optimizing `best` planner on random instances.
 
-use microarena_core::planner::best::{self, BestOptions};
-use microarena_core::planner::{self, PlanBuffer, PlannerKind, greedy, validate};
+use microarena_core::plan::best::{self, BestOptions};
+use microarena_core::plan::{self, PlanBuffer, PlannerKind, greedy, validate};
 use proptest::prelude::*;
 
 /// A random buffer list: sizes multiple of 16 (some 0), short lifetimes
@@ -111,7 +111,7 @@ proptest! {
         let r = best::plan_with_budget(&buffers, 5_000);
         prop_assert!(r.plan.head_bytes >= r.lower_bound);
         // The live-sum bound holds whenever fixed buffers cannot share bytes.
-        prop_assert!(r.plan.head_bytes >= planner::lower_bound(&buffers));
+        prop_assert!(r.plan.head_bytes >= plan::lower_bound(&buffers));
         if r.proven_optimal {
             prop_assert!(r.lower_bound <= r.plan.head_bytes);
         }
@@ -162,7 +162,7 @@ proptest! {
             .collect();
         let opts = BestOptions { budget_nodes: 5_000, alignment: 1, good_enough: None };
         let r = best::plan_with_options(&buffers, &opts);
-        prop_assert!(r.plan.head_bytes >= planner::lower_bound(&buffers));
+        prop_assert!(r.plan.head_bytes >= plan::lower_bound(&buffers));
         let mut head = 0i64;
         for (i, a) in buffers.iter().enumerate() {
             let oa = r.plan.offsets[i];

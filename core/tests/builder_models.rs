@@ -7,14 +7,14 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use microarena_core::analysis::{Analysis, AnalysisError, Severity};
-use microarena_core::builder::ModelBuilder;
-use microarena_core::dtype::DType;
-use microarena_core::lifetime::{BufferKind, LifetimeError};
-use microarena_core::ops::{Activation, BuiltinOp, Padding};
-use microarena_core::planner::{self, PlannerKind};
-use microarena_core::tail::{Category, Owner};
-use microarena_core::{Config, Model, ReadError, analyze, profile};
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::plan::{self, PlannerKind};
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp, Padding};
+use microarena_core::tflm::analysis::{Analysis, AnalysisError, Severity};
+use microarena_core::tflm::lifetime::{BufferKind, LifetimeError};
+use microarena_core::tflm::tail::{Category, Owner};
+use microarena_core::{Config, Model, ReadError, analyze, tflm::profile};
 
 const X86: Config = Config {
     profile: &profile::X86_64,
@@ -56,7 +56,7 @@ fn errors(a: &Analysis) -> Vec<&str> {
 }
 
 fn assert_valid(a: &Analysis) {
-    planner::validate(&a.plan_input, &a.plan).expect("no two live buffers overlap");
+    plan::validate(&a.plan_input, &a.plan).expect("no two live buffers overlap");
 }
 
 fn i8_tensor(b: &mut ModelBuilder, g: usize, name: &str, shape: &[i32]) -> i32 {

@@ -3,16 +3,16 @@
 
 mod support;
 
-use microarena_core::planner::PlannerKind;
-use microarena_core::profile::{CORTEX_M, X86_64};
+use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
+use microarena_core::tflm::profile::{CORTEX_M, X86_64};
 use microarena_core::{Config, Model, analyze};
 use serde_json::Value;
 
 fn report(
     bytes: &[u8],
     name: &str,
-    profile: &'static microarena_core::profile::TargetProfile,
+    profile: &'static microarena_core::tflm::profile::TargetProfile,
 ) -> Report {
     let model = Model::parse(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
     let analysis = analyze(

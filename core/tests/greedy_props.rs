@@ -5,12 +5,12 @@
 //! shape: a sort array filled from the back and bubble-sorted, and a singly
 //! linked list walked from its head. It calls no crate code.
 
-use microarena_core::analysis::Analysis;
-use microarena_core::builder::ModelBuilder;
-use microarena_core::dtype::DType;
-use microarena_core::ops::{Activation, BuiltinOp};
-use microarena_core::planner::{self, PlanBuffer, PlanError, PlannerKind};
-use microarena_core::{Config, Model, analyze, profile};
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::plan::{self, PlanBuffer, PlanError, PlannerKind};
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp};
+use microarena_core::tflm::analysis::Analysis;
+use microarena_core::{Config, Model, analyze, tflm::profile};
 use proptest::prelude::*;
 
 /// Offsets and planned size, as TFLM's GreedyMemoryPlanner computes them (spec §3.2).
@@ -166,14 +166,14 @@ proptest! {
         buffers in prop::collection::vec(plan_buffer(), 0..48)
     ) {
         let plan = PlannerKind::TflmGreedy.plan(&buffers).unwrap();
-        prop_assert_eq!(planner::validate(&buffers, &plan), Ok(()));
+        prop_assert_eq!(plan::validate(&buffers, &plan), Ok(()));
         let (offsets, head) = reference_greedy(&buffers);
         prop_assert_eq!(&plan.offsets, &offsets);
         prop_assert_eq!(plan.head_bytes, head);
         // The live-bytes bound holds when every two buffers live together are disjoint,
         // which the planner guarantees except for offline buffers TFLM lets overlap.
         if !offline_buffers_overlap(&buffers) {
-            prop_assert!(plan.head_bytes >= planner::lower_bound(&buffers));
+            prop_assert!(plan.head_bytes >= plan::lower_bound(&buffers));
         }
     }
 
@@ -184,10 +184,10 @@ proptest! {
         let online: Vec<PlanBuffer> =
             buffers.iter().map(|b| PlanBuffer { fixed_offset: None, ..*b }).collect();
         let plan = PlannerKind::Linear.plan(&online).unwrap();
-        prop_assert_eq!(planner::validate(&online, &plan), Ok(()));
+        prop_assert_eq!(plan::validate(&online, &plan), Ok(()));
         // §3.3: offsets are prefix sums, the head is the sum of all sizes.
         prop_assert_eq!(plan.head_bytes, online.iter().map(|b| b.size).sum::<u64>());
-        prop_assert!(plan.head_bytes >= planner::lower_bound(&online));
+        prop_assert!(plan.head_bytes >= plan::lower_bound(&online));
         if buffers.iter().any(|b| b.fixed_offset.is_some()) {
             prop_assert!(
                 matches!(
@@ -206,7 +206,7 @@ proptest! {
         for planner in [PlannerKind::TflmGreedy, PlannerKind::Linear] {
             let a: Analysis =
                 analyze(&model, &Config { profile: &profile::X86_64, planner }).unwrap();
-            prop_assert_eq!(planner::validate(&a.plan_input, &a.plan), Ok(()));
+            prop_assert_eq!(plan::validate(&a.plan_input, &a.plan), Ok(()));
             prop_assert!(a.head_bytes >= a.lower_bound_bytes);
             if planner == PlannerKind::TflmGreedy {
                 let (offsets, head) = reference_greedy(&a.plan_input);

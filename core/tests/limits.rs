@@ -1,11 +1,11 @@
 //! Resource limits: hostile sizes are refused quickly with specific errors.
 
-use microarena_core::builder::ModelBuilder;
-use microarena_core::dtype::DType;
-use microarena_core::model::{Limits, ReadError};
-use microarena_core::ops::BuiltinOp;
-use microarena_core::planner::{MAX_PLANNED_BUFFERS, PlanBuffer, PlanError, PlannerKind};
-use microarena_core::{Config, Model, analyze, profile};
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::plan::{MAX_PLANNED_BUFFERS, PlanBuffer, PlanError, PlannerKind};
+use microarena_core::read::dtype::DType;
+use microarena_core::read::model::{Limits, ReadError};
+use microarena_core::read::ops::BuiltinOp;
+use microarena_core::{Config, Model, analyze, tflm::profile};
 
 fn chain(tensors: usize) -> Vec<u8> {
     let mut b = ModelBuilder::new();
@@ -105,7 +105,7 @@ fn long_lived_buffers_do_not_make_analysis_quadratic_in_scopes() {
     .expect("analyze");
     // Graph inputs live from scope 0 to their consumer; the last input to the end.
     assert_eq!(a.max_scope, (n - 1) as i32);
-    let text = microarena_core::timeline::render(&a.plan_input, &a.plan);
+    let text = microarena_core::report::timeline::render(&a.plan_input, &a.plan);
     assert!(text.lines().count() > n, "buffer lines are always printed");
 }
 

@@ -5,9 +5,9 @@
 
 mod support;
 
-use microarena_core::planner::PlannerKind;
-use microarena_core::profile::PROFILES;
+use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
+use microarena_core::tflm::profile::PROFILES;
 use microarena_core::{Config, Model, analyze};
 
 /// Deterministic xorshift so failures reproduce.
@@ -36,7 +36,7 @@ fn exercise(bytes: &[u8]) -> bool {
                 let r = Report::new(&model, &a, "m");
                 assert_eq!(r.arena.total_bytes, r.arena.head_bytes + r.arena.tail_bytes);
                 assert!(r.arena.minimum_bytes >= r.arena.total_bytes);
-                let _ = microarena_core::timeline::render(&a.plan_input, &a.plan);
+                let _ = microarena_core::report::timeline::render(&a.plan_input, &a.plan);
             }
         }
     }

@@ -6,11 +6,11 @@ mod support;
 #[allow(dead_code)]
 mod demo;
 
-use microarena_core::analysis::{Config, analyze};
-use microarena_core::model::Model;
-use microarena_core::optimize::{self, Options};
-use microarena_core::planner::PlannerKind;
-use microarena_core::profile::X86_64;
+use microarena_core::plan::PlannerKind;
+use microarena_core::read::model::Model;
+use microarena_core::rewrite::optimize::{self, Options};
+use microarena_core::tflm::analysis::{Config, analyze};
+use microarena_core::tflm::profile::X86_64;
 
 /// The head TFLM's greedy planner gives the written model: what stock TFLM
 /// will allocate for it.
@@ -73,7 +73,7 @@ fn corpus_models_never_get_worse_and_the_output_honours_the_plan() {
 
 #[test]
 fn reorder_lowers_the_head_of_a_branchy_graph() {
-    let bytes = microarena_core::example::branchy_float();
+    let bytes = microarena_core::build::example::branchy_float();
     let plain = optimize::optimize(&bytes, &Options::new(&X86_64)).unwrap();
     let mut opts = Options::new(&X86_64);
     opts.reorder = true;
@@ -101,12 +101,14 @@ fn reorder_lowers_the_head_of_a_branchy_graph() {
 
 #[test]
 fn existing_plan_is_refused_without_force() {
-    let bytes = microarena_core::example::branchy_float();
+    let bytes = microarena_core::build::example::branchy_float();
     let once = optimize::optimize(&bytes, &Options::new(&X86_64)).unwrap();
     let err = optimize::optimize(&once.bytes, &Options::new(&X86_64)).unwrap_err();
     assert_eq!(
         err,
-        optimize::OptimizeError::Rewrite(microarena_core::offline::OfflineError::ExistingPlan)
+        optimize::OptimizeError::Rewrite(
+            microarena_core::rewrite::offline::OfflineError::ExistingPlan
+        )
     );
     let mut opts = Options::new(&X86_64);
     opts.force = true;
@@ -126,7 +128,7 @@ fn best_beats_greedy_and_the_output_keeps_it() {
     assert_eq!(r.strategy, optimize::Strategy::Joint);
     // Planner comparison on the input agrees.
     let m = Model::parse(&bytes).unwrap();
-    let cmp = microarena_core::analysis::compare_planners(&m, &X86_64).unwrap();
+    let cmp = microarena_core::tflm::analysis::compare_planners(&m, &X86_64).unwrap();
     let heads: Vec<(&str, u64, bool)> = cmp
         .iter()
         .map(|c| (c.planner.name(), c.head_bytes, c.proven_optimal))

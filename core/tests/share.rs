@@ -3,10 +3,10 @@
 
 mod support;
 
-use microarena_core::planner::PlannerKind;
-use microarena_core::profile::PROFILES;
+use microarena_core::plan::PlannerKind;
 use microarena_core::report::{Report, WhatIfInfo};
-use microarena_core::{Config, Model, analyze, example, share};
+use microarena_core::tflm::profile::PROFILES;
+use microarena_core::{Config, Model, analyze, build::example, report::share};
 
 #[test]
 fn corpus_links_round_trip_and_person_detect_fits_in_8_kb() {
@@ -55,8 +55,8 @@ fn what_if_report(bytes: &[u8], file: &str, spec: &str) -> Report {
         profile: &PROFILES[0],
         planner: PlannerKind::TflmGreedy,
     };
-    let overrides = [microarena_core::shape::parse_override(spec).unwrap()];
-    let reshaped = microarena_core::shape::with_input_shapes(&model, &overrides).unwrap();
+    let overrides = [microarena_core::whatif::parse_override(spec).unwrap()];
+    let reshaped = microarena_core::whatif::with_input_shapes(&model, &overrides).unwrap();
     let mut report = Report::new(&reshaped, &analyze(&reshaped, &config).unwrap(), file);
     let before = analyze(&model, &config).unwrap();
     report.what_if = Some(WhatIfInfo::new(vec![spec.into()], &model, &before));

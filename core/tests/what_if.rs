@@ -1,15 +1,15 @@
-//! What-if input shapes (`shape::with_input_shapes`): re-deriving the shapes of
+//! What-if input shapes (`whatif::with_input_shapes`): re-deriving the shapes of
 //! a model converted at one length must give exactly the plan of the same
 //! model converted at the other length.
 
-use microarena_core::analysis::Analysis;
-use microarena_core::builder::ModelBuilder;
-use microarena_core::dtype::DType;
-use microarena_core::lifetime::BufferKind;
-use microarena_core::ops::{Activation, BuiltinOp, LstmOptions};
-use microarena_core::planner::PlannerKind;
-use microarena_core::shape::{parse_override, with_input_shapes};
-use microarena_core::{Config, Model, analyze, device, profile};
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::plan::PlannerKind;
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp, LstmOptions};
+use microarena_core::tflm::analysis::Analysis;
+use microarena_core::tflm::lifetime::BufferKind;
+use microarena_core::whatif::{parse_override, with_input_shapes};
+use microarena_core::{Config, Model, analyze, lower, tflm::profile};
 
 const X86: Config = Config {
     profile: &profile::X86_64,
@@ -178,8 +178,8 @@ fn another_sequence_length_plans_like_a_model_converted_at_that_length() {
             );
             // The runtime's arena follows too.
             assert_eq!(
-                device::runtime_arena(&what_if).expect("runtime"),
-                device::runtime_arena(&converted).expect("runtime"),
+                lower::runtime_arena(&what_if).expect("runtime"),
+                lower::runtime_arena(&converted).expect("runtime"),
                 "{why}"
             );
             // And by index, with the CLI's NAME=DIMS syntax.
@@ -223,7 +223,7 @@ fn unpropagatable_shapes_name_the_op_and_tensor() {
 /// → global AVERAGE_POOL_2D (window = the feature map, as Keras writes
 /// GlobalAveragePooling2D) → RESHAPE [-1, 8] → FULLY_CONNECTED (2).
 fn cnn_model(side: i32) -> Vec<u8> {
-    use microarena_core::ops::Padding;
+    use microarena_core::read::ops::Padding;
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
     let x = b
@@ -288,7 +288,7 @@ fn a_lower_resolution_keeps_a_global_pool_global() {
         fingerprint(&analyze(&small, &X86).expect("analyze"))
     );
     assert_eq!(
-        device::runtime_arena(&what_if).expect("runtime"),
-        device::runtime_arena(&small).expect("runtime")
+        lower::runtime_arena(&what_if).expect("runtime"),
+        lower::runtime_arena(&small).expect("runtime")
     );
 }

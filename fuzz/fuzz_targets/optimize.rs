@@ -3,9 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use microarena_core::optimize::{Options, optimize};
-use microarena_core::planner::PlannerKind;
-use microarena_core::{Config, Model, analyze, profile};
+use microarena_core::plan::PlannerKind;
+use microarena_core::rewrite::optimize::{Options, optimize};
+use microarena_core::{Config, Model, analyze, tflm::profile};
 
 fuzz_target!(|data: &[u8]| {
     let opts = Options {

@@ -2,9 +2,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use microarena_core::planner::{PlannerKind, validate};
-use microarena_core::profile::PROFILES;
+use microarena_core::plan::{PlannerKind, validate};
 use microarena_core::report::Report;
+use microarena_core::tflm::profile::PROFILES;
 use microarena_core::{Config, Model, analyze};
 
 fuzz_target!(|data: &[u8]| {

@@ -2,17 +2,17 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use microarena_core::{Model, device};
+use microarena_core::{Model, lower};
 use microarena_runtime::Interpreter;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(model) = Model::parse(data) else {
         return;
     };
-    let Ok(image) = device::lower(&model) else {
+    let Ok(image) = lower::lower(&model) else {
         return;
     };
-    let Ok(need) = device::runtime_arena(&model) else {
+    let Ok(need) = lower::runtime_arena(&model) else {
         return;
     };
     // Generous, but bounded so a hostile model cannot ask for gigabytes.

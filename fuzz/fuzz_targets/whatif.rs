@@ -4,11 +4,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use microarena_core::planner::{PlannerKind, validate};
-use microarena_core::profile::X86_64;
+use microarena_core::plan::{PlannerKind, validate};
 use microarena_core::report::Report;
-use microarena_core::shape::with_input_shapes;
-use microarena_core::{Config, Model, analyze, device, diff};
+use microarena_core::tflm::profile::X86_64;
+use microarena_core::whatif::with_input_shapes;
+use microarena_core::{Config, Model, analyze, lower, report::diff};
 
 fuzz_target!(|data: &[u8]| {
     let Some((knobs, model_bytes)) = data.split_first_chunk::<4>() else {
@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     assert!(validate(&a.plan_input, &a.plan).is_ok());
-    let _ = device::runtime_arena(&what_if);
+    let _ = lower::runtime_arena(&what_if);
     let after = Report::new(&what_if, &a, "what-if");
     if let Ok(b) = analyze(&model, &config) {
         let before = Report::new(&model, &b, "model");

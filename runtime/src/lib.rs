@@ -7,7 +7,7 @@
 //! ## Architecture
 //!
 //! * **The device carries no flatbuffer verifier and no planner.** On the host
-//!   (or in a build script), `microarena_core::device::lower` turns a validated
+//!   (or in a build script), `microarena_core::lower::lower` turns a validated
 //!   `.tflite` model into a compact, versioned, little-endian *program image*
 //!   (format in `microarena_core::runtime_layout`): a header with magic,
 //!   version and arena sizes; a tensor table (type, dims, arena offset or
@@ -27,7 +27,7 @@
 //!   Then the interpreter enters *Invoke*, where any allocation returns
 //!   [`Error::AllocationDuringInvoke`]. The tail size is
 //!   `runtime_layout::op_tail_bytes` summed over the ops — the same function
-//!   `microarena_core::device::runtime_arena` uses — so the prediction and the
+//!   `microarena_core::lower::runtime_arena` uses — so the prediction and the
 //!   runtime cannot drift.
 //! * **Errors** are small `Copy` enums with `Display`: too small an arena
 //!   names the bytes needed ([`Error::ArenaTooSmall`]), an operator without a
@@ -49,7 +49,7 @@
 //! The tail grows down from the arena length rounded down to 4; every OpData
 //! size is a multiple of 4, so the figures never depend on the arena length
 //! or address. `memory_usage().high_water` is `head + tail` and equals
-//! `microarena_core::device::runtime_arena(&model).total_bytes` (the
+//! `microarena_core::lower::runtime_arena(&model).total_bytes` (the
 //! "microarena" target: test `golden.rs`), which is below TFLM's Cortex-M
 //! total on every golden model because there are no `TfLiteTensor`,
 //! `TfLiteEvalTensor` or node structs and OpData is lean.
@@ -72,8 +72,8 @@
 //!
 //! ```ignore
 //! let model = microarena_core::Model::parse(&tflite)?;
-//! let image = microarena_core::device::lower(&model)?;          // Vec<u8>, LowerError names the op
-//! let need = microarena_core::device::runtime_arena(&model)?;   // head/tail/total bytes
+//! let image = microarena_core::lower::lower(&model)?;          // Vec<u8>, LowerError names the op
+//! let need = microarena_core::lower::runtime_arena(&model)?;   // head/tail/total bytes
 //! let mut arena = vec![0u8; need.total_bytes as usize];         // or a static/stack buffer
 //! let mut it = Interpreter::new(&image, &mut arena)?;           // Prepare; errors name the op
 //! for _ in 0..repeat {

@@ -1,6 +1,6 @@
 //! Bit-exact comparison with TFLM reference-kernel outputs (the golden corpus)
 //! and the arena prediction check: the runtime's measured high-water mark must
-//! equal `microarena_core::device::runtime_arena` for every golden model.
+//! equal `microarena_core::lower::runtime_arena` for every golden model.
 //!
 //! Corpus: `$MICROARENA_CORPUS` (relative paths resolve against the workspace
 //! root). When the variable is set, missing data fails the test; when it is
@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use microarena_core::device::{lower, runtime_arena};
-use microarena_core::{Config, Model, analyze, planner::PlannerKind, profile};
+use microarena_core::lower::{lower, runtime_arena};
+use microarena_core::{Config, Model, analyze, plan::PlannerKind, tflm::profile};
 use microarena_runtime::Interpreter;
 
 /// The models that must run bit-exactly. Under Miri, the hello_world-sized

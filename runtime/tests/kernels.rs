@@ -1,11 +1,11 @@
 //! Kernel unit tests against hand-computed values, plus the interpreter's
 //! error paths (arena too small, allocation during invoke, unsupported op).
-//! Models are built in memory with `microarena_core::device::testing`.
+//! Models are built in memory with `microarena_core::lower::testing`.
 
 use microarena_core::Model;
-use microarena_core::device::testing::{OpSpec, OptSpec, TensorSpec, build, demo_model};
-use microarena_core::device::{LowerError, lower, runtime_arena};
-use microarena_core::dtype::DType;
+use microarena_core::lower::testing::{OpSpec, OptSpec, TensorSpec, build, demo_model};
+use microarena_core::lower::{LowerError, lower, runtime_arena};
+use microarena_core::read::dtype::DType;
 use microarena_core::runtime_layout as rl;
 use microarena_runtime::{Error, Interpreter};
 
@@ -902,7 +902,7 @@ fn demo_model_runs_and_matches_prediction() {
     let (image, total) = demo_image();
     let mut arena = vec![0u8; total as usize];
     let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
-    let input = microarena_core::device::testing::bytes(42, 256);
+    let input = microarena_core::lower::testing::bytes(42, 256);
     it.input_mut(0).expect("input").copy_from_slice(&input);
     it.invoke().expect("invoke");
     let out = to_i8(it.output(0).expect("output"));

@@ -7,10 +7,10 @@
 //! Its own cargo workspace (like `firmware/`) so the wasm build does not pull
 //! core's dev-dependencies (proptest's getrandom does not build for wasm32).
 
-use microarena_core::optimize::{self, Options};
-use microarena_core::planner::PlanBuffer;
-use microarena_core::planner::best::{self, BestOptions};
-use microarena_core::profile::X86_64;
+use microarena_core::plan::PlanBuffer;
+use microarena_core::plan::best::{self, BestOptions};
+use microarena_core::rewrite::optimize::{self, Options};
+use microarena_core::tflm::profile::X86_64;
 
 /// The hash every host must compute.
 pub const EXPECTED_HASH: u64 = 0xb494_38ae_d410_c08f;
@@ -64,7 +64,7 @@ pub fn plan_hash() -> u64 {
     }
     let mut opts = Options::new(&X86_64);
     opts.reorder = true;
-    match optimize::optimize(&microarena_core::example::branchy_float(), &opts) {
+    match optimize::optimize(&microarena_core::build::example::branchy_float(), &opts) {
         Ok(o) => {
             fnv(&mut h, o.head_bytes);
             for &b in &o.bytes {

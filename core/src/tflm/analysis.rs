@@ -6,12 +6,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::kernel::{Fidelity, Refusal};
-use crate::lifetime::{self, AllocationInfo, BufferKind, LifetimeError};
-use crate::model::Model;
-use crate::planner::{self, Plan, PlanBuffer, PlanError, PlannerKind, align16};
-use crate::profile::TargetProfile;
-use crate::tail::{self, MAX_SCRATCH_PER_OP, Owner, TailSimulation};
+use crate::plan::{self, Plan, PlanBuffer, PlanError, PlannerKind, align16};
+use crate::read::model::Model;
+use crate::tflm::kernel::{Fidelity, Refusal};
+use crate::tflm::lifetime::{self, AllocationInfo, BufferKind, LifetimeError};
+use crate::tflm::profile::TargetProfile;
+use crate::tflm::tail::{self, MAX_SCRATCH_PER_OP, Owner, TailSimulation};
 
 /// What to analyse for. No `Default`: the caller must choose a target.
 #[derive(Debug, Clone, Copy)]
@@ -278,7 +278,7 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
             running.max(0) as u64
         })
         .collect();
-    let lower_bound_bytes = planner::lower_bound(&input);
+    let lower_bound_bytes = plan::lower_bound(&input);
     let (peak_scope, _) =
         live.iter().enumerate().fold(
             (0usize, 0u64),
@@ -525,8 +525,8 @@ pub struct PlanComparison {
 /// [`PlannerKind::ALL`] order. Planners that refuse the buffers (the linear
 /// planner with an offline plan or above 1024 buffers) are left out.
 pub fn compare_plan_input(input: &[PlanBuffer]) -> Vec<PlanComparison> {
-    let bound = planner::lower_bound(input);
-    let best = planner::best::plan_with_budget(input, planner::best::DEFAULT_BUDGET_NODES);
+    let bound = plan::lower_bound(input);
+    let best = plan::best::plan_with_budget(input, plan::best::DEFAULT_BUDGET_NODES);
     // The proven minimum, when `best` proved one.
     let optimum = best.proven_optimal.then_some(best.plan.head_bytes);
     PlannerKind::ALL

@@ -7,12 +7,12 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use crate::kernel::{self, KernelCost, PrepareStep};
-use crate::lifetime::ScratchRequest;
-use crate::model::{Model, Tensor};
-use crate::ops::{BuiltinOp, OpOptions};
-use crate::planner::PlannerKind;
-use crate::profile::{Sz, TargetProfile};
+use crate::plan::PlannerKind;
+use crate::read::model::{Model, Tensor};
+use crate::read::ops::{BuiltinOp, OpOptions};
+use crate::tflm::kernel::{self, KernelCost, PrepareStep};
+use crate::tflm::lifetime::ScratchRequest;
+use crate::tflm::profile::{Sz, TargetProfile};
 
 /// TFLM's `kMaxScratchBuffersPerOp`: the request area always has room for this many more.
 pub const MAX_SCRATCH_PER_OP: u64 = 12;

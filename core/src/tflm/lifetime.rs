@@ -10,7 +10,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::model::Model;
+use crate::read::model::Model;
 
 /// Identifies what a planned buffer holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

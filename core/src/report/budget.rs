@@ -8,7 +8,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::planner::align16;
+use crate::plan::align16;
 
 /// A named RAM reservation.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use core::fmt;
 
 pub mod best;
 pub mod greedy;
-mod heuristics;
+
 pub mod linear;
 
 /// TFLM rounds every planned buffer size up to this.

@@ -19,20 +19,20 @@
 //! 5. `online`: every offset −1, i.e. exactly TFLM greedy (and, with
 //!    `--force`, the input's previous plan is also a candidate).
 //!
-//! With `reorder`, the same is done for the op orders [`crate::reorder`]
+//! With `reorder`, the same is done for the op orders [`crate::rewrite::reorder`]
 //! proposes; the file order wins ties. The output is re-read and re-analysed
 //! before it is returned, and its head must equal the prediction.
 
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::analysis::{Analysis, AnalysisError, Config, analyze};
-use crate::lifetime::BufferKind;
-use crate::model::{Model, OFFLINE_PLAN_METADATA, ReadError};
-use crate::offline::{self, OfflineError, Rewrite};
-use crate::planner::{PlanBuffer, PlannerKind, best, greedy, validate};
-use crate::profile::TargetProfile;
-use crate::reorder;
+use crate::plan::{PlanBuffer, PlannerKind, best, greedy, validate};
+use crate::read::model::{Model, OFFLINE_PLAN_METADATA, ReadError};
+use crate::rewrite::offline::{self, OfflineError, Rewrite};
+use crate::rewrite::reorder;
+use crate::tflm::analysis::{Analysis, AnalysisError, Config, analyze};
+use crate::tflm::lifetime::BufferKind;
+use crate::tflm::profile::TargetProfile;
 
 /// What to optimize for.
 #[derive(Debug, Clone, Copy)]

@@ -7,20 +7,20 @@
 //! is described in [`crate::runtime_layout`]; the head layout (offset of every
 //! activation and scratch buffer) is core's greedy plan, computed from the
 //! lifetimes TFLM would give the same buffers, and the tail is the sum of
-//! [`runtime_layout::op_tail_bytes`] over the operators.
+//! [`crate::runtime_layout::op_tail_bytes`] over the operators.
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::analysis::plan_input;
 use crate::geometry::{self, SliceAxis, out_size, slice_axis};
-use crate::lifetime::{self, BufferKind, ScratchRequest};
-use crate::model::{Model, Operator, Tensor};
-use crate::ops::{Activation, OpOptions};
-use crate::planner::PlannerKind;
+use crate::plan::PlannerKind;
+use crate::read::model::{Model, Operator, Tensor};
+use crate::read::ops::{Activation, OpOptions};
 use crate::runtime_layout::{self as rl, opcode};
+use crate::tflm::analysis::plan_input;
+use crate::tflm::lifetime::{self, BufferKind, ScratchRequest};
 
 /// Why a model cannot be lowered for the device runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -686,8 +686,8 @@ fn pad4(data: &mut Vec<u8>) {
 pub mod testing {
     use alloc::vec::Vec;
 
-    use crate::dtype::DType;
-    use crate::schema as fb;
+    use crate::read::dtype::DType;
+    use crate::read::schema as fb;
 
     /// One tensor of a test model.
     #[derive(Debug, Clone, PartialEq)]
@@ -1180,7 +1180,7 @@ pub mod testing {
 mod tests {
     use super::testing::{OpSpec, OptSpec, TensorSpec, build, demo_model};
     use super::*;
-    use crate::dtype::DType;
+    use crate::read::dtype::DType;
 
     fn word(img: &[u8], at: usize) -> u32 {
         u32::from_le_bytes([img[at], img[at + 1], img[at + 2], img[at + 3]])

@@ -5,7 +5,7 @@
 use alloc::string::String;
 use core::fmt::Write;
 
-use crate::planner::{Plan, PlanBuffer};
+use crate::plan::{Plan, PlanBuffer};
 
 const WIDTH: i64 = 80;
 const IDS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";

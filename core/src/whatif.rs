@@ -5,7 +5,7 @@
 //!
 //! [`with_input_shapes`] is pure: it returns a modified copy of the [`Model`]
 //! (shapes and byte sizes), which every later stage (`analyze`,
-//! `device::runtime_arena`, the report) takes as it is. Propagation follows
+//! `lower::runtime_arena`, the report) takes as it is. Propagation follows
 //! the operators in order; an op whose inputs did not change keeps its output
 //! shapes. Rules exist for the CNN ops (CONV_2D, DEPTHWISE_CONV_2D, pools),
 //! FULLY_CONNECTED, RESHAPE (−1 and the shape input), SOFTMAX and the other
@@ -29,8 +29,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::geometry::{out_size, slice_axis};
-use crate::model::Model;
-use crate::ops::{BuiltinOp as B, OpOptions, PoolOptions};
+use crate::read::model::Model;
+use crate::read::ops::{BuiltinOp as B, OpOptions, PoolOptions};
 
 /// Why the new shapes cannot be derived.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -510,7 +510,7 @@ fn broadcast(a: &[i32], b: &[i32]) -> Option<Vec<i32>> {
 
 /// STRIDED_SLICE's output shape from constant begin/end/strides and the masks.
 fn strided_slice(
-    op: &crate::model::Operator<'_>,
+    op: &crate::read::model::Operator<'_>,
     input: &[i32],
     consts: &dyn Fn(usize) -> Option<Vec<i32>>,
 ) -> Result<Vec<i32>, String> {

@@ -27,9 +27,9 @@ use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::dtype::DType;
-use crate::model::Model;
-use crate::ops::BuiltinOp;
+use crate::read::dtype::DType;
+use crate::read::model::Model;
+use crate::read::ops::BuiltinOp;
 
 /// Down-sets the exact search may visit before it gives up.
 pub const DEFAULT_MAX_STATES: usize = 200_000;
@@ -88,7 +88,7 @@ pub struct Problem {
     start_base: u64,
 }
 
-fn effectful(model: &Model<'_>, op: &crate::model::Operator<'_>) -> bool {
+fn effectful(model: &Model<'_>, op: &crate::read::model::Operator<'_>) -> bool {
     const STATEFUL: [BuiltinOp; 8] = [
         BuiltinOp::CUSTOM,
         BuiltinOp::CALL,
@@ -410,8 +410,8 @@ pub fn search(problem: &Problem, max_states: usize) -> Proposal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::ModelBuilder;
-    use crate::ops::Activation;
+    use crate::build::builder::ModelBuilder;
+    use crate::read::ops::Activation;
 
     /// Two branches x → a1 (4 KiB) → a2 and x → b1 (4 KiB) → b2, joined by an
     /// ADD. File order expands both branches before reducing either (both
@@ -453,7 +453,7 @@ mod tests {
                 if t.has_data {
                     0
                 } else {
-                    crate::planner::align16(t.bytes.unwrap())
+                    crate::plan::align16(t.bytes.unwrap())
                 }
             })
             .collect();

@@ -8,10 +8,10 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::analysis::{Config, analyze};
-use crate::model::Model;
+use crate::read::model::Model;
 use crate::report::Report;
-use crate::shape::with_input_shapes;
+use crate::tflm::analysis::{Config, analyze};
+use crate::whatif::with_input_shapes;
 
 /// One measured way to a smaller arena.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,12 +133,12 @@ fn smaller_inputs(model: &Model<'_>) -> Vec<(String, Vec<i32>, Vec<i32>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::planner::PlannerKind;
-    use crate::profile::X86_64;
+    use crate::plan::PlannerKind;
+    use crate::tflm::profile::X86_64;
 
     #[test]
     fn halving_the_image_is_measured_not_guessed() {
-        let bytes = crate::example::mobilenet_v1_025_96_int8();
+        let bytes = crate::build::example::mobilenet_v1_025_96_int8();
         let model = Model::parse(&bytes).expect("parse");
         let config = Config {
             profile: &X86_64,

@@ -7,10 +7,10 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::dtype::DType;
-use crate::model::{Model, Operator};
-use crate::ops::{BuiltinOp, OpOptions};
-use crate::profile::{Sz, TargetProfile};
+use crate::read::dtype::DType;
+use crate::read::model::{Model, Operator};
+use crate::read::ops::{BuiltinOp, OpOptions};
+use crate::tflm::profile::{Sz, TargetProfile};
 
 /// How well an operator's allocations are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

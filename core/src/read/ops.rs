@@ -6,7 +6,7 @@
 
 use core::fmt;
 
-use crate::schema as fb;
+use crate::read::schema as fb;
 
 /// A TFLite builtin operator code (`BuiltinOperator`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -14,8 +14,8 @@ use core::fmt;
 
 use flatbuffers::{FlatBufferBuilder, Push, PushAlignment, WIPOffset};
 
-use crate::model::{Model, OFFLINE_PLAN_METADATA, ReadError};
-use crate::schema as fb;
+use crate::read::model::{Model, OFFLINE_PLAN_METADATA, ReadError};
+use crate::read::schema as fb;
 
 /// Format version word written in front of the offsets.
 pub const OFFLINE_PLAN_VERSION: i32 = 1;
@@ -166,7 +166,7 @@ pub fn rewrite(bytes: &[u8], edit: &Rewrite<'_>) -> Result<Vec<u8>, OfflineError
     drop(model);
 
     // `parse` verified the same bytes with these limits.
-    let limits = crate::model::Limits::DEFAULT;
+    let limits = crate::read::model::Limits::DEFAULT;
     let opts = flatbuffers::VerifierOptions {
         max_depth: limits.max_depth,
         max_tables: limits.max_tables,
@@ -363,9 +363,9 @@ fn pack_buffer<'b>(fbb: &mut FlatBufferBuilder<'b>, b: &fb::BufferT) -> WIPOffse
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::ModelBuilder;
-    use crate::dtype::DType;
-    use crate::ops::{Activation, BuiltinOp};
+    use crate::build::builder::ModelBuilder;
+    use crate::read::dtype::DType;
+    use crate::read::ops::{Activation, BuiltinOp};
 
     fn small() -> Vec<u8> {
         let mut b = ModelBuilder::new();
@@ -553,9 +553,9 @@ mod tests {
 
     #[test]
     fn greedy_analysis_honours_the_written_offsets() {
-        use crate::analysis::{Config, analyze};
-        use crate::lifetime::BufferKind;
-        use crate::planner::PlannerKind;
+        use crate::plan::PlannerKind;
+        use crate::tflm::analysis::{Config, analyze};
+        use crate::tflm::lifetime::BufferKind;
         let input = small();
         // x [0,1], y [1,2], z [2,2]: y and z at the same offsets as x would collide
         // online, but written offsets are taken verbatim.
@@ -564,7 +564,7 @@ mod tests {
         let a = analyze(
             &m,
             &Config {
-                profile: &crate::profile::X86_64,
+                profile: &crate::tflm::profile::X86_64,
                 planner: PlannerKind::TflmGreedy,
             },
         )

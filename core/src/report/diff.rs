@@ -176,9 +176,9 @@ impl Growth {
     /// Parses `1024`, `4K`/`4KiB`, `1M`/`1MiB` or `5%`/`2.5%`.
     pub fn parse(s: &str) -> Result<Growth, String> {
         if s.trim().ends_with('%') {
-            crate::budget::parse_percent_bp(s).map(Growth::BasisPoints)
+            crate::report::budget::parse_percent_bp(s).map(Growth::BasisPoints)
         } else {
-            crate::budget::parse_bytes(s)
+            crate::report::budget::parse_bytes(s)
                 .map(Growth::Bytes)
                 .map_err(|e| alloc::format!("{e}, or a percentage such as 5%"))
         }

@@ -6,13 +6,20 @@
 //! Contract: fields may be added, never renamed or removed. `schema_version`
 //! is bumped when a field's meaning changes.
 
+pub mod advice;
+pub mod budget;
+pub mod diff;
+#[cfg(feature = "serde")]
+pub mod share;
+pub mod timeline;
+
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::analysis::Analysis;
-use crate::lifetime::BufferKind;
-use crate::model::Model;
-use crate::tail::Category;
+use crate::read::model::Model;
+use crate::tflm::analysis::Analysis;
+use crate::tflm::lifetime::BufferKind;
+use crate::tflm::tail::Category;
 
 /// Version of the JSON contract.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -49,7 +56,7 @@ pub struct Report {
     #[cfg_attr(feature = "serde", serde(default))]
     pub plans: Vec<PlanInfo>,
     /// The arena `microarena-runtime` needs for this model
-    /// (`device::runtime_arena`), `null` when the runtime cannot run it (see
+    /// (`lower::runtime_arena`), `null` when the runtime cannot run it (see
     /// `runtime_refusal`).
     #[cfg_attr(feature = "serde", serde(default))]
     pub runtime: Option<RuntimeInfo>,
@@ -60,7 +67,7 @@ pub struct Report {
     /// life, in the tail unless an offline plan places them in the head.
     #[cfg_attr(feature = "serde", serde(default))]
     pub variables: Vec<VariableInfo>,
-    /// Set when the report is for what-if input shapes (`shape::with_input_shapes`):
+    /// Set when the report is for what-if input shapes (`whatif::with_input_shapes`):
     /// the overrides and the original model's figures, for the delta.
     #[cfg_attr(feature = "serde", serde(default))]
     pub what_if: Option<WhatIfInfo>,
@@ -108,7 +115,7 @@ impl WhatIfInfo {
             original_tail_bytes: before.tail_bytes,
             original_total_bytes: before.total_bytes,
             original_minimum_bytes: before.minimum_bytes,
-            original_runtime_total_bytes: crate::device::runtime_arena(model)
+            original_runtime_total_bytes: crate::lower::runtime_arena(model)
                 .ok()
                 .map(|r| r.total_bytes),
         }
@@ -396,7 +403,7 @@ impl Report {
                 })
             })
             .collect();
-        let comparison = crate::analysis::compare_plan_input(&analysis.plan_input);
+        let comparison = crate::tflm::analysis::compare_plan_input(&analysis.plan_input);
         let plans: Vec<PlanInfo> = comparison
             .iter()
             .map(|c| PlanInfo {
@@ -412,10 +419,10 @@ impl Report {
                 c.proven_optimal
                     && c.head_bytes == analysis.head_bytes
                     && (c.planner == analysis.planner
-                        || c.planner == crate::planner::PlannerKind::Best)
+                        || c.planner == crate::plan::PlannerKind::Best)
             });
         let peak_op = analysis.peak_op.filter(|&(g, _)| g == 0).map(|(_, i)| i);
-        let (runtime, runtime_refusal) = match crate::device::runtime_arena(model) {
+        let (runtime, runtime_refusal) = match crate::lower::runtime_arena(model) {
             Ok(r) => (
                 Some(RuntimeInfo {
                     head_bytes: r.head_bytes,

@@ -12,9 +12,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::dtype::DType;
-use crate::ops::{BuiltinOp, OpOptions};
-use crate::schema as fb;
+use crate::read::dtype::DType;
+use crate::read::ops::{BuiltinOp, OpOptions};
+use crate::read::schema as fb;
 
 /// Name of the metadata entry TFLM reads an offline memory plan from.
 pub const OFFLINE_PLAN_METADATA: &str = "OfflineMemoryAllocation";

@@ -7,7 +7,7 @@
 
 use alloc::vec::Vec;
 
-use super::best::Sub;
+use super::instance::Sub;
 
 /// Which gap a buffer goes into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,4 +105,18 @@ pub(crate) fn place(sub: &Sub, order: &[u32], rule: GapRule) -> (Vec<i64>, i64) 
         height = height.max(o + want);
     }
     (off, height)
+}
+
+/// The best constructive plan of a component.
+pub(super) fn seed(sub: &Sub) -> (Vec<i64>, i64) {
+    let mut best: Option<(Vec<i64>, i64)> = None;
+    for order in orders(sub) {
+        for rule in [GapRule::FirstFit, GapRule::BestFit] {
+            let (off, h) = place(sub, &order, rule);
+            if best.as_ref().is_none_or(|b| h < b.1) {
+                best = Some((off, h));
+            }
+        }
+    }
+    best.unwrap_or_default()
 }

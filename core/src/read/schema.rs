@@ -2,7 +2,7 @@
 //!
 //! Regenerate with `scripts/regen-schema.sh` (flatc 25.12.19, the version the
 //! `flatbuffers` crate is pinned to). Nothing outside `model`, `builder` and
-//! `offline` touches these types: the rest of the crate works on [`crate::model`].
+//! `offline` touches these types: the rest of the crate works on [`crate::read::model`].
 
 #[allow(
     dead_code,

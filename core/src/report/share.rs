@@ -625,9 +625,9 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::planner::PlannerKind;
-    use crate::profile::PROFILES;
-    use crate::{Config, Model, analyze, example};
+    use crate::plan::PlannerKind;
+    use crate::tflm::profile::PROFILES;
+    use crate::{Config, Model, analyze, build::example};
 
     fn reports() -> Vec<Report> {
         let mut out = Vec::new();

@@ -1,12 +1,12 @@
-//! Example models written with [`crate::builder::ModelBuilder`], for tests,
+//! Example models written with [`crate::build::builder::ModelBuilder`], for tests,
 //! benchmarks and demos that must not depend on files outside the crate.
 
 use alloc::format;
 use alloc::vec::Vec;
 
-use crate::builder::ModelBuilder;
-use crate::dtype::DType;
-use crate::ops::{Activation, BuiltinOp, Padding};
+use crate::build::builder::ModelBuilder;
+use crate::read::dtype::DType;
+use crate::read::ops::{Activation, BuiltinOp, Padding};
 
 /// Deterministic xorshift32, so the example needs no `rand` and never changes.
 struct XorShift(u32);
@@ -276,7 +276,7 @@ pub fn synthetic(ops: usize) -> Vec<u8> {
 /// branches of different widths (64, 16, 48, 32) all expand before any of
 /// them is reduced, then a CONCATENATION joins them. Another valid operator
 /// order needs a smaller head, which makes it the demonstration of
-/// [`crate::optimize`] with reordering.
+/// [`crate::rewrite::optimize`] with reordering.
 pub fn branchy_float() -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
@@ -320,10 +320,10 @@ mod tests {
     )]
 
     use super::*;
-    use crate::model::Model;
-    use crate::ops::OpOptions;
-    use crate::planner::PlannerKind;
-    use crate::{Config, analyze, profile};
+    use crate::plan::PlannerKind;
+    use crate::read::model::Model;
+    use crate::read::ops::OpOptions;
+    use crate::{Config, analyze, tflm::profile};
 
     #[test]
     fn head_matches_person_detect() {
@@ -349,7 +349,7 @@ mod tests {
         assert!(
             a.diagnostics
                 .iter()
-                .all(|d| d.severity != crate::analysis::Severity::Error),
+                .all(|d| d.severity != crate::tflm::analysis::Severity::Error),
             "{:?}",
             a.diagnostics
         );

@@ -1,0 +1,214 @@
+//! Operator options → the generated flatbuffer option tables.
+
+use alloc::boxed::Box;
+
+use crate::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
+use crate::read::schema as fb;
+
+pub(super) fn act(a: Activation) -> fb::ActivationFunctionType {
+    fb::ActivationFunctionType(a.code())
+}
+
+pub(super) fn pad(p: Padding) -> fb::Padding {
+    match p {
+        Padding::Same => fb::Padding::SAME,
+        Padding::Valid => fb::Padding::VALID,
+    }
+}
+
+pub(super) fn options_fit(code: BuiltinOp, options: &OpOptions) -> bool {
+    matches!(options, OpOptions::None) || to_fb_options(code, options).is_some()
+}
+
+/// The schema options for `options` on an operator with `code`; `None` when they do not fit.
+pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::BuiltinOptionsT> {
+    use BuiltinOp as B;
+    use fb::BuiltinOptionsT as O;
+    Some(match (code, options) {
+        (_, OpOptions::None) => O::NONE,
+        (B::CONV_2D, OpOptions::Conv(c)) => O::Conv2DOptions(Box::new(fb::Conv2DOptionsT {
+            padding: pad(c.padding),
+            stride_w: c.stride_w,
+            stride_h: c.stride_h,
+            fused_activation_function: act(c.activation),
+            dilation_w_factor: c.dilation_w,
+            dilation_h_factor: c.dilation_h,
+            ..Default::default()
+        })),
+        (B::DEPTHWISE_CONV_2D, OpOptions::Conv(c)) => {
+            O::DepthwiseConv2DOptions(Box::new(fb::DepthwiseConv2DOptionsT {
+                padding: pad(c.padding),
+                stride_w: c.stride_w,
+                stride_h: c.stride_h,
+                depth_multiplier: c.depth_multiplier,
+                fused_activation_function: act(c.activation),
+                dilation_w_factor: c.dilation_w,
+                dilation_h_factor: c.dilation_h,
+            }))
+        }
+        (B::TRANSPOSE_CONV, OpOptions::Conv(c)) => {
+            O::TransposeConvOptions(Box::new(fb::TransposeConvOptionsT {
+                padding: pad(c.padding),
+                stride_w: c.stride_w,
+                stride_h: c.stride_h,
+                fused_activation_function: act(c.activation),
+                ..Default::default()
+            }))
+        }
+        (B::AVERAGE_POOL_2D | B::MAX_POOL_2D, OpOptions::Pool(p)) => {
+            O::Pool2DOptions(Box::new(fb::Pool2DOptionsT {
+                padding: pad(p.padding),
+                stride_w: p.stride_w,
+                stride_h: p.stride_h,
+                filter_width: p.filter_w,
+                filter_height: p.filter_h,
+                fused_activation_function: act(p.activation),
+            }))
+        }
+        (
+            B::FULLY_CONNECTED,
+            OpOptions::FullyConnected {
+                activation,
+                keep_num_dims,
+                asymmetric_quantize_inputs,
+            },
+        ) => O::FullyConnectedOptions(Box::new(fb::FullyConnectedOptionsT {
+            fused_activation_function: act(*activation),
+            keep_num_dims: *keep_num_dims,
+            asymmetric_quantize_inputs: *asymmetric_quantize_inputs,
+            ..Default::default()
+        })),
+        (B::SOFTMAX, OpOptions::Softmax { beta }) => {
+            O::SoftmaxOptions(Box::new(fb::SoftmaxOptionsT { beta: *beta }))
+        }
+        (B::RESHAPE, OpOptions::Reshape { new_shape }) => {
+            O::ReshapeOptions(Box::new(fb::ReshapeOptionsT {
+                new_shape: new_shape.clone(),
+            }))
+        }
+        (
+            B::ADD,
+            OpOptions::Elementwise {
+                activation,
+                pot_scale_int16,
+            },
+        ) => O::AddOptions(Box::new(fb::AddOptionsT {
+            fused_activation_function: act(*activation),
+            pot_scale_int16: *pot_scale_int16,
+        })),
+        (
+            B::SUB,
+            OpOptions::Elementwise {
+                activation,
+                pot_scale_int16,
+            },
+        ) => O::SubOptions(Box::new(fb::SubOptionsT {
+            fused_activation_function: act(*activation),
+            pot_scale_int16: *pot_scale_int16,
+        })),
+        (B::MUL, OpOptions::Elementwise { activation, .. }) => {
+            O::MulOptions(Box::new(fb::MulOptionsT {
+                fused_activation_function: act(*activation),
+            }))
+        }
+        (B::DIV, OpOptions::Elementwise { activation, .. }) => {
+            O::DivOptions(Box::new(fb::DivOptionsT {
+                fused_activation_function: act(*activation),
+            }))
+        }
+        (B::CONCATENATION, OpOptions::Concatenation { axis, activation }) => {
+            O::ConcatenationOptions(Box::new(fb::ConcatenationOptionsT {
+                axis: *axis,
+                fused_activation_function: act(*activation),
+            }))
+        }
+        (B::STRIDED_SLICE, OpOptions::StridedSlice(s)) => {
+            O::StridedSliceOptions(Box::new(fb::StridedSliceOptionsT {
+                begin_mask: s.begin_mask,
+                end_mask: s.end_mask,
+                ellipsis_mask: s.ellipsis_mask,
+                new_axis_mask: s.new_axis_mask,
+                shrink_axis_mask: s.shrink_axis_mask,
+                offset: s.offset,
+            }))
+        }
+        (
+            B::MEAN | B::SUM | B::REDUCE_MAX | B::REDUCE_MIN | B::REDUCE_ALL,
+            OpOptions::Reducer { keep_dims },
+        ) => O::ReducerOptions(Box::new(fb::ReducerOptionsT {
+            keep_dims: *keep_dims,
+        })),
+        (B::UNIDIRECTIONAL_SEQUENCE_LSTM, OpOptions::Lstm(l)) => {
+            O::UnidirectionalSequenceLSTMOptions(Box::new(fb::UnidirectionalSequenceLSTMOptionsT {
+                fused_activation_function: act(l.activation),
+                cell_clip: l.cell_clip,
+                proj_clip: l.proj_clip,
+                time_major: l.time_major,
+                asymmetric_quantize_inputs: l.asymmetric_quantize_inputs,
+                ..Default::default()
+            }))
+        }
+        (
+            B::SVDF,
+            OpOptions::Svdf {
+                rank,
+                activation,
+                asymmetric_quantize_inputs,
+            },
+        ) => O::SVDFOptions(Box::new(fb::SVDFOptionsT {
+            rank: *rank,
+            fused_activation_function: act(*activation),
+            asymmetric_quantize_inputs: *asymmetric_quantize_inputs,
+        })),
+        (
+            B::IF,
+            OpOptions::If {
+                then_subgraph,
+                else_subgraph,
+            },
+        ) => O::IfOptions(Box::new(fb::IfOptionsT {
+            then_subgraph_index: *then_subgraph,
+            else_subgraph_index: *else_subgraph,
+        })),
+        (
+            B::WHILE,
+            OpOptions::While {
+                cond_subgraph,
+                body_subgraph,
+            },
+        ) => O::WhileOptions(Box::new(fb::WhileOptionsT {
+            cond_subgraph_index: *cond_subgraph,
+            body_subgraph_index: *body_subgraph,
+        })),
+        (B::CALL_ONCE, OpOptions::CallOnce { init_subgraph }) => {
+            O::CallOnceOptions(Box::new(fb::CallOnceOptionsT {
+                init_subgraph_index: *init_subgraph,
+            }))
+        }
+        (
+            B::VAR_HANDLE,
+            OpOptions::VarHandle {
+                container,
+                shared_name,
+            },
+        ) => O::VarHandleOptions(Box::new(fb::VarHandleOptionsT {
+            container: Some(container.clone()),
+            shared_name: Some(shared_name.clone()),
+        })),
+        (B::LEAKY_RELU, OpOptions::LeakyRelu { alpha }) => {
+            O::LeakyReluOptions(Box::new(fb::LeakyReluOptionsT { alpha: *alpha }))
+        }
+        (B::SQUEEZE, OpOptions::Squeeze { dims }) => {
+            O::SqueezeOptions(Box::new(fb::SqueezeOptionsT {
+                squeeze_dims: Some(dims.clone()),
+            }))
+        }
+        (B::GATHER, OpOptions::Gather { axis, batch_dims }) => {
+            O::GatherOptions(Box::new(fb::GatherOptionsT {
+                axis: *axis,
+                batch_dims: *batch_dims,
+            }))
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,5 @@
+//! Writing `.tflite` models: the [`builder`] for tests and benchmarks and the
+//! bundled [`example`] models. Nothing in the analysis path calls this.
+
+pub mod builder;
+pub mod example;

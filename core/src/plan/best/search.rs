@@ -1,0 +1,458 @@
+//! The branch-and-bound search over canonical solutions (see the module
+//! documentation of [`super`]), restarted over static rankings.
+
+use alloc::vec::Vec;
+
+use super::instance::Sub;
+
+/// Static rankings the search restarts with (rank per local buffer).
+fn rankings(sub: &Sub) -> Vec<Vec<u32>> {
+    let n = sub.n();
+    let peak = sub.peak_totals();
+    let size = &sub.size;
+    let len = &sub.len;
+    let area = |b: usize| size[b].saturating_mul(len[b]);
+    let mut keys: Vec<Vec<usize>> = Vec::new();
+    let mut push = |cmp: &dyn Fn(usize, usize) -> core::cmp::Ordering| {
+        let mut o: Vec<usize> = (0..n).collect();
+        o.sort_by(|&a, &b| cmp(a, b).then(a.cmp(&b)));
+        keys.push(o);
+    };
+    // MiniMalloc's three default static orders ("WAT", "TAW", "TWA"): lifetime
+    // length (W), area (A) and the largest section total (T), all descending.
+    push(&|a, b| {
+        len[b]
+            .cmp(&len[a])
+            .then(area(b).cmp(&area(a)))
+            .then(peak[b].cmp(&peak[a]))
+    });
+    push(&|a, b| {
+        peak[b]
+            .cmp(&peak[a])
+            .then(area(b).cmp(&area(a)))
+            .then(len[b].cmp(&len[a]))
+    });
+    push(&|a, b| {
+        peak[b]
+            .cmp(&peak[a])
+            .then(len[b].cmp(&len[a]))
+            .then(area(b).cmp(&area(a)))
+    });
+    keys.into_iter()
+        .map(|o| {
+            let mut rank = alloc::vec![0u32; n];
+            for (r, &b) in o.iter().enumerate() {
+                rank[b] = r as u32;
+            }
+            rank
+        })
+        .collect()
+}
+
+/// Improves `inc` (local offsets, height) with the search. Returns the height,
+/// whether it is proven optimal for the component, and the nodes spent.
+///
+/// With `decide` (the caller named a target height), seven eighths of the
+/// budget go to the decision search at `stop_at` alone (MiniMalloc's setting:
+/// descents would halve it); descents from the incumbent get the rest, or all
+/// that is left once a probe proves the target infeasible.
+pub(super) fn solve(
+    sub: &Sub,
+    inc: &mut (Vec<i64>, i64),
+    lb: i64,
+    stop_at: i64,
+    decide: bool,
+    budget: u64,
+    resume: &mut u64,
+) -> (i64, bool, u64) {
+    if inc.1 <= lb {
+        return (inc.1, true, 0);
+    }
+    let ranks = rankings(sub);
+    let first_limit = (2 * sub.n() as u64).max(256);
+    let mut limit = first_limit.max(*resume);
+    let mut used = 0u64;
+    let probe_budget = if decide { budget - budget / 8 } else { budget };
+    // Probe the target height directly (a decision problem, pruned much harder
+    // than a descent from the incumbent) until a probe proves it infeasible.
+    let mut probing = stop_at < inc.1 - 1;
+    loop {
+        for (kind, rank) in ranks.iter().enumerate() {
+            for probe in [true, false] {
+                if (probe && !probing) || (!probe && probing && decide) {
+                    continue;
+                }
+                let run = limit.min(budget - used);
+                if run == 0 {
+                    if probe && decide {
+                        *resume = limit;
+                    }
+                    return (inc.1, false, used);
+                }
+                let run = if probe && decide {
+                    let run = run.min(probe_budget.saturating_sub(used));
+                    if run == 0 {
+                        // Descend with what is left, from the smallest limit
+                        // again; a later round resumes the probes here.
+                        *resume = limit;
+                        probing = false;
+                        limit = first_limit;
+                        continue;
+                    }
+                    run
+                } else {
+                    run
+                };
+                let cap = if probe { stop_at } else { inc.1 - 1 };
+                let mut s = Search::new(sub, rank, cap, None);
+                // Dynamic decomposition needs a fixed target height.
+                s.decompose = probe.then_some(kind);
+                let outcome = s.run(run, stop_at, inc);
+                used += s.nodes;
+                if inc.1 <= lb {
+                    return (inc.1, true, used);
+                }
+                match outcome {
+                    // A descent that runs out proves the incumbent optimal; a
+                    // probe that does only rules out the target.
+                    Outcome::Exhausted if probe => probing = false,
+                    Outcome::Exhausted => return (inc.1, true, used),
+                    Outcome::GoodEnough => return (inc.1, false, used),
+                    Outcome::OutOfNodes => {}
+                }
+            }
+        }
+        limit = limit.saturating_mul(2);
+    }
+}
+
+enum Outcome {
+    Exhausted,
+    GoodEnough,
+    OutOfNodes,
+}
+
+#[derive(Clone, Copy)]
+struct Frame {
+    /// (offset, rank) of the buffer placed to reach this node.
+    canon: (i64, u32),
+    /// The last key tried from this node.
+    tried: Option<(i64, u32)>,
+    /// Highest end placed so far.
+    top: i64,
+    /// The child currently applied: buffer and undo-log marks.
+    child: Option<(u32, usize, usize)>,
+}
+
+struct Search<'a> {
+    sub: &'a Sub,
+    rank: &'a [u32],
+    cap: i64,
+    min_off: Vec<i64>,
+    off: Vec<i64>,
+    placed: Vec<bool>,
+    remaining: usize,
+    total: Vec<i64>,
+    floor: Vec<i64>,
+    off_log: Vec<(u32, i64)>,
+    floor_log: Vec<(u32, i64)>,
+    stamp: Vec<u32>,
+    generation: u32,
+    affected: Vec<u32>,
+    nodes: u64,
+    /// Unplaced buffers alive across each section boundary.
+    cuts: Vec<u32>,
+    /// A boundary lost its last crossing buffer in the latest placement.
+    cut_freed: bool,
+    /// Solve independent parts separately (decision search only), ranking
+    /// them with this static order.
+    decompose: Option<usize>,
+}
+
+/// How an attempt to split a node into independent parts ended.
+enum Split {
+    Whole,
+    Infeasible,
+    OutOfNodes,
+    Solved(i64),
+}
+
+impl<'a> Search<'a> {
+    fn new(sub: &'a Sub, rank: &'a [u32], cap: i64, floor_init: Option<&[i64]>) -> Self {
+        let n = sub.n();
+        let nsec = sub.members.len();
+        let mut cuts = alloc::vec![0u32; nsec + 1];
+        for b in 0..n {
+            for k in sub.lo[b] + 1..sub.hi[b] {
+                cuts[k as usize] += 1;
+            }
+        }
+        let total = sub
+            .members
+            .iter()
+            .map(|m| m.iter().map(|&b| sub.size[b as usize]).sum())
+            .collect();
+        let floor = sub
+            .members
+            .iter()
+            .enumerate()
+            .map(|(s, m)| {
+                let lowest = m.iter().map(|&b| sub.base[b as usize]).min().unwrap_or(0);
+                lowest.max(floor_init.and_then(|f| f.get(s).copied()).unwrap_or(0))
+            })
+            .collect();
+        Search {
+            sub,
+            rank,
+            cap,
+            min_off: sub.base.clone(),
+            off: alloc::vec![0; n],
+            placed: alloc::vec![false; n],
+            remaining: n,
+            total,
+            floor,
+            off_log: Vec::new(),
+            floor_log: Vec::new(),
+            stamp: alloc::vec![0; nsec],
+            generation: 0,
+            affected: Vec::new(),
+            nodes: 0,
+            cuts,
+            cut_freed: false,
+            decompose: None,
+        }
+    }
+
+    /// Places `b` at `o`, updating bounds; false if the node is infeasible
+    /// (the caller undoes it either way).
+    fn place(&mut self, b: usize, o: i64) -> bool {
+        let sub = self.sub;
+        let size = sub.size[b];
+        let top = o + size;
+        self.placed[b] = true;
+        self.off[b] = o;
+        self.remaining -= 1;
+        self.cut_freed = false;
+        for k in sub.lo[b] + 1..sub.hi[b] {
+            let c = &mut self.cuts[k as usize];
+            *c -= 1;
+            self.cut_freed |= *c == 0;
+        }
+        for s in sub.lo[b]..sub.hi[b] {
+            let s = s as usize;
+            self.floor_log.push((s as u32, self.floor[s]));
+            self.floor[s] = self.floor[s].max(top);
+            self.total[s] -= size;
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
+        self.affected.clear();
+        for &c in &sub.overlaps[b] {
+            let c = c as usize;
+            if self.placed[c] || self.min_off[c] >= top {
+                continue;
+            }
+            self.off_log.push((c as u32, self.min_off[c]));
+            let m = sub.lift(c, top);
+            self.min_off[c] = m;
+            if m + sub.size[c] > self.cap {
+                return false;
+            }
+            for s in sub.lo[c]..sub.hi[c] {
+                // The section's floor can only rise if this buffer now starts above it.
+                if m > self.floor[s as usize] && self.stamp[s as usize] != self.generation {
+                    self.stamp[s as usize] = self.generation;
+                    self.affected.push(s);
+                }
+            }
+        }
+        // A section's floor is at least the lowest offset any of its unplaced buffers can take.
+        for k in 0..self.affected.len() {
+            let s = self.affected[k] as usize;
+            let floor = self.floor[s];
+            let mut m = i64::MAX;
+            for &c in &sub.members[s] {
+                if !self.placed[c as usize] {
+                    m = m.min(self.min_off[c as usize]);
+                    if m <= floor {
+                        break;
+                    }
+                }
+            }
+            if m != i64::MAX && m > self.floor[s] {
+                self.floor_log.push((s as u32, self.floor[s]));
+                self.floor[s] = m;
+            }
+        }
+        for (&f, &t) in self.floor.iter().zip(&self.total) {
+            if t > 0 && f.max(o) + t > self.cap {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn undo(&mut self, b: usize, off_mark: usize, floor_mark: usize) {
+        let sub = self.sub;
+        while self.off_log.len() > off_mark {
+            if let Some((c, m)) = self.off_log.pop() {
+                self.min_off[c as usize] = m;
+            }
+        }
+        while self.floor_log.len() > floor_mark {
+            if let Some((s, f)) = self.floor_log.pop() {
+                self.floor[s as usize] = f;
+            }
+        }
+        for s in sub.lo[b]..sub.hi[b] {
+            self.total[s as usize] += sub.size[b];
+        }
+        for k in sub.lo[b] + 1..sub.hi[b] {
+            self.cuts[k as usize] += 1;
+        }
+        self.placed[b] = false;
+        self.remaining += 1;
+    }
+
+    /// The next branch from a node: the smallest (min offset, rank) key after
+    /// `tried` that is canonical and not dominated, or None when the node is
+    /// done.
+    fn next(&self, canon: (i64, u32), tried: Option<(i64, u32)>) -> Option<(i64, u32, usize)> {
+        let sub = self.sub;
+        let mut min_height = i64::MAX;
+        let mut best: Option<(i64, u32, usize)> = None;
+        for b in 0..sub.n() {
+            if self.placed[b] {
+                continue;
+            }
+            let m = self.min_off[b];
+            let h = m + sub.size[b];
+            if h > self.cap {
+                return None;
+            }
+            min_height = min_height.min(h);
+            let key = (m, self.rank[b]);
+            if key < canon || tried.is_some_and(|t| key <= t) {
+                continue;
+            }
+            if best.is_none_or(|(bm, br, _)| key < (bm, br)) {
+                best = Some((key.0, key.1, b));
+            }
+        }
+        best.filter(|&(m, _, _)| m < min_height)
+    }
+
+    fn run(&mut self, limit: u64, stop_at: i64, inc: &mut (Vec<i64>, i64)) -> Outcome {
+        let mut stack: Vec<Frame> = alloc::vec![Frame {
+            canon: (i64::MIN, 0),
+            tried: None,
+            top: 0,
+            child: None
+        }];
+        while let Some(mut f) = stack.pop() {
+            if let Some((b, om, fm)) = f.child.take() {
+                self.undo(b as usize, om, fm);
+            }
+            let Some((o, r, b)) = self.next(f.canon, f.tried) else {
+                continue;
+            };
+            if self.nodes >= limit {
+                return Outcome::OutOfNodes;
+            }
+            self.nodes += 1;
+            f.tried = Some((o, r));
+            f.child = Some((b as u32, self.off_log.len(), self.floor_log.len()));
+            let ok = self.place(b, o);
+            let top = f.top.max(o + self.sub.size[b]);
+            stack.push(f);
+            if !ok {
+                continue;
+            }
+            if self.remaining == 0 {
+                inc.0.clone_from(&self.off);
+                inc.1 = top;
+                self.cap = top - 1;
+                if top <= stop_at {
+                    return Outcome::GoodEnough;
+                }
+                continue;
+            }
+            if self.cut_freed
+                && let Some(kind) = self.decompose
+            {
+                match self.split(kind, limit) {
+                    Split::Whole => {}
+                    Split::Infeasible => continue,
+                    Split::OutOfNodes => return Outcome::OutOfNodes,
+                    Split::Solved(t) => {
+                        let top = top.max(t);
+                        inc.0.clone_from(&self.off);
+                        inc.1 = top;
+                        self.cap = top - 1;
+                        return if top <= stop_at {
+                            Outcome::GoodEnough
+                        } else {
+                            Outcome::OutOfNodes
+                        };
+                    }
+                }
+            }
+            stack.push(Frame {
+                canon: (o, r),
+                tried: None,
+                top,
+                child: None,
+            });
+        }
+        Outcome::Exhausted
+    }
+
+    /// When the unplaced buffers fall into independent time groups, solves
+    /// each alone (their feasibility is independent at a fixed target), as
+    /// MiniMalloc's dynamic decomposition does.
+    fn split(&mut self, kind: usize, limit: u64) -> Split {
+        let sub = self.sub;
+        let mut unplaced: Vec<usize> = (0..sub.n()).filter(|&b| !self.placed[b]).collect();
+        unplaced.sort_by_key(|&b| (sub.lo[b], b));
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut end = 0u32;
+        for &b in &unplaced {
+            match groups.last_mut() {
+                Some(g) if sub.lo[b] < end => g.push(b),
+                _ => groups.push(alloc::vec![b]),
+            }
+            end = end.max(sub.hi[b]);
+        }
+        if groups.len() < 2 {
+            return Split::Whole;
+        }
+        let mut top = 0i64;
+        for g in groups {
+            let part = Sub::group(sub, g, &self.min_off);
+            let first = part.ids.iter().map(|&b| sub.lo[b]).min().unwrap_or(0) as usize;
+            let floors = self.floor.get(first..).unwrap_or(&[]);
+            let ranks = rankings(&part);
+            let Some(rank) = ranks.get(kind) else {
+                return Split::Whole;
+            };
+            let mut inner = Search::new(&part, rank, self.cap, Some(floors));
+            inner.decompose = Some(kind);
+            let mut found = (Vec::new(), i64::MAX);
+            let outcome = inner.run(limit.saturating_sub(self.nodes), self.cap, &mut found);
+            self.nodes += inner.nodes;
+            match outcome {
+                Outcome::Exhausted => return Split::Infeasible,
+                Outcome::OutOfNodes => return Split::OutOfNodes,
+                Outcome::GoodEnough => {}
+            }
+            for (local, &b) in part.ids.iter().enumerate() {
+                self.off[b] = found.0[local];
+            }
+            top = top.max(found.1);
+        }
+        Split::Solved(top)
+    }
+}
