@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use microarena_core::report::{BufferInfo, Report};
+use microarena_core::report::{BufferClass, BufferInfo, Region, Report};
 
 use crate::format::{grouped, human, xml};
 
@@ -97,7 +97,7 @@ impl MapGeom {
 
 /// `true` when head buffer `b` is a variable tensor (an offline plan put it in the head).
 pub fn is_variable(r: &Report, b: &BufferInfo) -> bool {
-    b.kind == "tensor"
+    b.kind == BufferClass::Tensor
         && r.variables
             .iter()
             .any(|v| v.subgraph == b.subgraph && Some(v.tensor) == b.tensor)
@@ -107,7 +107,7 @@ pub fn is_variable(r: &Report, b: &BufferInfo) -> bool {
 /// which the charts draw as a region of their own.
 pub fn tail_variables(r: &Report) -> Vec<usize> {
     (0..r.variables.len())
-        .filter(|&k| r.variables[k].region != "head")
+        .filter(|&k| r.variables[k].region != Region::Head)
         .collect()
 }
 
@@ -115,7 +115,7 @@ pub fn tail_variables(r: &Report) -> Vec<usize> {
 pub fn fill(b: &BufferInfo, variable: bool) -> &'static str {
     if variable {
         VARIABLE_FILL
-    } else if b.kind == "scratch" {
+    } else if b.kind == BufferClass::Scratch {
         SCRATCH_FILL
     } else if b.offline {
         OFFLINE_FILL

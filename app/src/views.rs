@@ -7,7 +7,7 @@ use std::sync::Arc;
 use leptos::ev;
 use leptos::prelude::*;
 use microarena_core::plan::PlannerKind;
-use microarena_core::report::Report;
+use microarena_core::report::{BufferClass, Region, Report};
 use microarena_core::report::budget::{Budget, DEFAULT_HEADROOM_BP, MCU_PRESETS, Reserve};
 use microarena_core::tflm::profile::PROFILES;
 use microarena_core::{build::example, report::share};
@@ -1056,7 +1056,7 @@ fn buffer_tip(r: &Report, i: usize) -> Vec<(String, String)> {
             match (svg::is_variable(r, b), b.offline) {
                 (true, _) => "variable tensor, placed in the head by the offline plan".into(),
                 (false, true) => format!("{} (offline plan)", b.kind),
-                (false, false) => b.kind.clone(),
+                (false, false) => b.kind.to_string(),
             },
         ),
         ("shape".into(), shape(&b.shape)),
@@ -1079,7 +1079,7 @@ fn buffer_tip(r: &Report, i: usize) -> Vec<(String, String)> {
             format!("scopes {} – {}", b.first, b.last),
         ),
     ];
-    if b.kind == "scratch" {
+    if b.kind == BufferClass::Scratch {
         v.push((
             "owner op".into(),
             b.op.map_or_else(|| "–".into(), |i| owner(r, b.subgraph, i)),
@@ -1132,7 +1132,7 @@ fn variable_tip(r: &Report, k: usize) -> Vec<(String, String)> {
         (
             "region".into(),
             match v.offset {
-                Some(o) if v.region == "head" => {
+                Some(o) if v.region == Region::Head => {
                     format!("head at {} (offline plan)", grouped_i(o))
                 }
                 _ => "tail: TfLiteTensor variable buffer data".into(),
@@ -1413,7 +1413,7 @@ fn lifetimes(r: Arc<Report>) -> impl IntoView {
                         .into_any())
                     }
                     Row::Buffer(i) => {
-                        let b = r.buffers.get(i).filter(|b| b.kind == "scratch")?;
+                        let b = r.buffers.get(i).filter(|b| b.kind == BufferClass::Scratch)?;
                         let text = format!(
                             "scratch of {}",
                             b.op.map_or_else(|| "–".into(), |o| owner(&r, b.subgraph, o))
@@ -1498,7 +1498,7 @@ fn lifetimes(r: Arc<Report>) -> impl IntoView {
 fn variables_line(r: &Report) -> impl IntoView + use<> {
     let n = r.variables.len();
     let bytes: u64 = r.variables.iter().map(|v| v.bytes).sum();
-    let in_head = r.variables.iter().filter(|v| v.region == "head").count();
+    let in_head = r.variables.iter().filter(|v| v.region == Region::Head).count();
     let text = if n == 0 {
         "variables: none (no LSTM/SVDF state in this model)".to_string()
     } else {
@@ -1951,7 +1951,7 @@ fn tensor_table(r: Arc<Report>) -> impl IntoView {
                 f.is_empty()
                     || b.name.to_lowercase().contains(&f)
                     || b.dtype.contains(&f)
-                    || b.kind.contains(&f)
+                    || b.kind.as_str().contains(&f)
             })
             .collect();
         let key = |i: &usize| -> (i128, String) {
@@ -2042,7 +2042,7 @@ fn tensor_table(r: Arc<Report>) -> impl IntoView {
                                         >
                                             <td class="r mono">{i}</td>
                                             <td class="name">{b.name.clone()}</td>
-                                            <td><span class=format!("kind {}", b.kind)>{b.kind.clone()}</span></td>
+                                            <td><span class=format!("kind {}", b.kind)>{b.kind.as_str()}</span></td>
                                             <td>{b.dtype.clone()}</td>
                                             <td class="mono">{shape(&b.shape)}</td>
                                             <td class="r mono">{grouped(b.bytes)}</td>

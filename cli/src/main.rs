@@ -12,8 +12,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
+use microarena_core::report::budget::CheckReport;
 use microarena_core::report::budget::{self, Budget, Reserve};
 use microarena_core::report::diff::{self, Growth};
+use microarena_core::report::optimized::OptimizeReport;
 use microarena_core::rewrite::optimize;
 use microarena_core::tflm::profile::{self, TargetProfile};
 use microarena_core::{Config, Model, analyze};
@@ -304,7 +306,10 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let line =
                 render::verdict_line(&io::display_name(&model), &budget, &verdict, target.name);
             if json {
-                println!("{}", render::verdict_json(&budget, &verdict, target.name));
+                print_sorted_json(
+                    serde_json::to_value(CheckReport::new(&budget, &verdict, target.name)),
+                    false,
+                )?;
             }
             if verdict.fits {
                 if !json {
@@ -388,6 +393,20 @@ fn print_json(text: serde_json::Result<String>) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Prints a record with its keys sorted at every level, as `optimize` and
+/// `check` always have (pretty or on one line).
+fn print_sorted_json(
+    value: serde_json::Result<serde_json::Value>,
+    pretty: bool,
+) -> Result<(), Failure> {
+    let value = value.map_err(|e| Failure::usage(format!("cannot serialize the output: {e}")))?;
+    if pretty {
+        print_json(serde_json::to_string_pretty(&value))
+    } else {
+        print_json(serde_json::to_string(&value))
+    }
+}
+
 /// Reads, parses, analyses and reports one model, errors naming the file.
 fn report_for(path: &Path, config: &Config) -> Result<Report, Failure> {
     let bytes = io::read_model(path)?;
@@ -439,24 +458,15 @@ fn optimize_model(
     io::write_atomic(output, &r.bytes)?;
     let report = Report::new(&reread, &analysis, &io::display_name(output));
     if json {
-        let value = serde_json::json!({
-            "input": io::display_name(model),
-            "output": io::display_name(output),
-            "target": target.name,
-            "planner": planner.name(),
-            "original_head_bytes": r.original_head_bytes,
-            "head_bytes": r.head_bytes,
-            "saved_bytes": r.original_head_bytes.saturating_sub(r.head_bytes),
-            "lower_bound_bytes": r.lower_bound_bytes,
-            "optimal": r.proven_optimal,
-            "strategy": r.strategy.name(),
-            "planned_tensors": r.planned_tensors,
-            "reordered": r.order.is_some(),
-            "order": r.order,
-            "reorder_method": r.reorder_method.map(|m| m.name()),
-            "report": report,
-        });
-        print_json(serde_json::to_string_pretty(&value))?;
+        let record = OptimizeReport::new(
+            &io::display_name(model),
+            &io::display_name(output),
+            target,
+            planner,
+            &r,
+            report,
+        );
+        print_sorted_json(serde_json::to_value(&record), true)?;
     } else {
         print!(
             "{}",

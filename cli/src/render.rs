@@ -31,28 +31,6 @@ pub fn verdict_line(file: &str, b: &Budget, v: &Verdict, target: &str) -> String
     }
 }
 
-/// The verdict as JSON for machines.
-pub fn verdict_json(b: &Budget, v: &Verdict, target: &str) -> String {
-    let reserves: serde_json::Map<String, serde_json::Value> = b
-        .reserves
-        .iter()
-        .map(|r| (r.name.clone(), r.bytes.into()))
-        .collect();
-    serde_json::json!({
-        "target": target,
-        "fits": v.fits,
-        "ram_bytes": b.ram_bytes,
-        "reserves": reserves,
-        "reserved_bytes": b.reserved_bytes(),
-        "available_bytes": v.available_bytes,
-        "headroom_percent": f64::from(b.headroom_bp) / 100.0,
-        "minimum_bytes": v.minimum_bytes,
-        "arena_bytes": v.arena_bytes,
-        "margin_bytes": v.margin_bytes,
-    })
-    .to_string()
-}
-
 fn signed(n: i64) -> String {
     if n < 0 {
         format!("-{}", grouped(n.unsigned_abs()))

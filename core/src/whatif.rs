@@ -34,11 +34,89 @@ use crate::read::ops::{BuiltinOp as B, OpOptions, PoolOptions};
 
 /// Why the new shapes cannot be derived.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShapeError(pub String);
+pub enum ShapeError {
+    /// An override is not `NAME=DIMS` with positive integer dims.
+    Syntax {
+        /// The override as given.
+        text: String,
+        /// What is wrong with it.
+        problem: SyntaxProblem,
+    },
+    /// An override names no graph input of the main subgraph.
+    NotAnInput {
+        /// The name (or index) given.
+        name: String,
+        /// The graph inputs' names.
+        inputs: Vec<String>,
+    },
+    /// An operator cannot take its new input shape.
+    Op {
+        /// Index of the operator in the main subgraph.
+        op: usize,
+        /// Its operator name (builtin, or the custom code).
+        opcode: String,
+        /// The tensor the problem is about.
+        tensor: usize,
+        /// That tensor's name.
+        tensor_name: String,
+        /// What the op cannot do with it.
+        why: String,
+    },
+    /// The model has no subgraph to re-derive.
+    NoSubgraph,
+    /// A tensor index the model does not have.
+    NoTensor {
+        /// The index.
+        tensor: usize,
+    },
+    /// A derived shape's element count does not fit 64 bits.
+    Overflow {
+        /// The tensor.
+        tensor: usize,
+        /// The shape that overflows.
+        dims: Vec<i32>,
+    },
+}
+
+/// What is wrong with a `NAME=DIMS` override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyntaxProblem {
+    /// No `=`.
+    MissingEquals,
+    /// A dim is not a positive integer.
+    BadDims,
+}
 
 impl fmt::Display for ShapeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            ShapeError::Syntax { text, problem } => match problem {
+                SyntaxProblem::MissingEquals => {
+                    write!(f, "`{text}`: expected NAME=DIMS, e.g. input=1,25,257")
+                }
+                SyntaxProblem::BadDims => write!(f, "`{text}`: dims must be positive integers"),
+            },
+            ShapeError::NotAnInput { name, inputs } => write!(
+                f,
+                "`{name}` is not a graph input (inputs: {})",
+                inputs.join(", ")
+            ),
+            ShapeError::Op {
+                op,
+                opcode,
+                tensor,
+                tensor_name,
+                why,
+            } => write!(
+                f,
+                "op {op} ({opcode}): tensor {tensor} '{tensor_name}': {why}"
+            ),
+            ShapeError::NoSubgraph => f.write_str("the model has no subgraph"),
+            ShapeError::NoTensor { tensor } => write!(f, "tensor {tensor} does not exist"),
+            ShapeError::Overflow { tensor, dims } => {
+                write!(f, "tensor {tensor}: shape {dims:?} overflows")
+            }
+        }
     }
 }
 
@@ -46,14 +124,18 @@ impl core::error::Error for ShapeError {}
 
 /// Parses `NAME=D0,D1,…` (the name may itself contain `=`; the last one splits).
 pub fn parse_override(s: &str) -> Result<(String, Vec<i32>), ShapeError> {
-    let (name, dims) = s
-        .rsplit_once('=')
-        .ok_or_else(|| ShapeError(format!("`{s}`: expected NAME=DIMS, e.g. input=1,25,257")))?;
+    let (name, dims) = s.rsplit_once('=').ok_or_else(|| ShapeError::Syntax {
+        text: s.to_string(),
+        problem: SyntaxProblem::MissingEquals,
+    })?;
     let dims = dims
         .split(',')
         .map(|d| d.trim().parse::<i32>().ok().filter(|&d| d > 0))
         .collect::<Option<Vec<i32>>>()
-        .ok_or_else(|| ShapeError(format!("`{s}`: dims must be positive integers")))?;
+        .ok_or_else(|| ShapeError::Syntax {
+            text: s.to_string(),
+            problem: SyntaxProblem::BadDims,
+        })?;
     Ok((name.to_string(), dims))
 }
 
@@ -93,10 +175,10 @@ pub fn with_input_shapes<'a>(
                     .filter_map(|&t| m.main().tensors.get(t))
                     .map(|x| x.name.to_string())
                     .collect();
-                ShapeError(format!(
-                    "`{name}` is not a graph input (inputs: {})",
-                    names.join(", ")
-                ))
+                ShapeError::NotAnInput {
+                    name: name.clone(),
+                    inputs: names,
+                }
             })?;
         set_shape(&mut m, t, dims.clone(), &mut changed)?;
     }
@@ -109,12 +191,16 @@ pub fn with_input_shapes<'a>(
         if !in_changed {
             continue;
         }
-        let err = |tensor: usize, why: String| {
-            let tname = m.main().tensors.get(tensor).map_or("", |t| t.name);
-            ShapeError(format!(
-                "op {oi} ({}): tensor {tensor} '{tname}': {why}",
-                op.name()
-            ))
+        let err = |tensor: usize, why: String| ShapeError::Op {
+            op: oi,
+            opcode: op.name().to_string(),
+            tensor,
+            tensor_name: m
+                .main()
+                .tensors
+                .get(tensor)
+                .map_or_else(String::new, |t| t.name.to_string()),
+            why,
         };
         let shape = |k: usize| -> Option<Vec<i32>> {
             op.input(k)
@@ -439,10 +525,10 @@ fn set_shape(
     changed: &mut [bool],
 ) -> Result<(), ShapeError> {
     let Some(sg) = m.subgraphs.get_mut(0) else {
-        return Err(ShapeError("the model has no subgraph".into()));
+        return Err(ShapeError::NoSubgraph);
     };
     let Some(tensor) = sg.tensors.get_mut(t) else {
-        return Err(ShapeError(format!("tensor {t} does not exist")));
+        return Err(ShapeError::NoTensor { tensor: t });
     };
     if tensor.shape == dims {
         return Ok(());
@@ -450,7 +536,10 @@ fn set_shape(
     let elems = dims
         .iter()
         .try_fold(1u64, |a, &d| a.checked_mul(u64::try_from(d).ok()?))
-        .ok_or_else(|| ShapeError(format!("tensor {t}: shape {dims:?} overflows")))?;
+        .ok_or_else(|| ShapeError::Overflow {
+            tensor: t,
+            dims: dims.clone(),
+        })?;
     tensor.bytes = tensor
         .dtype
         .size_bytes()

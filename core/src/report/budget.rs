@@ -4,6 +4,7 @@
 //! Integer arithmetic only (headroom in basis points), so the CLI, the web
 //! app and firmware CI give the same verdict to the byte.
 
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -141,6 +142,55 @@ pub fn parse_percent_bp(s: &str) -> Result<u32, String> {
     }
     // v is in 0..=1000, so adding a half and truncating rounds (no_std has no `round`).
     Ok((v * 100.0 + 0.5) as u32)
+}
+
+/// The JSON `microarena check --json` prints: the budget, the verdict and
+/// the target they were computed for.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CheckReport {
+    /// Target profile.
+    pub target: String,
+    /// The arena fits with the required headroom.
+    pub fits: bool,
+    /// Device RAM.
+    pub ram_bytes: u64,
+    /// Each reserve by name (a name given twice keeps the last size).
+    pub reserves: BTreeMap<String, u64>,
+    /// Sum of the reserves as given.
+    pub reserved_bytes: u64,
+    /// RAM left for the arena.
+    pub available_bytes: i64,
+    /// Required headroom in percent.
+    pub headroom_percent: f64,
+    /// The minimum working arena.
+    pub minimum_bytes: u64,
+    /// The arena to configure.
+    pub arena_bytes: u64,
+    /// `available_bytes − arena_bytes`.
+    pub margin_bytes: i64,
+}
+
+impl CheckReport {
+    /// The record of `budget` checked with `verdict` on `target`.
+    pub fn new(budget: &Budget, verdict: &Verdict, target: &str) -> CheckReport {
+        CheckReport {
+            target: target.into(),
+            fits: verdict.fits,
+            ram_bytes: budget.ram_bytes,
+            reserves: budget
+                .reserves
+                .iter()
+                .map(|r| (r.name.clone(), r.bytes))
+                .collect(),
+            reserved_bytes: budget.reserved_bytes(),
+            available_bytes: verdict.available_bytes,
+            headroom_percent: f64::from(budget.headroom_bp) / 100.0,
+            minimum_bytes: verdict.minimum_bytes,
+            arena_bytes: verdict.arena_bytes,
+            margin_bytes: verdict.margin_bytes,
+        }
+    }
 }
 
 #[cfg(test)]

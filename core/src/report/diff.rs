@@ -111,7 +111,7 @@ pub fn diff(old: &Report, new: &Report) -> ReportDiff {
         let qualify = r.buffers.iter().any(|b| b.subgraph != 0);
         r.buffers
             .iter()
-            .filter(|b| b.kind == "tensor")
+            .filter(|b| b.kind == super::BufferClass::Tensor)
             .map(|b| {
                 let name = if qualify {
                     alloc::format!("{}:{}", b.subgraph, b.name)

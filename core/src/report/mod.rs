@@ -9,6 +9,8 @@
 pub mod advice;
 pub mod budget;
 pub mod diff;
+mod names;
+pub mod optimized;
 #[cfg(feature = "serde")]
 pub mod share;
 pub mod timeline;
@@ -17,9 +19,11 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::read::model::Model;
-use crate::tflm::analysis::Analysis;
+use crate::tflm::analysis::{Analysis, Phase};
 use crate::tflm::lifetime::BufferKind;
 use crate::tflm::tail::Category;
+
+pub use names::{BufferClass, MinimumPhase, Region, VariableLifetime};
 
 /// Version of the JSON contract.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -159,11 +163,11 @@ pub struct VariableInfo {
     pub opcode: Option<String>,
     /// `tail` (TFLM's "TfLiteTensor variable buffer data"), or `head` when the
     /// model's offline plan places it there (then `offset` is its head offset).
-    pub region: String,
+    pub region: Region,
     /// Head offset for offline-planned variables.
     pub offset: Option<i64>,
     /// Always `interpreter`: allocated once, kept across invocations.
-    pub lifetime: String,
+    pub lifetime: VariableLifetime,
 }
 
 /// Model facts.
@@ -193,7 +197,7 @@ pub struct ArenaInfo {
     /// The smallest arena with which TFLM's AllocateTensors succeeds.
     pub minimum_bytes: u64,
     /// Which phase sets the minimum (`prepare`, `memory planning`, `final head+tail`).
-    pub minimum_phase: String,
+    pub minimum_phase: MinimumPhase,
     /// Largest live bytes at any scope: no planner can make the head smaller.
     pub lower_bound_bytes: u64,
     /// Sum of alignment padding over all head buffers.
@@ -213,7 +217,7 @@ pub struct ArenaInfo {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BufferInfo {
     /// `tensor` or `scratch`.
-    pub kind: String,
+    pub kind: BufferClass,
     /// Subgraph of the tensor, or of the requesting op.
     pub subgraph: usize,
     /// Tensor index (tensors only).
@@ -323,7 +327,7 @@ impl Report {
                 BufferKind::Tensor { subgraph, tensor } => {
                     let t = model.tensor(subgraph, tensor);
                     BufferInfo {
-                        kind: "tensor".into(),
+                        kind: BufferClass::Tensor,
                         subgraph,
                         tensor: Some(tensor),
                         op: producer(subgraph, tensor),
@@ -350,7 +354,7 @@ impl Report {
                         .and_then(|s| s.operators.get(op_index))
                         .map_or("?", |o| o.name());
                     BufferInfo {
-                        kind: "scratch".into(),
+                        kind: BufferClass::Scratch,
                         subgraph,
                         tensor: None,
                         op: Some(op_index),
@@ -464,9 +468,13 @@ impl Report {
                     opcode: op
                         .and_then(|i| sg.operators.get(i))
                         .map(|o| o.name().into()),
-                    region: if offset.is_some() { "head" } else { "tail" }.into(),
+                    region: if offset.is_some() {
+                        Region::Head
+                    } else {
+                        Region::Tail
+                    },
                     offset,
-                    lifetime: "interpreter".into(),
+                    lifetime: VariableLifetime::Interpreter,
                 });
             }
         }
@@ -485,7 +493,11 @@ impl Report {
                 tail_bytes: analysis.tail_bytes,
                 total_bytes: analysis.total_bytes,
                 minimum_bytes: analysis.minimum_bytes,
-                minimum_phase: analysis.minimum_phase.name().into(),
+                minimum_phase: match analysis.minimum_phase {
+                    Phase::Prepare => MinimumPhase::Prepare,
+                    Phase::Planning => MinimumPhase::Planning,
+                    Phase::Final => MinimumPhase::Final,
+                },
                 lower_bound_bytes: analysis.lower_bound_bytes,
                 padding_bytes: analysis.buffers.iter().map(|b| b.padding_bytes()).sum(),
                 peak_scope: analysis.peak_scope,

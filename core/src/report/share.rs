@@ -22,8 +22,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::report::{
-    ArenaInfo, BufferInfo, DiagnosticInfo, ModelInfo, OperatorInfo, PlanInfo, Report, RuntimeInfo,
-    TailCategory, VariableInfo, WhatIfInfo,
+    ArenaInfo, BufferClass, BufferInfo, DiagnosticInfo, MinimumPhase, ModelInfo, OperatorInfo,
+    PlanInfo, Region, Report, RuntimeInfo, TailCategory, VariableInfo, VariableLifetime,
+    WhatIfInfo,
 };
 
 /// Format version, the first byte of every link.
@@ -147,7 +148,7 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
     w.u(a.tail_bytes);
     w.u(a.total_bytes);
     w.u(a.minimum_bytes);
-    w.s(&a.minimum_phase);
+    w.s(a.minimum_phase.as_str());
     w.u(a.lower_bound_bytes);
     w.u(a.padding_bytes);
     w.i(i64::from(a.peak_scope));
@@ -163,14 +164,11 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
 
     w.size(report.buffers.len());
     for b in &report.buffers {
-        match b.kind.as_str() {
-            "tensor" => w.u(0),
-            "scratch" => w.u(1),
-            other => {
-                w.u(2);
-                w.s(other);
-            }
-        }
+        // Tag 2 (a kind spelled out) was reserved for kinds added later.
+        w.u(match b.kind {
+            BufferClass::Tensor => 0,
+            BufferClass::Scratch => 1,
+        });
         w.size(b.subgraph);
         w.opt(b.tensor);
         w.opt(b.op);
@@ -243,7 +241,7 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
         w.s(&v.dtype);
         w.opt(v.op);
         w.opt_s(v.opcode.as_deref());
-        w.s(&v.region);
+        w.s(v.region.as_str());
         match v.offset {
             None => w.u(0),
             Some(o) => {
@@ -251,7 +249,7 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
                 w.i(o);
             }
         }
-        w.s(&v.lifetime);
+        w.s(v.lifetime.as_str());
     }
     match &report.what_if {
         None => w.u(0),
@@ -297,7 +295,8 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
         tail_bytes: r.u()?,
         total_bytes: r.u()?,
         minimum_bytes: r.u()?,
-        minimum_phase: r.s()?,
+        minimum_phase: MinimumPhase::from_name(&r.s()?)
+            .ok_or(ShareError::Invalid("minimum phase"))?,
         lower_bound_bytes: r.u()?,
         padding_bytes: r.u()?,
         peak_scope: r.i32()?,
@@ -314,9 +313,9 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
     let mut buffers = Vec::with_capacity(n);
     for _ in 0..n {
         let kind = match r.u()? {
-            0 => String::from("tensor"),
-            1 => String::from("scratch"),
-            2 => r.s()?,
+            0 => BufferClass::Tensor,
+            1 => BufferClass::Scratch,
+            2 => BufferClass::from_name(&r.s()?).ok_or(ShareError::Invalid("buffer kind"))?,
             _ => return Err(ShareError::Invalid("buffer kind")),
         };
         let subgraph = r.size()?;
@@ -425,9 +424,10 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
             dtype: r.s()?,
             op: r.opt()?,
             opcode: r.opt_s()?,
-            region: r.s()?,
+            region: Region::from_name(&r.s()?).ok_or(ShareError::Invalid("variable region"))?,
             offset: if r.flag()? { Some(r.i()?) } else { None },
-            lifetime: r.s()?,
+            lifetime: VariableLifetime::from_name(&r.s()?)
+                .ok_or(ShareError::Invalid("variable lifetime"))?,
         });
     }
     let what_if = if r.flag()? {
@@ -676,7 +676,7 @@ mod tests {
         r.arena.peak_opcode = None;
         r.arena.peak_scope = i32::MIN;
         r.arena.max_scope = i32::MAX;
-        r.buffers[0].kind = "something new".into();
+        r.buffers[0].kind = BufferClass::Scratch;
         r.buffers[0].aligned_bytes = u64::MAX;
         r.buffers[0].bytes = 0;
         r.buffers[0].offset = i64::MIN;
