@@ -7,8 +7,8 @@ use std::sync::Arc;
 use leptos::ev;
 use leptos::prelude::*;
 use microarena_core::plan::PlannerKind;
-use microarena_core::report::{BufferClass, Region, Report};
 use microarena_core::report::budget::{Budget, DEFAULT_HEADROOM_BP, MCU_PRESETS, Reserve};
+use microarena_core::report::{BufferClass, Region, Report};
 use microarena_core::tflm::profile::PROFILES;
 use microarena_core::{build::example, report::share};
 
@@ -1498,7 +1498,11 @@ fn lifetimes(r: Arc<Report>) -> impl IntoView {
 fn variables_line(r: &Report) -> impl IntoView + use<> {
     let n = r.variables.len();
     let bytes: u64 = r.variables.iter().map(|v| v.bytes).sum();
-    let in_head = r.variables.iter().filter(|v| v.region == Region::Head).count();
+    let in_head = r
+        .variables
+        .iter()
+        .filter(|v| v.region == Region::Head)
+        .count();
     let text = if n == 0 {
         "variables: none (no LSTM/SVDF state in this model)".to_string()
     } else {
