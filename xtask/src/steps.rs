@@ -1,0 +1,511 @@
+//! The build steps: each one's name, one-line summary and commands. `all` runs
+//! the ones marked `in_all` in table order, which is `scripts/test.sh`'s order;
+//! together they run exactly the commands test.sh ran before it called the xtask.
+
+use std::env;
+
+use crate::cmd::{Error, cmd};
+use crate::probe;
+
+/// One named step.
+#[derive(Debug)]
+pub struct Step {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Arguments the step accepts, for `--help` (`None`: it takes none).
+    pub args: Option<&'static str>,
+    /// Whether `cargo xtask all` (so `scripts/test.sh` and CI) runs it.
+    pub in_all: bool,
+    pub run: fn(&[String]) -> Result<(), Error>,
+}
+
+/// Every step, in the order `all` runs them.
+pub const STEPS: &[Step] = &[
+    Step {
+        name: "lint",
+        summary: "rustfmt on every workspace; clippy -D warnings on host targets, the web app (wasm32) and the no_std targets",
+        args: None,
+        in_all: true,
+        run: lint,
+    },
+    Step {
+        name: "nostd",
+        summary: "release builds of core without std (thumbv7em, thumbv6m, wasm32) and of the runtime for thumb (no heap)",
+        args: None,
+        in_all: true,
+        run: nostd,
+    },
+    Step {
+        name: "test",
+        summary: "host tests of every crate but the web app (the corpus tests need MICROARENA_CORPUS)",
+        args: None,
+        in_all: true,
+        run: test,
+    },
+    Step {
+        name: "wasm-probe",
+        summary: "wasm32 plans equal native plans: the determinism probe, run under node",
+        args: None,
+        in_all: true,
+        run: wasm_probe,
+    },
+    Step {
+        name: "offline-plans",
+        summary: "optimized models against TFLM itself (tflite-micro wheel; needs MICROARENA_CORPUS and python3 venv)",
+        args: None,
+        in_all: true,
+        run: offline_plans,
+    },
+    Step {
+        name: "firmware",
+        summary: "the firmware workspace: fmt, clippy, tests and runs under QEMU (M4, M0), and TFLM's golden data with the corpus",
+        args: None,
+        in_all: true,
+        run: firmware,
+    },
+    Step {
+        name: "miri",
+        summary: "the runtime's allocator, fixed-point, kernel and golden tests under Miri (nightly)",
+        args: None,
+        in_all: true,
+        run: miri,
+    },
+    Step {
+        name: "fuzz-smoke",
+        summary: "every fuzz target briefly (FUZZ_SMOKE_SECONDS each, default 20; scripts/fuzz.sh runs them longer)",
+        args: None,
+        in_all: true,
+        run: fuzz_smoke,
+    },
+    Step {
+        name: "bench",
+        summary: "the benchmarks compile",
+        args: None,
+        in_all: true,
+        run: bench,
+    },
+    Step {
+        name: "web",
+        summary: "build the web app into dist/ (scripts/build-web.sh)",
+        args: None,
+        in_all: true,
+        run: web,
+    },
+    Step {
+        name: "e2e",
+        summary: "browser tests of dist/ against the CLI (Playwright, headless Chromium; run `web` first)",
+        args: None,
+        in_all: true,
+        run: e2e,
+    },
+    Step {
+        name: "regen-schema",
+        summary: "regenerate core's flatbuffer bindings from TFLite's schema.fbs (flatc 25.12.19)",
+        args: Some("[path/to/schema.fbs]"),
+        in_all: false,
+        run: regen_schema,
+    },
+];
+
+/// The no_std targets core is built and linted for.
+const NOSTD_TARGETS: [&str; 3] = [
+    "thumbv7em-none-eabihf",
+    "thumbv6m-none-eabi",
+    "wasm32-unknown-unknown",
+];
+/// The microcontroller targets the runtime is built and linted for.
+const THUMB_TARGETS: [&str; 2] = ["thumbv7em-none-eabihf", "thumbv6m-none-eabi"];
+
+/// A part of a step, headed as `scripts/test.sh` headed it.
+fn part(title: &str) {
+    eprintln!("\n-- {title}");
+}
+
+fn skipped(why: &str) {
+    eprintln!("skipped: {why}");
+}
+
+fn lint(_: &[String]) -> Result<(), Error> {
+    part("format");
+    cmd("cargo", ["fmt", "--all", "--check"]).run()?;
+    // The fuzz and wasm-probe crates are workspaces of their own.
+    cmd("cargo", ["fmt", "--check"]).dir("fuzz").run()?;
+    cmd("cargo", ["fmt", "--check"]).dir("wasm-probe").run()?;
+
+    part("clippy (host, all targets)");
+    // The web app is linted for wasm32 only: building leptos for the host too
+    // would double the compile time (toolchain.md P8).
+    cmd(
+        "cargo",
+        [
+            "clippy",
+            "--workspace",
+            "--exclude",
+            "microarena-app",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )
+    .run()?;
+
+    part("clippy (web app, wasm32)");
+    cmd(
+        "cargo",
+        [
+            "clippy",
+            "-p",
+            "microarena-app",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )
+    .run()?;
+
+    part("clippy (no_std targets)");
+    for t in NOSTD_TARGETS {
+        cmd(
+            "cargo",
+            [
+                "clippy",
+                "-p",
+                "microarena-core",
+                "--no-default-features",
+                "--target",
+                t,
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+        .run()?;
+        cmd(
+            "cargo",
+            [
+                "clippy",
+                "-p",
+                "microarena-core",
+                "--target",
+                t,
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+        .run()?;
+    }
+    for t in THUMB_TARGETS {
+        cmd(
+            "cargo",
+            [
+                "clippy",
+                "-p",
+                "microarena-runtime",
+                "--target",
+                t,
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+        .run()?;
+    }
+    Ok(())
+}
+
+fn nostd(_: &[String]) -> Result<(), Error> {
+    part("no_std builds");
+    for t in NOSTD_TARGETS {
+        cmd(
+            "cargo",
+            [
+                "build",
+                "--release",
+                "-p",
+                "microarena-core",
+                "--no-default-features",
+                "--target",
+                t,
+            ],
+        )
+        .run()?;
+        cmd(
+            "cargo",
+            [
+                "build",
+                "--release",
+                "-p",
+                "microarena-core",
+                "--no-default-features",
+                "--features",
+                "alloc",
+                "--target",
+                t,
+            ],
+        )
+        .run()?;
+    }
+
+    part("runtime builds for the thumb targets (no heap)");
+    for t in THUMB_TARGETS {
+        cmd(
+            "cargo",
+            [
+                "build",
+                "--release",
+                "-p",
+                "microarena-runtime",
+                "--target",
+                t,
+            ],
+        )
+        .run()?;
+    }
+    Ok(())
+}
+
+fn test(_: &[String]) -> Result<(), Error> {
+    cmd(
+        "cargo",
+        ["test", "--workspace", "--exclude", "microarena-app"],
+    )
+    .run()
+}
+
+fn wasm_probe(_: &[String]) -> Result<(), Error> {
+    let manifest = ["--manifest-path", "wasm-probe/Cargo.toml"];
+    let target = [
+        "--target",
+        "wasm32-unknown-unknown",
+        "--target-dir",
+        "target",
+    ];
+    cmd("cargo", ["clippy", "--release"])
+        .args(manifest)
+        .args(target)
+        .args(["--", "-D", "warnings"])
+        .run()?;
+    cmd("cargo", ["build", "--release"])
+        .args(manifest)
+        .args(target)
+        .run()?;
+    if probe::on_path("node") {
+        cmd(
+            "node",
+            [
+                "scripts/wasm-plan-hash.mjs",
+                "target/wasm32-unknown-unknown/release/microarena_wasm_probe.wasm",
+            ],
+        )
+        .run()
+    } else {
+        skipped("node is not installed");
+        Ok(())
+    }
+}
+
+fn offline_plans(_: &[String]) -> Result<(), Error> {
+    if probe::corpus().is_some() && probe::python_with_venv() {
+        cmd("bash", ["scripts/verify-offline-plans.sh"]).run()
+    } else {
+        skipped("needs MICROARENA_CORPUS and python3 with venv");
+        Ok(())
+    }
+}
+
+fn firmware(_: &[String]) -> Result<(), Error> {
+    part("firmware under QEMU (Cortex-M4 mps2-an386, Cortex-M0 microbit)");
+    let fw = |args: &[&str]| cmd("cargo", args.iter().copied()).dir("firmware").run();
+    fw(&["fmt", "--check"])?;
+    fw(&[
+        "clippy",
+        "--release",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    fw(&["test", "--release"])?;
+    fw(&[
+        "clippy",
+        "--release",
+        "--target",
+        "thumbv6m-none-eabi",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    fw(&["test", "--release", "--target", "thumbv6m-none-eabi"])?;
+    fw(&["run", "--release"])?;
+    cmd(
+        "arm-none-eabi-size",
+        ["target/thumbv7em-none-eabihf/release/microarena-firmware"],
+    )
+    .dir("firmware")
+    .run_best_effort();
+
+    part("firmware under QEMU on TFLM's golden data (device output must equal TFLM's)");
+    let Some(corpus) = probe::corpus() else {
+        skipped("needs MICROARENA_CORPUS");
+        return Ok(());
+    };
+    let corpus = probe::corpus_absolute(&corpus)?;
+    for m in ["person_detect", "micro_speech_lstm"] {
+        let golden = corpus.join("golden").join(m);
+        cmd("cargo", ["run", "--release"])
+            .dir("firmware")
+            .env(
+                "MICROARENA_FIRMWARE_MODEL",
+                corpus.join("models").join(format!("{m}.tflite")),
+            )
+            .env("MICROARENA_FIRMWARE_INPUT", golden.join("input0.bin"))
+            .env("MICROARENA_FIRMWARE_EXPECTED", golden.join("output0.bin"))
+            .run()?;
+    }
+    Ok(())
+}
+
+fn miri(_: &[String]) -> Result<(), Error> {
+    // Under cfg(miri) the kernel sweeps sample the corrupted images and the golden
+    // tests run the hello_world-sized models (see runtime/tests/{kernels,golden}.rs);
+    // the rest are #[cfg_attr(miri, ignore)] with the reason.
+    let add = ["+nightly", "component", "add", "miri", "rust-src"];
+    // Quiet when it works; on failure, once more with the output shown.
+    if !cmd("rustup", add).succeeds_quietly() {
+        cmd("rustup", add).run()?;
+    }
+    cmd(
+        "cargo",
+        [
+            "+nightly",
+            "miri",
+            "test",
+            "-p",
+            "microarena-runtime",
+            "--lib",
+            "--test",
+            "arena_props",
+            "--test",
+            "kernels",
+            "--test",
+            "golden",
+        ],
+    )
+    .env("PROPTEST_CASES", "4")
+    .env("MIRIFLAGS", "-Zmiri-disable-isolation")
+    .run()
+}
+
+fn fuzz_smoke(_: &[String]) -> Result<(), Error> {
+    cmd(
+        "cargo",
+        [
+            "+nightly",
+            "clippy",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )
+    .dir("fuzz")
+    .run()?;
+    let seconds = env::var("FUZZ_SMOKE_SECONDS")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "20".to_owned());
+    cmd("bash", ["scripts/fuzz.sh", &seconds])
+        .args(["plan", "whatif", "runtime", "image", "optimize", "share"])
+        .run()
+}
+
+fn bench(_: &[String]) -> Result<(), Error> {
+    cmd(
+        "cargo",
+        [
+            "bench",
+            "--workspace",
+            "--exclude",
+            "microarena-app",
+            "--no-run",
+        ],
+    )
+    .run()
+}
+
+fn web(_: &[String]) -> Result<(), Error> {
+    cmd("bash", ["scripts/build-web.sh"]).run()
+}
+
+fn e2e(_: &[String]) -> Result<(), Error> {
+    // The tests compare the page with the CLI and open a generated 2,000-op model.
+    cmd(
+        "cargo",
+        [
+            "build",
+            "--release",
+            "-p",
+            "microarena-cli",
+            "-p",
+            "microarena-core",
+            "--example",
+            "synthetic",
+        ],
+    )
+    .run()?;
+    cmd("node", ["--test", "e2e/"]).run()
+}
+
+fn regen_schema(args: &[String]) -> Result<(), Error> {
+    cmd("bash", ["scripts/regen-schema.sh"]).args(args).run()
+}
+
+/// The step called `name`.
+pub fn find(name: &str) -> Option<&'static Step> {
+    STEPS.iter().find(|s| s.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_not_reserved() {
+        for (i, s) in STEPS.iter().enumerate() {
+            assert!(
+                STEPS[..i].iter().all(|t| t.name != s.name),
+                "{} twice",
+                s.name
+            );
+            assert!(!["all", "help"].contains(&s.name), "{} is reserved", s.name);
+            assert_eq!(find(s.name).map(|f| f.name), Some(s.name));
+        }
+    }
+
+    #[test]
+    fn all_runs_test_sh_steps_in_its_order() {
+        let all: Vec<&str> = STEPS.iter().filter(|s| s.in_all).map(|s| s.name).collect();
+        assert_eq!(
+            all,
+            [
+                "lint",
+                "nostd",
+                "test",
+                "wasm-probe",
+                "offline-plans",
+                "firmware",
+                "miri",
+                "fuzz-smoke",
+                "bench",
+                "web",
+                "e2e"
+            ]
+        );
+    }
+}
