@@ -1,0 +1,243 @@
+//! What the worker computes for one request, in two steps so the page can
+//! draw the map before the slower extras: [`analyse`] (the report, exactly
+//! as `microarena plan --json` builds it) and [`extras`] (every planner on
+//! the same buffers, the share code, the measured advice).
+
+use std::sync::Arc;
+
+use microarena_core::plan::{PlanBuffer, PlannerKind};
+use microarena_core::report::advice;
+use microarena_core::report::share;
+use microarena_core::report::{Report, WhatIfInfo};
+use microarena_core::tflm::profile::{self, TargetProfile};
+use microarena_core::whatif as shape;
+use microarena_core::{Config, Model, analyze};
+
+use crate::inputs::{GraphInput, graph_inputs};
+use crate::protocol::{Extras, Failure, PlannerHead, Request, Timings};
+
+/// The first answer and what the second needs.
+#[derive(Debug, Clone)]
+pub struct Analysed {
+    /// The report (shared with the page's views, never deep-copied).
+    pub report: Arc<Report>,
+    /// The model's inputs as converted.
+    pub inputs: Vec<GraphInput>,
+    /// Phase timings.
+    pub timings: Timings,
+    plan_input: Vec<PlanBuffer>,
+    config: Config,
+}
+
+impl Failure {
+    fn model(message: String) -> Failure {
+        Failure {
+            message,
+            what_if: false,
+        }
+    }
+
+    fn what_if(message: String) -> Failure {
+        Failure {
+            message,
+            what_if: true,
+        }
+    }
+}
+
+/// Runs the pipeline: the same `analyze` + `Report::new` the CLI calls, and
+/// for what-if shapes the same `shape::with_input_shapes` as
+/// `microarena plan --input-shape`, with the original figures for the delta.
+/// `now` gives milliseconds (the browser's clock; tests pass any).
+pub fn analyse(req: &Request<'_>, now: &dyn Fn() -> f64) -> Result<Analysed, Failure> {
+    let Request {
+        name,
+        target,
+        planner,
+        input_shapes,
+        bytes,
+        ..
+    } = req;
+    let profile: &'static TargetProfile = profile::by_name(target)
+        .ok_or_else(|| Failure::model(format!("unknown target {target}")))?;
+    let planner = PlannerKind::by_name(planner)
+        .ok_or_else(|| Failure::model(format!("unknown planner {planner}")))?;
+    if !microarena_core::is_tflite(bytes) {
+        return Err(Failure::model(format!(
+            "{name}: not a TensorFlow Lite model (no TFL3 identifier; {} bytes)",
+            bytes.len()
+        )));
+    }
+    let t0 = now();
+    let model = Model::parse(bytes).map_err(|e| Failure::model(format!("{name}: {e}")))?;
+    let config = Config { profile, planner };
+    let inputs = graph_inputs(&model);
+    let (report, plan_input) = if input_shapes.is_empty() {
+        let analysis =
+            analyze(&model, &config).map_err(|e| Failure::model(format!("{name}: {e}")))?;
+        (Report::new(&model, &analysis, name), analysis.plan_input)
+    } else {
+        let what_if = |e: &dyn std::fmt::Display| Failure::what_if(format!("what-if: {e}"));
+        let overrides = input_shapes
+            .iter()
+            .map(|s| shape::parse_override(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| what_if(&e))?;
+        let reshaped = shape::with_input_shapes(&model, &overrides).map_err(|e| what_if(&e))?;
+        let analysis = analyze(&reshaped, &config).map_err(|e| what_if(&e))?;
+        let mut report = Report::new(&reshaped, &analysis, name);
+        // The model as converted, for the delta: exactly what the CLI does.
+        let before =
+            analyze(&model, &config).map_err(|e| Failure::model(format!("{name}: {e}")))?;
+        report.what_if = Some(WhatIfInfo::new(input_shapes.to_vec(), &model, &before));
+        (report, analysis.plan_input)
+    };
+    let t1 = now();
+    Ok(Analysed {
+        report: Arc::new(report),
+        inputs,
+        timings: vec![("parse+analyze+report".into(), t1 - t0)],
+        plan_input,
+        config,
+    })
+}
+
+/// Every planner's head on the analysed buffers, the share code, and the
+/// measured advice for the model the report shows (`req`'s model reshaped
+/// by its input shapes, as in [`analyse`]).
+pub fn extras(a: &Analysed, req: &Request<'_>, now: &dyn Fn() -> f64) -> (Extras, Timings) {
+    let t0 = now();
+    let planners = PlannerKind::ALL
+        .iter()
+        .map(|&k| PlannerHead {
+            planner: k.name().into(),
+            head: if k == a.config.planner {
+                Ok(a.report.arena.head_bytes)
+            } else {
+                k.plan(&a.plan_input)
+                    .map(|p| p.head_bytes)
+                    .map_err(|e| e.to_string())
+            },
+        })
+        .collect();
+    let t1 = now();
+    let share_code = share::encode(&a.report);
+    let t2 = now();
+    let advice = Model::parse(req.bytes)
+        .ok()
+        .and_then(|m| {
+            let overrides = req
+                .input_shapes
+                .iter()
+                .map(|s| shape::parse_override(s))
+                .collect::<Result<Vec<_>, _>>()
+                .ok()?;
+            if overrides.is_empty() {
+                return Some(advice::advise(&m, &a.report, &a.config));
+            }
+            let reshaped = shape::with_input_shapes(&m, &overrides).ok()?;
+            Some(advice::advise(&reshaped, &a.report, &a.config))
+        })
+        .unwrap_or_default();
+    let t3 = now();
+    (
+        Extras {
+            planners,
+            share_code,
+            advice,
+        },
+        vec![
+            ("other planners".into(), t1 - t0),
+            ("share code".into(), t2 - t1),
+            ("advice".into(), t3 - t2),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use microarena_core::build::example;
+    use microarena_core::tflm::profile::PROFILES;
+
+    fn request<'a>(bytes: &'a [u8], input_shapes: &[&str]) -> Request<'a> {
+        Request {
+            id: 1,
+            name: "example.tflite".into(),
+            target: PROFILES[0].name.into(),
+            planner: PlannerKind::TflmGreedy.name().into(),
+            input_shapes: input_shapes.iter().map(|s| s.to_string()).collect(),
+            bytes,
+        }
+    }
+
+    fn clock() -> f64 {
+        0.0
+    }
+
+    #[test]
+    fn the_report_is_the_clis() {
+        let bytes = example::mobilenet_v1_025_96_int8();
+        let a = analyse(&request(&bytes, &[]), &clock).expect("the example analyses");
+        let model = Model::parse(&bytes).expect("it parses");
+        let config = Config {
+            profile: &PROFILES[0],
+            planner: PlannerKind::TflmGreedy,
+        };
+        let analysis = analyze(&model, &config).expect("and plans");
+        assert_eq!(*a.report, Report::new(&model, &analysis, "example.tflite"));
+        assert_eq!(a.inputs, graph_inputs(&model));
+        assert_eq!(a.timings, vec![("parse+analyze+report".to_string(), 0.0)]);
+    }
+
+    #[test]
+    fn a_what_if_carries_the_original_figures() {
+        let bytes = example::mobilenet_v1_025_96_int8();
+        let plain = analyse(&request(&bytes, &[]), &clock).expect("analyses");
+        let key = format!("{}=1,48,48,1", plain.inputs[0].key);
+        let a = analyse(&request(&bytes, &[&key]), &clock).expect("a smaller image plans");
+        let w = a.report.what_if.as_ref().expect("what-if recorded");
+        assert_eq!(w.input_shapes, vec![key]);
+        assert_eq!(w.original_head_bytes, plain.report.arena.head_bytes);
+        // A quarter of the pixels needs a smaller head.
+        assert!(a.report.arena.head_bytes < plain.report.arena.head_bytes);
+    }
+
+    #[test]
+    fn failures_say_whether_the_model_or_the_what_if_is_at_fault() {
+        let bytes = example::mobilenet_v1_025_96_int8();
+        let mut req = request(&bytes, &["nosuchinput"]);
+        let e = analyse(&req, &clock).expect_err("no =DIMS");
+        assert!(e.what_if && e.message.starts_with("what-if: "), "{e:?}");
+        req.target = "z80".into();
+        assert_eq!(
+            analyse(&req, &clock).expect_err("unknown target").message,
+            "unknown target z80"
+        );
+        let junk = [0u8; 16];
+        let e = analyse(&request(&junk, &[]), &clock).expect_err("not a model");
+        assert_eq!(
+            e,
+            Failure {
+                message:
+                    "example.tflite: not a TensorFlow Lite model (no TFL3 identifier; 16 bytes)"
+                        .into(),
+                what_if: false
+            }
+        );
+    }
+
+    #[test]
+    fn extras_compare_every_planner_and_share_the_report() {
+        let bytes = example::mobilenet_v1_025_96_int8();
+        let req = request(&bytes, &[]);
+        let a = analyse(&req, &clock).expect("analyses");
+        let (x, timings) = extras(&a, &req, &clock);
+        let names: Vec<&str> = x.planners.iter().map(|p| p.planner.as_str()).collect();
+        let all: Vec<&str> = PlannerKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, all);
+        assert_eq!(x.planners[0].head, Ok(a.report.arena.head_bytes));
+        assert_eq!(share::decode(&x.share_code).as_ref(), Ok(&*a.report));
+        assert_eq!(timings.len(), 3);
+    }
+}
