@@ -1,0 +1,145 @@
+//! The state the views share: what is shown, the page's controls, and the
+//! linked selection and hover. Every piece is a signal or stored value, so
+//! the structs are `Copy` and handed to views by value.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use microarena_core::plan::PlannerKind;
+use microarena_core::report::Report;
+use microarena_core::tflm::profile::PROFILES;
+use microarena_view::inputs::GraphInput;
+use microarena_view::protocol::Extras;
+
+/// What is on screen: a report, from a model or from a share link.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    /// The report, shared by every view (never deep-copied per render).
+    pub report: Arc<Report>,
+    /// Opened from a share link (no model: selectors cannot re-plan).
+    pub shared: bool,
+    /// The bundled example.
+    pub example: bool,
+    /// The model's inputs as converted (empty for a share link).
+    pub inputs: Vec<GraphInput>,
+}
+
+/// The linked selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sel {
+    /// A head buffer (index into `report.buffers`).
+    Buffer(usize),
+    /// An operator (index into `report.operators`).
+    Op(usize),
+}
+
+/// What the tooltip shows, at client coordinates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Hover {
+    /// A head buffer (index into `report.buffers`).
+    Buffer(usize, f64, f64),
+    /// A tail variable (index into `report.variables`).
+    Variable(usize, f64, f64),
+    /// An operator (index into `report.operators`).
+    Op(usize, f64, f64),
+}
+
+/// Selection and hover, linked across the charts and the table (context).
+#[derive(Debug, Clone, Copy)]
+pub struct Pointer {
+    /// The selected buffer or op.
+    pub sel: RwSignal<Option<Sel>>,
+    /// What the pointer is over.
+    pub hover: RwSignal<Option<Hover>>,
+}
+
+impl Pointer {
+    /// The pointer state of the enclosing app.
+    pub fn get() -> Pointer {
+        expect_context::<Pointer>()
+    }
+}
+
+/// A model file the page holds: name and bytes (kept for re-planning).
+pub type ModelFile = (String, Rc<Vec<u8>>);
+
+/// The app's state.
+#[derive(Debug, Clone, Copy)]
+pub struct AppState {
+    /// The report on screen.
+    pub shown: RwSignal<Option<Arc<Shown>>>,
+    /// Why nothing (new) is shown.
+    pub error: RwSignal<Option<String>>,
+    /// What is being done, while it is.
+    pub busy: RwSignal<Option<String>>,
+    /// Selected target profile name.
+    pub target: RwSignal<String>,
+    /// Selected planner name.
+    pub planner: RwSignal<String>,
+    /// A file is dragged over the page.
+    pub dragging: RwSignal<bool>,
+    /// The views below the map are rendered (one frame after it).
+    pub rest: RwSignal<bool>,
+    /// Planner comparison, share code and advice, which arrive just after the report.
+    pub extras: RwSignal<Option<Arc<Extras>>>,
+    /// The model file (name, bytes), kept for re-planning.
+    pub model: StoredValue<Option<ModelFile>, LocalStorage>,
+    /// When the current load or re-plan started (ms).
+    pub started: StoredValue<f64>,
+    /// What-if input shapes for the next request (`NAME=DIMS`, as the CLI's --input-shape).
+    pub overrides: StoredValue<Vec<String>>,
+    /// Why the last what-if could not be applied.
+    pub whatif_error: RwSignal<Option<String>>,
+    /// Selection and hover.
+    pub pointer: Pointer,
+}
+
+impl AppState {
+    /// Fresh state: the first target and TFLM's greedy planner, nothing shown.
+    pub fn new() -> AppState {
+        AppState {
+            shown: RwSignal::new(None),
+            error: RwSignal::new(None),
+            busy: RwSignal::new(None),
+            target: RwSignal::new(PROFILES[0].name.to_string()),
+            planner: RwSignal::new(PlannerKind::TflmGreedy.name().to_string()),
+            dragging: RwSignal::new(false),
+            rest: RwSignal::new(true),
+            extras: RwSignal::new(None),
+            model: StoredValue::new_local(None),
+            started: StoredValue::new(0.0),
+            overrides: StoredValue::new(Vec::new()),
+            whatif_error: RwSignal::new(None),
+            pointer: Pointer {
+                sel: RwSignal::new(None),
+                hover: RwSignal::new(None),
+            },
+        }
+    }
+}
+
+impl Default for AppState {
+    fn default() -> AppState {
+        AppState::new()
+    }
+}
+
+/// What the dashboard's views need from the app besides the report.
+#[derive(Clone, Copy)]
+pub struct Controls {
+    /// Selected target profile name.
+    pub target: RwSignal<String>,
+    /// Selected planner name.
+    pub planner: RwSignal<String>,
+    /// Re-plans with the current target, planner and what-if.
+    pub replan: Callback<()>,
+    /// The views below the map are rendered.
+    pub rest: RwSignal<bool>,
+    /// Planner comparison, share code and advice.
+    pub extras: RwSignal<Option<Arc<Extras>>>,
+    /// Re-plans with these what-if shapes (empty: the model as converted).
+    pub apply_whatif: Callback<Vec<String>>,
+    /// Why the last what-if could not be applied.
+    pub whatif_error: RwSignal<Option<String>>,
+}

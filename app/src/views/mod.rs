@@ -1,0 +1,400 @@
+//! The views: [`App`] loads models and share links and lays out one
+//! component per view. They hold core's types in signals, call core for
+//! every figure and only arrange and format; browser IO goes through
+//! [`crate::io`], analysis through [`crate::worker`].
+
+mod arena_map;
+mod budget;
+mod buffer_table;
+mod glossary;
+mod lifetimes;
+mod op_bars;
+mod summary;
+mod tail;
+mod tooltip;
+mod whatif;
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use leptos::ev;
+use leptos::prelude::*;
+use microarena_core::build::example;
+use microarena_core::report::share;
+use microarena_view::protocol::{Extras, PlannerHead};
+
+use crate::state::{AppState, Controls, Shown};
+use crate::worker::{Analyzer, Job, Reply};
+use crate::{hooks, io};
+
+const EXAMPLE_NAME: &str = "mobilenet_v1_025_96_int8.tflite";
+
+/// The whole app.
+#[component]
+pub fn App() -> impl IntoView {
+    let st = AppState::new();
+    let AppState {
+        shown,
+        error,
+        busy,
+        target,
+        planner,
+        dragging,
+        rest,
+        extras,
+        model,
+        started,
+        overrides,
+        whatif_error,
+        pointer,
+    } = st;
+    provide_context(pointer);
+
+    let analyzer = StoredValue::new_local(Analyzer::new(move |reply| {
+        let res = match reply {
+            Reply::Report(res) => res,
+            Reply::Extras(x) => {
+                extras.set(Some(Arc::new(x)));
+                return;
+            }
+            Reply::WhatIfError(e) => {
+                // The shown report stays; later re-plans use its shapes again.
+                busy.set(None);
+                whatif_error.set(Some(e));
+                overrides.set_value(
+                    shown
+                        .get_untracked()
+                        .and_then(|s| s.report.what_if.as_ref().map(|w| w.input_shapes.clone()))
+                        .unwrap_or_default(),
+                );
+                return;
+            }
+        };
+        busy.set(None);
+        match res {
+            Ok((report, inputs)) => {
+                error.set(None);
+                whatif_error.set(None);
+                pointer.sel.set(None);
+                pointer.hover.set(None);
+                let example =
+                    model.with_value(|m| m.as_ref().is_some_and(|(n, _)| n == EXAMPLE_NAME));
+                // Summary and map first; the rest of the views a frame later,
+                // so a big model never blocks the page in one long task.
+                rest.set(false);
+                extras.set(None);
+                shown.set(Some(Arc::new(Shown {
+                    report,
+                    shared: false,
+                    example,
+                    inputs,
+                })));
+                let t0 = started.get_value();
+                io::after_paint(move || {
+                    hooks::publish_timing("mapMs", io::now_ms() - t0);
+                    rest.set(true);
+                    io::after_paint(move || {
+                        hooks::publish_timing("renderMs", io::now_ms() - t0);
+                        hooks::bump_seq();
+                    });
+                });
+            }
+            Err(e) => error.set(Some(e)),
+        }
+    }));
+    let worker_text = analyzer.with_value(|a| a.label());
+
+    let run = move || {
+        let Some((name, bytes)) = model.get_value() else {
+            return;
+        };
+        busy.set(Some(format!("Analysing {name}…")));
+        analyzer.with_value(|a| {
+            a.request(Job {
+                bytes,
+                name,
+                target: target.get_untracked(),
+                planner: planner.get_untracked(),
+                input_shapes: overrides.get_value(),
+            })
+        });
+    };
+    let load = move |name: String, bytes: Vec<u8>| {
+        model.set_value(Some((name, Rc::new(bytes))));
+        overrides.set_value(Vec::new());
+        whatif_error.set(None);
+        run();
+    };
+    let open_file = move |file: web_sys::File| {
+        started.set_value(io::now_ms());
+        busy.set(Some(format!("Reading {}…", file.name())));
+        leptos::task::spawn_local(async move {
+            match io::read_file(&file).await {
+                Ok(bytes) => load(file.name(), bytes),
+                Err(e) => {
+                    busy.set(None);
+                    error.set(Some(e));
+                }
+            }
+        });
+    };
+    let open_fragment = move |frag: String| match share::decode_fragment(&frag) {
+        Ok(report) => {
+            let planners = vec![PlannerHead {
+                planner: report.planner.clone(),
+                head: Ok(report.arena.head_bytes),
+            }];
+            target.set(report.target.clone());
+            planner.set(report.planner.clone());
+            error.set(None);
+            whatif_error.set(None);
+            pointer.sel.set(None);
+            let code = frag
+                .trim_start_matches('#')
+                .trim_start_matches(share::FRAGMENT_KEY)
+                .to_string();
+            extras.set(Some(Arc::new(Extras {
+                planners,
+                share_code: code,
+                advice: Vec::new(),
+            })));
+            shown.set(Some(Arc::new(Shown {
+                report: Arc::new(report),
+                shared: true,
+                example: false,
+                inputs: Vec::new(),
+            })));
+        }
+        Err(e) => {
+            shown.set(None);
+            error.set(Some(format!("This share link cannot be opened: {e}.")));
+        }
+    };
+
+    // First visit: a share link, a hosted model, or the bundled example.
+    let frag = io::fragment();
+    if !frag.is_empty() {
+        open_fragment(frag);
+    } else if let Some(url) = io::model_param() {
+        busy.set(Some(format!("Fetching {url}…")));
+        started.set_value(io::now_ms());
+        leptos::task::spawn_local(async move {
+            match io::fetch_model(&url).await {
+                Ok(bytes) => {
+                    let name = url
+                        .rsplit('/')
+                        .next()
+                        .and_then(|n| n.split(['?', '#']).next())
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or("model.tflite")
+                        .to_string();
+                    load(name, bytes);
+                }
+                Err(e) => {
+                    busy.set(None);
+                    error.set(Some(e));
+                }
+            }
+        });
+    } else {
+        started.set_value(io::now_ms());
+        load(EXAMPLE_NAME.into(), example::mobilenet_v1_025_96_int8());
+    }
+    let _ = window_event_listener(ev::hashchange, move |_| {
+        let f = io::fragment();
+        if f.starts_with(share::FRAGMENT_KEY) {
+            open_fragment(f);
+        }
+    });
+
+    let on_drop = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        dragging.set(false);
+        match io::dropped_file(&ev) {
+            Some(f) => open_file(f),
+            None => error.set(Some("Nothing to open: drop a .tflite file.".into())),
+        }
+    };
+    let on_pick = move |ev: web_sys::Event| {
+        if let Some(f) = io::picked_file(&ev) {
+            open_file(f);
+        }
+    };
+    let replan = move || {
+        started.set_value(io::now_ms());
+        run();
+    };
+    let apply_whatif = move |shapes: Vec<String>| {
+        whatif_error.set(None);
+        started.set_value(io::now_ms());
+        busy.set(Some(if shapes.is_empty() {
+            "Re-planning the model as converted…".to_string()
+        } else {
+            format!("Re-planning with {}…", shapes.join(" "))
+        }));
+        overrides.set_value(shapes);
+        run();
+    };
+
+    view! {
+        <div
+            class="app"
+            class:dragging=move || dragging.get()
+            on:dragover=move |ev: web_sys::DragEvent| {
+                ev.prevent_default();
+                dragging.set(true);
+            }
+            on:dragleave=move |ev: web_sys::DragEvent| {
+                if ev.related_target().is_none() {
+                    dragging.set(false);
+                }
+            }
+            on:drop=on_drop
+        >
+            <header class="topbar">
+                <div class="brand">
+                    <span class="logo">"▦"</span>
+                    <div>
+                        <div class="title">"microarena"</div>
+                        <div class="tagline">"TensorFlow Lite Micro arena planner — to the byte"</div>
+                    </div>
+                </div>
+                <div class="file">
+                    {move || {
+                        shown
+                            .get()
+                            .map(|s| {
+                                let r = &s.report;
+                                let badge = if s.shared {
+                                    "shared layout"
+                                } else if s.example {
+                                    "bundled example"
+                                } else {
+                                    "your model"
+                                };
+                                let whatif = r.what_if.as_ref().map(|w| {
+                                    view! {
+                                        <span class="badge whatif" data-testid="whatif-badge">
+                                            {format!("what-if {}", w.input_shapes.join(" "))}
+                                        </span>
+                                    }
+                                });
+                                view! {
+                                    <span class="filename">{r.model.file.clone()}</span>
+                                    <span class="badge">{badge}</span>
+                                    {whatif}
+                                    <span class="meta">
+                                        {format!(
+                                            "{} ops · {} tensors · {} subgraph(s)",
+                                            r.model.operators,
+                                            r.model.tensors,
+                                            r.model.subgraphs,
+                                        )}
+                                    </span>
+                                }
+                            })
+                    }}
+                </div>
+                <label class="button primary open">
+                    <input
+                        type="file"
+                        accept=".tflite,application/octet-stream"
+                        data-testid="model-input"
+                        on:change=on_pick
+                    />
+                    "Open .tflite…"
+                </label>
+            </header>
+            <div class="drop-hint" aria-hidden="true">"Drop a .tflite file to analyse it"</div>
+            {move || {
+                error
+                    .get()
+                    .map(|e| {
+                        view! {
+                            <div class="banner error" role="alert" data-testid="error">
+                                <strong>"Cannot show this: "</strong>
+                                {e}
+                            </div>
+                        }
+                    })
+            }}
+            {move || busy.get().map(|b| view! { <div class="banner busy">{b}</div> })}
+            <main>
+                {move || match shown.get() {
+                    Some(s) => {
+                        dashboard(
+                                s,
+                                Controls {
+                                    target,
+                                    planner,
+                                    replan: Callback::new(move |_| replan()),
+                                    rest,
+                                    extras,
+                                    apply_whatif: Callback::new(apply_whatif),
+                                    whatif_error,
+                                },
+                            )
+                            .into_any()
+                    }
+                    None => {
+                        view! {
+                            <section class="empty">
+                                <h2>"Drop a .tflite model anywhere on this page"</h2>
+                                <p>
+                                    "or use “Open .tflite…”. The model is analysed in your browser; nothing is uploaded."
+                                </p>
+                            </section>
+                        }
+                            .into_any()
+                    }
+                }}
+            </main>
+            <footer>
+                {format!(
+                    "microarena {} · {} · model bytes never leave this browser; share links carry only the layout.",
+                    env!("CARGO_PKG_VERSION"),
+                    worker_text,
+                )}
+            </footer>
+        </div>
+    }
+}
+
+/// A report's views, top to bottom: summary, what-if, arena map, then (a
+/// frame later) lifetimes, per-op bars, tail, budget, buffer table, glossary.
+fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
+    let r = s.report.clone();
+    let rest = c.rest;
+    view! {
+        {summary::summary(r.clone(), s.shared, c)}
+        {whatif::what_if_panel(&s, c.apply_whatif, c.whatif_error)}
+        {arena_map::arena_map(r.clone())}
+        {move || {
+            rest.get()
+                .then(|| {
+                    let r = r.clone();
+                    view! {
+                        <div class="grid2">
+                            {lifetimes::lifetimes(r.clone())}
+                            {op_bars::op_bars(r.clone())}
+                        </div>
+                        <div class="grid2">
+                            {tail::tail_view(r.clone())}
+                            {budget::budget_view(r.clone())}
+                        </div>
+                        {buffer_table::buffer_table(r)}
+                        {glossary::glossary()}
+                    }
+                })
+        }}
+    }
+}
+
+/// The `?` badge that shows `text` on hover or focus.
+fn help(text: &'static str) -> impl IntoView {
+    view! {
+        <span class="help" tabindex="0" role="note" aria-label=text data-tip=text>
+            "?"
+        </span>
+    }
+}

@@ -1,0 +1,86 @@
+//! The per-op bars: live head, scratch and persistent bytes per operator.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use microarena_core::report::Report;
+use microarena_view::format::grouped;
+use microarena_view::svg::{self, OP_W, OPS_H};
+
+use super::help;
+use crate::io;
+use crate::state::{Hover, Pointer, Sel};
+
+/// The per-op memory panel.
+pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
+    let ctx = Pointer::get();
+    let body = svg::op_bars_body(&r);
+    let n = r.operators.len();
+    let w = OP_W * n.max(1) as f64;
+    let r2 = r.clone();
+    let selection = move || {
+        let i = match ctx.sel.get()? {
+            Sel::Op(i) => i,
+            Sel::Buffer(b) => {
+                let b = r2.buffers.get(b)?;
+                let op = b.op?;
+                r2.operators
+                    .iter()
+                    .position(|o| o.subgraph == b.subgraph && o.index == op)?
+            }
+        };
+        Some(view! { <rect class="sel-op" x=i as f64 * OP_W y=0 width=OP_W height=OPS_H /> })
+    };
+    let peak = svg::peak_op_row(&r)
+        .and_then(|i| r.operators.get(i))
+        .map(|o| {
+            format!(
+                "peak: #{} {} — {} B live",
+                o.index,
+                o.opcode,
+                grouped(o.live_bytes)
+            )
+        })
+        .unwrap_or_default();
+    view! {
+        <section class="panel">
+            <div class="panel-head">
+                <h2>
+                    "Per-op memory "
+                    {help("For each operator: head bytes live while it runs (blue), of which its scratch buffers (orange), and the persistent tail bytes it causes (grey). The peak op is highlighted.")}
+                </h2>
+                <span class="legend">
+                    <i style="background:#4f7cff"></i>"live"
+                    <i style=format!("background:{}", svg::SCRATCH_FILL)></i>"scratch"
+                    <i style="background:#94a3b8"></i>"persistent"
+                </span>
+            </div>
+            <svg
+                class="ops"
+                data-testid="op-bars"
+                viewBox=format!("0 0 {w} {OPS_H}")
+                preserveAspectRatio="none"
+                on:mousemove=move |ev| match op_at(&ev, n) {
+                    Some(i) => {
+                        ctx.hover
+                            .set(Some(Hover::Op(i, f64::from(ev.client_x()), f64::from(ev.client_y()))))
+                    }
+                    None => ctx.hover.set(None),
+                }
+                on:mouseleave=move |_| ctx.hover.set(None)
+                on:click=move |ev| ctx.sel.set(op_at(&ev, n).map(Sel::Op))
+            >
+                <g inner_html=body></g>
+                {selection}
+            </svg>
+            <div class="caption">{format!("{} operators · {peak}", r.operators.len())}</div>
+        </section>
+    }
+}
+
+/// The operator column under the pointer in the op-bars chart.
+fn op_at(ev: &web_sys::MouseEvent, ops: usize) -> Option<usize> {
+    let (fx, _) = io::relative_pos(ev)?;
+    let i = (fx * ops as f64).floor();
+    (i >= 0.0 && i < ops as f64).then_some(i as usize)
+}

@@ -1,0 +1,86 @@
+//! The tail breakdown by TFLM category and the most padded head buffers.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use microarena_core::report::Report;
+use microarena_view::format::{grouped, percent};
+
+use super::glossary::{TIP_ALIGN, TIP_TAIL};
+use super::help;
+use crate::state::{Pointer, Sel};
+
+/// The tail breakdown panel.
+pub(super) fn tail_view(r: Arc<Report>) -> impl IntoView {
+    let mut cats = r.tail.clone();
+    cats.sort_by_key(|c| std::cmp::Reverse(c.bytes));
+    let max = cats.iter().map(|c| c.bytes).max().unwrap_or(1).max(1);
+    let total = r.arena.tail_bytes;
+    let mut waste: Vec<(usize, u64)> = r
+        .buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (i, b.aligned_bytes.saturating_sub(b.bytes)))
+        .filter(|&(_, p)| p > 0)
+        .collect();
+    waste.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    waste.truncate(5);
+    let ctx = Pointer::get();
+    let names: Vec<(usize, String, u64)> = waste
+        .into_iter()
+        .map(|(i, p)| (i, r.buffers[i].name.clone(), p))
+        .collect();
+    view! {
+        <section class="panel">
+            <div class="panel-head">
+                <h2>"Tail breakdown " {help(TIP_TAIL)}</h2>
+                <span class="muted">{format!("{} B", grouped(total))}</span>
+            </div>
+            <div class="bars">
+                {cats
+                    .into_iter()
+                    .map(|c| {
+                        let w = c.bytes as f64 / max as f64 * 100.0;
+                        view! {
+                            <div class="bar-row">
+                                <span class="bar-label" title=c.category.clone()>{c.category.clone()}</span>
+                                <span class="bar-track"><span class="bar-fill" style=format!("width:{w:.1}%")></span></span>
+                                <span class="bar-val mono">{grouped(c.bytes)}</span>
+                                <span class="bar-count muted">{format!("×{}", c.count)}</span>
+                            </div>
+                        }
+                    })
+                    .collect_view()}
+            </div>
+            <h3>"Alignment padding " {help(TIP_ALIGN)}</h3>
+            <p>
+                <strong class="mono">{format!("{} B", grouped(r.arena.padding_bytes))}</strong>
+                {format!(
+                    " of padding in the head ({} of the head).",
+                    percent(r.arena.padding_bytes, r.arena.head_bytes),
+                )}
+            </p>
+            {(!names.is_empty())
+                .then(|| {
+                    view! {
+                        <table class="compact">
+                            <thead><tr><th>"most padded buffers"</th><th class="r">"padding"</th></tr></thead>
+                            <tbody>
+                                {names
+                                    .into_iter()
+                                    .map(|(i, n, p)| {
+                                        view! {
+                                            <tr class="clickable" on:click=move |_| ctx.sel.set(Some(Sel::Buffer(i)))>
+                                                <td>{n}</td>
+                                                <td class="r mono">{format!("{p} B")}</td>
+                                            </tr>
+                                        }
+                                    })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
+                    }
+                })}
+        </section>
+    }
+}
