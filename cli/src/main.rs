@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use microarena_core::pipeline::{self, PipelineError, Planned};
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
 use microarena_core::report::budget::CheckReport;
@@ -232,33 +233,20 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 profile: target,
                 planner,
             };
-            let mut overrides = Vec::new();
-            for s in &input_shape {
-                overrides.push(
-                    microarena_core::whatif::parse_override(s)
-                        .map_err(|e| Failure::usage(format!("--input-shape {e}")))?,
-                );
-            }
-            // Borrow the model as read unless a what-if reshapes it.
-            let parsed = if overrides.is_empty() {
-                std::borrow::Cow::Borrowed(&original)
-            } else {
-                std::borrow::Cow::Owned(
-                    microarena_core::whatif::with_input_shapes(&original, &overrides).map_err(
-                        |e| Failure::usage(format!("{}: what-if: {e}", model.display())),
-                    )?,
-                )
-            };
-            let analysis = analyze(&parsed, &config).map_err(in_file(&model))?;
-            let mut report = Report::new(&parsed, &analysis, &io::display_name(&model));
-            if !overrides.is_empty() {
-                let before = analyze(&original, &config).map_err(in_file(&model))?;
-                report.what_if = Some(microarena_core::report::WhatIfInfo::new(
-                    input_shape.clone(),
-                    &original,
-                    &before,
-                ));
-            }
+            let Planned {
+                model: parsed,
+                analysis,
+                report,
+            } = pipeline::plan(original, &config, &input_shape, &io::display_name(&model))
+                .map_err(|e| match e {
+                    PipelineError::InputShape(e) => Failure::usage(format!("--input-shape {e}")),
+                    PipelineError::WhatIf(e) => {
+                        Failure::usage(format!("{}: what-if: {e}", model.display()))
+                    }
+                    PipelineError::WhatIfAnalysis(e) | PipelineError::Analysis(e) => {
+                        in_file(&model)(e)
+                    }
+                })?;
             if json {
                 print_json(serde_json::to_string_pretty(&report))?;
             } else {

@@ -18,6 +18,9 @@
 //! 7. [`report`] — the serde types every shell shows (JSON contract, share
 //!    links, diff, advice, budget verdict, timeline).
 //!
+//! [`pipeline::plan`] runs 2, 3 and 7 the way `microarena plan` does (the
+//! CLI and the web app's worker both call it).
+//!
 //! [`build`] writes `.tflite` models (tests, benchmarks, the bundled example);
 //! nothing in the pipeline calls it.
 //!
@@ -39,6 +42,8 @@ extern crate std;
 pub mod build;
 #[cfg(feature = "alloc")]
 pub mod lower;
+#[cfg(feature = "alloc")]
+pub mod pipeline;
 #[cfg(feature = "alloc")]
 pub mod plan;
 #[cfg(feature = "alloc")]
