@@ -122,7 +122,7 @@ pub fn worker_main() {
                 inputs: a.inputs.clone(),
                 timings: a.timings.clone(),
             });
-            let (extras, timings) = extras(&a, &req, &js_sys::Date::now);
+            let (extras, timings) = extras(&a, &js_sys::Date::now);
             post(&Response::Extras {
                 id: req.id,
                 extras,
@@ -221,7 +221,7 @@ impl Analyzer {
                     cb(Reply::Report(Ok((a.report.clone(), a.inputs.clone()))));
                     io::sleep_ms(0).await;
                     if latest.get() == id {
-                        cb(Reply::Extras(extras(&a, &req, &js_sys::Date::now).0));
+                        cb(Reply::Extras(extras(&a, &js_sys::Date::now).0));
                     }
                 }
                 Err(failure) => cb(failure.into()),

@@ -5,26 +5,28 @@
 
 use std::sync::Arc;
 
+use microarena_core::pipeline::{self, PipelineError, Planned};
 use microarena_core::plan::{PlanBuffer, PlannerKind};
+use microarena_core::report::Report;
 use microarena_core::report::advice;
 use microarena_core::report::share;
-use microarena_core::report::{Report, WhatIfInfo};
 use microarena_core::tflm::profile::{self, TargetProfile};
-use microarena_core::whatif as shape;
-use microarena_core::{Config, Model, analyze};
+use microarena_core::{Config, Model};
 
 use crate::inputs::{GraphInput, graph_inputs};
 use crate::protocol::{Extras, Failure, PlannerHead, Request, Timings};
 
 /// The first answer and what the second needs.
 #[derive(Debug, Clone)]
-pub struct Analysed {
+pub struct Analysed<'a> {
     /// The report (shared with the page's views, never deep-copied).
     pub report: Arc<Report>,
     /// The model's inputs as converted.
     pub inputs: Vec<GraphInput>,
     /// Phase timings.
     pub timings: Timings,
+    /// The model the report shows (reshaped by a what-if), for the advice.
+    model: Model<'a>,
     plan_input: Vec<PlanBuffer>,
     config: Config,
 }
@@ -45,11 +47,9 @@ impl Failure {
     }
 }
 
-/// Runs the pipeline: the same `analyze` + `Report::new` the CLI calls, and
-/// for what-if shapes the same `shape::with_input_shapes` as
-/// `microarena plan --input-shape`, with the original figures for the delta.
-/// `now` gives milliseconds (the browser's clock; tests pass any).
-pub fn analyse(req: &Request<'_>, now: &dyn Fn() -> f64) -> Result<Analysed, Failure> {
+/// Runs core's `pipeline::plan`, the function `microarena plan` calls, on
+/// the request. `now` gives milliseconds (the browser's clock; tests pass any).
+pub fn analyse<'a>(req: &Request<'a>, now: &dyn Fn() -> f64) -> Result<Analysed<'a>, Failure> {
     let Request {
         name,
         target,
@@ -72,40 +72,31 @@ pub fn analyse(req: &Request<'_>, now: &dyn Fn() -> f64) -> Result<Analysed, Fai
     let model = Model::parse(bytes).map_err(|e| Failure::model(format!("{name}: {e}")))?;
     let config = Config { profile, planner };
     let inputs = graph_inputs(&model);
-    let (report, plan_input) = if input_shapes.is_empty() {
-        let analysis =
-            analyze(&model, &config).map_err(|e| Failure::model(format!("{name}: {e}")))?;
-        (Report::new(&model, &analysis, name), analysis.plan_input)
-    } else {
-        let what_if = |e: &dyn std::fmt::Display| Failure::what_if(format!("what-if: {e}"));
-        let overrides = input_shapes
-            .iter()
-            .map(|s| shape::parse_override(s))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| what_if(&e))?;
-        let reshaped = shape::with_input_shapes(&model, &overrides).map_err(|e| what_if(&e))?;
-        let analysis = analyze(&reshaped, &config).map_err(|e| what_if(&e))?;
-        let mut report = Report::new(&reshaped, &analysis, name);
-        // The model as converted, for the delta: exactly what the CLI does.
-        let before =
-            analyze(&model, &config).map_err(|e| Failure::model(format!("{name}: {e}")))?;
-        report.what_if = Some(WhatIfInfo::new(input_shapes.to_vec(), &model, &before));
-        (report, analysis.plan_input)
-    };
+    let Planned {
+        model,
+        analysis,
+        report,
+    } = pipeline::plan(model, &config, input_shapes, name).map_err(|e| match e {
+        PipelineError::InputShape(e) | PipelineError::WhatIf(e) => {
+            Failure::what_if(format!("what-if: {e}"))
+        }
+        PipelineError::WhatIfAnalysis(e) => Failure::what_if(format!("what-if: {e}")),
+        PipelineError::Analysis(e) => Failure::model(format!("{name}: {e}")),
+    })?;
     let t1 = now();
     Ok(Analysed {
         report: Arc::new(report),
         inputs,
         timings: vec![("parse+analyze+report".into(), t1 - t0)],
-        plan_input,
+        model,
+        plan_input: analysis.plan_input,
         config,
     })
 }
 
 /// Every planner's head on the analysed buffers, the share code, and the
-/// measured advice for the model the report shows (`req`'s model reshaped
-/// by its input shapes, as in [`analyse`]).
-pub fn extras(a: &Analysed, req: &Request<'_>, now: &dyn Fn() -> f64) -> (Extras, Timings) {
+/// measured advice for the model the report shows.
+pub fn extras(a: &Analysed<'_>, now: &dyn Fn() -> f64) -> (Extras, Timings) {
     let t0 = now();
     let planners = PlannerKind::ALL
         .iter()
@@ -123,22 +114,7 @@ pub fn extras(a: &Analysed, req: &Request<'_>, now: &dyn Fn() -> f64) -> (Extras
     let t1 = now();
     let share_code = share::encode(&a.report);
     let t2 = now();
-    let advice = Model::parse(req.bytes)
-        .ok()
-        .and_then(|m| {
-            let overrides = req
-                .input_shapes
-                .iter()
-                .map(|s| shape::parse_override(s))
-                .collect::<Result<Vec<_>, _>>()
-                .ok()?;
-            if overrides.is_empty() {
-                return Some(advice::advise(&m, &a.report, &a.config));
-            }
-            let reshaped = shape::with_input_shapes(&m, &overrides).ok()?;
-            Some(advice::advise(&reshaped, &a.report, &a.config))
-        })
-        .unwrap_or_default();
+    let advice = advice::advise(&a.model, &a.report, &a.config);
     let t3 = now();
     (
         Extras {
@@ -157,6 +133,7 @@ pub fn extras(a: &Analysed, req: &Request<'_>, now: &dyn Fn() -> f64) -> (Extras
 #[cfg(test)]
 mod tests {
     use super::*;
+    use microarena_core::analyze;
     use microarena_core::build::example;
     use microarena_core::tflm::profile::PROFILES;
 
@@ -232,7 +209,7 @@ mod tests {
         let bytes = example::mobilenet_v1_025_96_int8();
         let req = request(&bytes, &[]);
         let a = analyse(&req, &clock).expect("analyses");
-        let (x, timings) = extras(&a, &req, &clock);
+        let (x, timings) = extras(&a, &clock);
         let names: Vec<&str> = x.planners.iter().map(|p| p.planner.as_str()).collect();
         let all: Vec<&str> = PlannerKind::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(names, all);
