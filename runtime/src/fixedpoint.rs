@@ -1,8 +1,9 @@
 //! TFLM / gemmlowp fixed-point arithmetic, bit for bit.
 //!
 //! Every function mirrors the reference implementation it is named after
-//! (`tensorflow/lite/kernels/internal/common.h`, `quantization_util.cc` and
-//! gemmlowp's `fixedpoint.h`). Data-dependent arithmetic wraps where C++ would
+//! (`tensorflow/lite/kernels/internal/common.h`, `quantization_util.cc`,
+//! the int16 `reference_integer_ops` logistic and tanh, and gemmlowp's
+//! `fixedpoint.h`). Data-dependent arithmetic wraps where C++ would
 //! have undefined behaviour, so no input can make a debug build panic.
 
 /// gemmlowp `SaturatingRoundingDoublingHighMul` (int32).
@@ -257,6 +258,104 @@ pub fn tanh(a: i32, integer_bits: i32) -> i32 {
     if a > 0 { r } else { r.wrapping_neg() }
 }
 
+// ---------------------------------------------------------------- int16 nonlinearities
+
+/// TFLM's `sigmoid_table_uint16`: sigmoid(i/24) in 0.16, shared by the int16
+/// logistic and tanh.
+const SIGMOID_TABLE: [u16; 256] = [
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794,
+    41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443,
+    48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374,
+    54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007, 58280, 58544,
+    58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110, 61279,
+    61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990,
+    63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030,
+    64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652,
+    64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019,
+    65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
+    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360,
+    65367, 65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433,
+    65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476,
+    65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498, 65500, 65501,
+    65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516,
+    65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529,
+    65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532,
+    65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65534, 65534,
+    65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
+];
+
+#[inline]
+fn table(i: u32) -> u32 {
+    SIGMOID_TABLE
+        .get(i as usize)
+        .copied()
+        .map_or(65535, u32::from)
+}
+
+/// The input scaling shared by the int16 logistic and tanh: with
+/// `multiplier == 0`, `x · 3 << left_shift`; otherwise `x · multiplier`
+/// rounding-shifted right by `left_shift` (TFLM's `input_multiplier` /
+/// `input_left_shift`). Shifts wrap at 32 bits, as the C++ would on the
+/// targets, so no parameter can make a debug build panic.
+fn scale_i16_input(x: i32, multiplier: i32, left_shift: i32) -> i32 {
+    let (m, s) = if multiplier == 0 {
+        (3i32.wrapping_shl(left_shift as u32), 0)
+    } else {
+        (multiplier, left_shift)
+    };
+    let round = if s > 0 {
+        1i32.wrapping_shl((s - 1) as u32)
+    } else {
+        0
+    };
+    x.wrapping_mul(m).wrapping_add(round) >> s.clamp(0, 31)
+}
+
+/// `reference_integer_ops::Logistic` for int16 (input Q3.12, output Q0.15).
+pub fn logistic_i16(x: i32, multiplier: i32, left_shift: i32) -> i32 {
+    let v = scale_i16_input(x, multiplier, left_shift);
+    let a = v.unsigned_abs();
+    let uh = a >> 9;
+    let mut r: u32 = if uh >= 255 {
+        0x7FFF << 10
+    } else {
+        let (ua, ub) = (table(uh), table(uh + 1));
+        (ua << 9).wrapping_add((a & 0x1ff).wrapping_mul(ub.wrapping_sub(ua)))
+    };
+    r = if v >= 0 {
+        r.wrapping_add(1 << 9)
+    } else {
+        (1u32 << 25)
+            .wrapping_sub(r)
+            .wrapping_add(1 << 9)
+            .wrapping_sub(1)
+    };
+    i32::from((r >> 10) as i16)
+}
+
+/// `reference_integer_ops::Tanh` for int16.
+pub fn tanh_i16(x: i32, multiplier: i32, left_shift: i32) -> i32 {
+    let v = scale_i16_input(x, multiplier, left_shift);
+    let a = v.unsigned_abs();
+    let uh = a >> 8;
+    let r: i32 = if uh >= 255 {
+        0xFFFF << 8
+    } else {
+        let (ua, ub) = (table(uh), table(uh + 1));
+        (ua << 8).wrapping_add((a & 0xFF).wrapping_mul(ub.wrapping_sub(ua))) as i32
+    };
+    let r = if v >= 0 {
+        r.wrapping_sub(1 << 23).wrapping_add(1 << 7)
+    } else {
+        r.wrapping_neg()
+            .wrapping_add(1 << 23)
+            .wrapping_add(1 << 7)
+            .wrapping_sub(1)
+    };
+    i32::from((r >> 8) as i16)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +397,24 @@ mod tests {
         let t = f64::from(tanh(1 << 27, 4)) / 2147483648.0; // tanh(1)
         assert!((t - 1f64.tanh()).abs() < 1e-6, "{t}");
         assert!(t > 0.0);
+    }
+
+    #[test]
+    fn int16_sigmoid_and_tanh_fixed_points() {
+        // Q3.12 zero: sigmoid 0.5 in Q0.15, tanh 0 (worked by hand from the LUT formulas).
+        assert_eq!(logistic_i16(0, 0, 0), 16384);
+        assert_eq!(tanh_i16(0, 0, 0), 0);
+        // tanh saturates once |3x| >> 8 ≥ 255 (|x| ≥ 21760); sigmoid (>> 9) stays in its table.
+        assert_eq!(logistic_i16(32767, 0, 0), 32757);
+        assert_eq!(tanh_i16(32767, 0, 0), 32767);
+        assert_eq!(tanh_i16(-32768, 0, 0), -32767);
+        // Monotonic and (nearly) symmetric, as the shared table makes them.
+        let mut last = (i32::MIN, i32::MIN);
+        for x in (-32768..=32767).step_by(97) {
+            let (s, t) = (logistic_i16(x, 0, 0), tanh_i16(x, 0, 0));
+            assert!(s >= last.0 && t >= last.1, "x={x}");
+            assert!((s + logistic_i16(-x, 0, 0) - 32768).abs() <= 1, "x={x}");
+            last = (s, t);
+        }
     }
 }

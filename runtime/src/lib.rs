@@ -68,6 +68,11 @@
 //! platform's libm in TFLM too, so those three float ops are accurate, not
 //! guaranteed bit-identical.
 //!
+//! Each operator family (convolutions, pools, elementwise, activations,
+//! softmax, quantize, shape ops, reductions, LSTM, SVDF) is one file under
+//! `kernels/` holding its Prepare and Eval; one table maps every builtin code
+//! to them ([`registered_opcodes`] lists it).
+//!
 //! ## Use (host CLI or device)
 //!
 //! ```ignore
@@ -103,10 +108,10 @@ pub mod fixedpoint;
 mod image;
 mod interpreter;
 mod kernels;
-pub mod seq;
 
 pub use arena::{ArenaAllocator, MemoryUsage, Phase};
 pub use error::Error;
 pub use image::{Image, OpInfo, TensorInfo};
 pub use interpreter::Interpreter;
+pub use kernels::{registered_kernels, registered_opcodes};
 pub use microarena_core::runtime_layout;

@@ -1,0 +1,101 @@
+//! LOGISTIC and TANH: int8 in gemmlowp fixed point (bit-exact), and float32
+//! via `libm`.
+
+use microarena_core::runtime_layout::{dtype, opcode};
+
+use super::bytes::{f32_at, i8_at, put_f32, put_i8};
+use super::context::{Ctx, OpDataWriter, Prep, same_len};
+use crate::arena::ArenaAllocator;
+use crate::error::Error;
+use crate::fixedpoint as fx;
+use crate::image::TensorInfo;
+
+pub(crate) fn prepare(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    if out.dtype == dtype::F32 {
+        p.need(
+            input.dtype == dtype::F32,
+            "float32 output needs a float32 input",
+        )?;
+        p.need(same_len(&input, out), "shape mismatch")?;
+        return Ok(());
+    }
+    p.need(
+        out.dtype == dtype::I8 && input.dtype == dtype::I8,
+        "only int8 and float32 are implemented",
+    )?;
+    p.need(same_len(&input, out), "shape mismatch")?;
+    let real = f64::from(input.scale) * f64::from(1i32 << 27);
+    let (mant, shift) = fx::frexp(real);
+    let m = fx::round_f64(mant * 2147483648.0).clamp(0, i64::from(i32::MAX)) as i32;
+    words.push(m);
+    words.push(shift);
+    words.push(fx::input_radius(4, shift, 31));
+    words.push(input.zero_point);
+    Ok(())
+}
+
+pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    if c.output_info().dtype == dtype::F32 {
+        logistic_tanh_f32(c)
+    } else {
+        logistic_tanh_i8(c)
+    }
+}
+
+fn logistic_tanh_i8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (mult, shift, radius, zp) = (c.word(0), c.word(1), c.word(2), c.word(3));
+    let logistic = c.op.opcode == opcode::LOGISTIC;
+    for i in 0..input.elements() {
+        let v = i8_at(x, i).wrapping_sub(zp);
+        let r = if v <= -radius {
+            -128
+        } else if v >= radius {
+            127
+        } else {
+            let q4 = fx::mbqm(v, mult, shift);
+            if logistic {
+                let o = fx::rdbpot(fx::logistic(q4, 4), 23);
+                o.wrapping_add(-128).clamp(-128, 127)
+            } else {
+                fx::rdbpot(fx::tanh(q4, 4), 24).clamp(-128, 127)
+            }
+        };
+        put_i8(c.out, i, r);
+    }
+    Ok(())
+}
+
+/// TFLM's float LOGISTIC (with its cut-offs) and TANH.
+fn logistic_tanh_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let logistic = c.op.opcode == opcode::LOGISTIC;
+    for i in 0..input.elements() {
+        let v = f32_at(x, i);
+        let r = if logistic {
+            sigmoid_f32(v)
+        } else {
+            libm::tanhf(v)
+        };
+        put_f32(c.out, i, r);
+    }
+    Ok(())
+}
+
+/// TFLM's float logistic (with its cut-offs).
+#[inline]
+pub(crate) fn sigmoid_f32(v: f32) -> f32 {
+    if v > 16.619_047 {
+        1.0
+    } else if v < -9.0 {
+        libm::expf(v)
+    } else {
+        1.0 / (1.0 + libm::expf(-v))
+    }
+}

@@ -1,0 +1,246 @@
+//! What a kernel sees: in Prepare the image and its operator ([`Prep`]) and
+//! the op's OpData words ([`OpDataWriter`]); in Eval the arena split into the
+//! op's output, scratch and readable rest ([`Ctx`]).
+
+use microarena_core::runtime_layout as rl;
+
+use super::bytes::{i32_at, put_i32};
+use crate::error::Error;
+use crate::image::{Image, OpInfo, TensorInfo};
+
+// ---------------------------------------------------------------- Eval
+
+/// The arena as a kernel sees it: the output (and scratch) mutable, every
+/// other region readable.
+pub(crate) struct Ctx<'x, 'm> {
+    pub img: &'x Image<'m>,
+    pub op: OpInfo,
+    pub index: u16,
+    pub pieces: Pieces<'x>,
+    pub out: &'x mut [u8],
+    pub scratch: &'x mut [u8],
+    pub opdata: &'x [u8],
+    /// The variable region (LSTM/SVDF state), writable by the kernels that own state.
+    pub vars: &'x mut [u8],
+}
+
+impl<'x> Ctx<'x, '_> {
+    pub(crate) fn tensor(&self, k: usize) -> Option<TensorInfo> {
+        let t = *self.op.inputs.get(k)?;
+        if t == rl::NO_TENSOR || k >= self.op.n_inputs {
+            return None;
+        }
+        self.img.tensor(usize::from(t)).ok()
+    }
+
+    fn data(&self, t: &TensorInfo) -> &'x [u8] {
+        match t.storage {
+            rl::STORAGE_CONST => self.img.const_data(t).unwrap_or(&[]),
+            rl::STORAGE_ARENA => {
+                let end = t.location.saturating_add(t.bytes);
+                self.pieces
+                    .iter()
+                    .find(|(base, p)| t.location >= *base && end <= base + p.len())
+                    .and_then(|(base, p)| p.get(t.location - base..end - base))
+                    .unwrap_or(&[])
+            }
+            _ => &[],
+        }
+    }
+
+    pub(crate) fn input(&self, k: usize) -> (TensorInfo, &'x [u8]) {
+        match self.tensor(k) {
+            Some(t) => {
+                let d = self.data(&t);
+                (t, d)
+            }
+            None => (EMPTY, &[]),
+        }
+    }
+
+    pub(crate) fn output_info(&self) -> TensorInfo {
+        self.img
+            .tensor(usize::from(self.op.output))
+            .unwrap_or(EMPTY)
+    }
+
+    #[inline]
+    pub(crate) fn word(&self, i: usize) -> i32 {
+        i32_at(self.opdata, i)
+    }
+
+    /// [`Error::UnsupportedConfig`] for this op, as a closure that does not
+    /// borrow the context (so kernels can use it while they split `vars`
+    /// and `scratch`).
+    pub(crate) fn fail(&self) -> impl Fn(&'static str) -> Error + Copy + use<> {
+        let (op_index, opcode) = (self.index, self.op.opcode);
+        move |why| Error::UnsupportedConfig {
+            op_index,
+            opcode,
+            why,
+        }
+    }
+}
+
+const EMPTY: TensorInfo = TensorInfo {
+    dtype: -1,
+    rank: 0,
+    storage: rl::STORAGE_NONE,
+    dims: [0; rl::MAX_RANK],
+    location: 0,
+    bytes: 0,
+    scale: 0.0,
+    zero_point: 0,
+    quant_dim: 0,
+    scales_off: 0,
+    n_scales: 0,
+};
+
+/// Readable arena regions with their offsets.
+pub(crate) type Pieces<'x> = [(usize, &'x [u8]); 3];
+
+/// Splits the head into the output, the scratch and the readable rest.
+pub(crate) fn carve(
+    head: &mut [u8],
+    out: (usize, usize),
+    scratch: (usize, usize),
+) -> Option<(&mut [u8], &mut [u8], Pieces<'_>)> {
+    let scratch = if scratch.1 == 0 {
+        (out.0 + out.1, 0)
+    } else {
+        scratch
+    };
+    let out_first = out.0 <= scratch.0;
+    let (r1, r2) = if out_first {
+        (out, scratch)
+    } else {
+        (scratch, out)
+    };
+    let r1_end = r1.0.checked_add(r1.1)?;
+    let r2_end = r2.0.checked_add(r2.1)?;
+    if r1_end > r2.0 {
+        return None;
+    }
+    let (p0, rest) = head.split_at_mut_checked(r1.0)?;
+    let (m1, rest) = rest.split_at_mut_checked(r1.1)?;
+    let (p1, rest) = rest.split_at_mut_checked(r2.0 - r1_end)?;
+    let (m2, p2) = rest.split_at_mut_checked(r2.1)?;
+    let pieces = [(0, &*p0), (r1_end, &*p1), (r2_end, &*p2)];
+    if out_first {
+        Some((m1, m2, pieces))
+    } else {
+        Some((m2, m1, pieces))
+    }
+}
+
+/// State tensor `k` of the op (LSTM hidden/cell, SVDF activation state) and
+/// its byte range in the variable region.
+pub(crate) fn state_tensor(
+    c: &Ctx<'_, '_>,
+    k: usize,
+    missing: &'static str,
+) -> Result<(TensorInfo, (usize, usize)), Error> {
+    let t = c.tensor(k).ok_or(c.fail()(missing))?;
+    Ok((t, (t.location, t.location.saturating_add(t.bytes))))
+}
+
+// ---------------------------------------------------------------- Prepare
+
+/// The operator being prepared, with the image it reads its tensors from.
+pub(crate) struct Prep<'p, 'm> {
+    pub img: &'p Image<'m>,
+    pub op: &'p OpInfo,
+    pub index: u16,
+}
+
+impl Prep<'_, '_> {
+    pub(crate) fn err(&self, why: &'static str) -> Error {
+        Error::UnsupportedConfig {
+            op_index: self.index,
+            opcode: self.op.opcode,
+            why,
+        }
+    }
+
+    pub(crate) fn input(&self, k: usize) -> Result<TensorInfo, Error> {
+        let t = *self.op.inputs.get(k).ok_or(self.err("missing input"))?;
+        if t == rl::NO_TENSOR || k >= self.op.n_inputs {
+            return Err(self.err("missing input"));
+        }
+        self.img.tensor(usize::from(t))
+    }
+
+    pub(crate) fn opt_input(&self, k: usize) -> Result<Option<TensorInfo>, Error> {
+        match self.op.inputs.get(k) {
+            Some(&t) if t != rl::NO_TENSOR && k < self.op.n_inputs => {
+                self.img.tensor(usize::from(t)).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    pub(crate) fn output(&self) -> Result<TensorInfo, Error> {
+        let t = self.img.tensor(usize::from(self.op.output))?;
+        if t.storage != rl::STORAGE_ARENA && t.bytes > 0 {
+            return Err(self.err("output is not an arena tensor"));
+        }
+        Ok(t)
+    }
+
+    pub(crate) fn need(&self, ok: bool, why: &'static str) -> Result<(), Error> {
+        if ok { Ok(()) } else { Err(self.err(why)) }
+    }
+
+    /// [`Error::InvalidOp`] unless `ok`: parameters or shapes that no image
+    /// written by core can have.
+    pub(crate) fn check(&self, ok: bool, what: &'static str) -> Result<(), Error> {
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::InvalidOp {
+                op_index: self.index,
+                opcode: self.op.opcode,
+                what,
+            })
+        }
+    }
+}
+
+/// Writes OpData words into the op's tail allocation.
+pub(crate) struct OpDataWriter<'d> {
+    dst: &'d mut [u8],
+    n: usize,
+}
+
+impl<'d> OpDataWriter<'d> {
+    pub(crate) fn new(dst: &'d mut [u8]) -> Self {
+        OpDataWriter { dst, n: 0 }
+    }
+
+    pub(crate) fn push(&mut self, v: i32) {
+        put_i32(self.dst, self.n, v);
+        self.n += 1;
+    }
+
+    /// Words pushed so far.
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+}
+
+/// Same element count (the shape may differ).
+pub(crate) fn same_len(a: &TensorInfo, b: &TensorInfo) -> bool {
+    a.elements() == b.elements()
+}
+
+/// Same element size, for ops that move elements without converting them.
+pub(crate) fn same_element_size(
+    p: &Prep<'_, '_>,
+    input: &TensorInfo,
+    out: &TensorInfo,
+) -> Result<(), Error> {
+    p.need(
+        rl::dtype_size(input.dtype) == rl::dtype_size(out.dtype),
+        "type mismatch",
+    )
+}

@@ -1,0 +1,85 @@
+//! CONV_2D (int8 per-channel, grouped, and float32), as TFLM's reference
+//! `Conv`.
+
+use microarena_core::runtime_layout::dtype;
+
+use super::bytes::f32_at;
+use super::context::{Ctx, OpDataWriter, Prep};
+use super::epilogue::{Epilogue, check_operands, dot_i8, push_opdata};
+use super::window::{Geo, check_window};
+use crate::arena::ArenaAllocator;
+use crate::error::Error;
+use crate::image::TensorInfo;
+
+pub(crate) fn prepare(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let (input, filter) = check_operands(p, out)?;
+    p.need(
+        input.rank == 4 && filter.rank == 4 && out.rank == 4,
+        "tensors must be 4-D",
+    )?;
+    p.need(input.dim(0) == out.dim(0), "batch mismatch")?;
+    let cin_f = filter.dim(3);
+    p.need(filter.dim(0) == out.dim(3), "filter output channels")?;
+    p.need(
+        cin_f > 0 && input.dim(3) % cin_f == 0,
+        "filter input channels",
+    )?;
+    let groups = input.dim(3) / cin_f;
+    p.need(groups > 0 && out.dim(3).is_multiple_of(groups), "groups")?;
+    check_window(p, &input, out, Some(&filter))?;
+    push_opdata(
+        p,
+        out,
+        (&input, &filter),
+        out.last_dim() as u32,
+        false,
+        words,
+    )
+}
+
+pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (filter, w) = c.input(1);
+    let end = Epilogue::new(c, c.input(2));
+    let out = c.output_info();
+    let g = Geo::with_filter(c, &input, &out, &filter);
+    let fic = filter.dim(3);
+    let taps = g.fh as usize * g.fw as usize;
+    let groups = g.ic / fic.max(1);
+    let per_group = g.oc / groups.max(1);
+    let float = out.dtype == dtype::F32;
+    let in_off = input.zero_point.wrapping_neg();
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                for oc in 0..g.oc {
+                    let group = oc / per_group.max(1);
+                    let oi = g.out_index(b, oy, ox, oc);
+                    // Filter [oc][ky][kx][ic]: tap t of channel oc starts at (oc·taps + t)·fic.
+                    let fbase = |tap: usize| (oc * taps + tap) * fic;
+                    if float {
+                        let mut total = 0.0f32;
+                        g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
+                            for ic in 0..fic {
+                                total += f32_at(x, ii + ic) * f32_at(w, fbase(tap) + ic);
+                            }
+                        });
+                        end.put_f32(c.out, oi, oc, total);
+                    } else {
+                        let mut acc = 0i32;
+                        g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
+                            acc = acc.wrapping_add(dot_i8(x, ii, w, fbase(tap), fic, in_off));
+                        });
+                        end.put_i8(c.out, oi, oc, oc, acc);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! DEPTHWISE_CONV_2D (int8 per-channel and float32), as TFLM's reference
+//! `DepthwiseConv`, with a stacked-accumulator int8 path for multiplier 1.
+
+use microarena_core::runtime_layout::dtype;
+
+use super::bytes::{f32_at, i8_at};
+use super::context::{Ctx, OpDataWriter, Prep};
+use super::epilogue::{Epilogue, check_operands, push_opdata};
+use super::window::{Geo, check_window};
+use crate::arena::ArenaAllocator;
+use crate::error::Error;
+use crate::image::TensorInfo;
+
+pub(crate) fn prepare(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let (input, filter) = check_operands(p, out)?;
+    p.need(
+        input.rank == 4 && filter.rank == 4 && out.rank == 4,
+        "tensors must be 4-D",
+    )?;
+    p.need(input.dim(0) == out.dim(0), "batch mismatch")?;
+    p.check(p.op.param(8) > 0, "depth multiplier must be positive")?;
+    let mult = p.op.param(8) as usize;
+    p.need(
+        filter.dim(0) == 1 && filter.dim(3) == out.dim(3),
+        "filter shape",
+    )?;
+    p.need(
+        input.dim(3).saturating_mul(mult) == out.dim(3),
+        "depth multiplier",
+    )?;
+    check_window(p, &input, out, Some(&filter))?;
+    push_opdata(
+        p,
+        out,
+        (&input, &filter),
+        out.last_dim() as u32,
+        false,
+        words,
+    )
+}
+
+/// Int8 depthwise with multiplier 1: all channels of one output pixel at
+/// once, 64 accumulators on the stack (bit-exact: integer sums reordered).
+fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>) {
+    const CH: usize = 64;
+    let in_off = c.input(0).0.zero_point.wrapping_neg();
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                let mut c0 = 0;
+                while c0 < g.oc {
+                    let n = CH.min(g.oc - c0);
+                    let mut acc = [0i32; CH];
+                    let mut wsum = [0i32; CH];
+                    g.for_each_tap(b, oy, ox, c0, |tap, ii| {
+                        // Filter [1][ky][kx][oc].
+                        let fi = tap * g.oc + c0;
+                        if let (Some(xs), Some(ws)) = (x.get(ii..ii + n), w.get(fi..fi + n)) {
+                            for (((a, s), &xv), &wv) in
+                                acc.iter_mut().zip(wsum.iter_mut()).zip(xs).zip(ws)
+                            {
+                                let wv = i32::from(wv as i8);
+                                *a = a.wrapping_add(wv.wrapping_mul(i32::from(xv as i8)));
+                                *s = s.wrapping_add(wv);
+                            }
+                        }
+                    });
+                    for (k, (&a, &s)) in acc.iter().zip(&wsum).take(n).enumerate() {
+                        let oc = c0 + k;
+                        let v = a.wrapping_add(s.wrapping_mul(in_off));
+                        end.put_i8(c.out, g.out_index(b, oy, ox, oc), oc, oc, v);
+                    }
+                    c0 += n;
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (filter, w) = c.input(1);
+    let end = Epilogue::new(c, c.input(2));
+    let out = c.output_info();
+    let g = Geo::with_filter(c, &input, &out, &filter);
+    let mult = c.op.param(8).max(1) as usize;
+    let float = out.dtype == dtype::F32;
+    if !float && mult == 1 && g.ic == g.oc {
+        depthwise_i8_m1(c, &g, x, w, &end);
+        return Ok(());
+    }
+    let in_off = input.zero_point.wrapping_neg();
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                for ic in 0..g.ic {
+                    for m in 0..mult {
+                        let oc = m + ic * mult;
+                        let oi = g.out_index(b, oy, ox, oc);
+                        // Filter [1][ky][kx][oc].
+                        let fi = |tap: usize| tap * g.oc + oc;
+                        if float {
+                            let mut total = 0.0f32;
+                            g.for_each_tap(b, oy, ox, ic, |tap, ii| {
+                                total += f32_at(x, ii) * f32_at(w, fi(tap));
+                            });
+                            end.put_f32(c.out, oi, oc, total);
+                        } else {
+                            let mut acc = 0i32;
+                            g.for_each_tap(b, oy, ox, ic, |tap, ii| {
+                                let iv = i8_at(x, ii).wrapping_add(in_off);
+                                acc = acc.wrapping_add(i8_at(w, fi(tap)).wrapping_mul(iv));
+                            });
+                            end.put_i8(c.out, oi, oc, oc, acc);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

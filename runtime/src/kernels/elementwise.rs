@@ -1,0 +1,145 @@
+//! ADD and MUL (int8 and float32, with broadcasting), as TFLM's reference
+//! kernels.
+
+use microarena_core::runtime_layout::{dtype, opcode};
+
+use super::bytes::{f32_at, i8_at, put_f32, put_i8};
+use super::context::{Ctx, OpDataWriter, Prep};
+use super::fused::{act_f32, act_range_f32, act_range_i8};
+use crate::arena::ArenaAllocator;
+use crate::error::Error;
+use crate::fixedpoint as fx;
+use crate::image::TensorInfo;
+
+/// Broadcast-compatible shapes for binary ops (ranks up to 6, dims equal or 1).
+fn broadcastable(a: &TensorInfo, b: &TensorInfo, out: &TensorInfo) -> bool {
+    let r = out.rank;
+    if a.rank > r || b.rank > r {
+        return false;
+    }
+    (0..r).all(|k| {
+        let o = out.dim(k);
+        let da = if k + a.rank >= r {
+            a.dim(k + a.rank - r)
+        } else {
+            1
+        };
+        let db = if k + b.rank >= r {
+            b.dim(k + b.rank - r)
+        } else {
+            1
+        };
+        (da == o || da == 1) && (db == o || db == 1) && o == da.max(db)
+    })
+}
+
+/// Index into `t` (right-aligned, broadcast dims of 1) for output element `i`.
+fn bcast_index(i: usize, out: &TensorInfo, t: &TensorInfo) -> usize {
+    let r = out.rank;
+    let mut rem = i;
+    let mut idx = 0usize;
+    let mut stride = 1usize;
+    for k in (0..r).rev() {
+        let o = out.dim(k).max(1);
+        let c = rem % o;
+        rem /= o;
+        if k + t.rank >= r {
+            let d = t.dim(k + t.rank - r);
+            if d > 1 {
+                idx += c * stride;
+            }
+            stride *= d.max(1);
+        }
+    }
+    idx
+}
+
+pub(crate) fn prepare(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let (q, f) = (out.dtype == dtype::I8, out.dtype == dtype::F32);
+    let a = p.input(0)?;
+    let b = p.input(1)?;
+    p.need(
+        a.dtype == out.dtype && b.dtype == out.dtype && (q || f),
+        "only int8 or float32",
+    )?;
+    p.need(broadcastable(&a, &b, out), "shapes do not broadcast")?;
+    if q {
+        let (lo, hi) = act_range_i8(p.op.activation, out).ok_or(p.err("fused activation"))?;
+        words.push(lo);
+        words.push(hi);
+        if p.op.opcode == opcode::ADD {
+            let left_shift = 20;
+            let twice_max = 2.0 * f64::from(a.scale.max(b.scale));
+            let (m1, s1) = fx::quantize_multiplier(f64::from(a.scale) / twice_max);
+            let (m2, s2) = fx::quantize_multiplier(f64::from(b.scale) / twice_max);
+            let (mo, so) = fx::quantize_multiplier(
+                twice_max / (f64::from(1i32 << left_shift) * f64::from(out.scale)),
+            );
+            for w in [left_shift, m1, s1, m2, s2, mo, so] {
+                words.push(w);
+            }
+        } else {
+            let real = f64::from(a.scale) * f64::from(b.scale) / f64::from(out.scale);
+            let (m, s) = fx::quantize_multiplier(real);
+            words.push(m);
+            words.push(s);
+        }
+    } else {
+        let (lo, hi) = act_range_f32(p.op.activation).ok_or(p.err("fused activation"))?;
+        words.push(lo.to_bits() as i32);
+        words.push(hi.to_bits() as i32);
+    }
+    Ok(())
+}
+
+pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (a, xa) = c.input(0);
+    let (b, xb) = c.input(1);
+    let out = c.output_info();
+    let n = out.elements();
+    let same = a.elements() == n && b.elements() == n;
+    let add = c.op.opcode == opcode::ADD;
+    for i in 0..n {
+        let (ia, ib) = if same {
+            (i, i)
+        } else {
+            (bcast_index(i, &out, &a), bcast_index(i, &out, &b))
+        };
+        if out.dtype == dtype::F32 {
+            let (va, vb) = (f32_at(xa, ia), f32_at(xb, ib));
+            let r = if add { va + vb } else { va * vb };
+            put_f32(
+                c.out,
+                i,
+                act_f32(
+                    r,
+                    f32::from_bits(c.word(0) as u32),
+                    f32::from_bits(c.word(1) as u32),
+                ),
+            );
+        } else {
+            let (lo, hi) = (c.word(0), c.word(1));
+            let va = i8_at(xa, ia).wrapping_sub(a.zero_point);
+            let vb = i8_at(xb, ib).wrapping_sub(b.zero_point);
+            let r = if add {
+                let ls = c.word(2);
+                let sa =
+                    fx::mbqm_smaller_than_one(va.wrapping_shl(ls as u32), c.word(3), c.word(4));
+                let sb =
+                    fx::mbqm_smaller_than_one(vb.wrapping_shl(ls as u32), c.word(5), c.word(6));
+                fx::mbqm_smaller_than_one(sa.wrapping_add(sb), c.word(7), c.word(8))
+                    .wrapping_add(out.zero_point)
+            } else {
+                out.zero_point
+                    .wrapping_add(fx::mbqm(va.wrapping_mul(vb), c.word(2), c.word(3)))
+            };
+            put_i8(c.out, i, r.max(lo).min(hi));
+        }
+    }
+    Ok(())
+}

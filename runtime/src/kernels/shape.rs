@@ -1,0 +1,272 @@
+//! Ops that move elements without arithmetic: RESHAPE, PAD, TRANSPOSE,
+//! CONCATENATION and STRIDED_SLICE. Prepare checks that every parameter
+//! indexes the input (PAD/TRANSPOSE/STRIDED_SLICE parameters are a rank, then
+//! up to 5 values per group), so Eval's loops stay within the tensors.
+
+use microarena_core::geometry;
+use microarena_core::runtime_layout::{self as rl, dtype};
+
+use super::bytes::copy;
+use super::context::{Ctx, OpDataWriter, Prep, same_element_size};
+use crate::arena::ArenaAllocator;
+use crate::error::Error;
+use crate::image::TensorInfo;
+
+pub(crate) fn prepare_reshape(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(input.bytes == out.bytes, "reshape changes the byte size")
+}
+
+pub(crate) fn reshape(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (_, src) = c.input(0);
+    copy(c.out, src);
+    Ok(())
+}
+
+pub(crate) fn prepare_pad(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    same_element_size(p, &input, out)?;
+    // Parameters: rank, then 5 "before" and 5 "after" paddings.
+    let rank = p.op.param(0).max(0) as usize;
+    p.need(rank == input.rank && rank == out.rank, "rank")?;
+    p.check(rank <= 5, "PAD rank above 5")?;
+    for k in 0..rank {
+        let (before, after) = (p.op.param(1 + k), p.op.param(6 + k));
+        p.check(before >= 0 && after >= 0, "negative padding")?;
+        let want = input
+            .dim(k)
+            .saturating_add(before as usize)
+            .saturating_add(after as usize);
+        p.need(out.dim(k) == want, "padded shape")?;
+    }
+    Ok(())
+}
+
+pub(crate) fn pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let e = elem_size(&out);
+    let is = strides(&input);
+    let rank = out.rank;
+    let pad_byte = if out.dtype == dtype::I8 {
+        out.zero_point as i8 as u8
+    } else {
+        0
+    };
+    for i in 0..out.elements() {
+        let mut rem = i;
+        let mut src = 0usize;
+        let mut inside = true;
+        for k in (0..rank).rev() {
+            let d = out.dim(k).max(1);
+            let coord = rem % d;
+            rem /= d;
+            let before = c.op.param(1 + k).max(0) as usize;
+            if coord < before || coord >= before + input.dim(k) {
+                inside = false;
+            } else {
+                src += (coord - before) * is.get(k).copied().unwrap_or(0);
+            }
+        }
+        if inside {
+            copy_elem(c.out, i, x, src, e);
+        } else if let Some(d) = c.out.get_mut(i * e..i * e + e) {
+            d.fill(pad_byte);
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn prepare_transpose(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    same_element_size(p, &input, out)?;
+    let rank = p.op.param(0).max(0) as usize;
+    p.need(rank == input.rank && rank == out.rank, "rank")?;
+    let mut seen = 0u32;
+    for k in 0..rank {
+        let axis = p.op.param(1 + k);
+        p.check(
+            (0..rank as i32).contains(&axis) && seen & (1 << axis) == 0,
+            "perm is not a permutation of the input's axes",
+        )?;
+        seen |= 1 << axis;
+        p.need(out.dim(k) == input.dim(axis as usize), "permuted shape")?;
+    }
+    Ok(())
+}
+
+pub(crate) fn transpose(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let e = elem_size(&out);
+    let is = strides(&input);
+    let rank = out.rank;
+    for i in 0..out.elements() {
+        let mut rem = i;
+        let mut src = 0usize;
+        for k in (0..rank).rev() {
+            let d = out.dim(k).max(1);
+            let coord = rem % d;
+            rem /= d;
+            let axis = c.op.param(1 + k).max(0) as usize;
+            src += coord * is.get(axis).copied().unwrap_or(0);
+        }
+        copy_elem(c.out, i, x, src, e);
+    }
+    Ok(())
+}
+
+pub(crate) fn prepare_concatenation(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    same_element_size(p, &input, out)?;
+    let axis = p.op.param(0).max(0) as usize;
+    p.need(axis < out.rank, "axis")?;
+    let mut total = 0usize;
+    for k in 0..p.op.n_inputs {
+        let t = p.input(k)?;
+        p.need(
+            t.rank == out.rank && t.dtype == out.dtype,
+            "input rank/type",
+        )?;
+        if out.dtype == dtype::I8 {
+            p.need(
+                t.scale == out.scale && t.zero_point == out.zero_point,
+                "requantizing concat",
+            )?;
+        }
+        for d in 0..out.rank {
+            if d != axis {
+                p.need(t.dim(d) == out.dim(d), "input shapes")?;
+            }
+        }
+        total += t.dim(axis);
+    }
+    p.need(total == out.dim(axis), "concatenated size")
+}
+
+pub(crate) fn concatenation(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let out = c.output_info();
+    let axis = c.op.param(0).max(0) as usize;
+    let e = elem_size(&out);
+    let outer: usize = (0..axis).map(|k| out.dim(k)).product();
+    let mut at = 0usize;
+    for o in 0..outer {
+        for k in 0..c.op.n_inputs {
+            let (t, x) = c.input(k);
+            let inner: usize = (axis..t.rank).map(|d| t.dim(d)).product::<usize>() * e;
+            if let (Some(d), Some(s)) = (
+                c.out.get_mut(at..at + inner),
+                x.get(o * inner..o * inner + inner),
+            ) {
+                d.copy_from_slice(s);
+            }
+            at += inner;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn prepare_strided_slice(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    same_element_size(p, &input, out)?;
+    // Parameters: rank, then 5 starts, 5 stops, 5 strides.
+    let rank = p.op.param(0).max(0) as usize;
+    p.need(rank == input.rank && rank <= 5, "rank")?;
+    let mut n = 1usize;
+    for k in 0..rank {
+        let (start, stop, stride) = (p.op.param(1 + k), p.op.param(6 + k), p.op.param(11 + k));
+        p.check(stride != 0, "slice stride 0")?;
+        let count = slice_len(start, stop, stride);
+        if count > 0 {
+            // Every coordinate the kernel reads lies on the axis,
+            // so the count is at most the input's dim.
+            let last = i64::from(start) + (count as i64 - 1) * i64::from(stride);
+            let axis = 0..input.dim(k) as i64;
+            p.check(
+                axis.contains(&i64::from(start)) && axis.contains(&last),
+                "slice bounds outside the input",
+            )?;
+        }
+        n = n.saturating_mul(count);
+    }
+    p.need(n == out.elements(), "sliced shape")
+}
+
+pub(crate) fn strided_slice(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let e = elem_size(&out);
+    let is = strides(&input);
+    let rank = c.op.param(0).clamp(0, 5) as usize;
+    let mut counts = [1usize; 5];
+    for (k, n) in counts.iter_mut().enumerate().take(rank) {
+        *n = slice_len(c.op.param(1 + k), c.op.param(6 + k), c.op.param(11 + k));
+    }
+    let total: usize = counts.iter().product();
+    for i in 0..total {
+        let mut rem = i;
+        let mut src = 0i64;
+        for k in (0..rank).rev() {
+            let n = counts.get(k).copied().unwrap_or(1).max(1);
+            let step = (rem % n) as i64;
+            rem /= n;
+            let coord = i64::from(c.op.param(1 + k)) + step * i64::from(c.op.param(11 + k));
+            src += coord * is.get(k).copied().unwrap_or(0) as i64;
+        }
+        copy_elem(c.out, i, x, src.max(0) as usize, e);
+    }
+    Ok(())
+}
+
+fn slice_len(start: i32, stop: i32, stride: i32) -> usize {
+    let n = geometry::slice_count(start.into(), stop.into(), stride.into());
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// Row-major strides of `shape` (up to 6 dims).
+fn strides(t: &TensorInfo) -> [usize; rl::MAX_RANK] {
+    let mut s = [0usize; rl::MAX_RANK];
+    let mut acc = 1usize;
+    for k in (0..t.rank.min(rl::MAX_RANK)).rev() {
+        if let Some(v) = s.get_mut(k) {
+            *v = acc;
+        }
+        acc = acc.saturating_mul(t.dim(k));
+    }
+    s
+}
+
+fn elem_size(t: &TensorInfo) -> usize {
+    rl::dtype_size(t.dtype).unwrap_or(1) as usize
+}
+
+fn copy_elem(dst: &mut [u8], di: usize, src: &[u8], si: usize, e: usize) {
+    if let (Some(d), Some(s)) = (dst.get_mut(di * e..di * e + e), src.get(si * e..si * e + e)) {
+        d.copy_from_slice(s);
+    }
+}

@@ -1,0 +1,228 @@
+//! SVDF (int8 with int8 or int16 state, and float32), bit-exact with TFLM's
+//! reference kernel (`svdf_common.cc`). The activation state is a variable
+//! tensor, carried over between invokes like the LSTM's.
+
+use microarena_core::runtime_layout::{self as rl, dtype};
+
+use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
+use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
+use super::fused::act_f32;
+use crate::arena::ArenaAllocator;
+use crate::error::Error;
+use crate::fixedpoint as fx;
+use crate::image::TensorInfo;
+
+/// Prepare for SVDF: int8 (int8 or int16 state and time weights) and float32.
+pub(crate) fn prepare(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    p.need(p.op.n_inputs == 5, "SVDF needs 5 inputs")?;
+    let input = p.input(0)?;
+    let wf = p.input(1)?;
+    let wt = p.input(2)?;
+    let bias = p.opt_input(3)?;
+    let st = p.input(4)?;
+    p.need(
+        st.storage == rl::STORAGE_VARIABLE,
+        "activation state must be a variable tensor",
+    )?;
+    p.need(
+        wf.storage == rl::STORAGE_CONST && wt.storage == rl::STORAGE_CONST,
+        "weights must be constant",
+    )?;
+    let rank = p.op.param(0);
+    p.need(rank > 0, "rank must be positive")?;
+    let rank = rank as usize;
+    p.need(
+        input.rank == 2 && out.rank == 2,
+        "input and output must be 2-D",
+    )?;
+    let (batch, n_in) = (input.dim(0), input.dim(1));
+    let filters = wf.dim(0);
+    let memory = wt.dim(1);
+    p.need(filters % rank == 0, "filters not a multiple of rank")?;
+    let units = filters / rank;
+    p.need(out.dim(0) == batch && out.dim(1) == units, "output shape")?;
+    p.need(wf.rank == 2 && wf.dim(1) == n_in, "feature weight shape")?;
+    p.need(wt.rank == 2 && wt.dim(0) == filters, "time weight shape")?;
+    p.need(
+        st.rank == 2 && st.dim(0) == batch && st.dim(1) == memory * filters,
+        "state shape",
+    )?;
+    if let Some(b) = &bias {
+        p.need(
+            b.dim(0) == units && b.storage == rl::STORAGE_CONST,
+            "bias shape",
+        )?;
+    }
+    let float = input.dtype == dtype::F32;
+    if float {
+        p.need(
+            wf.dtype == dtype::F32
+                && wt.dtype == dtype::F32
+                && st.dtype == dtype::F32
+                && out.dtype == dtype::F32
+                && bias.is_none_or(|b| b.dtype == dtype::F32),
+            "float SVDF needs float32 weights, state and output",
+        )?;
+        p.need(p.op.activation <= 4, "fused activation")?;
+    } else {
+        p.need(input.dtype == dtype::I8, "only int8 or float32 SVDF")?;
+        p.need(
+            wf.dtype == dtype::I8
+                && (wt.dtype == dtype::I16 || wt.dtype == dtype::I8)
+                && st.dtype == wt.dtype
+                && out.dtype == dtype::I8
+                && bias.is_none_or(|b| b.dtype == dtype::I32),
+            "int8 SVDF types",
+        )?;
+        // The scale products are float, as in TFLM.
+        let e1 = f64::from(input.scale * wf.scale / st.scale);
+        let e2 = f64::from(st.scale * wt.scale / out.scale);
+        for e in [e1, e2] {
+            let (m, s) = fx::quantize_multiplier(e);
+            words.push(m);
+            words.push(s);
+        }
+    }
+    let want = rl::op_scratch_bytes(
+        rl::opcode::SVDF,
+        out.dtype,
+        (batch * filters) as u32,
+        (batch * units) as u32,
+    ) as usize;
+    alloc.request_scratch(p.index, want, p.op.scratch)?;
+    Ok(())
+}
+
+/// `EvalIntegerSvdfReference` / `EvalFloatSvdfReference`.
+pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let bad = c.fail();
+    let (input, x) = c.input(0);
+    let (wf_t, wf) = c.input(1);
+    let (wt_t, wt) = c.input(2);
+    let (bias_t, bias) = c.input(3);
+    let has_bias = bias_t.bytes > 0;
+    let (st_t, (lo, hi)) = state_tensor(c, 4, "state missing")?;
+    let out_t = c.output_info();
+    let rank = c.op.param(0).max(1) as usize;
+    let (batch, n_in) = (input.dim(0), input.dim(1));
+    let filters = wf_t.dim(0);
+    let memory = wt_t.dim(1);
+    let units = filters / rank;
+    let (m1, s1, m2, s2) = (c.word(0), c.word(1), c.word(2), c.word(3));
+    let state = c
+        .vars
+        .get_mut(lo..hi)
+        .ok_or(bad("state outside the variable region"))?;
+    let len = batch * filters * memory;
+    let float = input.dtype == dtype::F32;
+    let wide = st_t.dtype == dtype::I16;
+    let esize = if float {
+        4
+    } else if wide {
+        2
+    } else {
+        1
+    };
+    // Shift the whole state left by one element (the oldest entry drops out).
+    if len > 0 {
+        state.copy_within(esize..len * esize, 0);
+    }
+    let (scratch, scratch_out) = c
+        .scratch
+        .split_at_mut_checked(4 * batch * filters)
+        .ok_or(bad("scratch too small"))?;
+    if float {
+        for b in 0..batch {
+            for j in 0..filters {
+                let mut dot = 0.0f32;
+                for k in 0..n_in {
+                    dot += f32_at(wf, j * n_in + k) * f32_at(x, b * n_in + k);
+                }
+                put_f32(state, (b * filters + j) * memory + memory - 1, dot);
+            }
+        }
+        for b in 0..batch {
+            for i in 0..filters {
+                let mut acc = 0.0f32;
+                for j in 0..memory {
+                    acc += f32_at(wt, i * memory + j)
+                        * f32_at(state, b * memory * filters + i * memory + j);
+                }
+                put_f32(scratch, b * filters + i, acc);
+            }
+        }
+        for b in 0..batch {
+            for i in 0..units {
+                let mut v = if has_bias { f32_at(bias, i) } else { 0.0 };
+                for j in 0..rank {
+                    v += f32_at(scratch, b * filters + i * rank + j);
+                }
+                let v = match c.op.activation {
+                    1 => v.max(0.0),
+                    2 => act_f32(v, -1.0, 1.0),
+                    3 => act_f32(v, 0.0, 6.0),
+                    4 => libm::tanhf(v),
+                    _ => v,
+                };
+                put_f32(c.out, b * units + i, v);
+            }
+        }
+        return Ok(());
+    }
+    let st_zp = st_t.zero_point;
+    let (t_min, t_max) = if wide { (-32768, 32767) } else { (-128, 127) };
+    let get = |s: &[u8], i: usize| if wide { i16_at(s, i) } else { i8_at(s, i) };
+    let put = |s: &mut [u8], i: usize, v: i32| {
+        if wide {
+            put_i16(s, i, v);
+        } else if let Some(b) = s.get_mut(i) {
+            *b = v as i8 as u8;
+        }
+    };
+    for b in 0..batch {
+        for r in 0..filters {
+            let mut dot = 0i32;
+            for k in 0..n_in {
+                dot = dot.wrapping_add(
+                    i8_at(wf, r * n_in + k)
+                        .wrapping_mul(i8_at(x, b * n_in + k).wrapping_sub(input.zero_point)),
+                );
+            }
+            let v = fx::mbqm(dot, m1, s1).clamp(t_min, t_max);
+            put(
+                state,
+                (b * filters + r) * memory + memory - 1,
+                st_zp.wrapping_add(v),
+            );
+        }
+    }
+    for b in 0..batch {
+        for i in 0..filters {
+            let mut acc = 0i32;
+            for j in 0..memory {
+                let sv = get(state, b * memory * filters + i * memory + j).wrapping_sub(st_zp);
+                acc = acc.wrapping_add(get(wt, i * memory + j).wrapping_mul(sv));
+            }
+            put_i32(scratch, b * filters + i, acc);
+        }
+    }
+    for b in 0..batch {
+        for i in 0..units {
+            let mut v = if has_bias { i32_at(bias, i) } else { 0 };
+            for j in 0..rank {
+                v = v.wrapping_add(i32_at(scratch, b * filters + i * rank + j));
+            }
+            put_i32(scratch_out, b * units + i, v);
+        }
+    }
+    for i in 0..batch * units {
+        let v = fx::mbqm(i32_at(scratch_out, i), m2, s2).wrapping_add(out_t.zero_point);
+        put_i8(c.out, i, v.clamp(-128, 127));
+    }
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! The sliding window of CONV_2D, DEPTHWISE_CONV_2D and the pools: Prepare's
+//! check that the window parameters agree with the tensors, and the geometry
+//! Eval walks.
+
+use microarena_core::geometry;
+
+use super::context::{Ctx, Prep};
+use crate::error::Error;
+use crate::image::TensorInfo;
+
+/// TFLM's output size for SAME or VALID padding, and its padding
+/// (`ComputePaddingHeightWidth`), from core's `geometry`: the same arithmetic
+/// that lowered the image, in `i64` so no parameter can overflow.
+fn window_fits(input: i64, out: i64, filter: i64, stride: i64, dilation: i64, pad: i64) -> bool {
+    geometry::effective_filter(filter, dilation) <= i64::from(i32::MAX)
+        && (out == geometry::out_same(input, stride)
+            || out == geometry::out_valid(input, filter, stride, dilation))
+        && pad == geometry::padding_before(input, filter, stride, dilation, out)
+}
+
+/// CONV_2D, DEPTHWISE_CONV_2D and the pools: positive strides, dilations and
+/// window, the window equal to the filter tensor's (when there is one), and
+/// the output size and padding TFLM computes from them. The kernels loop over
+/// the output and filter dims; these checks make the parameters they index
+/// with agree with those dims.
+pub(crate) fn check_window(
+    p: &Prep<'_, '_>,
+    input: &TensorInfo,
+    out: &TensorInfo,
+    filter: Option<&TensorInfo>,
+) -> Result<(), Error> {
+    let param = |i| i64::from(p.op.param(i));
+    let (pad_w, pad_h, sw, sh, dw, dh, fw, fh) = (
+        param(0),
+        param(1),
+        param(2),
+        param(3),
+        param(4),
+        param(5),
+        param(6),
+        param(7),
+    );
+    p.check(
+        sw > 0 && sh > 0 && dw > 0 && dh > 0 && fw > 0 && fh > 0,
+        "strides, dilations and filter size must be positive",
+    )?;
+    match filter {
+        Some(f) => p.check(
+            fw == f.dim(2) as i64 && fh == f.dim(1) as i64,
+            "filter size parameters differ from the filter tensor's dims",
+        )?,
+        None => p.check(dw == 1 && dh == 1, "pooling with a dilation")?,
+    }
+    let dim = |t: &TensorInfo, i| t.dim(i) as i64;
+    p.check(
+        window_fits(dim(input, 1), dim(out, 1), fh, sh, dh, pad_h)
+            && window_fits(dim(input, 2), dim(out, 2), fw, sw, dw, pad_w),
+        "output size or padding does not follow from the input, window, strides and dilations",
+    )
+}
+
+/// Geometry shared by CONV_2D, DEPTHWISE_CONV_2D and the pools.
+pub(crate) struct Geo {
+    pub(crate) batches: usize,
+    pub(crate) ih: i32,
+    pub(crate) iw: i32,
+    pub(crate) ic: usize,
+    pub(crate) oh: usize,
+    pub(crate) ow: usize,
+    pub(crate) oc: usize,
+    pub(crate) fh: i32,
+    pub(crate) fw: i32,
+    pub(crate) pad_w: i32,
+    pub(crate) pad_h: i32,
+    pub(crate) sw: i32,
+    pub(crate) sh: i32,
+    pub(crate) dw: i32,
+    pub(crate) dh: i32,
+}
+
+impl Geo {
+    /// The geometry of a pool: the window from the parameters.
+    pub(crate) fn new(c: &Ctx<'_, '_>, input: &TensorInfo, out: &TensorInfo) -> Geo {
+        Geo {
+            batches: out.dim(0),
+            ih: input.dim(1) as i32,
+            iw: input.dim(2) as i32,
+            ic: input.dim(3),
+            oh: out.dim(1),
+            ow: out.dim(2),
+            oc: out.dim(3),
+            fw: c.op.param(6),
+            fh: c.op.param(7),
+            pad_w: c.op.param(0),
+            pad_h: c.op.param(1),
+            sw: c.op.param(2),
+            sh: c.op.param(3),
+            dw: c.op.param(4),
+            dh: c.op.param(5),
+        }
+    }
+
+    /// The geometry of a convolution: the window loops run over the filter
+    /// tensor's dims (construction checked the parameters agree with them).
+    pub(crate) fn with_filter(
+        c: &Ctx<'_, '_>,
+        input: &TensorInfo,
+        out: &TensorInfo,
+        filter: &TensorInfo,
+    ) -> Geo {
+        Geo {
+            fh: filter.dim(1) as i32,
+            fw: filter.dim(2) as i32,
+            ..Geo::new(c, input, out)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn in_index(&self, b: usize, y: i32, x: i32, ch: usize) -> usize {
+        ((b * self.ih as usize + y as usize) * self.iw as usize + x as usize) * self.ic + ch
+    }
+
+    #[inline]
+    pub(crate) fn out_index(&self, b: usize, y: usize, x: usize, ch: usize) -> usize {
+        ((b * self.oh + y) * self.ow + x) * self.oc + ch
+    }
+
+    /// Calls `f(tap, in_index)` for every filter tap of output pixel
+    /// `(b, oy, ox)` that falls inside the input, in TFLM's order (filter
+    /// rows, then columns); `tap = ky · fw + kx`, and `in_index` points at
+    /// channel `ch` of the input pixel under the tap.
+    #[inline]
+    pub(crate) fn for_each_tap(
+        &self,
+        b: usize,
+        oy: usize,
+        ox: usize,
+        ch: usize,
+        mut f: impl FnMut(usize, usize),
+    ) {
+        let iy0 = (oy as i32).wrapping_mul(self.sh).wrapping_sub(self.pad_h);
+        let ix0 = (ox as i32).wrapping_mul(self.sw).wrapping_sub(self.pad_w);
+        for ky in 0..self.fh {
+            let iy = iy0.wrapping_add(self.dh.wrapping_mul(ky));
+            for kx in 0..self.fw {
+                let ix = ix0.wrapping_add(self.dw.wrapping_mul(kx));
+                if ix < 0 || ix >= self.iw || iy < 0 || iy >= self.ih {
+                    continue;
+                }
+                let tap = ky as usize * self.fw as usize + kx as usize;
+                f(tap, self.in_index(b, iy, ix, ch));
+            }
+        }
+    }
+}
