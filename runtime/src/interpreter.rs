@@ -42,7 +42,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         // model the runtime cannot run never looks like a sizing problem.
         for i in 0..image.op_count() {
             let op = image.op(i)?;
-            if !rl::op_supported(i32::from(op.opcode)) {
+            if !kernels::is_registered(op.opcode) {
                 return Err(Error::UnsupportedOp {
                     op_index: i as u16,
                     opcode: op.opcode,
@@ -216,15 +216,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         for i in 0..self.image.op_count() {
             let op = self.image.op(i)?;
             let out = self.image.tensor(usize::from(op.output))?;
-            let channels = match op.opcode {
-                rl::opcode::CONV_2D | rl::opcode::DEPTHWISE_CONV_2D => out.last_dim() as u32,
-                rl::opcode::FULLY_CONNECTED => match op.inputs.get(1) {
-                    Some(&f) => self.image.tensor(usize::from(f))?.n_scales.max(1) as u32,
-                    None => 1,
-                },
-                _ => 1,
-            };
-            let size = rl::op_tail_bytes(op.opcode, out.dtype, channels) as usize;
+            let size = kernels::prepared_opdata_bytes(&self.image, i as u16, &op, &out)?;
             cursor = cursor.saturating_sub(size);
             let opdata = tail
                 .get(cursor.saturating_sub(tail_start)..cursor.saturating_sub(tail_start) + size)

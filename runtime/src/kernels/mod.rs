@@ -226,6 +226,11 @@ fn lookup(code: u8) -> Option<&'static Kernel> {
         .and_then(|&i| KERNELS.get(usize::from(i)))
 }
 
+/// `true` when the runtime has a kernel for `code`.
+pub(crate) fn is_registered(code: u8) -> bool {
+    lookup(code).is_some()
+}
+
 /// The builtin codes the runtime has a kernel for, in registry order.
 pub fn registered_opcodes() -> impl Iterator<Item = u8> {
     KERNELS.iter().map(|k| k.opcode)
@@ -235,6 +240,27 @@ pub fn registered_opcodes() -> impl Iterator<Item = u8> {
 /// for checking the registry against an operator table.
 pub fn registered_kernels() -> impl Iterator<Item = (u8, &'static str)> {
     KERNELS.iter().map(|k| (k.opcode, k.name))
+}
+
+/// Bytes of the op's OpData block in the tail: `runtime_layout::op_tail_bytes`
+/// with the kernel's channel count, shared by Prepare and Invoke.
+fn opdata_bytes(kernel: &Kernel, p: &Prep<'_, '_>, out: &TensorInfo) -> Result<usize, Error> {
+    let channels = (kernel.channels)(p, out)?;
+    Ok(rl::op_tail_bytes(p.op.opcode, out.dtype, channels) as usize)
+}
+
+/// Where Invoke finds a prepared op's OpData: the size of its tail block.
+pub(crate) fn prepared_opdata_bytes(
+    img: &Image<'_>,
+    index: u16,
+    op: &OpInfo,
+    out: &TensorInfo,
+) -> Result<usize, Error> {
+    let kernel = lookup(op.opcode).ok_or(Error::UnsupportedOp {
+        op_index: index,
+        opcode: op.opcode,
+    })?;
+    opdata_bytes(kernel, &Prep { img, op, index }, out)
 }
 
 /// Validates one operator, computes its OpData into the tail and claims its
@@ -253,8 +279,7 @@ pub(crate) fn prepare(
         opcode: code,
     })?;
     let out = p.output()?;
-    let channels = (kernel.channels)(&p, &out)?;
-    let want = rl::op_tail_bytes(code, out.dtype, channels) as usize;
+    let want = opdata_bytes(kernel, &p, &out)?;
     let at = if want > 0 {
         alloc.allocate_persistent(want, rl::TAIL_ALIGN as usize)?
     } else {
