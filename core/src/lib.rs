@@ -24,42 +24,28 @@
 //! [`build`] writes `.tflite` models (tests, benchmarks, the bundled example);
 //! nothing in the pipeline calls it.
 //!
-//! The crate is `#![no_std]`. Everything that reads a model needs the `alloc`
-//! feature (on by default); without it only the target profiles, the image
-//! format and the geometry a device needs remain.
+//! The crate is `#![no_std]` and needs `alloc`. What the device runtime
+//! shares with it — the program image format, the operator table and TFLM's
+//! window geometry — is the allocator-free `microarena-image` crate.
 #![no_std]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-#[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
-#[cfg(feature = "alloc")]
 pub mod build;
-#[cfg(feature = "alloc")]
 pub mod lower;
-#[cfg(feature = "alloc")]
 pub mod pipeline;
-#[cfg(feature = "alloc")]
 pub mod plan;
-#[cfg(feature = "alloc")]
 pub mod read;
-#[cfg(feature = "alloc")]
 pub mod report;
-#[cfg(feature = "alloc")]
 pub mod rewrite;
 pub mod tflm;
-#[cfg(feature = "alloc")]
 pub mod whatif;
 
-pub mod geometry;
-pub mod runtime_layout;
-
-#[cfg(feature = "alloc")]
 pub use read::model::{Model, ReadError, is_tflite};
-#[cfg(feature = "alloc")]
 pub use tflm::analysis::{Analysis, Config, analyze};

@@ -28,9 +28,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::geometry::{out_size, slice_axis};
 use crate::read::model::Model;
 use crate::read::ops::{BuiltinOp as B, OpOptions, PoolOptions};
+use microarena_image::geometry::{out_size, slice_axis};
 
 /// Why the new shapes cannot be derived.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use microarena_core::runtime_layout::op_name;
+use microarena_image::op_name;
 
 /// Everything that can go wrong while loading an image, preparing or invoking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +98,7 @@ impl fmt::Display for Error {
             Error::UnsupportedVersion { found } => write!(
                 f,
                 "program image version {found}; this runtime reads version {}",
-                microarena_core::runtime_layout::VERSION
+                microarena_image::VERSION
             ),
             Error::Truncated { what } => write!(f, "program image truncated: {what} does not fit"),
             Error::Malformed { what, index } => {

@@ -1,6 +1,6 @@
 //! Zero-copy, bounds-checked reader of microarena program images.
 
-use microarena_core::runtime_layout::{self as rl, header, op, tensor};
+use microarena_image::{self as rl, header, op, tensor};
 
 use crate::error::Error;
 
@@ -19,7 +19,7 @@ pub struct TensorInfo {
     pub dtype: i8,
     /// Number of dims.
     pub rank: usize,
-    /// Storage kind (`runtime_layout::STORAGE_*`).
+    /// Storage kind (`microarena_image::STORAGE_*`).
     pub storage: u8,
     /// Dims (only the first `rank` count).
     pub dims: [i32; rl::MAX_RANK],

@@ -1,6 +1,6 @@
 //! The interpreter: Prepare at construction, then Invoke as often as wanted.
 
-use microarena_core::runtime_layout::{self as rl};
+use microarena_image as rl;
 
 use crate::arena::{ArenaAllocator, MemoryUsage};
 use crate::error::Error;

@@ -9,7 +9,7 @@
 //! * **The device carries no flatbuffer verifier and no planner.** On the host
 //!   (or in a build script), `microarena_core::lower::lower` turns a validated
 //!   `.tflite` model into a compact, versioned, little-endian *program image*
-//!   (format in `microarena_core::runtime_layout`): a header with magic,
+//!   (format in `microarena_image`): a header with magic,
 //!   version and arena sizes; a tensor table (type, dims, arena offset or
 //!   constant-data offset, quantization); an operator table (builtin code,
 //!   tensor indices, precomputed parameters such as padding and strides, and
@@ -26,7 +26,7 @@
 //!   TFLM computes them) into the arena tail, and claims its planned scratch.
 //!   Then the interpreter enters *Invoke*, where any allocation returns
 //!   [`Error::AllocationDuringInvoke`]. The tail size is
-//!   `runtime_layout::op_tail_bytes` summed over the ops — the same function
+//!   `microarena_image::op_tail_bytes` summed over the ops — the same function
 //!   `microarena_core::lower::runtime_arena` uses — so the prediction and the
 //!   runtime cannot drift.
 //! * **Errors** are small `Copy` enums with `Display`: too small an arena
@@ -114,4 +114,5 @@ pub use error::Error;
 pub use image::{Image, OpInfo, TensorInfo};
 pub use interpreter::Interpreter;
 pub use kernels::{registered_kernels, registered_opcodes};
-pub use microarena_core::runtime_layout;
+/// The program image format, re-exported so a firmware needs this one dependency.
+pub use microarena_image as runtime_layout;

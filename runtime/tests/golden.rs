@@ -292,7 +292,7 @@ fn state_survives_invocations_as_in_tflm() {
 /// The LSTM image of `trained_lstm_int8` (image, predicted arena, LSTM op
 /// index, the op's input tensor indices).
 fn lstm_image(dir: &Path) -> (Vec<u8>, usize, usize, [u16; 24]) {
-    use microarena_core::runtime_layout as rl;
+    use microarena_image as rl;
     let bytes = std::fs::read(dir.join("models/trained_lstm_int8.tflite")).expect("model");
     let model = Model::parse(&bytes).expect("parse");
     let image = lower(&model).expect("lower");
@@ -307,7 +307,7 @@ fn lstm_image(dir: &Path) -> (Vec<u8>, usize, usize, [u16; 24]) {
 
 /// Byte offset of field `field` of tensor `t`.
 fn tensor_field(image: &[u8], t: usize, field: usize) -> usize {
-    use microarena_core::runtime_layout as rl;
+    use microarena_image as rl;
     let at = rl::header::TENSORS_OFF;
     let off = u32::from_le_bytes(image[at..at + 4].try_into().unwrap()) as usize;
     off + t * rl::TENSOR_BYTES + field
@@ -322,7 +322,7 @@ fn tensor_field(image: &[u8], t: usize, field: usize) -> usize {
     ignore = "the smallest LSTM model takes minutes per run under Miri"
 )]
 fn extreme_lstm_hidden_zero_point_does_not_panic() {
-    use microarena_core::runtime_layout as rl;
+    use microarena_image as rl;
     let Some(dir) = corpus() else { return };
     let (image, total, _, inputs) = lstm_image(&dir);
     let at = tensor_field(&image, usize::from(inputs[18]), rl::tensor::ZERO_POINT);
@@ -351,7 +351,7 @@ fn extreme_lstm_hidden_zero_point_does_not_panic() {
     ignore = "the smallest LSTM model takes minutes per run under Miri"
 )]
 fn corrupted_lstm_cell_scale_is_refused() {
-    use microarena_core::runtime_layout as rl;
+    use microarena_image as rl;
     use microarena_runtime::Error;
     let Some(dir) = corpus() else { return };
     let (image, total, lstm, inputs) = lstm_image(&dir);

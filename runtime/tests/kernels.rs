@@ -6,7 +6,7 @@ use microarena_core::Model;
 use microarena_core::lower::testing::{OpSpec, OptSpec, TensorSpec, build, demo_model};
 use microarena_core::lower::{LowerError, lower, runtime_arena};
 use microarena_core::read::dtype::DType;
-use microarena_core::runtime_layout as rl;
+use microarena_image as rl;
 use microarena_runtime::{Error, Interpreter};
 
 fn f32s(v: &[f32]) -> Vec<u8> {

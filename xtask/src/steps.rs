@@ -30,7 +30,7 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "nostd",
-        summary: "release builds of core without std (thumbv7em, thumbv6m, wasm32) and of the runtime for thumb (no heap)",
+        summary: "release builds of the image crate and the runtime for thumbv7em, thumbv6m and wasm32 (no heap), and of core for wasm32 (alloc)",
         args: None,
         in_all: true,
         run: nostd,
@@ -107,14 +107,15 @@ pub const STEPS: &[Step] = &[
     },
 ];
 
-/// The no_std targets core is built and linted for.
+/// The no_std targets the image crate and the runtime are built and linted
+/// for, with no heap.
 const NOSTD_TARGETS: [&str; 3] = [
     "thumbv7em-none-eabihf",
     "thumbv6m-none-eabi",
     "wasm32-unknown-unknown",
 ];
-/// The microcontroller targets the runtime is built and linted for.
-const THUMB_TARGETS: [&str; 2] = ["thumbv7em-none-eabihf", "thumbv6m-none-eabi"];
+/// Core's feature sets built for wasm32: without serde, and with it.
+const CORE_FEATURE_SETS: [Option<&str>; 2] = [None, Some("serde")];
 
 /// A part of a step, headed as `scripts/test.sh` headed it.
 fn part(title: &str) {
@@ -169,102 +170,67 @@ fn lint(_: &[String]) -> Result<(), Error> {
 
     part("clippy (no_std targets)");
     for t in NOSTD_TARGETS {
-        cmd(
-            "cargo",
-            [
-                "clippy",
-                "-p",
-                "microarena-core",
-                "--no-default-features",
-                "--target",
-                t,
-                "--",
-                "-D",
-                "warnings",
-            ],
-        )
-        .run()?;
-        cmd(
-            "cargo",
-            [
-                "clippy",
-                "-p",
-                "microarena-core",
-                "--target",
-                t,
-                "--",
-                "-D",
-                "warnings",
-            ],
-        )
-        .run()?;
+        cmd("cargo", device_crates("clippy", t)).run()?;
     }
-    for t in THUMB_TARGETS {
-        cmd(
-            "cargo",
-            [
-                "clippy",
-                "-p",
-                "microarena-runtime",
-                "--target",
-                t,
-                "--",
-                "-D",
-                "warnings",
-            ],
-        )
-        .run()?;
+    for features in CORE_FEATURE_SETS {
+        cmd("cargo", core_on_wasm32("clippy", features)).run()?;
     }
     Ok(())
 }
 
-fn nostd(_: &[String]) -> Result<(), Error> {
-    part("no_std builds");
-    for t in NOSTD_TARGETS {
-        cmd(
-            "cargo",
-            [
-                "build",
-                "--release",
-                "-p",
-                "microarena-core",
-                "--no-default-features",
-                "--target",
-                t,
-            ],
-        )
-        .run()?;
-        cmd(
-            "cargo",
-            [
-                "build",
-                "--release",
-                "-p",
-                "microarena-core",
-                "--no-default-features",
-                "--features",
-                "alloc",
-                "--target",
-                t,
-            ],
-        )
-        .run()?;
+/// `cargo <verb>` of the crates a device links (the image format and the
+/// runtime, neither with a heap) for target `t`, `-D warnings` for clippy.
+fn device_crates(verb: &'static str, t: &'static str) -> Vec<&'static str> {
+    let mut args = vec![verb];
+    if verb == "build" {
+        args.push("--release");
     }
+    args.extend([
+        "-p",
+        "microarena-image",
+        "-p",
+        "microarena-runtime",
+        "--target",
+        t,
+    ]);
+    if verb == "clippy" {
+        args.extend(["--", "-D", "warnings"]);
+    }
+    args
+}
 
-    part("runtime builds for the thumb targets (no heap)");
-    for t in THUMB_TARGETS {
-        cmd(
-            "cargo",
-            [
-                "build",
-                "--release",
-                "-p",
-                "microarena-runtime",
-                "--target",
-                t,
-            ],
-        )
-        .run()?;
+/// `cargo <verb>` of core (which needs alloc) for wasm32, the app's target,
+/// with `features` (`None`: without the default `serde`, as the firmware
+/// build script and the wasm probe use it).
+fn core_on_wasm32(verb: &'static str, features: Option<&'static str>) -> Vec<&'static str> {
+    let mut args = vec![verb];
+    if verb == "build" {
+        args.push("--release");
+    }
+    args.extend([
+        "-p",
+        "microarena-core",
+        "--target",
+        "wasm32-unknown-unknown",
+    ]);
+    match features {
+        Some(f) => args.extend(["--features", f]),
+        None => args.push("--no-default-features"),
+    }
+    if verb == "clippy" {
+        args.extend(["--", "-D", "warnings"]);
+    }
+    args
+}
+
+fn nostd(_: &[String]) -> Result<(), Error> {
+    part("no_std builds (image and runtime without a heap)");
+    for t in NOSTD_TARGETS {
+        cmd("cargo", device_crates("build", t)).run()?;
+    }
+    part("core for wasm32 (with alloc)");
+    for features in CORE_FEATURE_SETS {
+        cmd("cargo", core_on_wasm32("build", features)).run()?;
     }
     Ok(())
 }

@@ -6,61 +6,66 @@
 
 use core::fmt;
 
+use microarena_image::opcode;
+
 use crate::read::schema as fb;
 
 /// A TFLite builtin operator code (`BuiltinOperator`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BuiltinOp(pub i32);
 
+// The constants come from the image crate's operator table, the one place
+// an operator's code is declared.
 #[allow(missing_docs)]
 impl BuiltinOp {
-    pub const ADD: BuiltinOp = BuiltinOp(0);
-    pub const AVERAGE_POOL_2D: BuiltinOp = BuiltinOp(1);
-    pub const CONCATENATION: BuiltinOp = BuiltinOp(2);
-    pub const CONV_2D: BuiltinOp = BuiltinOp(3);
-    pub const DEPTHWISE_CONV_2D: BuiltinOp = BuiltinOp(4);
-    pub const DEQUANTIZE: BuiltinOp = BuiltinOp(6);
-    pub const FULLY_CONNECTED: BuiltinOp = BuiltinOp(9);
-    pub const LOGISTIC: BuiltinOp = BuiltinOp(14);
-    pub const MAX_POOL_2D: BuiltinOp = BuiltinOp(17);
-    pub const MUL: BuiltinOp = BuiltinOp(18);
-    pub const RELU: BuiltinOp = BuiltinOp(19);
-    pub const RELU6: BuiltinOp = BuiltinOp(21);
-    pub const RESHAPE: BuiltinOp = BuiltinOp(22);
-    pub const SOFTMAX: BuiltinOp = BuiltinOp(25);
-    pub const SVDF: BuiltinOp = BuiltinOp(27);
-    pub const TANH: BuiltinOp = BuiltinOp(28);
-    pub const CALL: BuiltinOp = BuiltinOp(31);
-    pub const CUSTOM: BuiltinOp = BuiltinOp(32);
-    pub const PAD: BuiltinOp = BuiltinOp(34);
-    pub const GATHER: BuiltinOp = BuiltinOp(36);
-    pub const TRANSPOSE: BuiltinOp = BuiltinOp(39);
-    pub const MEAN: BuiltinOp = BuiltinOp(40);
-    pub const SUB: BuiltinOp = BuiltinOp(41);
-    pub const DIV: BuiltinOp = BuiltinOp(42);
-    pub const SQUEEZE: BuiltinOp = BuiltinOp(43);
-    pub const UNIDIRECTIONAL_SEQUENCE_LSTM: BuiltinOp = BuiltinOp(44);
-    pub const STRIDED_SLICE: BuiltinOp = BuiltinOp(45);
-    pub const CAST: BuiltinOp = BuiltinOp(53);
-    pub const PADV2: BuiltinOp = BuiltinOp(60);
-    pub const TRANSPOSE_CONV: BuiltinOp = BuiltinOp(67);
-    pub const SUM: BuiltinOp = BuiltinOp(74);
-    pub const REDUCE_MAX: BuiltinOp = BuiltinOp(82);
-    pub const REDUCE_MIN: BuiltinOp = BuiltinOp(89);
-    pub const REDUCE_ALL: BuiltinOp = BuiltinOp(140);
-    pub const LEAKY_RELU: BuiltinOp = BuiltinOp(98);
-    pub const MIRROR_PAD: BuiltinOp = BuiltinOp(100);
-    pub const ADD_N: BuiltinOp = BuiltinOp(106);
-    pub const QUANTIZE: BuiltinOp = BuiltinOp(114);
-    pub const HARD_SWISH: BuiltinOp = BuiltinOp(117);
-    pub const IF: BuiltinOp = BuiltinOp(118);
-    pub const WHILE: BuiltinOp = BuiltinOp(119);
-    pub const CALL_ONCE: BuiltinOp = BuiltinOp(129);
-    pub const VAR_HANDLE: BuiltinOp = BuiltinOp(142);
-    pub const READ_VARIABLE: BuiltinOp = BuiltinOp(143);
-    pub const ASSIGN_VARIABLE: BuiltinOp = BuiltinOp(144);
-    pub const MAXIMUM: BuiltinOp = BuiltinOp(55);
-    pub const MINIMUM: BuiltinOp = BuiltinOp(57);
+    pub const ADD: BuiltinOp = BuiltinOp(opcode::ADD as i32);
+    pub const AVERAGE_POOL_2D: BuiltinOp = BuiltinOp(opcode::AVERAGE_POOL_2D as i32);
+    pub const CONCATENATION: BuiltinOp = BuiltinOp(opcode::CONCATENATION as i32);
+    pub const CONV_2D: BuiltinOp = BuiltinOp(opcode::CONV_2D as i32);
+    pub const DEPTHWISE_CONV_2D: BuiltinOp = BuiltinOp(opcode::DEPTHWISE_CONV_2D as i32);
+    pub const DEQUANTIZE: BuiltinOp = BuiltinOp(opcode::DEQUANTIZE as i32);
+    pub const FULLY_CONNECTED: BuiltinOp = BuiltinOp(opcode::FULLY_CONNECTED as i32);
+    pub const LOGISTIC: BuiltinOp = BuiltinOp(opcode::LOGISTIC as i32);
+    pub const MAX_POOL_2D: BuiltinOp = BuiltinOp(opcode::MAX_POOL_2D as i32);
+    pub const MUL: BuiltinOp = BuiltinOp(opcode::MUL as i32);
+    pub const RELU: BuiltinOp = BuiltinOp(opcode::RELU as i32);
+    pub const RELU6: BuiltinOp = BuiltinOp(opcode::RELU6 as i32);
+    pub const RESHAPE: BuiltinOp = BuiltinOp(opcode::RESHAPE as i32);
+    pub const SOFTMAX: BuiltinOp = BuiltinOp(opcode::SOFTMAX as i32);
+    pub const SVDF: BuiltinOp = BuiltinOp(opcode::SVDF as i32);
+    pub const TANH: BuiltinOp = BuiltinOp(opcode::TANH as i32);
+    pub const CALL: BuiltinOp = BuiltinOp(opcode::CALL as i32);
+    pub const CUSTOM: BuiltinOp = BuiltinOp(opcode::CUSTOM as i32);
+    pub const PAD: BuiltinOp = BuiltinOp(opcode::PAD as i32);
+    pub const GATHER: BuiltinOp = BuiltinOp(opcode::GATHER as i32);
+    pub const TRANSPOSE: BuiltinOp = BuiltinOp(opcode::TRANSPOSE as i32);
+    pub const MEAN: BuiltinOp = BuiltinOp(opcode::MEAN as i32);
+    pub const SUB: BuiltinOp = BuiltinOp(opcode::SUB as i32);
+    pub const DIV: BuiltinOp = BuiltinOp(opcode::DIV as i32);
+    pub const SQUEEZE: BuiltinOp = BuiltinOp(opcode::SQUEEZE as i32);
+    pub const UNIDIRECTIONAL_SEQUENCE_LSTM: BuiltinOp =
+        BuiltinOp(opcode::UNIDIRECTIONAL_SEQUENCE_LSTM as i32);
+    pub const STRIDED_SLICE: BuiltinOp = BuiltinOp(opcode::STRIDED_SLICE as i32);
+    pub const CAST: BuiltinOp = BuiltinOp(opcode::CAST as i32);
+    pub const PADV2: BuiltinOp = BuiltinOp(opcode::PADV2 as i32);
+    pub const TRANSPOSE_CONV: BuiltinOp = BuiltinOp(opcode::TRANSPOSE_CONV as i32);
+    pub const SUM: BuiltinOp = BuiltinOp(opcode::SUM as i32);
+    pub const REDUCE_MAX: BuiltinOp = BuiltinOp(opcode::REDUCE_MAX as i32);
+    pub const REDUCE_MIN: BuiltinOp = BuiltinOp(opcode::REDUCE_MIN as i32);
+    pub const REDUCE_ALL: BuiltinOp = BuiltinOp(opcode::REDUCE_ALL as i32);
+    pub const LEAKY_RELU: BuiltinOp = BuiltinOp(opcode::LEAKY_RELU as i32);
+    pub const MIRROR_PAD: BuiltinOp = BuiltinOp(opcode::MIRROR_PAD as i32);
+    pub const ADD_N: BuiltinOp = BuiltinOp(opcode::ADD_N as i32);
+    pub const QUANTIZE: BuiltinOp = BuiltinOp(opcode::QUANTIZE as i32);
+    pub const HARD_SWISH: BuiltinOp = BuiltinOp(opcode::HARD_SWISH as i32);
+    pub const IF: BuiltinOp = BuiltinOp(opcode::IF as i32);
+    pub const WHILE: BuiltinOp = BuiltinOp(opcode::WHILE as i32);
+    pub const CALL_ONCE: BuiltinOp = BuiltinOp(opcode::CALL_ONCE as i32);
+    pub const VAR_HANDLE: BuiltinOp = BuiltinOp(opcode::VAR_HANDLE as i32);
+    pub const READ_VARIABLE: BuiltinOp = BuiltinOp(opcode::READ_VARIABLE as i32);
+    pub const ASSIGN_VARIABLE: BuiltinOp = BuiltinOp(opcode::ASSIGN_VARIABLE as i32);
+    pub const MAXIMUM: BuiltinOp = BuiltinOp(opcode::MAXIMUM as i32);
+    pub const MINIMUM: BuiltinOp = BuiltinOp(opcode::MINIMUM as i32);
 
     /// Schema name of the operator (`CONV_2D`), or `UNKNOWN` for codes the schema lacks.
     pub fn name(self) -> &'static str {
@@ -120,22 +125,14 @@ impl Activation {
     }
 }
 
-/// Padding scheme of convolutions and pools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[allow(missing_docs)]
-pub enum Padding {
-    #[default]
-    Same,
-    Valid,
-}
+/// Padding scheme of convolutions and pools (shared with the image crate's geometry).
+pub use microarena_image::geometry::Padding;
 
-impl Padding {
-    fn from_fb(p: fb::Padding) -> Padding {
-        if p.0 == 1 {
-            Padding::Valid
-        } else {
-            Padding::Same
-        }
+fn padding_from_fb(p: fb::Padding) -> Padding {
+    if p.0 == 1 {
+        Padding::Valid
+    } else {
+        Padding::Same
     }
 }
 
@@ -269,7 +266,7 @@ impl OpOptions {
                 }),
                 |o| {
                     OpOptions::Conv(ConvOptions {
-                        padding: Padding::from_fb(o.padding()),
+                        padding: padding_from_fb(o.padding()),
                         stride_w: o.stride_w(),
                         stride_h: o.stride_h(),
                         dilation_w: o.dilation_w_factor(),
@@ -290,7 +287,7 @@ impl OpOptions {
                 }),
                 |o| {
                     OpOptions::Conv(ConvOptions {
-                        padding: Padding::from_fb(o.padding()),
+                        padding: padding_from_fb(o.padding()),
                         stride_w: o.stride_w(),
                         stride_h: o.stride_h(),
                         dilation_w: o.dilation_w_factor(),
@@ -304,7 +301,7 @@ impl OpOptions {
                 op.builtin_options_as_transpose_conv_options()
                     .map_or(OpOptions::None, |o| {
                         OpOptions::Conv(ConvOptions {
-                            padding: Padding::from_fb(o.padding()),
+                            padding: padding_from_fb(o.padding()),
                             stride_w: o.stride_w(),
                             stride_h: o.stride_h(),
                             dilation_w: 1,
@@ -318,7 +315,7 @@ impl OpOptions {
                 op.builtin_options_as_pool_2_doptions()
                     .map_or(OpOptions::None, |o| {
                         OpOptions::Pool(PoolOptions {
-                            padding: Padding::from_fb(o.padding()),
+                            padding: padding_from_fb(o.padding()),
                             stride_w: o.stride_w(),
                             stride_h: o.stride_h(),
                             filter_w: o.filter_width(),

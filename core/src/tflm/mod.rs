@@ -3,13 +3,8 @@
 //! ([`lifetime`]), the persistent tail ([`tail`]) and [`analysis`], which runs
 //! them with a planner and derives the minimum working arena.
 
-pub mod profile;
-
-#[cfg(feature = "alloc")]
 pub mod analysis;
-#[cfg(feature = "alloc")]
 pub mod kernel;
-#[cfg(feature = "alloc")]
 pub mod lifetime;
-#[cfg(feature = "alloc")]
+pub mod profile;
 pub mod tail;

@@ -35,18 +35,18 @@ pub struct KernelRow {
     pub measured: bool,
 }
 
-const fn k(op: i32, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
+const fn k(op: u8, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
     KernelRow {
-        op,
+        op: op as i32,
         builtin,
         op_data,
         measured: true,
     }
 }
 
-const fn k_est(op: i32, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
+const fn k_est(op: u8, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
     KernelRow {
-        op,
+        op: op as i32,
         builtin,
         op_data,
         measured: false,
@@ -105,56 +105,9 @@ impl TargetProfile {
     }
 }
 
-// Builtin operator codes used in the tables (TFLite schema `BuiltinOperator`).
-mod code {
-    pub const ADD: i32 = 0;
-    pub const AVERAGE_POOL_2D: i32 = 1;
-    pub const CONCATENATION: i32 = 2;
-    pub const CONV_2D: i32 = 3;
-    pub const DEPTHWISE_CONV_2D: i32 = 4;
-    pub const DEQUANTIZE: i32 = 6;
-    pub const FULLY_CONNECTED: i32 = 9;
-    pub const LOGISTIC: i32 = 14;
-    pub const MAX_POOL_2D: i32 = 17;
-    pub const MUL: i32 = 18;
-    pub const RELU: i32 = 19;
-    pub const RELU6: i32 = 21;
-    pub const RESHAPE: i32 = 22;
-    pub const SOFTMAX: i32 = 25;
-    pub const SVDF: i32 = 27;
-    pub const TANH: i32 = 28;
-    pub const PAD: i32 = 34;
-    pub const GATHER: i32 = 36;
-    pub const TRANSPOSE: i32 = 39;
-    pub const MEAN: i32 = 40;
-    pub const SUB: i32 = 41;
-    pub const DIV: i32 = 42;
-    pub const SQUEEZE: i32 = 43;
-    pub const UNIDIRECTIONAL_SEQUENCE_LSTM: i32 = 44;
-    pub const STRIDED_SLICE: i32 = 45;
-    pub const CAST: i32 = 53;
-    pub const MAXIMUM: i32 = 55;
-    pub const MINIMUM: i32 = 57;
-    pub const PADV2: i32 = 60;
-    pub const TRANSPOSE_CONV: i32 = 67;
-    pub const SUM: i32 = 74;
-    pub const REDUCE_MAX: i32 = 82;
-    pub const REDUCE_MIN: i32 = 89;
-    pub const LEAKY_RELU: i32 = 98;
-    pub const MIRROR_PAD: i32 = 100;
-    pub const ADD_N: i32 = 106;
-    pub const QUANTIZE: i32 = 114;
-    pub const HARD_SWISH: i32 = 117;
-    pub const IF: i32 = 118;
-    pub const WHILE: i32 = 119;
-    pub const CALL_ONCE: i32 = 129;
-    pub const REDUCE_ALL: i32 = 140;
-    pub const VAR_HANDLE: i32 = 142;
-    pub const READ_VARIABLE: i32 = 143;
-    pub const ASSIGN_VARIABLE: i32 = 144;
-}
-
-use code as c;
+// Rows are keyed by the image crate's operator table, the one place an
+// operator's code is declared.
+use microarena_image::opcode as c;
 
 /// Kernel table of the `tflite-micro` PyPI wheel (LP64, compression on, reference kernels).
 const KERNELS_X86_64: &[KernelRow] = &[

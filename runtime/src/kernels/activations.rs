@@ -1,7 +1,7 @@
 //! LOGISTIC and TANH: int8 in gemmlowp fixed point (bit-exact), and float32
 //! via `libm`.
 
-use microarena_core::runtime_layout::{dtype, opcode};
+use microarena_image::{dtype, opcode};
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};

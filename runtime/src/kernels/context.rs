@@ -2,7 +2,7 @@
 //! the op's OpData words ([`OpDataWriter`]); in Eval the arena split into the
 //! op's output, scratch and readable rest ([`Ctx`]).
 
-use microarena_core::runtime_layout as rl;
+use microarena_image as rl;
 
 use super::bytes::{i32_at, put_i32};
 use crate::error::Error;

@@ -1,7 +1,7 @@
 //! CONV_2D (int8 per-channel, grouped, and float32), as TFLM's reference
 //! `Conv`.
 
-use microarena_core::runtime_layout::dtype;
+use microarena_image::dtype;
 
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};

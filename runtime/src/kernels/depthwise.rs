@@ -1,7 +1,7 @@
 //! DEPTHWISE_CONV_2D (int8 per-channel and float32), as TFLM's reference
 //! `DepthwiseConv`, with a stacked-accumulator int8 path for multiplier 1.
 
-use microarena_core::runtime_layout::dtype;
+use microarena_image::dtype;
 
 use super::bytes::{f32_at, i8_at};
 use super::context::{Ctx, OpDataWriter, Prep};

@@ -1,7 +1,7 @@
 //! ADD and MUL (int8 and float32, with broadcasting), as TFLM's reference
 //! kernels.
 
-use microarena_core::runtime_layout::{dtype, opcode};
+use microarena_image::{dtype, opcode};
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep};

@@ -4,7 +4,7 @@
 //! the OpData the epilogue reads — activation bounds, then one (multiplier,
 //! shift) per tensor or per channel — so both sides live here.
 
-use microarena_core::runtime_layout::{self as rl, dtype};
+use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i32_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep};

@@ -1,7 +1,7 @@
 //! FULLY_CONNECTED (int8, per-tensor or per-channel, and float32), as TFLM's
 //! reference `FullyConnected`.
 
-use microarena_core::runtime_layout::dtype;
+use microarena_image::dtype;
 
 use super::bytes::{f32_at, i8_at};
 use super::context::{Ctx, OpDataWriter, Prep};

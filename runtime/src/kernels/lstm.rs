@@ -2,11 +2,11 @@
 //! bit-exact with TFLM's reference kernel (`lstm_eval.h`/`lstm_eval.cc`).
 //!
 //! The hidden and cell state are *variables*: they live in the variable
-//! region at the bottom of the tail (`runtime_layout::STORAGE_VARIABLE`), keep
+//! region at the bottom of the tail (`microarena_image::STORAGE_VARIABLE`), keep
 //! their address for the interpreter's life and carry over from one invoke to
 //! the next until `Interpreter::reset`.
 
-use microarena_core::runtime_layout::{self as rl, dtype};
+use microarena_image::{self as rl, dtype};
 
 use super::activations::sigmoid_f32;
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};

@@ -37,7 +37,7 @@ mod softmax;
 mod svdf;
 mod window;
 
-use microarena_core::runtime_layout::{self as rl, opcode};
+use microarena_image::{self as rl, opcode};
 
 use crate::arena::ArenaAllocator;
 use crate::error::Error;

@@ -1,7 +1,7 @@
 //! AVERAGE_POOL_2D and MAX_POOL_2D (int8 and float32), as TFLM's reference
 //! pools.
 
-use microarena_core::runtime_layout::{dtype, opcode};
+use microarena_image::{dtype, opcode};
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep};

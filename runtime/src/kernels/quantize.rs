@@ -1,7 +1,7 @@
 //! QUANTIZE (float to int8/int16, and integer requantization) and DEQUANTIZE
 //! (int8 to float32), as TFLM's reference kernels.
 
-use microarena_core::runtime_layout::dtype;
+use microarena_image::dtype;
 
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};

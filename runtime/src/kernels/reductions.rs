@@ -1,7 +1,7 @@
 //! MEAN: int8 over the spatial axes (TFLM's `reference_integer_ops::Mean`)
 //! and float32 over any axes, accumulating in a planned scratch buffer.
 
-use microarena_core::runtime_layout::{self as rl, dtype};
+use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep, same_element_size};

@@ -3,8 +3,8 @@
 //! indexes the input (PAD/TRANSPOSE/STRIDED_SLICE parameters are a rank, then
 //! up to 5 values per group), so Eval's loops stay within the tensors.
 
-use microarena_core::geometry;
-use microarena_core::runtime_layout::{self as rl, dtype};
+use microarena_image::geometry;
+use microarena_image::{self as rl, dtype};
 
 use super::bytes::copy;
 use super::context::{Ctx, OpDataWriter, Prep, same_element_size};

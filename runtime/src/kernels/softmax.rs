@@ -1,7 +1,7 @@
 //! SOFTMAX: int8 input to int8 or int16 output in gemmlowp fixed point
 //! (bit-exact), and float32.
 
-use microarena_core::runtime_layout::dtype;
+use microarena_image::dtype;
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};

@@ -2,7 +2,7 @@
 //! reference kernel (`svdf_common.cc`). The activation state is a variable
 //! tensor, carried over between invokes like the LSTM's.
 
-use microarena_core::runtime_layout::{self as rl, dtype};
+use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};

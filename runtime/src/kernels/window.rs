@@ -2,7 +2,7 @@
 //! check that the window parameters agree with the tensors, and the geometry
 //! Eval walks.
 
-use microarena_core::geometry;
+use microarena_image::geometry;
 
 use super::context::{Ctx, Prep};
 use crate::error::Error;

@@ -1,7 +1,7 @@
 //! TFLM's size arithmetic for windowed and sliced operators: one copy for
-//! what-if shape propagation ([`crate::whatif`]), runtime lowering
-//! ([`crate::lower`]) and the runtime's own validation of a program image,
-//! so none of them can derive a different size. Needs no allocator.
+//! core's what-if shape propagation and lowering and the runtime's own
+//! validation of a program image, so none of them can derive a different
+//! size. Needs no allocator.
 //! Arithmetic is widened to `i64`: a hostile stride or dilation yields a size
 //! the caller refuses, never an overflow.
 
@@ -55,15 +55,18 @@ pub fn slice_count(start: i64, stop: i64, stride: i64) -> i64 {
     (span.saturating_add(step - 1) / step).max(0)
 }
 
+/// Padding scheme of convolutions and pools (the schema's `Padding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Padding {
+    /// Output size `ceil(image / stride)`, padded evenly (extra after).
+    #[default]
+    Same,
+    /// No padding: only whole windows.
+    Valid,
+}
+
 /// [`out_same`] or [`out_valid`] for a model's padding, saturated to `i32`.
-#[cfg(feature = "alloc")]
-pub(crate) fn out_size(
-    padding: crate::read::ops::Padding,
-    image: i32,
-    filter: i32,
-    stride: i32,
-    dilation: i32,
-) -> i32 {
+pub fn out_size(padding: Padding, image: i32, filter: i32, stride: i32, dilation: i32) -> i32 {
     let (image, filter, stride, dilation) = (
         i64::from(image),
         i64::from(filter),
@@ -71,8 +74,8 @@ pub(crate) fn out_size(
         i64::from(dilation),
     );
     saturate(match padding {
-        crate::read::ops::Padding::Same => out_same(image, stride),
-        crate::read::ops::Padding::Valid => out_valid(image, filter, stride, dilation),
+        Padding::Same => out_same(image, stride),
+        Padding::Valid => out_valid(image, filter, stride, dilation),
     })
 }
 
@@ -148,7 +151,6 @@ fn saturate(v: i64) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::ops::Padding;
 
     #[test]
     fn out_size_follows_tflm() {

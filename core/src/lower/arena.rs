@@ -1,0 +1,242 @@
+//! What the runtime's arena holds for a model: core's greedy plan of the
+//! head (activations and the runtime's scratch, with TFLM's lifetimes), the
+//! OpData tail and the variable region. [`super::lower`] writes the same
+//! numbers into the image, so the prediction is what the device uses.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use microarena_image::{self as rl, opcode};
+
+use super::error::{LowerError, fit};
+use super::params::{Words, op_params};
+use crate::plan::PlannerKind;
+use crate::read::model::{Model, Operator, Tensor};
+use crate::read::ops::OpOptions;
+use crate::tflm::analysis::plan_input;
+use crate::tflm::lifetime::{self, BufferKind, ScratchRequest};
+
+/// The arena the microarena runtime uses for a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuntimeArena {
+    /// Planned activations and scratch buffers (core's greedy plan).
+    pub head_bytes: u64,
+    /// OpData the runtime's Prepare allocates, plus the variable region.
+    pub tail_bytes: u64,
+    /// Variable tensors (LSTM/SVDF state), part of `tail_bytes`.
+    pub variable_bytes: u64,
+    /// `head + tail`: the smallest arena `Interpreter::new` accepts, and the
+    /// high-water mark it reports.
+    pub total_bytes: u64,
+}
+
+/// Predicts the microarena runtime's arena for `model`.
+pub fn runtime_arena(model: &Model<'_>) -> Result<RuntimeArena, LowerError> {
+    let l = plan(model)?;
+    Ok(RuntimeArena {
+        head_bytes: l.head,
+        tail_bytes: l.tail,
+        variable_bytes: l.var_bytes,
+        total_bytes: l.head + l.tail,
+    })
+}
+
+/// Everything [`super::lower`] and [`runtime_arena`] share.
+pub(super) struct Lowered {
+    pub(super) head: u64,
+    pub(super) tail: u64,
+    /// Bytes of the variable region (part of `tail`).
+    pub(super) var_bytes: u64,
+    /// Offset of each variable tensor in the variable region.
+    pub(super) variable_offset: Vec<Option<u64>>,
+    /// Head offset of each tensor of subgraph 0 that is planned.
+    pub(super) tensor_offset: Vec<Option<u64>>,
+    /// (offset, bytes) of each op's scratch buffer.
+    pub(super) scratch: Vec<Option<(u64, u64)>>,
+    /// Precomputed parameters per op.
+    pub(super) params: Vec<Words>,
+}
+
+/// Checks that the runtime can run `model`, lowers every op's parameters
+/// and plans the head.
+pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
+    if model.subgraphs.len() != 1 {
+        return Err(LowerError::Unsupported {
+            op_index: usize::MAX,
+            why: format!(
+                "it has {} subgraphs; only single-subgraph models run",
+                model.subgraphs.len()
+            ),
+        });
+    }
+    let sg = model.main();
+    if sg.tensors.len() >= usize::from(rl::NO_TENSOR) {
+        return Err(LowerError::Internal(format!(
+            "{} tensors exceed the image's 16-bit index",
+            sg.tensors.len()
+        )));
+    }
+    // Operators first, so a model with an op the runtime lacks is refused by naming that op.
+    for (oi, op) in sg.operators.iter().enumerate() {
+        if !rl::op_supported(op.opcode.0) {
+            return Err(LowerError::UnsupportedOp {
+                op_index: oi,
+                name: op.name().into(),
+            });
+        }
+    }
+    for (ti, t) in sg.tensors.iter().enumerate() {
+        let err = |why: String| Err(LowerError::Tensor { tensor: ti, why });
+        if t.shape.len() > rl::MAX_RANK {
+            return err(format!("rank {} exceeds {}", t.shape.len(), rl::MAX_RANK));
+        }
+        if t.shape.iter().any(|&d| d < 0) {
+            return err(format!("dynamic shape {:?}", t.shape));
+        }
+        if rl::dtype_size(t.dtype.code()).is_none() {
+            return err(format!("type {} is not supported by the runtime", t.dtype));
+        }
+    }
+
+    let mut scratch_req = Vec::new();
+    let mut params = Vec::with_capacity(sg.operators.len());
+    let mut tail = 0u64;
+    for (oi, op) in sg.operators.iter().enumerate() {
+        let code = op.opcode.0;
+        if !rl::op_supported(code) {
+            return Err(LowerError::UnsupportedOp {
+                op_index: oi,
+                name: op.name().into(),
+            });
+        }
+        let unsupported = |why: String| LowerError::Unsupported {
+            op_index: oi,
+            why: format!("{}: {why}", op.name()),
+        };
+        if op.inputs.len() > rl::MAX_OP_INPUTS {
+            return Err(unsupported(format!(
+                "{} inputs; at most {} are supported",
+                op.inputs.len(),
+                rl::MAX_OP_INPUTS
+            )));
+        }
+        if op.outputs.len() != 1 {
+            return Err(unsupported(format!(
+                "{} outputs; exactly one is supported",
+                op.outputs.len()
+            )));
+        }
+        let out = op
+            .output(0)
+            .and_then(|t| sg.tensors.get(t))
+            .ok_or_else(|| unsupported("no output".into()))?;
+        let p = op_params(model, op).map_err(unsupported)?;
+        params.push(p);
+        let code8 = code as u8;
+        let channels = match code8 {
+            opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => {
+                out.shape.last().copied().unwrap_or(1).max(1) as u32
+            }
+            opcode::FULLY_CONNECTED => op
+                .input(1)
+                .and_then(|f| sg.tensors.get(f))
+                .and_then(|f| f.quantization.as_ref())
+                .map_or(1, |q| q.scales.len().max(1) as u32),
+            _ => 1,
+        };
+        tail += u64::from(rl::op_tail_bytes(code8, out.dtype.code(), channels));
+        let (a, b) = scratch_args(model, op, out);
+        let s = rl::op_scratch_bytes(code8, out.dtype.code(), a, b);
+        if s > 0 {
+            scratch_req.push(ScratchRequest {
+                subgraph: 0,
+                op_index: oi,
+                bytes: u64::from(s),
+            });
+        }
+    }
+
+    // Variable tensors (LSTM/SVDF state): a region at the bottom of the tail,
+    // each 4-aligned, in tensor order. They keep their address for the
+    // interpreter's life (TFLM keeps them in its tail too, §4.1 item 14).
+    let mut variable_offset = alloc::vec![None; sg.tensors.len()];
+    let mut var_bytes = 0u64;
+    for (ti, t) in sg.tensors.iter().enumerate() {
+        if t.is_variable && !t.has_data {
+            variable_offset[ti] = Some(var_bytes);
+            var_bytes += u64::from(rl::align4(fit(t.bytes.unwrap_or(0))?));
+        }
+    }
+    tail += var_bytes;
+
+    // The runtime plans online only: drop any offline plan before computing lifetimes.
+    let mut online = model.clone();
+    online.offline_plan = None;
+    let lifetimes = lifetime::allocation_info(&online, &scratch_req, &|_, _| false)
+        .map_err(|e| LowerError::Internal(format!("{e}")))?;
+    let (planned, input) = plan_input(&lifetimes.infos);
+    let plan = PlannerKind::TflmGreedy
+        .plan(&input)
+        .map_err(|e| LowerError::Internal(format!("{e}")))?;
+    let mut tensor_offset = alloc::vec![None; sg.tensors.len()];
+    let mut scratch = alloc::vec![None; sg.operators.len()];
+    for (info, &off) in planned.iter().zip(&plan.offsets) {
+        let off = u64::try_from(off)
+            .map_err(|_| LowerError::Internal("negative planned offset".into()))?;
+        match info.kind {
+            BufferKind::Tensor { tensor, .. } => {
+                if let Some(slot) = tensor_offset.get_mut(tensor) {
+                    *slot = Some(off);
+                }
+            }
+            BufferKind::Scratch { op_index, .. } => {
+                if let Some(slot) = scratch.get_mut(op_index) {
+                    *slot = Some((off, info.bytes));
+                }
+            }
+        }
+    }
+    fit(plan.head_bytes + tail)?;
+    Ok(Lowered {
+        head: plan.head_bytes,
+        tail,
+        var_bytes,
+        variable_offset,
+        tensor_offset,
+        scratch,
+        params,
+    })
+}
+
+/// The `a`, `b` arguments of [`rl::op_scratch_bytes`] for one op.
+fn scratch_args(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> (u32, u32) {
+    let sg = model.main();
+    let t = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
+    let dim = |t: Option<&Tensor<'_>>, i: usize| {
+        t.and_then(|t| t.shape.get(i))
+            .map_or(0, |&d| d.max(0) as u32)
+    };
+    let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    match op.opcode.0 as u8 {
+        opcode::MEAN => (sat(out.elements()), 0),
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
+            let time_major = matches!(op.options, OpOptions::Lstm(o) if o.time_major);
+            let batch = dim(t(0), usize::from(time_major));
+            (batch.saturating_mul(dim(t(18), 1)), 0)
+        }
+        opcode::SVDF => {
+            let rank = match op.options {
+                OpOptions::Svdf { rank, .. } if rank > 0 => rank as u32,
+                _ => 1,
+            };
+            let batch = dim(t(0), 0);
+            let filters = dim(t(1), 0);
+            (
+                batch.saturating_mul(filters),
+                batch.saturating_mul(filters / rank),
+            )
+        }
+        _ => (0, 0),
+    }
+}

@@ -1,0 +1,61 @@
+//! Why a model cannot be lowered.
+
+use alloc::format;
+use alloc::string::String;
+use core::fmt;
+
+/// Why a model cannot be lowered for the device runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LowerError {
+    /// The runtime has no kernel for this operator.
+    UnsupportedOp {
+        /// Index of the operator in subgraph 0.
+        op_index: usize,
+        /// Builtin name.
+        name: String,
+    },
+    /// The operator is supported, but not in this configuration.
+    Unsupported {
+        /// Index of the operator in subgraph 0 (`usize::MAX` for model-level issues).
+        op_index: usize,
+        /// What is not supported, for a person.
+        why: String,
+    },
+    /// A tensor cannot be represented (dynamic shape, rank, type, variable).
+    Tensor {
+        /// Tensor index.
+        tensor: usize,
+        /// What is wrong.
+        why: String,
+    },
+    /// A size does not fit the image's 32-bit fields or lifetimes could not be computed.
+    Internal(String),
+}
+
+impl fmt::Display for LowerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LowerError::UnsupportedOp { op_index, name } => write!(
+                f,
+                "operator {op_index} ({name}) has no kernel in the microarena runtime"
+            ),
+            LowerError::Unsupported { op_index, why } if *op_index == usize::MAX => {
+                write!(f, "the microarena runtime cannot run this model: {why}")
+            }
+            LowerError::Unsupported { op_index, why } => {
+                write!(f, "operator {op_index}: {why}")
+            }
+            LowerError::Tensor { tensor, why } => write!(f, "tensor {tensor}: {why}"),
+            LowerError::Internal(why) => write!(f, "cannot lower the model: {why}"),
+        }
+    }
+}
+
+impl core::error::Error for LowerError {}
+
+/// `v` as an image's 32-bit field, or why not.
+pub(super) fn fit(v: u64) -> Result<u32, LowerError> {
+    u32::try_from(v)
+        .map_err(|_| LowerError::Internal(format!("{v} does not fit the image's 32-bit fields")))
+}

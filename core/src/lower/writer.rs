@@ -1,0 +1,160 @@
+//! The image bytes: header, tensor records, op records, I/O indices and
+//! the data area, laid out as `microarena_image::format` describes.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use microarena_image as rl;
+
+use super::arena::plan;
+use super::error::{LowerError, fit};
+use super::params::activation;
+use crate::read::model::Model;
+
+/// Lowers `model` into a program image for the microarena runtime.
+pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
+    let l = plan(model)?;
+    let sg = model.main();
+    let n_t = sg.tensors.len();
+    let n_o = sg.operators.len();
+    let tensors_off = rl::HEADER_BYTES;
+    let ops_off = tensors_off + n_t * rl::TENSOR_BYTES;
+    let io_off = ops_off + n_o * rl::OP_BYTES;
+    let data_off = align4(io_off + 4 * (sg.inputs.len() + sg.outputs.len()));
+
+    let mut data: Vec<u8> = Vec::new();
+    let mut trecs: Vec<u8> = Vec::with_capacity(n_t * rl::TENSOR_BYTES);
+    for (ti, t) in sg.tensors.iter().enumerate() {
+        let mut rec = [0u8; rl::TENSOR_BYTES];
+        rec[rl::tensor::DTYPE] = t.dtype.code() as u8;
+        rec[rl::tensor::RANK] = t.shape.len() as u8;
+        for (i, &d) in t.shape.iter().enumerate() {
+            put(&mut rec, rl::tensor::DIMS + 4 * i, d as u32);
+        }
+        let bytes = t.bytes.unwrap_or(0);
+        let (storage, location) =
+            if let Some(&off) = l.variable_offset.get(ti).and_then(|o| o.as_ref()) {
+                (rl::STORAGE_VARIABLE, off)
+            } else if t.has_data {
+                let d = model.tensor_data(0, ti).unwrap_or(&[]);
+                if (d.len() as u64) < bytes {
+                    return Err(LowerError::Tensor {
+                        tensor: ti,
+                        why: format!(
+                            "constant data has {} bytes, the shape needs {bytes}",
+                            d.len()
+                        ),
+                    });
+                }
+                pad4(&mut data);
+                let at = data.len();
+                data.extend_from_slice(&d[..bytes as usize]);
+                (rl::STORAGE_CONST, at as u64)
+            } else if let Some(&off) = l.tensor_offset.get(ti).and_then(|o| o.as_ref()) {
+                (rl::STORAGE_ARENA, off)
+            } else {
+                (rl::STORAGE_NONE, 0)
+            };
+        rec[rl::tensor::STORAGE] = storage;
+        put(&mut rec, rl::tensor::LOCATION, fit(location)?);
+        put(&mut rec, rl::tensor::BYTES, fit(bytes)?);
+        if let Some(q) = &t.quantization {
+            put(
+                &mut rec,
+                rl::tensor::SCALE,
+                q.scales.first().copied().unwrap_or(0.0).to_bits(),
+            );
+            put(
+                &mut rec,
+                rl::tensor::ZERO_POINT,
+                q.zero_points.first().copied().unwrap_or(0) as i32 as u32,
+            );
+            put(
+                &mut rec,
+                rl::tensor::QUANT_DIM,
+                q.quantized_dimension as u32,
+            );
+            pad4(&mut data);
+            put(&mut rec, rl::tensor::SCALES_OFF, fit(data.len() as u64)?);
+            put(&mut rec, rl::tensor::N_SCALES, fit(q.scales.len() as u64)?);
+            for s in &q.scales {
+                data.extend_from_slice(&s.to_le_bytes());
+            }
+        }
+        trecs.extend_from_slice(&rec);
+    }
+
+    let mut orecs: Vec<u8> = Vec::with_capacity(n_o * rl::OP_BYTES);
+    for (oi, op) in sg.operators.iter().enumerate() {
+        let mut rec = [0u8; rl::OP_BYTES];
+        rec[rl::op::OPCODE] = op.opcode.0 as u8;
+        rec[rl::op::N_INPUTS] = op.inputs.len() as u8;
+        rec[rl::op::ACTIVATION] = activation(op).code() as u8;
+        for i in 0..rl::MAX_OP_INPUTS {
+            let v = match op.inputs.get(i) {
+                Some(&t) if t >= 0 => t as u16,
+                _ => rl::NO_TENSOR,
+            };
+            rec[rl::op::INPUTS + 2 * i..rl::op::INPUTS + 2 * i + 2]
+                .copy_from_slice(&v.to_le_bytes());
+        }
+        let out = op.output(0).unwrap_or(0) as u16;
+        rec[rl::op::OUTPUT..rl::op::OUTPUT + 2].copy_from_slice(&out.to_le_bytes());
+        if let Some(&(off, bytes)) = l.scratch.get(oi).and_then(|s| s.as_ref()) {
+            put(&mut rec, rl::op::SCRATCH_OFF, fit(off)?);
+            put(&mut rec, rl::op::SCRATCH_BYTES, fit(bytes)?);
+        }
+        for (i, p) in l.params.get(oi).into_iter().flatten().enumerate() {
+            put(&mut rec, rl::op::PARAMS + 4 * i, *p as u32);
+        }
+        orecs.extend_from_slice(&rec);
+    }
+
+    let mut img = alloc::vec![0u8; data_off];
+    img[..4].copy_from_slice(&rl::MAGIC);
+    let h = |img: &mut Vec<u8>, at: usize, v: u64| -> Result<(), LowerError> {
+        put(img, at, fit(v)?);
+        Ok(())
+    };
+    h(&mut img, rl::header::VERSION, u64::from(rl::VERSION))?;
+    h(&mut img, rl::header::N_TENSORS, n_t as u64)?;
+    h(&mut img, rl::header::N_OPS, n_o as u64)?;
+    h(&mut img, rl::header::N_INPUTS, sg.inputs.len() as u64)?;
+    h(&mut img, rl::header::N_OUTPUTS, sg.outputs.len() as u64)?;
+    h(&mut img, rl::header::HEAD_BYTES, l.head)?;
+    h(&mut img, rl::header::TAIL_BYTES, l.tail)?;
+    h(&mut img, rl::header::VAR_BYTES, l.var_bytes)?;
+    h(&mut img, rl::header::TENSORS_OFF, tensors_off as u64)?;
+    h(&mut img, rl::header::OPS_OFF, ops_off as u64)?;
+    h(&mut img, rl::header::IO_OFF, io_off as u64)?;
+    h(&mut img, rl::header::DATA_OFF, data_off as u64)?;
+    h(&mut img, rl::header::DATA_LEN, data.len() as u64)?;
+    h(
+        &mut img,
+        rl::header::IMAGE_LEN,
+        (data_off + data.len()) as u64,
+    )?;
+    img[tensors_off..ops_off].copy_from_slice(&trecs);
+    img[ops_off..io_off].copy_from_slice(&orecs);
+    for (i, &t) in sg.inputs.iter().chain(&sg.outputs).enumerate() {
+        put(&mut img, io_off + 4 * i, t as u32);
+    }
+    img.extend_from_slice(&data);
+    Ok(img)
+}
+
+fn put(buf: &mut [u8], at: usize, v: u32) {
+    if let Some(s) = buf.get_mut(at..at + 4) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn align4(v: usize) -> usize {
+    v.div_ceil(4) * 4
+}
+
+fn pad4(data: &mut Vec<u8>) {
+    while !data.len().is_multiple_of(4) {
+        data.push(0);
+    }
+}

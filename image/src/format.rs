@@ -1,0 +1,127 @@
+//! The program image's byte layout: header, tensor and operator records,
+//! storage kinds and alignments.
+//!
+//! # Image layout (version 2, all integers little-endian)
+//!
+//! ```text
+//! header   HEADER_BYTES      magic "MAIM", version, counts, head/tail bytes, table offsets
+//! tensors  n × TENSOR_BYTES  dtype, rank, storage, dims[6], location, bytes, quantization
+//! ops      n × OP_BYTES      opcode, inputs[24], output, scratch offset/bytes, params[16]
+//! io       (n_in + n_out) × u32  graph input then output tensor indices
+//! data     constant tensor bytes and per-channel scales (4-aligned)
+//! ```
+
+/// First four bytes of every image.
+pub const MAGIC: [u8; 4] = *b"MAIM";
+/// Format version core's `lower` writes and the runtime accepts.
+pub const VERSION: u32 = 2;
+
+/// Header size.
+pub const HEADER_BYTES: usize = 64;
+/// Header field offsets (each a `u32`).
+pub mod header {
+    pub const MAGIC: usize = 0;
+    pub const VERSION: usize = 4;
+    pub const N_TENSORS: usize = 8;
+    pub const N_OPS: usize = 12;
+    pub const N_INPUTS: usize = 16;
+    pub const N_OUTPUTS: usize = 20;
+    /// Planned head (activations + scratch), a multiple of [`super::HEAD_ALIGN`].
+    pub const HEAD_BYTES: usize = 24;
+    /// Tail the runtime's Prepare allocates (OpData), a multiple of [`super::TAIL_ALIGN`].
+    pub const TAIL_BYTES: usize = 28;
+    pub const TENSORS_OFF: usize = 32;
+    pub const OPS_OFF: usize = 36;
+    pub const IO_OFF: usize = 40;
+    pub const DATA_OFF: usize = 44;
+    pub const DATA_LEN: usize = 48;
+    pub const IMAGE_LEN: usize = 52;
+    /// Bytes of the variable-tensor region (LSTM/SVDF state), part of `TAIL_BYTES`.
+    pub const VAR_BYTES: usize = 56;
+}
+
+/// Tensor record size.
+pub const TENSOR_BYTES: usize = 56;
+/// Tensor record field offsets.
+pub mod tensor {
+    /// `i8`: TFLite `TensorType` code.
+    pub const DTYPE: usize = 0;
+    /// `u8`: number of dims (≤ [`super::MAX_RANK`]).
+    pub const RANK: usize = 1;
+    /// `u8`: one of [`super::STORAGE_ARENA`], [`super::STORAGE_CONST`], [`super::STORAGE_NONE`].
+    pub const STORAGE: usize = 2;
+    /// `[i32; MAX_RANK]`.
+    pub const DIMS: usize = 4;
+    /// `u32`: head offset (arena), data-area offset (const) or offset in the
+    /// variable region (variable).
+    pub const LOCATION: usize = 28;
+    /// `u32`: byte size.
+    pub const BYTES: usize = 32;
+    /// `f32`: first (per-tensor) scale, 0 when not quantized.
+    pub const SCALE: usize = 36;
+    /// `i32`: first zero point.
+    pub const ZERO_POINT: usize = 40;
+    /// `i32`: quantized dimension (per-channel axis).
+    pub const QUANT_DIM: usize = 44;
+    /// `u32`: data-area offset of `n_scales` f32 scales.
+    pub const SCALES_OFF: usize = 48;
+    /// `u32`: number of scales.
+    pub const N_SCALES: usize = 52;
+}
+
+/// Operator record size.
+pub const OP_BYTES: usize = 128;
+/// Operator record field offsets.
+pub mod op {
+    /// `u8`: TFLite builtin operator code.
+    pub const OPCODE: usize = 0;
+    /// `u8`: number of inputs (≤ [`super::MAX_OP_INPUTS`]).
+    pub const N_INPUTS: usize = 1;
+    /// `u8`: fused activation (schema code).
+    pub const ACTIVATION: usize = 2;
+    /// `[u16; MAX_OP_INPUTS]`: tensor indices, [`super::NO_TENSOR`] = omitted.
+    pub const INPUTS: usize = 4;
+    /// `u16`: output tensor.
+    pub const OUTPUT: usize = 52;
+    /// `u32`: head offset of the op's scratch buffer.
+    pub const SCRATCH_OFF: usize = 56;
+    /// `u32`: scratch bytes (0 = none).
+    pub const SCRATCH_BYTES: usize = 60;
+    /// `[i32; OP_PARAMS]`: precomputed parameters (padding, strides, …).
+    pub const PARAMS: usize = 64;
+}
+
+/// Largest tensor rank an image carries.
+pub const MAX_RANK: usize = 6;
+/// Largest number of inputs of one operator (UNIDIRECTIONAL_SEQUENCE_LSTM has 24).
+pub const MAX_OP_INPUTS: usize = 24;
+/// Number of `i32` parameters per operator.
+pub const OP_PARAMS: usize = 16;
+/// Omitted optional input.
+pub const NO_TENSOR: u16 = 0xFFFF;
+
+/// Tensor lives in the arena head at `location`.
+pub const STORAGE_ARENA: u8 = 0;
+/// Tensor is constant data at `location` in the data area.
+pub const STORAGE_CONST: u8 = 1;
+/// Tensor has no bytes (never read or written).
+pub const STORAGE_NONE: u8 = 2;
+/// Variable tensor (LSTM/SVDF state) at `location` in the variable region at
+/// the bottom of the tail: a fixed address that survives between invocations,
+/// reset by `Interpreter::reset` (int8: the zero point, others: 0, as TFLM).
+pub const STORAGE_VARIABLE: u8 = 3;
+
+/// Alignment of every head buffer offset and size (as TFLM).
+pub const HEAD_ALIGN: u32 = 16;
+/// Alignment (and size granularity) of every tail allocation the runtime makes.
+pub const TAIL_ALIGN: u32 = 4;
+
+/// Rounds `v` up to a multiple of 4 (variable sizes and scratch parts).
+pub const fn align4(v: u32) -> u32 {
+    v.saturating_add(3) & !3
+}
+
+/// Rounds `v` up to a multiple of `a` (a power of two).
+pub const fn align_up(v: u32, a: u32) -> u32 {
+    (v + (a - 1)) & !(a - 1)
+}

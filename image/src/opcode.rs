@@ -1,0 +1,141 @@
+//! The operator table: every TFLite builtin microarena knows, declared once
+//! with its schema code, whether core's TFLM simulation models its kernel
+//! (a row in every target profile) and whether microarena-runtime runs it
+//! (a kernel in the runtime's registry and a parameter lowering in core).
+//!
+//! Everything else derives from this table: the `opcode` constants, core's
+//! `BuiltinOp` constants, [`op_name`] and [`op_supported`]. The runtime's
+//! `tests/operators.rs` fails when an op is wired in one place but not the
+//! others.
+
+/// One row of [`OPERATORS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Operator {
+    /// `BuiltinOperator` code.
+    pub code: u8,
+    /// Name as the TFLite schema spells it.
+    pub name: &'static str,
+    /// Core's TFLM simulation has a kernel model (a `profile` row per target).
+    pub tflm: bool,
+    /// microarena-runtime has a kernel for it (and core lowers it).
+    pub runtime: bool,
+}
+
+macro_rules! operators {
+    ($($name:ident = $code:literal, tflm: $tflm:literal, runtime: $rt:literal;)*) => {
+        $(
+            #[doc = concat!("`", stringify!($name), "`")]
+            pub const $name: u8 = $code;
+        )*
+        /// Every builtin operator microarena knows, in code order.
+        pub const OPERATORS: &[Operator] = &[$(Operator {
+            code: $code,
+            name: stringify!($name),
+            tflm: $tflm,
+            runtime: $rt,
+        }),*];
+    };
+}
+
+operators! {
+    ADD = 0, tflm: true, runtime: true;
+    AVERAGE_POOL_2D = 1, tflm: true, runtime: true;
+    CONCATENATION = 2, tflm: true, runtime: true;
+    CONV_2D = 3, tflm: true, runtime: true;
+    DEPTHWISE_CONV_2D = 4, tflm: true, runtime: true;
+    DEPTH_TO_SPACE = 5, tflm: false, runtime: false;
+    DEQUANTIZE = 6, tflm: true, runtime: true;
+    FULLY_CONNECTED = 9, tflm: true, runtime: true;
+    LOGISTIC = 14, tflm: true, runtime: true;
+    LSTM = 16, tflm: false, runtime: false;
+    MAX_POOL_2D = 17, tflm: true, runtime: true;
+    MUL = 18, tflm: true, runtime: true;
+    RELU = 19, tflm: true, runtime: false;
+    RELU6 = 21, tflm: true, runtime: false;
+    RESHAPE = 22, tflm: true, runtime: true;
+    SOFTMAX = 25, tflm: true, runtime: true;
+    SVDF = 27, tflm: true, runtime: true;
+    TANH = 28, tflm: true, runtime: true;
+    CALL = 31, tflm: false, runtime: false;
+    CUSTOM = 32, tflm: false, runtime: false;
+    PAD = 34, tflm: true, runtime: true;
+    GATHER = 36, tflm: true, runtime: false;
+    TRANSPOSE = 39, tflm: true, runtime: true;
+    MEAN = 40, tflm: true, runtime: true;
+    SUB = 41, tflm: true, runtime: false;
+    DIV = 42, tflm: true, runtime: false;
+    SQUEEZE = 43, tflm: true, runtime: false;
+    UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: true;
+    STRIDED_SLICE = 45, tflm: true, runtime: true;
+    CAST = 53, tflm: true, runtime: false;
+    MAXIMUM = 55, tflm: true, runtime: false;
+    MINIMUM = 57, tflm: true, runtime: false;
+    PADV2 = 60, tflm: true, runtime: false;
+    TRANSPOSE_CONV = 67, tflm: true, runtime: false;
+    SUM = 74, tflm: true, runtime: false;
+    REDUCE_MAX = 82, tflm: true, runtime: false;
+    REDUCE_MIN = 89, tflm: true, runtime: false;
+    LEAKY_RELU = 98, tflm: true, runtime: false;
+    MIRROR_PAD = 100, tflm: true, runtime: false;
+    ADD_N = 106, tflm: true, runtime: false;
+    QUANTIZE = 114, tflm: true, runtime: true;
+    HARD_SWISH = 117, tflm: true, runtime: false;
+    IF = 118, tflm: true, runtime: false;
+    WHILE = 119, tflm: true, runtime: false;
+    CALL_ONCE = 129, tflm: true, runtime: false;
+    REDUCE_ALL = 140, tflm: true, runtime: false;
+    VAR_HANDLE = 142, tflm: true, runtime: false;
+    READ_VARIABLE = 143, tflm: true, runtime: false;
+    ASSIGN_VARIABLE = 144, tflm: true, runtime: false;
+}
+
+/// The table row for builtin `code`, if microarena knows it.
+pub const fn operator(code: i32) -> Option<&'static Operator> {
+    let mut i = 0;
+    while i < OPERATORS.len() {
+        if OPERATORS[i].code as i32 == code {
+            return Some(&OPERATORS[i]);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Name of a builtin code as the TFLite schema spells it (`builtin op` for
+/// codes the table lacks; the host side has the full schema table).
+pub const fn op_name(code: i32) -> &'static str {
+    match operator(code) {
+        Some(op) => op.name,
+        None => "builtin op",
+    }
+}
+
+/// `true` when the runtime has a kernel for the builtin `code`.
+pub const fn op_supported(code: i32) -> bool {
+    match operator(code) {
+        Some(op) => op.runtime,
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_ascending() {
+        for w in OPERATORS.windows(2) {
+            assert!(w[0].code < w[1].code, "{} before {}", w[0].name, w[1].name);
+        }
+    }
+
+    #[test]
+    fn lookups_follow_the_table() {
+        assert_eq!(op_name(i32::from(CONV_2D)), "CONV_2D");
+        assert_eq!(op_name(7), "builtin op");
+        assert_eq!(op_name(-1), "builtin op");
+        assert!(op_supported(i32::from(SVDF)));
+        assert!(!op_supported(i32::from(RELU)));
+        assert!(!op_supported(300));
+    }
+}

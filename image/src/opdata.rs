@@ -1,0 +1,62 @@
+//! The runtime's own allocations per operator: the OpData its Prepare puts
+//! in the tail and the scratch buffer it asks core to plan in the head. Core
+//! predicts the runtime's arena with these functions and the runtime sizes
+//! its allocations with them, so the two cannot drift.
+
+use crate::dtype;
+use crate::format::align4;
+use crate::opcode;
+
+/// Bytes the runtime's Prepare allocates in the tail for one operator
+/// (its OpData: requantization multipliers and activation bounds).
+///
+/// `dtype` is the operator's output type; `channels` is the number of output
+/// channels for the per-channel kernels (CONV_2D, DEPTHWISE_CONV_2D, and
+/// per-channel FULLY_CONNECTED), 1 otherwise. Every result is a multiple of
+/// [`crate::TAIL_ALIGN`], so the tail never needs padding.
+pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
+    let quantized = dtype != dtype::F32;
+    match code {
+        opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D if quantized => {
+            8 + 8 * channels
+        }
+        opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => 8,
+        opcode::ADD if quantized => 36,
+        opcode::ADD => 8,
+        opcode::MUL if quantized => 16,
+        opcode::MUL => 8,
+        opcode::AVERAGE_POOL_2D | opcode::MAX_POOL_2D => 8,
+        opcode::SOFTMAX if quantized => 12,
+        opcode::QUANTIZE => 8,
+        opcode::LOGISTIC | opcode::TANH if quantized => 16,
+        // 4 gates × (input FC, recurrent FC) × (multiplier, shift), 3 inter-gate
+        // multiplies × (multiplier, shift), quantized cell clip, cell scale power.
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,
+        // effective_scale_1 and _2 as (multiplier, shift).
+        opcode::SVDF if quantized => 16,
+        _ => 0,
+    }
+}
+
+/// Scratch bytes the runtime's Prepare requests for one operator (planned in
+/// the head by core, alive only while the op runs), as one buffer.
+///
+/// `dtype` is the output type; `a` and `b` depend on the op:
+/// * MEAN: `a` = output elements (one 32-bit accumulator each);
+/// * UNIDIRECTIONAL_SEQUENCE_LSTM: `a` = batch × state units; four gate
+///   buffers of `a` cell-state elements (int16 for int8 models, f32 for float);
+/// * SVDF: `a` = batch × filters, `b` = batch × units (32-bit each; float needs
+///   only the first).
+pub const fn op_scratch_bytes(code: u8, dtype: i8, a: u32, b: u32) -> u32 {
+    let quantized = dtype != dtype::F32;
+    match code {
+        opcode::MEAN => a.saturating_mul(4),
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
+            let cell = if quantized { 2 } else { 4 };
+            align4(a.saturating_mul(cell)).saturating_mul(4)
+        }
+        opcode::SVDF if quantized => a.saturating_add(b).saturating_mul(4),
+        opcode::SVDF => a.saturating_mul(4),
+        _ => 0,
+    }
+}
