@@ -4,7 +4,7 @@
 //! build gives identical bytes. Also picks memory.x for the target board.
 //!
 //! Model: `$MICROARENA_FIRMWARE_MODEL` (a .tflite path) if set, otherwise the
-//! generated demo model (`microarena_core::lower::testing::demo_model`).
+//! demo model written with core's builder (`microarena_core::build::example::demo_model`).
 //!
 //! Golden data: with `$MICROARENA_FIRMWARE_INPUT` and
 //! `$MICROARENA_FIRMWARE_EXPECTED` (raw little-endian files, all graph inputs
@@ -16,7 +16,8 @@ use std::path::PathBuf;
 use std::{env, fs};
 
 use microarena_core::Model;
-use microarena_core::lower::{lower, runtime_arena, testing};
+use microarena_core::build::example::{demo_model, pseudo_random_bytes};
+use microarena_core::lower::{lower, runtime_arena};
 use microarena_runtime::Interpreter;
 
 fn main() {
@@ -59,7 +60,7 @@ fn main() {
                 bytes,
             )
         }
-        None => ("demo (generated)".to_string(), testing::demo_model()),
+        None => ("demo (generated)".to_string(), demo_model()),
     };
     let model = Model::parse(&tflite).unwrap_or_else(|e| panic!("{name}: {e}"));
     let image = lower(&model).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -76,7 +77,7 @@ fn main() {
                 .get(inputs.len()..inputs.len() + dst.len())
                 .unwrap_or_else(|| panic!("MICROARENA_FIRMWARE_INPUT is too short for input {i}"))
                 .to_vec(),
-            None => testing::bytes(0x5eed + i as u32, dst.len()),
+            None => pseudo_random_bytes(0x5eed + i as u32, dst.len()),
         };
         dst.copy_from_slice(&data);
         inputs.extend_from_slice(&data);

@@ -1,13 +1,200 @@
 //! Kernel unit tests against hand-computed values, plus the interpreter's
 //! error paths (arena too small, allocation during invoke, unsupported op).
-//! Models are built in memory with `microarena_core::lower::testing`.
+//! Models are written in memory with core's `ModelBuilder`, from the small
+//! tensor/op descriptions below.
 
 use microarena_core::Model;
-use microarena_core::lower::testing::{OpSpec, OptSpec, TensorSpec, build, demo_model};
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::build::example::{demo_model, pseudo_random_bytes};
 use microarena_core::lower::{LowerError, lower, runtime_arena};
 use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{
+    Activation, BuiltinOp, ConvOptions, OpOptions, Padding, PoolOptions, StridedSliceOptions,
+};
 use microarena_image as rl;
 use microarena_runtime::{Error, Interpreter};
+
+/// One tensor of a test model, as data (so a test can tweak a field).
+#[derive(Debug, Clone)]
+struct TensorSpec {
+    shape: Vec<i32>,
+    dtype: DType,
+    /// Constant data (little-endian), `None` for activations.
+    data: Option<Vec<u8>>,
+    /// Scales (empty: not quantized).
+    scales: Vec<f32>,
+    zero_points: Vec<i64>,
+    quantized_dimension: i32,
+}
+
+impl TensorSpec {
+    /// An activation (quantized unless float).
+    fn act(shape: &[i32], dtype: DType, scale: f32, zero_point: i64) -> TensorSpec {
+        let quantized = dtype != DType::F32;
+        TensorSpec {
+            shape: shape.into(),
+            dtype,
+            data: None,
+            scales: if quantized { vec![scale] } else { vec![] },
+            zero_points: if quantized { vec![zero_point] } else { vec![] },
+            quantized_dimension: 0,
+        }
+    }
+
+    /// A constant.
+    fn constant(
+        shape: &[i32],
+        dtype: DType,
+        data: Vec<u8>,
+        scales: &[f32],
+        zero_points: &[i64],
+    ) -> TensorSpec {
+        TensorSpec {
+            shape: shape.into(),
+            dtype,
+            data: Some(data),
+            scales: scales.into(),
+            zero_points: zero_points.into(),
+            quantized_dimension: 0,
+        }
+    }
+
+    /// A constant int32 tensor (shapes, axes, paddings, biases).
+    fn i32s(shape: &[i32], values: &[i32], scales: &[f32]) -> TensorSpec {
+        let data = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        TensorSpec::constant(shape, DType::I32, data, scales, &vec![0; scales.len()])
+    }
+}
+
+/// Builtin options of a test operator (activations as schema codes).
+#[derive(Debug, Clone, Copy)]
+enum OptSpec {
+    None,
+    Conv {
+        padding_valid: bool,
+        stride: i32,
+        activation: i8,
+    },
+    Pool {
+        padding_valid: bool,
+        stride: i32,
+        filter: i32,
+        activation: i8,
+    },
+    Softmax {
+        beta: f32,
+    },
+    Concatenation {
+        axis: i32,
+    },
+    Reducer {
+        keep_dims: bool,
+    },
+    Add {
+        activation: i8,
+    },
+    Mul {
+        activation: i8,
+    },
+    StridedSlice {
+        begin_mask: i32,
+        end_mask: i32,
+        shrink_axis_mask: i32,
+    },
+}
+
+impl OptSpec {
+    fn options(self) -> OpOptions {
+        let padding = |valid: bool| if valid { Padding::Valid } else { Padding::Same };
+        let act = |code: i8| match code {
+            0 => Activation::None,
+            1 => Activation::Relu,
+            2 => Activation::ReluN1To1,
+            3 => Activation::Relu6,
+            other => panic!("activation code {other} is not used by these tests"),
+        };
+        match self {
+            OptSpec::None => OpOptions::None,
+            OptSpec::Conv {
+                padding_valid,
+                stride,
+                activation,
+            } => OpOptions::Conv(ConvOptions {
+                padding: padding(padding_valid),
+                stride_w: stride,
+                stride_h: stride,
+                dilation_w: 1,
+                dilation_h: 1,
+                depth_multiplier: 1,
+                activation: act(activation),
+            }),
+            OptSpec::Pool {
+                padding_valid,
+                stride,
+                filter,
+                activation,
+            } => OpOptions::Pool(PoolOptions {
+                padding: padding(padding_valid),
+                stride_w: stride,
+                stride_h: stride,
+                filter_w: filter,
+                filter_h: filter,
+                activation: act(activation),
+            }),
+            OptSpec::Softmax { beta } => OpOptions::Softmax { beta },
+            OptSpec::Concatenation { axis } => OpOptions::Concatenation {
+                axis,
+                activation: Activation::None,
+            },
+            OptSpec::Reducer { keep_dims } => OpOptions::Reducer { keep_dims },
+            OptSpec::Add { activation } | OptSpec::Mul { activation } => OpOptions::Elementwise {
+                activation: act(activation),
+                pot_scale_int16: false,
+            },
+            OptSpec::StridedSlice {
+                begin_mask,
+                end_mask,
+                shrink_axis_mask,
+            } => OpOptions::StridedSlice(StridedSliceOptions {
+                begin_mask,
+                end_mask,
+                shrink_axis_mask,
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+/// One operator of a test model.
+#[derive(Debug, Clone)]
+struct OpSpec {
+    opcode: i32,
+    inputs: Vec<i32>,
+    outputs: Vec<i32>,
+    options: OptSpec,
+}
+
+/// Writes a one-subgraph model with core's `ModelBuilder`.
+fn build(tensors: &[TensorSpec], ops: &[OpSpec], inputs: &[i32], outputs: &[i32]) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    for (i, t) in tensors.iter().enumerate() {
+        let mut h = b.tensor(g, &format!("t{i}"), &t.shape, t.dtype);
+        if let Some(d) = &t.data {
+            h = h.data(d);
+        }
+        if !t.scales.is_empty() {
+            h = h.quant_per_channel(&t.scales, &t.zero_points, t.quantized_dimension);
+        }
+        h.id();
+    }
+    for op in ops {
+        b.op(g, BuiltinOp(op.opcode), &op.inputs, &op.outputs)
+            .options(op.options.options());
+    }
+    b.inputs(g, inputs).outputs(g, outputs);
+    b.build().expect("a valid test model")
+}
 
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -902,7 +1089,7 @@ fn demo_model_runs_and_matches_prediction() {
     let (image, total) = demo_image();
     let mut arena = vec![0u8; total as usize];
     let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
-    let input = microarena_core::lower::testing::bytes(42, 256);
+    let input = pseudo_random_bytes(42, 256);
     it.input_mut(0).expect("input").copy_from_slice(&input);
     it.invoke().expect("invoke");
     let out = to_i8(it.output(0).expect("output"));

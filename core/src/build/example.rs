@@ -310,6 +310,84 @@ pub fn branchy_float() -> Vec<u8> {
     b.finish()
 }
 
+/// `n` deterministic pseudo-random bytes (xorshift32 from `seed`, top byte
+/// of each state), for weights and inputs that must never change.
+pub fn pseudo_random_bytes(seed: u32, n: usize) -> Vec<u8> {
+    let mut rng = XorShift(seed.max(1));
+    (0..n).map(|_| (rng.next() >> 24) as u8).collect()
+}
+
+/// The runtime's demo model (firmware, runtime tests): int8 CONV_2D (3×3,
+/// 8 ch, stride 2, ReLU) → DEPTHWISE_CONV_2D (3×3, ReLU6) → AVERAGE_POOL_2D
+/// → RESHAPE → FULLY_CONNECTED (4 classes) → SOFTMAX, on a 16×16×1 input,
+/// with deterministic weights. Every op has a runtime kernel.
+pub fn demo_model() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let bias = |b: &mut ModelBuilder, name: &str, n: usize, seed: u32, scale: f32| {
+        let v: Vec<i32> = pseudo_random_bytes(seed, n)
+            .iter()
+            .map(|&x| i32::from(x as i8) * 16)
+            .collect();
+        b.tensor(g, name, &[n as i32], DType::I32)
+            .data_i32(&v)
+            .quant_per_channel(&alloc::vec![scale; n], &alloc::vec![0; n], 0)
+            .id()
+    };
+    let act = |b: &mut ModelBuilder, name: &str, shape: &[i32], scale: f32, zp: i64| {
+        b.tensor(g, name, shape, DType::I8).quant(scale, zp).id()
+    };
+    let input = act(&mut b, "input", &[1, 16, 16, 1], 0.05, -3);
+    let conv_scales: Vec<f32> = (0..8).map(|c| 0.01 + 0.002 * c as f32).collect();
+    let conv_w = b
+        .tensor(g, "conv_w", &[8, 3, 3, 1], DType::I8)
+        .data(&pseudo_random_bytes(7, 72))
+        .quant_per_channel(&conv_scales, &[0; 8], 0)
+        .id();
+    let conv_b = bias(&mut b, "conv_b", 8, 13, 0.0005);
+    let conv = act(&mut b, "conv", &[1, 8, 8, 8], 0.04, -128);
+    let dw_scales: Vec<f32> = (0..8).map(|c| 0.02 + 0.001 * c as f32).collect();
+    let dw_w = b
+        .tensor(g, "dw_w", &[1, 3, 3, 8], DType::I8)
+        .data(&pseudo_random_bytes(11, 72))
+        .quant_per_channel(&dw_scales, &[0; 8], 3)
+        .id();
+    let dw_b = bias(&mut b, "dw_b", 8, 17, 0.0008);
+    let dw = act(&mut b, "dw", &[1, 8, 8, 8], 0.06, -128);
+    let pool = act(&mut b, "pool", &[1, 1, 1, 8], 0.06, -128);
+    let shape = b
+        .tensor(g, "shape", &[2], DType::I32)
+        .data_i32(&[1, 8])
+        .id();
+    let flat = act(&mut b, "flat", &[1, 8], 0.06, -128);
+    let fc_w = b
+        .tensor(g, "fc_w", &[4, 8], DType::I8)
+        .data(&pseudo_random_bytes(19, 32))
+        .quant(0.015, 0)
+        .id();
+    let fc_b = bias(&mut b, "fc_b", 4, 23, 0.0009);
+    let logits = act(&mut b, "logits", &[1, 4], 0.25, 0);
+    let probs = act(&mut b, "probs", &[1, 4], 1.0 / 256.0, -128);
+    b.op(g, BuiltinOp::CONV_2D, &[input, conv_w, conv_b], &[conv])
+        .conv_options(Padding::Same, 2, 2, Activation::Relu);
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[conv, dw_w, dw_b], &[dw])
+        .depthwise_options(Padding::Same, 1, 1, 1, Activation::Relu6);
+    b.op(g, BuiltinOp::AVERAGE_POOL_2D, &[dw], &[pool])
+        .pool_options(Padding::Valid, (8, 8), (8, 8), Activation::None);
+    b.op(g, BuiltinOp::RESHAPE, &[pool, shape], &[flat]);
+    b.op(
+        g,
+        BuiltinOp::FULLY_CONNECTED,
+        &[flat, fc_w, fc_b],
+        &[logits],
+    )
+    .fc_options(Activation::None, false);
+    b.op(g, BuiltinOp::SOFTMAX, &[logits], &[probs])
+        .softmax_options(1.0);
+    b.inputs(g, &[input]).outputs(g, &[probs]);
+    b.finish()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(

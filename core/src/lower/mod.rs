@@ -18,8 +18,6 @@ mod error;
 mod params;
 mod writer;
 
-pub mod testing;
-
 pub use arena::{RuntimeArena, runtime_arena};
 pub use error::LowerError;
 pub use writer::lower;
@@ -28,10 +26,23 @@ pub use writer::lower;
 mod tests {
     use microarena_image as rl;
 
-    use super::testing::{OpSpec, OptSpec, TensorSpec, build, demo_model};
     use super::*;
     use crate::Model;
+    use crate::build::builder::ModelBuilder;
+    use crate::build::example::demo_model;
     use crate::read::dtype::DType;
+    use crate::read::ops::BuiltinOp;
+
+    /// A one-op float model: tensor 0 (`in_shape`) → `op` → tensor 1 ([4]).
+    fn one_op(op: BuiltinOp, in_shape: &[i32]) -> std::vec::Vec<u8> {
+        let mut b = ModelBuilder::new();
+        let g = b.subgraph();
+        let x = b.tensor(g, "x", in_shape, DType::F32).id();
+        let y = b.tensor(g, "y", &[4], DType::F32).id();
+        b.op(g, op, &[x], &[y]);
+        b.inputs(g, &[x]).outputs(g, &[y]);
+        b.build().expect("valid model")
+    }
 
     fn word(img: &[u8], at: usize) -> u32 {
         u32::from_le_bytes([img[at], img[at + 1], img[at + 2], img[at + 3]])
@@ -62,17 +73,7 @@ mod tests {
 
     #[test]
     fn unsupported_ops_and_tensors_are_named() {
-        let t = std::vec![
-            TensorSpec::act(&[4], DType::F32, 0.0, 0),
-            TensorSpec::act(&[4], DType::F32, 0.0, 0)
-        ];
-        let relu = OpSpec {
-            opcode: 19,
-            inputs: std::vec![0],
-            outputs: std::vec![1],
-            options: OptSpec::None,
-        };
-        let bytes = build(&t, &[relu], &[0], &[1]);
+        let bytes = one_op(BuiltinOp::RELU, &[4]);
         let model = Model::parse(&bytes).expect("parse");
         let err = lower(&model).expect_err("no RELU kernel");
         assert_eq!(
@@ -81,17 +82,7 @@ mod tests {
         );
         assert!(runtime_arena(&model).is_err());
 
-        let t = std::vec![
-            TensorSpec::act(&[-1, 4], DType::F32, 0.0, 0),
-            TensorSpec::act(&[4], DType::F32, 0.0, 0)
-        ];
-        let q = OpSpec {
-            opcode: 22,
-            inputs: std::vec![0],
-            outputs: std::vec![1],
-            options: OptSpec::None,
-        };
-        let bytes = build(&t, &[q], &[0], &[1]);
+        let bytes = one_op(BuiltinOp::RESHAPE, &[-1, 4]);
         let model = Model::parse(&bytes).expect("parse");
         assert!(matches!(
             lower(&model),
