@@ -20,6 +20,7 @@ mod writer;
 
 pub use arena::{RuntimeArena, runtime_arena};
 pub use error::LowerError;
+pub use params::lowered_opcodes;
 pub use writer::lower;
 
 #[cfg(test)]

@@ -45,235 +45,300 @@ fn const_i32s(model: &Model<'_>, t: Option<usize>) -> Option<Vec<i32>> {
     )
 }
 
-/// The parameter words of `op` (all zero for ops without parameters), or
-/// why the runtime cannot run it.
-pub(super) fn op_params(model: &Model<'_>, op: &Operator<'_>) -> Result<Words, String> {
-    let sg = model.main();
-    let tensor = |i: usize| -> Result<&Tensor<'_>, String> {
-        op.input(i)
-            .and_then(|t| sg.tensors.get(t))
+/// An operator being lowered, with its tensors.
+pub(super) struct OpView<'m, 'a> {
+    model: &'a Model<'m>,
+    op: &'a Operator<'m>,
+    output: &'a Tensor<'m>,
+}
+
+impl<'m, 'a> OpView<'m, 'a> {
+    fn code(&self) -> u8 {
+        self.op.opcode.0 as u8
+    }
+
+    fn input(&self, i: usize) -> Result<&'a Tensor<'m>, String> {
+        self.op
+            .input(i)
+            .and_then(|t| self.model.main().tensors.get(t))
             .ok_or_else(|| format!("input {i} is missing"))
-    };
-    let output = op
-        .output(0)
-        .and_then(|t| sg.tensors.get(t))
-        .ok_or("output is missing")?;
+    }
+}
+
+/// Lowers one operator's parameters.
+type LowerFn = fn(&OpView<'_, '_>) -> Result<Words, String>;
+
+/// How core lowers every operator the runtime runs, keyed by the image
+/// crate's operator table (its `runtime` flag); ops whose kernels need no
+/// parameters lower to zero words. The runtime's `tests/operators.rs`
+/// checks this list against the table and the runtime's kernel registry.
+const LOWERINGS: &[(u8, LowerFn)] = &[
+    (opcode::ADD, no_params),
+    (opcode::AVERAGE_POOL_2D, window),
+    (opcode::CONCATENATION, concatenation),
+    (opcode::CONV_2D, window),
+    (opcode::DEPTHWISE_CONV_2D, window),
+    (opcode::DEQUANTIZE, no_params),
+    (opcode::FULLY_CONNECTED, no_params),
+    (opcode::LOGISTIC, no_params),
+    (opcode::MAX_POOL_2D, window),
+    (opcode::MUL, no_params),
+    (opcode::RESHAPE, no_params),
+    (opcode::SOFTMAX, softmax),
+    (opcode::SVDF, svdf),
+    (opcode::TANH, no_params),
+    (opcode::PAD, pad),
+    (opcode::TRANSPOSE, transpose),
+    (opcode::MEAN, mean),
+    (opcode::UNIDIRECTIONAL_SEQUENCE_LSTM, lstm),
+    (opcode::STRIDED_SLICE, strided_slice),
+    (opcode::QUANTIZE, no_params),
+];
+
+/// The builtin codes core can lower for the runtime.
+pub fn lowered_opcodes() -> impl Iterator<Item = u8> {
+    LOWERINGS.iter().map(|&(code, _)| code)
+}
+
+/// The parameter words of `op`, whose output is `output`, or why the runtime
+/// cannot run it.
+pub(super) fn op_params(
+    model: &Model<'_>,
+    op: &Operator<'_>,
+    output: &Tensor<'_>,
+) -> Result<Words, String> {
     let code = op.opcode.0 as u8;
-    let words = match code {
-        opcode::CONV_2D
-        | opcode::DEPTHWISE_CONV_2D
-        | opcode::AVERAGE_POOL_2D
-        | opcode::MAX_POOL_2D => {
-            let input = tensor(0)?;
-            if input.shape.len() != 4 || output.shape.len() != 4 {
-                return Err("input and output must be 4-D (NHWC)".into());
+    let lower = LOWERINGS
+        .iter()
+        .find(|&&(c, _)| i32::from(c) == op.opcode.0)
+        .map(|&(_, f)| f)
+        .ok_or_else(|| format!("core has no lowering for builtin {code} (a microarena bug)"))?;
+    lower(&OpView { model, op, output })
+}
+
+/// Ops whose kernels read everything from their tensors.
+fn no_params(_: &OpView<'_, '_>) -> Result<Words, String> {
+    Ok([0; rl::OP_PARAMS])
+}
+
+/// CONV_2D, DEPTHWISE_CONV_2D and the pools: the window, checked against
+/// the tensors (the output size must follow from it).
+fn window(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let input = v.input(0)?;
+    if input.shape.len() != 4 || v.output.shape.len() != 4 {
+        return Err("input and output must be 4-D (NHWC)".into());
+    }
+    let (ih, iw) = (input.shape[1], input.shape[2]);
+    let (padding, sw, sh, dw, dh, fw, fh, mult) = match (&v.op.options, v.code()) {
+        (OpOptions::Conv(c), opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D) => {
+            let f = v.input(1)?;
+            if f.shape.len() != 4 {
+                return Err("filter must be 4-D".into());
             }
-            let (ih, iw) = (input.shape[1], input.shape[2]);
-            let (padding, sw, sh, dw, dh, fw, fh, mult) = match (&op.options, code) {
-                (OpOptions::Conv(c), opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D) => {
-                    let f = tensor(1)?;
-                    if f.shape.len() != 4 {
-                        return Err("filter must be 4-D".into());
-                    }
-                    (
-                        c.padding,
-                        c.stride_w,
-                        c.stride_h,
-                        c.dilation_w,
-                        c.dilation_h,
-                        f.shape[2],
-                        f.shape[1],
-                        c.depth_multiplier,
-                    )
-                }
-                (OpOptions::Pool(o), _) => (
-                    o.padding, o.stride_w, o.stride_h, 1, 1, o.filter_w, o.filter_h, 1,
-                ),
-                _ => return Err("options are missing".into()),
-            };
-            if sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0 || fw <= 0 || fh <= 0 {
-                return Err("strides, dilations and filter sizes must be positive".into());
-            }
-            let oh = out_size(padding, ih, fh, sh, dh);
-            let ow = out_size(padding, iw, fw, sw, dw);
-            if oh != output.shape[1] || ow != output.shape[2] {
-                return Err(format!(
-                    "output shape {:?} does not match the computed {oh}x{ow}",
-                    output.shape
-                ));
-            }
-            // Both fit i32: the output size matched the model's shape above.
-            let pad = |image: i32, filter: i32, stride: i32, dilation: i32, out: i32| {
-                geometry::padding_before(
-                    image.into(),
-                    filter.into(),
-                    stride.into(),
-                    dilation.into(),
-                    out.into(),
-                )
-                .min(i64::from(i32::MAX)) as i32
-            };
-            WindowParams {
-                pad_w: pad(iw, fw, sw, dw, ow),
-                pad_h: pad(ih, fh, sh, dh, oh),
-                stride_w: sw,
-                stride_h: sh,
-                dilation_w: dw,
-                dilation_h: dh,
-                filter_w: fw,
-                filter_h: fh,
-                depth_multiplier: mult,
-            }
-            .to_words()
+            (
+                c.padding,
+                c.stride_w,
+                c.stride_h,
+                c.dilation_w,
+                c.dilation_h,
+                f.shape[2],
+                f.shape[1],
+                c.depth_multiplier,
+            )
         }
-        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
-            let o = match op.options {
-                OpOptions::Lstm(o) => o,
-                _ => return Err("options are missing".into()),
-            };
-            LstmParams {
-                time_major: o.time_major,
-                cell_clip: o.cell_clip,
-                proj_clip: o.proj_clip,
-            }
-            .to_words()
-        }
-        opcode::SVDF => SvdfParams {
-            rank: match op.options {
-                OpOptions::Svdf { rank, .. } => rank,
-                _ => 1,
-            },
-        }
-        .to_words(),
-        opcode::SOFTMAX => {
-            let beta = match op.options {
-                OpOptions::Softmax { beta } => beta,
-                _ => 1.0,
-            };
-            SoftmaxParams { beta }.to_words()
-        }
-        opcode::CONCATENATION => {
-            let axis = match op.options {
-                OpOptions::Concatenation { axis, .. } => axis,
-                _ => 0,
-            };
-            let rank = output.shape.len() as i32;
-            let a = if axis < 0 { axis + rank } else { axis };
-            if a < 0 || a >= rank {
-                return Err(format!("axis {axis} is out of range"));
-            }
-            ConcatParams { axis: a }.to_words()
-        }
-        opcode::STRIDED_SLICE => {
-            let o = match op.options {
-                OpOptions::StridedSlice(o) => o,
-                _ => Default::default(),
-            };
-            if o.ellipsis_mask != 0 || o.new_axis_mask != 0 || o.offset {
-                return Err("ellipsis_mask, new_axis_mask and offset are not supported".into());
-            }
-            let input = tensor(0)?;
-            let begin =
-                const_i32s(model, op.input(1)).ok_or("begin must be a constant int32 tensor")?;
-            let end =
-                const_i32s(model, op.input(2)).ok_or("end must be a constant int32 tensor")?;
-            let strides =
-                const_i32s(model, op.input(3)).ok_or("strides must be a constant int32 tensor")?;
-            let rank = input.shape.len();
-            if rank > MAX_SLICE_RANK
-                || begin.len() < rank
-                || end.len() < rank
-                || strides.len() < rank
-            {
-                return Err("rank above 5 or short begin/end/strides".into());
-            }
-            let mut p = SliceParams {
-                rank: rank as i32,
-                ..Default::default()
-            };
-            for ax in 0..rank {
-                let bit = |mask: i32| mask & (1 << ax) != 0;
-                let stride = strides[ax];
-                let SliceAxis { start, stop, .. } = slice_axis(
-                    input.shape[ax],
-                    begin[ax],
-                    end[ax],
-                    stride,
-                    bit(o.begin_mask),
-                    bit(o.end_mask),
-                    bit(o.shrink_axis_mask),
-                )
-                .ok_or("stride 0")?;
-                p.start[ax] = start;
-                p.stop[ax] = stop;
-                p.stride[ax] = stride;
-            }
-            p.to_words()
-        }
-        opcode::PAD => {
-            let input = tensor(0)?;
-            let pads =
-                const_i32s(model, op.input(1)).ok_or("paddings must be a constant int32 tensor")?;
-            let rank = input.shape.len();
-            if rank > MAX_SLICE_RANK || pads.len() != 2 * rank {
-                return Err("rank above 5 or malformed paddings".into());
-            }
-            let mut p = PadParams {
-                rank: rank as i32,
-                ..Default::default()
-            };
-            for ax in 0..rank {
-                if pads[2 * ax] < 0 || pads[2 * ax + 1] < 0 {
-                    return Err("negative padding".into());
-                }
-                p.before[ax] = pads[2 * ax];
-                p.after[ax] = pads[2 * ax + 1];
-            }
-            p.to_words()
-        }
-        opcode::TRANSPOSE => {
-            let input = tensor(0)?;
-            let perm =
-                const_i32s(model, op.input(1)).ok_or("perm must be a constant int32 tensor")?;
-            let rank = input.shape.len();
-            if rank > MAX_TRANSPOSE_RANK || perm.len() != rank {
-                return Err("rank above 6 or malformed perm".into());
-            }
-            let mut p = TransposeParams {
-                rank: rank as i32,
-                ..Default::default()
-            };
-            let mut seen = 0u32;
-            for (i, &a) in perm.iter().enumerate() {
-                let a = if a < 0 { a + rank as i32 } else { a };
-                if a < 0 || a >= rank as i32 || seen & (1 << a) != 0 {
-                    return Err("perm is not a permutation".into());
-                }
-                seen |= 1 << a;
-                p.perm[i] = a;
-            }
-            p.to_words()
-        }
-        opcode::MEAN => {
-            let input = tensor(0)?;
-            let axes =
-                const_i32s(model, op.input(1)).ok_or("axis must be a constant int32 tensor")?;
-            let rank = input.shape.len() as i32;
-            let mut mask = 0i32;
-            for &a in &axes {
-                let a = if a < 0 { a + rank } else { a };
-                if a < 0 || a >= rank {
-                    return Err("axis out of range".into());
-                }
-                mask |= 1 << a;
-            }
-            MeanParams {
-                axis_mask: mask,
-                keep_dims: matches!(op.options, OpOptions::Reducer { keep_dims: true }),
-            }
-            .to_words()
-        }
-        _ => [0; rl::OP_PARAMS],
+        (OpOptions::Pool(o), _) => (
+            o.padding, o.stride_w, o.stride_h, 1, 1, o.filter_w, o.filter_h, 1,
+        ),
+        _ => return Err("options are missing".into()),
     };
-    Ok(words)
+    if sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0 || fw <= 0 || fh <= 0 {
+        return Err("strides, dilations and filter sizes must be positive".into());
+    }
+    let oh = out_size(padding, ih, fh, sh, dh);
+    let ow = out_size(padding, iw, fw, sw, dw);
+    if oh != v.output.shape[1] || ow != v.output.shape[2] {
+        return Err(format!(
+            "output shape {:?} does not match the computed {oh}x{ow}",
+            v.output.shape
+        ));
+    }
+    // Both fit i32: the output size matched the model's shape above.
+    let pad = |image: i32, filter: i32, stride: i32, dilation: i32, out: i32| {
+        geometry::padding_before(
+            image.into(),
+            filter.into(),
+            stride.into(),
+            dilation.into(),
+            out.into(),
+        )
+        .min(i64::from(i32::MAX)) as i32
+    };
+    Ok(WindowParams {
+        pad_w: pad(iw, fw, sw, dw, ow),
+        pad_h: pad(ih, fh, sh, dh, oh),
+        stride_w: sw,
+        stride_h: sh,
+        dilation_w: dw,
+        dilation_h: dh,
+        filter_w: fw,
+        filter_h: fh,
+        depth_multiplier: mult,
+    }
+    .to_words())
+}
+
+/// UNIDIRECTIONAL_SEQUENCE_LSTM.
+fn lstm(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let o = match v.op.options {
+        OpOptions::Lstm(o) => o,
+        _ => return Err("options are missing".into()),
+    };
+    Ok(LstmParams {
+        time_major: o.time_major,
+        cell_clip: o.cell_clip,
+        proj_clip: o.proj_clip,
+    }
+    .to_words())
+}
+
+/// SVDF.
+fn svdf(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let rank = match v.op.options {
+        OpOptions::Svdf { rank, .. } => rank,
+        _ => 1,
+    };
+    Ok(SvdfParams { rank }.to_words())
+}
+
+/// SOFTMAX.
+fn softmax(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let beta = match v.op.options {
+        OpOptions::Softmax { beta } => beta,
+        _ => 1.0,
+    };
+    Ok(SoftmaxParams { beta }.to_words())
+}
+
+/// CONCATENATION: the axis, made non-negative.
+fn concatenation(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let axis = match v.op.options {
+        OpOptions::Concatenation { axis, .. } => axis,
+        _ => 0,
+    };
+    let rank = v.output.shape.len() as i32;
+    let a = if axis < 0 { axis + rank } else { axis };
+    if a < 0 || a >= rank {
+        return Err(format!("axis {axis} is out of range"));
+    }
+    Ok(ConcatParams { axis: a }.to_words())
+}
+
+/// STRIDED_SLICE: every axis resolved from constant begin/end/strides.
+fn strided_slice(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let o = match v.op.options {
+        OpOptions::StridedSlice(o) => o,
+        _ => Default::default(),
+    };
+    if o.ellipsis_mask != 0 || o.new_axis_mask != 0 || o.offset {
+        return Err("ellipsis_mask, new_axis_mask and offset are not supported".into());
+    }
+    let input = v.input(0)?;
+    let begin =
+        const_i32s(v.model, v.op.input(1)).ok_or("begin must be a constant int32 tensor")?;
+    let end = const_i32s(v.model, v.op.input(2)).ok_or("end must be a constant int32 tensor")?;
+    let strides =
+        const_i32s(v.model, v.op.input(3)).ok_or("strides must be a constant int32 tensor")?;
+    let rank = input.shape.len();
+    if rank > MAX_SLICE_RANK || begin.len() < rank || end.len() < rank || strides.len() < rank {
+        return Err("rank above 5 or short begin/end/strides".into());
+    }
+    let mut p = SliceParams {
+        rank: rank as i32,
+        ..Default::default()
+    };
+    for ax in 0..rank {
+        let bit = |mask: i32| mask & (1 << ax) != 0;
+        let stride = strides[ax];
+        let SliceAxis { start, stop, .. } = slice_axis(
+            input.shape[ax],
+            begin[ax],
+            end[ax],
+            stride,
+            bit(o.begin_mask),
+            bit(o.end_mask),
+            bit(o.shrink_axis_mask),
+        )
+        .ok_or("stride 0")?;
+        p.start[ax] = start;
+        p.stop[ax] = stop;
+        p.stride[ax] = stride;
+    }
+    Ok(p.to_words())
+}
+
+/// PAD: constant paddings, non-negative.
+fn pad(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let input = v.input(0)?;
+    let pads =
+        const_i32s(v.model, v.op.input(1)).ok_or("paddings must be a constant int32 tensor")?;
+    let rank = input.shape.len();
+    if rank > MAX_SLICE_RANK || pads.len() != 2 * rank {
+        return Err("rank above 5 or malformed paddings".into());
+    }
+    let mut p = PadParams {
+        rank: rank as i32,
+        ..Default::default()
+    };
+    for ax in 0..rank {
+        if pads[2 * ax] < 0 || pads[2 * ax + 1] < 0 {
+            return Err("negative padding".into());
+        }
+        p.before[ax] = pads[2 * ax];
+        p.after[ax] = pads[2 * ax + 1];
+    }
+    Ok(p.to_words())
+}
+
+/// TRANSPOSE: a constant permutation.
+fn transpose(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let input = v.input(0)?;
+    let perm = const_i32s(v.model, v.op.input(1)).ok_or("perm must be a constant int32 tensor")?;
+    let rank = input.shape.len();
+    if rank > MAX_TRANSPOSE_RANK || perm.len() != rank {
+        return Err("rank above 6 or malformed perm".into());
+    }
+    let mut p = TransposeParams {
+        rank: rank as i32,
+        ..Default::default()
+    };
+    let mut seen = 0u32;
+    for (i, &a) in perm.iter().enumerate() {
+        let a = if a < 0 { a + rank as i32 } else { a };
+        if a < 0 || a >= rank as i32 || seen & (1 << a) != 0 {
+            return Err("perm is not a permutation".into());
+        }
+        seen |= 1 << a;
+        p.perm[i] = a;
+    }
+    Ok(p.to_words())
+}
+
+/// MEAN: the reduced axes as a mask.
+fn mean(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let input = v.input(0)?;
+    let axes = const_i32s(v.model, v.op.input(1)).ok_or("axis must be a constant int32 tensor")?;
+    let rank = input.shape.len() as i32;
+    let mut mask = 0i32;
+    for &a in &axes {
+        let a = if a < 0 { a + rank } else { a };
+        if a < 0 || a >= rank {
+            return Err("axis out of range".into());
+        }
+        mask |= 1 << a;
+    }
+    Ok(MeanParams {
+        axis_mask: mask,
+        keep_dims: matches!(v.op.options, OpOptions::Reducer { keep_dims: true }),
+    }
+    .to_words())
 }

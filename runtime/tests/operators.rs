@@ -1,0 +1,71 @@
+//! The operator table (`microarena_image::opcode::OPERATORS`) is the one
+//! declaration of an operator; this test fails when an op is wired in one
+//! place but not the others: the TFLite schema's name, a row in every TFLM
+//! target profile, core's parameter lowering and the runtime's kernel.
+
+use std::collections::BTreeSet;
+
+use microarena_core::lower::lowered_opcodes;
+use microarena_core::read::ops::BuiltinOp;
+use microarena_core::tflm::profile::PROFILES;
+use microarena_image::opcode::OPERATORS;
+
+fn table(select: impl Fn(&microarena_image::opcode::Operator) -> bool) -> BTreeSet<i32> {
+    OPERATORS
+        .iter()
+        .filter(|o| select(o))
+        .map(|o| i32::from(o.code))
+        .collect()
+}
+
+fn names(codes: &BTreeSet<i32>) -> Vec<String> {
+    codes
+        .iter()
+        .map(|&c| BuiltinOp(c).name().to_string())
+        .collect()
+}
+
+#[test]
+fn names_agree_with_the_schema() {
+    for o in OPERATORS {
+        assert_eq!(
+            BuiltinOp(i32::from(o.code)).name(),
+            o.name,
+            "the operator table names builtin {} differently from the TFLite schema",
+            o.code
+        );
+    }
+}
+
+#[test]
+fn every_tflm_modelled_op_has_a_row_on_every_target_and_no_other_op_has_one() {
+    let modelled = table(|o| o.tflm);
+    for p in PROFILES {
+        let rows: BTreeSet<i32> = p.kernels.iter().map(|r| r.op).collect();
+        let missing: BTreeSet<i32> = modelled.difference(&rows).copied().collect();
+        let unmarked: BTreeSet<i32> = rows.difference(&modelled).copied().collect();
+        assert!(
+            missing.is_empty(),
+            "target {}: no profile row for {:?} (marked tflm in the operator table)",
+            p.name,
+            names(&missing)
+        );
+        assert!(
+            unmarked.is_empty(),
+            "target {}: profile rows for {:?}, which the operator table does not mark tflm",
+            p.name,
+            names(&unmarked)
+        );
+    }
+}
+
+#[test]
+fn every_runtime_op_is_lowered_by_core_and_nothing_else_is() {
+    let supported = table(|o| o.runtime);
+    let lowered: BTreeSet<i32> = lowered_opcodes().map(i32::from).collect();
+    assert_eq!(
+        names(&supported),
+        names(&lowered),
+        "ops the operator table marks runtime (left) differ from those core lowers (right)"
+    );
+}
