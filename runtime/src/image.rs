@@ -1,5 +1,6 @@
 //! Zero-copy, bounds-checked reader of microarena program images.
 
+use microarena_image::params::OpParams;
 use microarena_image::{self as rl, header, op, tensor};
 
 use crate::error::Error;
@@ -87,14 +88,15 @@ pub struct OpInfo {
     pub output: u16,
     /// Scratch (offset, bytes).
     pub scratch: (usize, usize),
-    /// Precomputed parameters.
-    pub params: [i32; rl::OP_PARAMS],
+    /// Precomputed parameters, as written; read them with [`OpInfo::params`].
+    pub param_words: [i32; rl::OP_PARAMS],
 }
 
 impl OpInfo {
-    /// Parameter `i` (0 when out of range).
-    pub fn param(&self, i: usize) -> i32 {
-        self.params.get(i).copied().unwrap_or(0)
+    /// The precomputed parameters as the op's typed struct
+    /// (`microarena_image::params`), the layout core's `lower` wrote.
+    pub fn params<P: OpParams>(&self) -> P {
+        P::from_words(&self.param_words)
     }
 }
 
@@ -422,7 +424,7 @@ impl<'m> Image<'m> {
                 u32_at(rec, op::SCRATCH_OFF).unwrap_or(0) as usize,
                 u32_at(rec, op::SCRATCH_BYTES).unwrap_or(0) as usize,
             ),
-            params,
+            param_words: params,
         })
     }
 

@@ -113,6 +113,6 @@ pub use arena::{ArenaAllocator, MemoryUsage, Phase};
 pub use error::Error;
 pub use image::{Image, OpInfo, TensorInfo};
 pub use interpreter::Interpreter;
-pub use kernels::{registered_kernels, registered_opcodes};
+pub use kernels::registered_opcodes;
 /// The program image format, re-exported so a firmware needs this one dependency.
 pub use microarena_image as runtime_layout;

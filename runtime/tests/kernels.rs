@@ -1145,26 +1145,3 @@ fn float_softmax_logistic_tanh() {
         "{out:?}"
     );
 }
-
-#[test]
-fn every_registered_kernel_is_in_the_image_format_and_nothing_else() {
-    let registered: Vec<u8> = microarena_runtime::registered_opcodes().collect();
-    for code in 0..=u8::MAX {
-        assert_eq!(
-            registered.contains(&code),
-            rl::op_supported(i32::from(code)),
-            "opcode {code}: registry and runtime_layout::op_supported disagree"
-        );
-    }
-    let mut sorted = registered.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    assert_eq!(
-        sorted.len(),
-        registered.len(),
-        "an opcode is registered twice"
-    );
-    for (code, name) in microarena_runtime::registered_kernels() {
-        assert_eq!(name, rl::op_name(i32::from(code)), "opcode {code}");
-    }
-}

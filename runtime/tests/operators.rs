@@ -1,7 +1,8 @@
 //! The operator table (`microarena_image::opcode::OPERATORS`) is the one
 //! declaration of an operator; this test fails when an op is wired in one
 //! place but not the others: the TFLite schema's name, a row in every TFLM
-//! target profile, core's parameter lowering and the runtime's kernel.
+//! target profile, core's parameter lowering (`LOWERINGS`) and the runtime's
+//! kernel registry (`KERNELS`).
 
 use std::collections::BTreeSet;
 
@@ -57,6 +58,25 @@ fn every_tflm_modelled_op_has_a_row_on_every_target_and_no_other_op_has_one() {
             names(&unmarked)
         );
     }
+}
+
+#[test]
+fn every_runtime_op_has_one_kernel_and_every_kernel_is_a_runtime_op() {
+    let registered: Vec<i32> = microarena_runtime::registered_opcodes()
+        .map(i32::from)
+        .collect();
+    let kernels: BTreeSet<i32> = registered.iter().copied().collect();
+    assert_eq!(
+        kernels.len(),
+        registered.len(),
+        "an opcode is registered twice"
+    );
+    let supported = table(|o| o.runtime);
+    assert_eq!(
+        names(&supported),
+        names(&kernels),
+        "ops the operator table marks runtime (left) differ from the runtime's KERNELS (right)"
+    );
 }
 
 #[test]

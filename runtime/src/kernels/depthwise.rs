@@ -2,6 +2,7 @@
 //! `DepthwiseConv`, with a stacked-accumulator int8 path for multiplier 1.
 
 use microarena_image::dtype;
+use microarena_image::params::WindowParams;
 
 use super::bytes::{f32_at, i8_at};
 use super::context::{Ctx, OpDataWriter, Prep};
@@ -23,8 +24,9 @@ pub(crate) fn prepare(
         "tensors must be 4-D",
     )?;
     p.need(input.dim(0) == out.dim(0), "batch mismatch")?;
-    p.check(p.op.param(8) > 0, "depth multiplier must be positive")?;
-    let mult = p.op.param(8) as usize;
+    let mult = p.op.params::<WindowParams>().depth_multiplier;
+    p.check(mult > 0, "depth multiplier must be positive")?;
+    let mult = mult as usize;
     p.need(
         filter.dim(0) == 1 && filter.dim(3) == out.dim(3),
         "filter shape",
@@ -88,7 +90,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let end = Epilogue::new(c, c.input(2));
     let out = c.output_info();
     let g = Geo::with_filter(c, &input, &out, &filter);
-    let mult = c.op.param(8).max(1) as usize;
+    let mult = c.op.params::<WindowParams>().depth_multiplier.max(1) as usize;
     let float = out.dtype == dtype::F32;
     if !float && mult == 1 && g.ic == g.oc {
         depthwise_i8_m1(c, &g, x, w, &end);

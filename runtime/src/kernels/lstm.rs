@@ -6,6 +6,7 @@
 //! their address for the interpreter's life and carry over from one invoke to
 //! the next until `Interpreter::reset`.
 
+use microarena_image::params::LstmParams;
 use microarena_image::{self as rl, dtype};
 
 use super::activations::sigmoid_f32;
@@ -81,7 +82,7 @@ pub(crate) fn prepare(
         input.rank == 3 && out.rank == 3,
         "input and output must be 3-D",
     )?;
-    let time_major = p.op.param(0) != 0;
+    let time_major = p.op.params::<LstmParams>().time_major;
     let [batch, _, in_dim, state] = lstm_sizes(&input, &hidden, time_major);
     p.need(
         out.dim(0) == input.dim(0) && out.dim(1) == input.dim(1) && out.dim(2) == state,
@@ -156,7 +157,7 @@ pub(crate) fn prepare(
         words.push(m);
         words.push(s);
     }
-    let clip = f64::from(f32::from_bits(p.op.param(1) as u32));
+    let clip = f64::from(p.op.params::<LstmParams>().cell_clip);
     let q_clip = (clip / cell_scale).clamp(-32768.0, 32767.0) as i16;
     words.push(i32::from(q_clip));
     // Eval shifts the cell state into tanh's Q3.12 input by 12 + power bits
@@ -315,7 +316,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (hidden_t, hidden_range) = state_tensor(c, 18, "hidden state missing")?;
     let (_, cell_range) = state_tensor(c, 19, "cell state missing")?;
-    let time_major = c.op.param(0) != 0;
+    let time_major = c.op.params::<LstmParams>().time_major;
     let [batch, time, in_dim, state] = lstm_sizes(&input, &hidden_t, time_major);
     let float = input.dtype == dtype::F32;
     let mut w = [(&[][..], 0i32); 24];
@@ -345,7 +346,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let rows = if time_major { batch } else { 1 };
     let (outer, inner) = if time_major { (1, time) } else { (batch, time) };
     let m = rows * state;
-    let cell_clip = f32::from_bits(c.op.param(1) as u32);
+    let cell_clip = c.op.params::<LstmParams>().cell_clip;
     let mut step_no = 0usize;
     for b in 0..outer {
         for _ in 0..inner {

@@ -10,8 +10,8 @@
 //! yields 0.
 //!
 //! Adding an operator: a family file with its `prepare` and `eval`, and one
-//! [`KERNELS`] entry (plus the image format's constants in core's
-//! `runtime_layout`, which the registry test holds in step).
+//! [`KERNELS`] entry (plus its row in the image crate's operator table, which
+//! `tests/operators.rs` holds in step; ARCHITECTURE.md has the recipe).
 //!
 //! Shared plumbing the families import (never each other, except LSTM reusing
 //! the float sigmoid of `activations`): [`context`] (what a kernel sees),
@@ -55,15 +55,14 @@ type PrepareFn =
 type EvalFn = fn(&mut Ctx<'_, '_>) -> Result<(), Error>;
 
 /// How many (multiplier, shift) channels the op's OpData holds — the
-/// `channels` of `runtime_layout::op_tail_bytes`, which sizes its tail block.
+/// `channels` of `microarena_image::op_tail_bytes`, which sizes its tail block.
 type ChannelsFn = fn(&Prep<'_, '_>, &TensorInfo) -> Result<u32, Error>;
 
 /// One registered operator.
 pub(crate) struct Kernel {
-    /// Builtin code (`runtime_layout::opcode`).
+    /// Builtin code (`microarena_image::opcode`; its name and support flag
+    /// live in the image crate's operator table).
     pub opcode: u8,
-    /// The schema's name, as `runtime_layout::op_name` spells it.
-    pub name: &'static str,
     pub prepare: PrepareFn,
     pub eval: EvalFn,
     pub channels: ChannelsFn,
@@ -76,10 +75,9 @@ fn one_channel(_: &Prep<'_, '_>, _: &TensorInfo) -> Result<u32, Error> {
 }
 
 /// A kernel without per-channel OpData or state.
-const fn kernel(opcode: u8, name: &'static str, prepare: PrepareFn, eval: EvalFn) -> Kernel {
+const fn kernel(opcode: u8, prepare: PrepareFn, eval: EvalFn) -> Kernel {
     Kernel {
         opcode,
-        name,
         prepare,
         eval,
         channels: one_channel,
@@ -91,13 +89,12 @@ const fn kernel(opcode: u8, name: &'static str, prepare: PrepareFn, eval: EvalFn
 pub(crate) const KERNELS: &[Kernel] = &[
     Kernel {
         channels: epilogue::output_channels,
-        ..kernel(opcode::CONV_2D, "CONV_2D", conv::prepare, conv::eval)
+        ..kernel(opcode::CONV_2D, conv::prepare, conv::eval)
     },
     Kernel {
         channels: epilogue::output_channels,
         ..kernel(
             opcode::DEPTHWISE_CONV_2D,
-            "DEPTHWISE_CONV_2D",
             depthwise::prepare,
             depthwise::eval,
         )
@@ -106,82 +103,50 @@ pub(crate) const KERNELS: &[Kernel] = &[
         channels: fully_connected::filter_channels,
         ..kernel(
             opcode::FULLY_CONNECTED,
-            "FULLY_CONNECTED",
             fully_connected::prepare,
             fully_connected::eval,
         )
     },
-    kernel(
-        opcode::AVERAGE_POOL_2D,
-        "AVERAGE_POOL_2D",
-        pooling::prepare,
-        pooling::eval,
-    ),
-    kernel(
-        opcode::MAX_POOL_2D,
-        "MAX_POOL_2D",
-        pooling::prepare,
-        pooling::eval,
-    ),
-    kernel(opcode::ADD, "ADD", elementwise::prepare, elementwise::eval),
-    kernel(opcode::MUL, "MUL", elementwise::prepare, elementwise::eval),
-    kernel(
-        opcode::LOGISTIC,
-        "LOGISTIC",
-        activations::prepare,
-        activations::eval,
-    ),
-    kernel(
-        opcode::TANH,
-        "TANH",
-        activations::prepare,
-        activations::eval,
-    ),
-    kernel(opcode::SOFTMAX, "SOFTMAX", softmax::prepare, softmax::eval),
+    kernel(opcode::AVERAGE_POOL_2D, pooling::prepare, pooling::eval),
+    kernel(opcode::MAX_POOL_2D, pooling::prepare, pooling::eval),
+    kernel(opcode::ADD, elementwise::prepare, elementwise::eval),
+    kernel(opcode::MUL, elementwise::prepare, elementwise::eval),
+    kernel(opcode::LOGISTIC, activations::prepare, activations::eval),
+    kernel(opcode::TANH, activations::prepare, activations::eval),
+    kernel(opcode::SOFTMAX, softmax::prepare, softmax::eval),
     kernel(
         opcode::QUANTIZE,
-        "QUANTIZE",
         quantize::prepare_quantize,
         quantize::quantize,
     ),
     kernel(
         opcode::DEQUANTIZE,
-        "DEQUANTIZE",
         quantize::prepare_dequantize,
         quantize::dequantize,
     ),
-    kernel(
-        opcode::RESHAPE,
-        "RESHAPE",
-        shape::prepare_reshape,
-        shape::reshape,
-    ),
-    kernel(opcode::PAD, "PAD", shape::prepare_pad, shape::pad),
+    kernel(opcode::RESHAPE, shape::prepare_reshape, shape::reshape),
+    kernel(opcode::PAD, shape::prepare_pad, shape::pad),
     kernel(
         opcode::TRANSPOSE,
-        "TRANSPOSE",
         shape::prepare_transpose,
         shape::transpose,
     ),
     kernel(
         opcode::CONCATENATION,
-        "CONCATENATION",
         shape::prepare_concatenation,
         shape::concatenation,
     ),
     kernel(
         opcode::STRIDED_SLICE,
-        "STRIDED_SLICE",
         shape::prepare_strided_slice,
         shape::strided_slice,
     ),
-    kernel(opcode::MEAN, "MEAN", reductions::prepare, reductions::eval),
+    kernel(opcode::MEAN, reductions::prepare, reductions::eval),
     Kernel {
         // Hidden state and cell state.
         state_inputs: &[18, 19],
         ..kernel(
             opcode::UNIDIRECTIONAL_SEQUENCE_LSTM,
-            "UNIDIRECTIONAL_SEQUENCE_LSTM",
             lstm::prepare,
             lstm::eval,
         )
@@ -189,7 +154,7 @@ pub(crate) const KERNELS: &[Kernel] = &[
     Kernel {
         // Activation state.
         state_inputs: &[4],
-        ..kernel(opcode::SVDF, "SVDF", svdf::prepare, svdf::eval)
+        ..kernel(opcode::SVDF, svdf::prepare, svdf::eval)
     },
 ];
 
@@ -236,13 +201,7 @@ pub fn registered_opcodes() -> impl Iterator<Item = u8> {
     KERNELS.iter().map(|k| k.opcode)
 }
 
-/// Every registered kernel as (builtin code, schema name), in registry order,
-/// for checking the registry against an operator table.
-pub fn registered_kernels() -> impl Iterator<Item = (u8, &'static str)> {
-    KERNELS.iter().map(|k| (k.opcode, k.name))
-}
-
-/// Bytes of the op's OpData block in the tail: `runtime_layout::op_tail_bytes`
+/// Bytes of the op's OpData block in the tail: `microarena_image::op_tail_bytes`
 /// with the kernel's channel count, shared by Prepare and Invoke.
 fn opdata_bytes(kernel: &Kernel, p: &Prep<'_, '_>, out: &TensorInfo) -> Result<usize, Error> {
     let channels = (kernel.channels)(p, out)?;
@@ -320,7 +279,7 @@ pub(crate) fn prepare(
     )?;
     (kernel.prepare)(&p, &out, &mut words, alloc)?;
     if words.len() * 4 != want {
-        return Err(p.err("OpData size differs from runtime_layout (runtime bug)"));
+        return Err(p.err("OpData size differs from microarena_image::op_tail_bytes (runtime bug)"));
     }
     Ok(())
 }
@@ -351,7 +310,6 @@ mod tests {
             );
             if let Some(k) = kernel {
                 assert_eq!(k.opcode, code);
-                assert_eq!(k.name, rl::op_name(i32::from(code)), "opcode {code}");
             }
         }
         assert_eq!(registered_opcodes().count(), KERNELS.len());

@@ -1,6 +1,7 @@
 //! MEAN: int8 over the spatial axes (TFLM's `reference_integer_ops::Mean`)
 //! and float32 over any axes, accumulating in a planned scratch buffer.
 
+use microarena_image::params::MeanParams;
 use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8};
@@ -20,8 +21,10 @@ pub(crate) fn prepare(
     let input = p.input(0)?;
     same_element_size(p, &input, out)?;
     p.need(input.dtype == out.dtype && (q || f), "only int8 or float32")?;
-    let mask = p.op.param(0);
-    let keep = p.op.param(1) != 0;
+    let MeanParams {
+        axis_mask: mask,
+        keep_dims: keep,
+    } = p.op.params();
     p.check(
         mask >= 0 && mask >> input.rank == 0,
         "reduction axes outside the input's rank",
@@ -47,7 +50,7 @@ pub(crate) fn prepare(
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let out = c.output_info();
-    let mask = c.op.param(0);
+    let mask = c.op.params::<MeanParams>().axis_mask;
     if out.dtype == dtype::I8 {
         // reference_integer_ops::Mean, 4-D over axes 1 and 2.
         let (b, h, w, d) = (input.dim(0), input.dim(1), input.dim(2), input.dim(3));

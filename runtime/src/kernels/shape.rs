@@ -4,6 +4,9 @@
 //! up to 5 values per group), so Eval's loops stay within the tensors.
 
 use microarena_image::geometry;
+use microarena_image::params::{
+    ConcatParams, MAX_SLICE_RANK, PadParams, SliceParams, TransposeParams,
+};
 use microarena_image::{self as rl, dtype};
 
 use super::bytes::copy;
@@ -37,11 +40,12 @@ pub(crate) fn prepare_pad(
     let input = p.input(0)?;
     same_element_size(p, &input, out)?;
     // Parameters: rank, then 5 "before" and 5 "after" paddings.
-    let rank = p.op.param(0).max(0) as usize;
+    let pads: PadParams = p.op.params();
+    let rank = pads.rank.max(0) as usize;
     p.need(rank == input.rank && rank == out.rank, "rank")?;
-    p.check(rank <= 5, "PAD rank above 5")?;
+    p.check(rank <= MAX_SLICE_RANK, "PAD rank above 5")?;
     for k in 0..rank {
-        let (before, after) = (p.op.param(1 + k), p.op.param(6 + k));
+        let (before, after) = (axis_word(&pads.before, k), axis_word(&pads.after, k));
         p.check(before >= 0 && after >= 0, "negative padding")?;
         let want = input
             .dim(k)
@@ -58,6 +62,7 @@ pub(crate) fn pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let e = elem_size(&out);
     let is = strides(&input);
     let rank = out.rank;
+    let pads: PadParams = c.op.params();
     let pad_byte = if out.dtype == dtype::I8 {
         out.zero_point as i8 as u8
     } else {
@@ -71,7 +76,7 @@ pub(crate) fn pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             let d = out.dim(k).max(1);
             let coord = rem % d;
             rem /= d;
-            let before = c.op.param(1 + k).max(0) as usize;
+            let before = axis_word(&pads.before, k).max(0) as usize;
             if coord < before || coord >= before + input.dim(k) {
                 inside = false;
             } else {
@@ -95,11 +100,12 @@ pub(crate) fn prepare_transpose(
 ) -> Result<(), Error> {
     let input = p.input(0)?;
     same_element_size(p, &input, out)?;
-    let rank = p.op.param(0).max(0) as usize;
+    let perm: TransposeParams = p.op.params();
+    let rank = perm.rank.max(0) as usize;
     p.need(rank == input.rank && rank == out.rank, "rank")?;
     let mut seen = 0u32;
     for k in 0..rank {
-        let axis = p.op.param(1 + k);
+        let axis = axis_word(&perm.perm, k);
         p.check(
             (0..rank as i32).contains(&axis) && seen & (1 << axis) == 0,
             "perm is not a permutation of the input's axes",
@@ -116,6 +122,7 @@ pub(crate) fn transpose(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let e = elem_size(&out);
     let is = strides(&input);
     let rank = out.rank;
+    let perm: TransposeParams = c.op.params();
     for i in 0..out.elements() {
         let mut rem = i;
         let mut src = 0usize;
@@ -123,7 +130,7 @@ pub(crate) fn transpose(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             let d = out.dim(k).max(1);
             let coord = rem % d;
             rem /= d;
-            let axis = c.op.param(1 + k).max(0) as usize;
+            let axis = axis_word(&perm.perm, k).max(0) as usize;
             src += coord * is.get(axis).copied().unwrap_or(0);
         }
         copy_elem(c.out, i, x, src, e);
@@ -139,7 +146,7 @@ pub(crate) fn prepare_concatenation(
 ) -> Result<(), Error> {
     let input = p.input(0)?;
     same_element_size(p, &input, out)?;
-    let axis = p.op.param(0).max(0) as usize;
+    let axis = p.op.params::<ConcatParams>().axis.max(0) as usize;
     p.need(axis < out.rank, "axis")?;
     let mut total = 0usize;
     for k in 0..p.op.n_inputs {
@@ -166,7 +173,7 @@ pub(crate) fn prepare_concatenation(
 
 pub(crate) fn concatenation(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
-    let axis = c.op.param(0).max(0) as usize;
+    let axis = c.op.params::<ConcatParams>().axis.max(0) as usize;
     let e = elem_size(&out);
     let outer: usize = (0..axis).map(|k| out.dim(k)).product();
     let mut at = 0usize;
@@ -195,11 +202,16 @@ pub(crate) fn prepare_strided_slice(
     let input = p.input(0)?;
     same_element_size(p, &input, out)?;
     // Parameters: rank, then 5 starts, 5 stops, 5 strides.
-    let rank = p.op.param(0).max(0) as usize;
-    p.need(rank == input.rank && rank <= 5, "rank")?;
+    let s: SliceParams = p.op.params();
+    let rank = s.rank.max(0) as usize;
+    p.need(rank == input.rank && rank <= MAX_SLICE_RANK, "rank")?;
     let mut n = 1usize;
     for k in 0..rank {
-        let (start, stop, stride) = (p.op.param(1 + k), p.op.param(6 + k), p.op.param(11 + k));
+        let (start, stop, stride) = (
+            axis_word(&s.start, k),
+            axis_word(&s.stop, k),
+            axis_word(&s.stride, k),
+        );
         p.check(stride != 0, "slice stride 0")?;
         let count = slice_len(start, stop, stride);
         if count > 0 {
@@ -222,10 +234,15 @@ pub(crate) fn strided_slice(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     let e = elem_size(&out);
     let is = strides(&input);
-    let rank = c.op.param(0).clamp(0, 5) as usize;
-    let mut counts = [1usize; 5];
+    let s: SliceParams = c.op.params();
+    let rank = s.rank.clamp(0, MAX_SLICE_RANK as i32) as usize;
+    let mut counts = [1usize; MAX_SLICE_RANK];
     for (k, n) in counts.iter_mut().enumerate().take(rank) {
-        *n = slice_len(c.op.param(1 + k), c.op.param(6 + k), c.op.param(11 + k));
+        *n = slice_len(
+            axis_word(&s.start, k),
+            axis_word(&s.stop, k),
+            axis_word(&s.stride, k),
+        );
     }
     let total: usize = counts.iter().product();
     for i in 0..total {
@@ -235,12 +252,19 @@ pub(crate) fn strided_slice(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             let n = counts.get(k).copied().unwrap_or(1).max(1);
             let step = (rem % n) as i64;
             rem /= n;
-            let coord = i64::from(c.op.param(1 + k)) + step * i64::from(c.op.param(11 + k));
+            let coord =
+                i64::from(axis_word(&s.start, k)) + step * i64::from(axis_word(&s.stride, k));
             src += coord * is.get(k).copied().unwrap_or(0) as i64;
         }
         copy_elem(c.out, i, x, src.max(0) as usize, e);
     }
     Ok(())
+}
+
+/// Axis `k` of a per-axis parameter array (0 past its end; Prepare bounds
+/// every rank it loops over, so Eval never gets there).
+fn axis_word(words: &[i32], k: usize) -> i32 {
+    words.get(k).copied().unwrap_or(0)
 }
 
 fn slice_len(start: i32, stop: i32, stride: i32) -> usize {

@@ -2,6 +2,7 @@
 //! (bit-exact), and float32.
 
 use microarena_image::dtype;
+use microarena_image::params::SoftmaxParams;
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
@@ -30,7 +31,7 @@ pub(crate) fn prepare(
         "only int8 input with int8 or int16 output (and float32) is implemented",
     )?;
     p.need(same_len(&input, out) && input.rank >= 1, "shape mismatch")?;
-    let beta = f32::from_bits(p.op.param(0) as u32);
+    let beta = p.op.params::<SoftmaxParams>().beta;
     // PreprocessSoftmaxScaling with kScaledDiffIntegerBits = 5.
     let real = (f64::from(beta) * f64::from(input.scale) * f64::from(1i32 << 26)).min(2147483647.0);
     let (m, shift) = fx::quantize_multiplier(real);
@@ -101,7 +102,7 @@ fn softmax_i8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
 /// platform's libm, so these agree to rounding, not necessarily bit for bit).
 fn softmax_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
-    let beta = f32::from_bits(c.op.param(0) as u32);
+    let beta = c.op.params::<SoftmaxParams>().beta;
     let depth = input.last_dim().max(1);
     for i in 0..input.elements() / depth {
         let row = i * depth;

@@ -2,6 +2,7 @@
 //! reference kernel (`svdf_common.cc`). The activation state is a variable
 //! tensor, carried over between invokes like the LSTM's.
 
+use microarena_image::params::SvdfParams;
 use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
@@ -33,7 +34,7 @@ pub(crate) fn prepare(
         wf.storage == rl::STORAGE_CONST && wt.storage == rl::STORAGE_CONST,
         "weights must be constant",
     )?;
-    let rank = p.op.param(0);
+    let rank = p.op.params::<SvdfParams>().rank;
     p.need(rank > 0, "rank must be positive")?;
     let rank = rank as usize;
     p.need(
@@ -108,7 +109,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let has_bias = bias_t.bytes > 0;
     let (st_t, (lo, hi)) = state_tensor(c, 4, "state missing")?;
     let out_t = c.output_info();
-    let rank = c.op.param(0).max(1) as usize;
+    let rank = c.op.params::<SvdfParams>().rank.max(1) as usize;
     let (batch, n_in) = (input.dim(0), input.dim(1));
     let filters = wf_t.dim(0);
     let memory = wt_t.dim(1);

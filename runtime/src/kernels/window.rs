@@ -3,6 +3,7 @@
 //! Eval walks.
 
 use microarena_image::geometry;
+use microarena_image::params::WindowParams;
 
 use super::context::{Ctx, Prep};
 use crate::error::Error;
@@ -29,16 +30,16 @@ pub(crate) fn check_window(
     out: &TensorInfo,
     filter: Option<&TensorInfo>,
 ) -> Result<(), Error> {
-    let param = |i| i64::from(p.op.param(i));
+    let w: WindowParams = p.op.params();
     let (pad_w, pad_h, sw, sh, dw, dh, fw, fh) = (
-        param(0),
-        param(1),
-        param(2),
-        param(3),
-        param(4),
-        param(5),
-        param(6),
-        param(7),
+        i64::from(w.pad_w),
+        i64::from(w.pad_h),
+        i64::from(w.stride_w),
+        i64::from(w.stride_h),
+        i64::from(w.dilation_w),
+        i64::from(w.dilation_h),
+        i64::from(w.filter_w),
+        i64::from(w.filter_h),
     );
     p.check(
         sw > 0 && sh > 0 && dw > 0 && dh > 0 && fw > 0 && fh > 0,
@@ -81,6 +82,7 @@ pub(crate) struct Geo {
 impl Geo {
     /// The geometry of a pool: the window from the parameters.
     pub(crate) fn new(c: &Ctx<'_, '_>, input: &TensorInfo, out: &TensorInfo) -> Geo {
+        let w: WindowParams = c.op.params();
         Geo {
             batches: out.dim(0),
             ih: input.dim(1) as i32,
@@ -89,14 +91,14 @@ impl Geo {
             oh: out.dim(1),
             ow: out.dim(2),
             oc: out.dim(3),
-            fw: c.op.param(6),
-            fh: c.op.param(7),
-            pad_w: c.op.param(0),
-            pad_h: c.op.param(1),
-            sw: c.op.param(2),
-            sh: c.op.param(3),
-            dw: c.op.param(4),
-            dh: c.op.param(5),
+            fw: w.filter_w,
+            fh: w.filter_h,
+            pad_w: w.pad_w,
+            pad_h: w.pad_h,
+            sw: w.stride_w,
+            sh: w.stride_h,
+            dw: w.dilation_w,
+            dh: w.dilation_h,
         }
     }
 
