@@ -1,12 +1,15 @@
 //! The operator table: every TFLite builtin microarena knows, declared once
 //! with its schema code, whether core's TFLM simulation models its kernel
-//! (a row in every target profile) and whether microarena-runtime runs it
-//! (a kernel in the runtime's registry and a parameter lowering in core).
+//! (a row in every target profile) and whether microarena-runtime runs it —
+//! and if so, which parameter struct its op record carries, which picks
+//! core's lowering for it.
 //!
 //! Everything else derives from this table: the `opcode` constants, core's
 //! `BuiltinOp` constants, [`op_name`] and [`op_supported`]. The runtime's
 //! `tests/operators.rs` fails when an op is wired in one place but not the
 //! others.
+
+use crate::params::ParamsKind;
 
 /// One row of [`OPERATORS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,12 +20,24 @@ pub struct Operator {
     pub name: &'static str,
     /// Core's TFLM simulation has a kernel model (a `profile` row per target).
     pub tflm: bool,
-    /// microarena-runtime has a kernel for it (and core lowers it).
-    pub runtime: bool,
+    /// `Some`: microarena-runtime has a kernel for it, and its op record
+    /// carries these parameters (core lowers it accordingly).
+    pub runtime: Option<ParamsKind>,
+}
+
+/// `runtime: -` (no runtime kernel) or `runtime: Kind` (a kernel whose op
+/// record carries `ParamsKind::Kind`).
+macro_rules! runtime {
+    (-) => {
+        None
+    };
+    ($kind:ident) => {
+        Some(ParamsKind::$kind)
+    };
 }
 
 macro_rules! operators {
-    ($($name:ident = $code:literal, tflm: $tflm:literal, runtime: $rt:literal;)*) => {
+    ($($name:ident = $code:literal, tflm: $tflm:literal, runtime: $rt:tt;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "`")]
             pub const $name: u8 = $code;
@@ -32,61 +47,61 @@ macro_rules! operators {
             code: $code,
             name: stringify!($name),
             tflm: $tflm,
-            runtime: $rt,
+            runtime: runtime!($rt),
         }),*];
     };
 }
 
 operators! {
-    ADD = 0, tflm: true, runtime: true;
-    AVERAGE_POOL_2D = 1, tflm: true, runtime: true;
-    CONCATENATION = 2, tflm: true, runtime: true;
-    CONV_2D = 3, tflm: true, runtime: true;
-    DEPTHWISE_CONV_2D = 4, tflm: true, runtime: true;
-    DEPTH_TO_SPACE = 5, tflm: false, runtime: false;
-    DEQUANTIZE = 6, tflm: true, runtime: true;
-    FULLY_CONNECTED = 9, tflm: true, runtime: true;
-    LOGISTIC = 14, tflm: true, runtime: true;
-    LSTM = 16, tflm: false, runtime: false;
-    MAX_POOL_2D = 17, tflm: true, runtime: true;
-    MUL = 18, tflm: true, runtime: true;
-    RELU = 19, tflm: true, runtime: false;
-    RELU6 = 21, tflm: true, runtime: false;
-    RESHAPE = 22, tflm: true, runtime: true;
-    SOFTMAX = 25, tflm: true, runtime: true;
-    SVDF = 27, tflm: true, runtime: true;
-    TANH = 28, tflm: true, runtime: true;
-    CALL = 31, tflm: false, runtime: false;
-    CUSTOM = 32, tflm: false, runtime: false;
-    PAD = 34, tflm: true, runtime: true;
-    GATHER = 36, tflm: true, runtime: false;
-    TRANSPOSE = 39, tflm: true, runtime: true;
-    MEAN = 40, tflm: true, runtime: true;
-    SUB = 41, tflm: true, runtime: false;
-    DIV = 42, tflm: true, runtime: false;
-    SQUEEZE = 43, tflm: true, runtime: false;
-    UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: true;
-    STRIDED_SLICE = 45, tflm: true, runtime: true;
-    CAST = 53, tflm: true, runtime: false;
-    MAXIMUM = 55, tflm: true, runtime: false;
-    MINIMUM = 57, tflm: true, runtime: false;
-    PADV2 = 60, tflm: true, runtime: false;
-    TRANSPOSE_CONV = 67, tflm: true, runtime: false;
-    SUM = 74, tflm: true, runtime: false;
-    REDUCE_MAX = 82, tflm: true, runtime: false;
-    REDUCE_MIN = 89, tflm: true, runtime: false;
-    LEAKY_RELU = 98, tflm: true, runtime: false;
-    MIRROR_PAD = 100, tflm: true, runtime: false;
-    ADD_N = 106, tflm: true, runtime: false;
-    QUANTIZE = 114, tflm: true, runtime: true;
-    HARD_SWISH = 117, tflm: true, runtime: false;
-    IF = 118, tflm: true, runtime: false;
-    WHILE = 119, tflm: true, runtime: false;
-    CALL_ONCE = 129, tflm: true, runtime: false;
-    REDUCE_ALL = 140, tflm: true, runtime: false;
-    VAR_HANDLE = 142, tflm: true, runtime: false;
-    READ_VARIABLE = 143, tflm: true, runtime: false;
-    ASSIGN_VARIABLE = 144, tflm: true, runtime: false;
+    ADD = 0, tflm: true, runtime: NoParams;
+    AVERAGE_POOL_2D = 1, tflm: true, runtime: Window;
+    CONCATENATION = 2, tflm: true, runtime: Concat;
+    CONV_2D = 3, tflm: true, runtime: Window;
+    DEPTHWISE_CONV_2D = 4, tflm: true, runtime: Window;
+    DEPTH_TO_SPACE = 5, tflm: false, runtime: -;
+    DEQUANTIZE = 6, tflm: true, runtime: NoParams;
+    FULLY_CONNECTED = 9, tflm: true, runtime: NoParams;
+    LOGISTIC = 14, tflm: true, runtime: NoParams;
+    LSTM = 16, tflm: false, runtime: -;
+    MAX_POOL_2D = 17, tflm: true, runtime: Window;
+    MUL = 18, tflm: true, runtime: NoParams;
+    RELU = 19, tflm: true, runtime: -;
+    RELU6 = 21, tflm: true, runtime: -;
+    RESHAPE = 22, tflm: true, runtime: NoParams;
+    SOFTMAX = 25, tflm: true, runtime: Softmax;
+    SVDF = 27, tflm: true, runtime: Svdf;
+    TANH = 28, tflm: true, runtime: NoParams;
+    CALL = 31, tflm: false, runtime: -;
+    CUSTOM = 32, tflm: false, runtime: -;
+    PAD = 34, tflm: true, runtime: Pad;
+    GATHER = 36, tflm: true, runtime: -;
+    TRANSPOSE = 39, tflm: true, runtime: Transpose;
+    MEAN = 40, tflm: true, runtime: Mean;
+    SUB = 41, tflm: true, runtime: -;
+    DIV = 42, tflm: true, runtime: -;
+    SQUEEZE = 43, tflm: true, runtime: -;
+    UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: Lstm;
+    STRIDED_SLICE = 45, tflm: true, runtime: Slice;
+    CAST = 53, tflm: true, runtime: -;
+    MAXIMUM = 55, tflm: true, runtime: -;
+    MINIMUM = 57, tflm: true, runtime: -;
+    PADV2 = 60, tflm: true, runtime: -;
+    TRANSPOSE_CONV = 67, tflm: true, runtime: -;
+    SUM = 74, tflm: true, runtime: -;
+    REDUCE_MAX = 82, tflm: true, runtime: -;
+    REDUCE_MIN = 89, tflm: true, runtime: -;
+    LEAKY_RELU = 98, tflm: true, runtime: -;
+    MIRROR_PAD = 100, tflm: true, runtime: -;
+    ADD_N = 106, tflm: true, runtime: -;
+    QUANTIZE = 114, tflm: true, runtime: NoParams;
+    HARD_SWISH = 117, tflm: true, runtime: -;
+    IF = 118, tflm: true, runtime: -;
+    WHILE = 119, tflm: true, runtime: -;
+    CALL_ONCE = 129, tflm: true, runtime: -;
+    REDUCE_ALL = 140, tflm: true, runtime: -;
+    VAR_HANDLE = 142, tflm: true, runtime: -;
+    READ_VARIABLE = 143, tflm: true, runtime: -;
+    ASSIGN_VARIABLE = 144, tflm: true, runtime: -;
 }
 
 /// The table row for builtin `code`, if microarena knows it.
@@ -113,7 +128,7 @@ pub const fn op_name(code: i32) -> &'static str {
 /// `true` when the runtime has a kernel for the builtin `code`.
 pub const fn op_supported(code: i32) -> bool {
     match operator(code) {
-        Some(op) => op.runtime,
+        Some(op) => op.runtime.is_some(),
         None => false,
     }
 }

@@ -16,6 +16,23 @@ pub const MAX_SLICE_RANK: usize = 5;
 /// Axes a TRANSPOSE carries (TFLM's limit).
 pub const MAX_TRANSPOSE_RANK: usize = 6;
 
+/// Which parameter struct an operator's record carries (the operator
+/// table's `runtime` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamsKind {
+    /// All words zero: the kernel reads everything from its tensors.
+    NoParams,
+    Window,
+    Lstm,
+    Svdf,
+    Softmax,
+    Concat,
+    Slice,
+    Pad,
+    Transpose,
+    Mean,
+}
+
 /// A parameter struct's encoding in the op record.
 pub trait OpParams: Sized {
     /// The words written into the op record (unused words are 0).

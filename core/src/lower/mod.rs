@@ -9,9 +9,10 @@
 //! lifetimes TFLM would give the same buffers, and the tail is the sum of
 //! `microarena_image::op_tail_bytes` over the operators.
 //!
-//! [`writer`] writes the image bytes, [`params`] turns each operator's
-//! options and constant inputs into its typed image parameters, and
-//! [`arena`] plans the head and sums the tail both share.
+//! `writer` writes the image bytes, `params` turns each operator's
+//! options and constant inputs into its typed image parameters (the struct
+//! the operator table names for it), and
+//! `arena` plans the head and sums the tail both share.
 
 mod arena;
 mod error;
@@ -20,7 +21,6 @@ mod writer;
 
 pub use arena::{RuntimeArena, runtime_arena};
 pub use error::LowerError;
-pub use params::lowered_opcodes;
 pub use writer::lower;
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
     ConcatParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams,
-    SliceParams, SoftmaxParams, SvdfParams, TransposeParams, WindowParams,
+    ParamsKind, SliceParams, SoftmaxParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -68,52 +68,35 @@ impl<'m, 'a> OpView<'m, 'a> {
 /// Lowers one operator's parameters.
 type LowerFn = fn(&OpView<'_, '_>) -> Result<Words, String>;
 
-/// How core lowers every operator the runtime runs, keyed by the image
-/// crate's operator table (its `runtime` flag); ops whose kernels need no
-/// parameters lower to zero words. The runtime's `tests/operators.rs`
-/// checks this list against the table and the runtime's kernel registry.
-const LOWERINGS: &[(u8, LowerFn)] = &[
-    (opcode::ADD, no_params),
-    (opcode::AVERAGE_POOL_2D, window),
-    (opcode::CONCATENATION, concatenation),
-    (opcode::CONV_2D, window),
-    (opcode::DEPTHWISE_CONV_2D, window),
-    (opcode::DEQUANTIZE, no_params),
-    (opcode::FULLY_CONNECTED, no_params),
-    (opcode::LOGISTIC, no_params),
-    (opcode::MAX_POOL_2D, window),
-    (opcode::MUL, no_params),
-    (opcode::RESHAPE, no_params),
-    (opcode::SOFTMAX, softmax),
-    (opcode::SVDF, svdf),
-    (opcode::TANH, no_params),
-    (opcode::PAD, pad),
-    (opcode::TRANSPOSE, transpose),
-    (opcode::MEAN, mean),
-    (opcode::UNIDIRECTIONAL_SEQUENCE_LSTM, lstm),
-    (opcode::STRIDED_SLICE, strided_slice),
-    (opcode::QUANTIZE, no_params),
-];
-
-/// The builtin codes core can lower for the runtime.
-pub fn lowered_opcodes() -> impl Iterator<Item = u8> {
-    LOWERINGS.iter().map(|&(code, _)| code)
+/// The lowering of each parameter struct the operator table names. The match
+/// is exhaustive, so a new `ParamsKind` cannot be left without one.
+fn lowering(kind: ParamsKind) -> LowerFn {
+    match kind {
+        ParamsKind::NoParams => no_params,
+        ParamsKind::Window => window,
+        ParamsKind::Lstm => lstm,
+        ParamsKind::Svdf => svdf,
+        ParamsKind::Softmax => softmax,
+        ParamsKind::Concat => concatenation,
+        ParamsKind::Slice => strided_slice,
+        ParamsKind::Pad => pad,
+        ParamsKind::Transpose => transpose,
+        ParamsKind::Mean => mean,
+    }
 }
 
 /// The parameter words of `op`, whose output is `output`, or why the runtime
-/// cannot run it.
+/// cannot run it. The operator table's `runtime` column says which
+/// parameters the op's record carries.
 pub(super) fn op_params(
     model: &Model<'_>,
     op: &Operator<'_>,
     output: &Tensor<'_>,
 ) -> Result<Words, String> {
-    let code = op.opcode.0 as u8;
-    let lower = LOWERINGS
-        .iter()
-        .find(|&&(c, _)| i32::from(c) == op.opcode.0)
-        .map(|&(_, f)| f)
-        .ok_or_else(|| format!("core has no lowering for builtin {code} (a microarena bug)"))?;
-    lower(&OpView { model, op, output })
+    let kind = opcode::operator(op.opcode.0)
+        .and_then(|o| o.runtime)
+        .ok_or_else(|| format!("{} has no kernel in the microarena runtime", op.name()))?;
+    lowering(kind)(&OpView { model, op, output })
 }
 
 /// Ops whose kernels read everything from their tensors.
