@@ -5,10 +5,17 @@ use microarena_image::{dtype, opcode};
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::LOGISTIC, prepare, eval),
+    kernel(opcode::TANH, prepare, eval),
+];
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,

@@ -7,9 +7,17 @@ use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::epilogue::{Epilogue, check_operands, dot_i8, push_opdata};
 use super::window::{Geo, check_window};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::image::TensorInfo;
+use microarena_image::opcode;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[Kernel {
+    channels: super::epilogue::output_channels,
+    ..kernel(opcode::CONV_2D, prepare, eval)
+}];
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,

@@ -6,10 +6,17 @@ use microarena_image::{dtype, opcode};
 use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_i8};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::ADD, prepare, eval),
+    kernel(opcode::MUL, prepare, eval),
+];
 
 /// Broadcast-compatible shapes for binary ops (ranks up to 6, dims equal or 1).
 fn broadcastable(a: &TensorInfo, b: &TensorInfo, out: &TensorInfo) -> bool {

@@ -6,9 +6,17 @@ use microarena_image::dtype;
 use super::bytes::{f32_at, i8_at};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::epilogue::{Epilogue, check_operands, dot_i8, push_opdata};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::image::TensorInfo;
+use microarena_image::opcode;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[Kernel {
+    channels: filter_channels,
+    ..kernel(opcode::FULLY_CONNECTED, prepare, eval)
+}];
 
 /// The OpData's channel count: one (multiplier, shift) per filter scale.
 pub(crate) fn filter_channels(p: &Prep<'_, '_>, _out: &TensorInfo) -> Result<u32, Error> {

@@ -12,10 +12,19 @@ use microarena_image::{self as rl, dtype};
 use super::activations::sigmoid_f32;
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::fixedpoint::{self as fx, logistic_i16, tanh_i16};
 use crate::image::TensorInfo;
+use microarena_image::opcode;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[Kernel {
+    // Hidden state and cell state.
+    state_inputs: &[18, 19],
+    ..kernel(opcode::UNIDIRECTIONAL_SEQUENCE_LSTM, prepare, eval)
+}];
 
 /// TFLM's `CheckedLog2`: log2 of a float rounded as TFLM computes it, and
 /// whether `x` is a power of two (fractional part below 1e-3).

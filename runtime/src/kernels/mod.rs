@@ -1,6 +1,7 @@
 //! Kernels, bit-exact with TFLM's reference kernels, one file per operator
-//! family, each holding that family's Prepare and Eval; and [`KERNELS`], the
-//! one table that maps a builtin code to them.
+//! family, each holding that family's Prepare, Eval and registry entries
+//! (its `KERNELS`); [`FAMILIES`] joins them into the one table that maps a
+//! builtin code to its kernel.
 //!
 //! Prepare validates types and shapes, computes the OpData (requantization
 //! multipliers, activation bounds) and writes it into the arena tail as
@@ -9,9 +10,10 @@
 //! path: sizes are validated in Prepare, and an impossible out-of-range read
 //! yields 0.
 //!
-//! Adding an operator: a family file with its `prepare` and `eval`, and one
-//! [`KERNELS`] entry (plus its row in the image crate's operator table, which
-//! `tests/operators.rs` holds in step; ARCHITECTURE.md has the recipe).
+//! Adding an operator: its `prepare`, `eval` and `KERNELS` entry in its
+//! family's file, and its row in the image crate's operator table, which
+//! `tests/operators.rs` holds in step (ARCHITECTURE.md has the recipe). A new
+//! family also adds its module and one [`FAMILIES`] line here.
 //!
 //! Shared plumbing the families import (never each other, except LSTM reusing
 //! the float sigmoid of `activations`): [`context`] (what a kernel sees),
@@ -37,7 +39,7 @@ mod softmax;
 mod svdf;
 mod window;
 
-use microarena_image::{self as rl, opcode};
+use microarena_image as rl;
 
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -85,110 +87,65 @@ const fn kernel(opcode: u8, prepare: PrepareFn, eval: EvalFn) -> Kernel {
     }
 }
 
-/// Every operator the runtime executes.
-pub(crate) const KERNELS: &[Kernel] = &[
-    Kernel {
-        channels: epilogue::output_channels,
-        ..kernel(opcode::CONV_2D, conv::prepare, conv::eval)
-    },
-    Kernel {
-        channels: epilogue::output_channels,
-        ..kernel(
-            opcode::DEPTHWISE_CONV_2D,
-            depthwise::prepare,
-            depthwise::eval,
-        )
-    },
-    Kernel {
-        channels: fully_connected::filter_channels,
-        ..kernel(
-            opcode::FULLY_CONNECTED,
-            fully_connected::prepare,
-            fully_connected::eval,
-        )
-    },
-    kernel(opcode::AVERAGE_POOL_2D, pooling::prepare, pooling::eval),
-    kernel(opcode::MAX_POOL_2D, pooling::prepare, pooling::eval),
-    kernel(opcode::ADD, elementwise::prepare, elementwise::eval),
-    kernel(opcode::MUL, elementwise::prepare, elementwise::eval),
-    kernel(opcode::LOGISTIC, activations::prepare, activations::eval),
-    kernel(opcode::TANH, activations::prepare, activations::eval),
-    kernel(opcode::SOFTMAX, softmax::prepare, softmax::eval),
-    kernel(
-        opcode::QUANTIZE,
-        quantize::prepare_quantize,
-        quantize::quantize,
-    ),
-    kernel(
-        opcode::DEQUANTIZE,
-        quantize::prepare_dequantize,
-        quantize::dequantize,
-    ),
-    kernel(opcode::RESHAPE, shape::prepare_reshape, shape::reshape),
-    kernel(opcode::PAD, shape::prepare_pad, shape::pad),
-    kernel(
-        opcode::TRANSPOSE,
-        shape::prepare_transpose,
-        shape::transpose,
-    ),
-    kernel(
-        opcode::CONCATENATION,
-        shape::prepare_concatenation,
-        shape::concatenation,
-    ),
-    kernel(
-        opcode::STRIDED_SLICE,
-        shape::prepare_strided_slice,
-        shape::strided_slice,
-    ),
-    kernel(opcode::MEAN, reductions::prepare, reductions::eval),
-    Kernel {
-        // Hidden state and cell state.
-        state_inputs: &[18, 19],
-        ..kernel(
-            opcode::UNIDIRECTIONAL_SEQUENCE_LSTM,
-            lstm::prepare,
-            lstm::eval,
-        )
-    },
-    Kernel {
-        // Activation state.
-        state_inputs: &[4],
-        ..kernel(opcode::SVDF, svdf::prepare, svdf::eval)
-    },
+/// Every family's registry entries, in dispatch-table order. Each family
+/// file declares its own operators, so adding one to a family touches only
+/// that file (and the operator table in the image crate).
+const FAMILIES: &[&[Kernel]] = &[
+    conv::KERNELS,
+    depthwise::KERNELS,
+    fully_connected::KERNELS,
+    pooling::KERNELS,
+    elementwise::KERNELS,
+    activations::KERNELS,
+    softmax::KERNELS,
+    quantize::KERNELS,
+    shape::KERNELS,
+    reductions::KERNELS,
+    lstm::KERNELS,
+    svdf::KERNELS,
 ];
 
 /// No kernel for this opcode in [`BY_OPCODE`].
-const UNREGISTERED: u8 = u8::MAX;
+const UNREGISTERED: (u8, u8) = (u8::MAX, u8::MAX);
 
-/// [`KERNELS`]' index for every builtin code, built at compile time so
-/// dispatch is one load per op, and so a code registered twice (or a table
-/// too long for `u8` indices) fails the build.
-const BY_OPCODE: [u8; 256] = index_by_opcode();
+/// (family, entry) in [`FAMILIES`] for every builtin code, built at compile
+/// time so dispatch is two loads per op, and so a code registered twice (or
+/// a table too long for `u8` indices) fails the build.
+const BY_OPCODE: [(u8, u8); 256] = index_by_opcode();
 
 // Evaluated only at compile time: an index out of range is a build error.
 #[allow(clippy::indexing_slicing)]
-const fn index_by_opcode() -> [u8; 256] {
-    assert!(KERNELS.len() < UNREGISTERED as usize, "too many kernels");
+const fn index_by_opcode() -> [(u8, u8); 256] {
+    assert!(FAMILIES.len() < u8::MAX as usize, "too many families");
     let mut by_opcode = [UNREGISTERED; 256];
-    let mut i = 0;
-    while i < KERNELS.len() {
-        let code = KERNELS[i].opcode as usize;
-        assert!(
-            by_opcode[code] == UNREGISTERED,
-            "an opcode is registered twice"
-        );
-        by_opcode[code] = i as u8;
-        i += 1;
+    let mut f = 0;
+    while f < FAMILIES.len() {
+        let family = FAMILIES[f];
+        assert!(family.len() < u8::MAX as usize, "too many kernels");
+        let mut i = 0;
+        while i < family.len() {
+            let code = family[i].opcode as usize;
+            assert!(
+                by_opcode[code].0 == UNREGISTERED.0,
+                "an opcode is registered twice"
+            );
+            by_opcode[code] = (f as u8, i as u8);
+            i += 1;
+        }
+        f += 1;
     }
     by_opcode
 }
 
 /// The kernel registered for `code`.
 fn lookup(code: u8) -> Option<&'static Kernel> {
-    BY_OPCODE
-        .get(usize::from(code))
-        .and_then(|&i| KERNELS.get(usize::from(i)))
+    let &(family, entry) = BY_OPCODE.get(usize::from(code))?;
+    FAMILIES.get(usize::from(family))?.get(usize::from(entry))
+}
+
+/// Every registered kernel, in registry order.
+fn kernels() -> impl Iterator<Item = &'static Kernel> {
+    FAMILIES.iter().flat_map(|family| family.iter())
 }
 
 /// `true` when the runtime has a kernel for `code`.
@@ -198,7 +155,7 @@ pub(crate) fn is_registered(code: u8) -> bool {
 
 /// The builtin codes the runtime has a kernel for, in registry order.
 pub fn registered_opcodes() -> impl Iterator<Item = u8> {
-    KERNELS.iter().map(|k| k.opcode)
+    kernels().map(|k| k.opcode)
 }
 
 /// Bytes of the op's OpData block in the tail: `microarena_image::op_tail_bytes`
@@ -312,6 +269,9 @@ mod tests {
                 assert_eq!(k.opcode, code);
             }
         }
-        assert_eq!(registered_opcodes().count(), KERNELS.len());
+        assert_eq!(
+            registered_opcodes().count(),
+            FAMILIES.iter().map(|f| f.len()).sum::<usize>()
+        );
     }
 }

@@ -7,9 +7,16 @@ use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_i8};
 use super::window::{Geo, check_window};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::image::TensorInfo;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::AVERAGE_POOL_2D, prepare, eval),
+    kernel(opcode::MAX_POOL_2D, prepare, eval),
+];
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,

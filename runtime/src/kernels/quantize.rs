@@ -5,10 +5,18 @@ use microarena_image::dtype;
 
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
+use microarena_image::opcode;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::QUANTIZE, prepare_quantize, quantize),
+    kernel(opcode::DEQUANTIZE, prepare_dequantize, dequantize),
+];
 
 pub(crate) fn prepare_quantize(
     p: &Prep<'_, '_>,

@@ -11,9 +11,20 @@ use microarena_image::{self as rl, dtype};
 
 use super::bytes::copy;
 use super::context::{Ctx, OpDataWriter, Prep, same_element_size};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::image::TensorInfo;
+use microarena_image::opcode;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::RESHAPE, prepare_reshape, reshape),
+    kernel(opcode::PAD, prepare_pad, pad),
+    kernel(opcode::TRANSPOSE, prepare_transpose, transpose),
+    kernel(opcode::CONCATENATION, prepare_concatenation, concatenation),
+    kernel(opcode::STRIDED_SLICE, prepare_strided_slice, strided_slice),
+];
 
 pub(crate) fn prepare_reshape(
     p: &Prep<'_, '_>,

@@ -6,10 +6,15 @@ use microarena_image::params::SoftmaxParams;
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
+use microarena_image::opcode;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[kernel(opcode::SOFTMAX, prepare, eval)];
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,

@@ -8,10 +8,19 @@ use microarena_image::{self as rl, dtype};
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
 use super::fused::act_f32;
+use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
+use microarena_image::opcode;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[Kernel {
+    // Activation state.
+    state_inputs: &[4],
+    ..kernel(opcode::SVDF, prepare, eval)
+}];
 
 /// Prepare for SVDF: int8 (int8 or int16 state and time weights) and float32.
 pub(crate) fn prepare(
