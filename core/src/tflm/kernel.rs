@@ -11,6 +11,7 @@ use crate::read::dtype::DType;
 use crate::read::model::{Model, Operator};
 use crate::read::ops::{BuiltinOp, OpOptions};
 use crate::tflm::profile::{Sz, TargetProfile};
+use crate::tflm::signal;
 
 /// How well an operator's allocations are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -341,17 +342,18 @@ fn signal_init(
     fidelity: &mut Fidelity,
 ) -> Vec<u64> {
     let elems = |i: Option<usize>| op_tensor_elems(model, g, i);
-    let lp64 = profile.pointer_bytes == 8;
-    if !lp64 {
-        *fidelity = Fidelity::Estimated("signal-library OpData sizes were measured on LP64 only");
-    }
-    let ptr = u64::from(profile.pointer_bytes);
     match name {
         "SignalWindow" | "SignalEnergy" | "SignalFilterBankLog" => vec![8],
         "SignalPCAN" => vec![4],
         // Params struct, then a work buffer sized by the channel count (output length).
-        "SignalFilterBank" => vec![64, 8 * (elems(op.output(0)) + 1)],
-        "SignalFilterBankSpectralSubtraction" => vec![56, 4 * elems(op.output(0))],
+        "SignalFilterBank" => vec![
+            signal::filter_bank_params(profile),
+            8 * (elems(op.output(0)) + 1),
+        ],
+        "SignalFilterBankSpectralSubtraction" => vec![
+            signal::spectral_subtraction_params(profile),
+            4 * elems(op.output(0)),
+        ],
         "SignalRfft" => {
             let n = rfft_length(elems(op.output(0)));
             let int16 = op
@@ -361,7 +363,10 @@ fn signal_init(
             if !int16 {
                 *fidelity = Fidelity::Estimated("RFFT state size is measured for int16 only");
             }
-            vec![48, 3 * ptr + 264 + 4 * (n / 2) + 4 * (3 * n / 4)]
+            vec![
+                signal::rfft_params(profile),
+                signal::rfft_int16_state(profile, n),
+            ]
         }
         _ => Vec::new(),
     }

@@ -1,10 +1,12 @@
 //! Stage 3: TFLM's own arena accounting, per target — struct sizes
 //! ([`profile`]), per-kernel allocations ([`kernel`]), buffer lifetimes
-//! ([`lifetime`]), the persistent tail ([`tail`]) and [`analysis`], which runs
+//! ([`lifetime`]), the Signal-library kernels' OpData layouts ([`signal`]), the
+//! persistent tail ([`tail`]) and [`analysis`], which runs
 //! them with a planner and derives the minimum working arena.
 
 pub mod analysis;
 pub mod kernel;
 pub mod lifetime;
 pub mod profile;
+pub mod signal;
 pub mod tail;

@@ -60,8 +60,11 @@ pub struct TargetProfile {
     pub name: &'static str,
     /// One line for humans.
     pub description: &'static str,
-    /// `sizeof(void*)`.
+    /// `sizeof(void*)` (and `size_t`).
     pub pointer_bytes: u32,
+    /// `sizeof` of a C enum such as `TfLiteType`: 4 on hosts, 1 with arm-none-eabi's
+    /// short enums.
+    pub enum_bytes: u32,
     /// Arena allocator object (Recording variant: the figures TFLM reports are recorded with it).
     pub arena_allocator: Sz,
     /// `GreedyMemoryPlanner` object.
@@ -216,6 +219,7 @@ pub const X86_64: TargetProfile = TargetProfile {
     name: "x86_64",
     description: "TFLM Python wheel on x86-64 (LP64, compression on, reference kernels, recording allocator)",
     pointer_bytes: 8,
+    enum_bytes: 4,
     arena_allocator: sz(104, 8),
     greedy_planner: sz(72, 8),
     linear_planner: sz(8216, 8),
@@ -242,6 +246,7 @@ pub const CORTEX_M: TargetProfile = TargetProfile {
     name: "cortex-m",
     description: "Cortex-M with arm-none-eabi-gcc (ILP32, short enums, reference kernels, recording allocator)",
     pointer_bytes: 4,
+    enum_bytes: 1,
     arena_allocator: sz(52, 4),
     greedy_planner: sz(44, 4),
     linear_planner: sz(4108, 4),
