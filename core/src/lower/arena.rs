@@ -62,12 +62,8 @@ pub(super) struct Lowered {
 /// and plans the head.
 pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
     if model.subgraphs.len() != 1 {
-        return Err(LowerError::Unsupported {
-            op_index: usize::MAX,
-            why: format!(
-                "it has {} subgraphs; only single-subgraph models run",
-                model.subgraphs.len()
-            ),
+        return Err(LowerError::Subgraphs {
+            count: model.subgraphs.len(),
         });
     }
     let sg = model.main();

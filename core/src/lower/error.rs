@@ -15,9 +15,14 @@ pub enum LowerError {
         /// Builtin name.
         name: String,
     },
+    /// The model as a whole is beyond the runtime (control flow: several subgraphs).
+    Subgraphs {
+        /// How many subgraphs it has.
+        count: usize,
+    },
     /// The operator is supported, but not in this configuration.
     Unsupported {
-        /// Index of the operator in subgraph 0 (`usize::MAX` for model-level issues).
+        /// Index of the operator in subgraph 0.
         op_index: usize,
         /// What is not supported, for a person.
         why: String,
@@ -40,9 +45,10 @@ impl fmt::Display for LowerError {
                 f,
                 "operator {op_index} ({name}) has no kernel in the microarena runtime"
             ),
-            LowerError::Unsupported { op_index, why } if *op_index == usize::MAX => {
-                write!(f, "the microarena runtime cannot run this model: {why}")
-            }
+            LowerError::Subgraphs { count } => write!(
+                f,
+                "the microarena runtime cannot run this model: it has {count} subgraphs; only single-subgraph models run"
+            ),
             LowerError::Unsupported { op_index, why } => {
                 write!(f, "operator {op_index}: {why}")
             }

@@ -90,4 +90,24 @@ mod tests {
             Err(LowerError::Tensor { tensor: 0, .. })
         ));
     }
+
+    #[test]
+    fn several_subgraphs_are_refused_as_a_whole() {
+        let mut b = ModelBuilder::new();
+        for _ in 0..2 {
+            let g = b.subgraph();
+            let x = b.tensor(g, "x", &[4], DType::F32).id();
+            let y = b.tensor(g, "y", &[4], DType::F32).id();
+            b.op(g, BuiltinOp::RESHAPE, &[x], &[y]);
+            b.inputs(g, &[x]).outputs(g, &[y]);
+        }
+        let bytes = b.build().expect("valid model");
+        let model = Model::parse(&bytes).expect("parse");
+        let err = lower(&model).expect_err("two subgraphs");
+        assert_eq!(err, LowerError::Subgraphs { count: 2 });
+        assert_eq!(
+            std::format!("{err}"),
+            "the microarena runtime cannot run this model: it has 2 subgraphs; only single-subgraph models run"
+        );
+    }
 }
