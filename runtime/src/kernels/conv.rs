@@ -6,7 +6,7 @@ use microarena_image::dtype;
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::epilogue::{Epilogue, check_operands, dot_i8, push_opdata};
-use super::window::{Geo, check_window};
+use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -26,11 +26,7 @@ pub(crate) fn prepare(
     _alloc: &mut ArenaAllocator,
 ) -> Result<(), Error> {
     let (input, filter) = check_operands(p, out)?;
-    p.need(
-        input.rank == 4 && filter.rank == 4 && out.rank == 4,
-        "tensors must be 4-D",
-    )?;
-    p.need(input.dim(0) == out.dim(0), "batch mismatch")?;
+    check_nhwc_filter(p, &input, &filter, out)?;
     let cin_f = filter.dim(3);
     p.need(filter.dim(0) == out.dim(3), "filter output channels")?;
     p.need(

@@ -7,7 +7,7 @@ use microarena_image::params::WindowParams;
 use super::bytes::{f32_at, i8_at};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::epilogue::{Epilogue, check_operands, push_opdata};
-use super::window::{Geo, check_window};
+use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -27,11 +27,7 @@ pub(crate) fn prepare(
     _alloc: &mut ArenaAllocator,
 ) -> Result<(), Error> {
     let (input, filter) = check_operands(p, out)?;
-    p.need(
-        input.rank == 4 && filter.rank == 4 && out.rank == 4,
-        "tensors must be 4-D",
-    )?;
-    p.need(input.dim(0) == out.dim(0), "batch mismatch")?;
+    check_nhwc_filter(p, &input, &filter, out)?;
     let mult = p.op.params::<WindowParams>().depth_multiplier;
     p.check(mult > 0, "depth multiplier must be positive")?;
     let mult = mult as usize;

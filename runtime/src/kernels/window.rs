@@ -19,6 +19,21 @@ fn window_fits(input: i64, out: i64, filter: i64, stride: i64, dilation: i64, pa
         && pad == geometry::padding_before(input, filter, stride, dilation, out)
 }
 
+/// CONV_2D and DEPTHWISE_CONV_2D: input, filter and output are NHWC (4-D)
+/// with the same batch.
+pub(crate) fn check_nhwc_filter(
+    p: &Prep<'_, '_>,
+    input: &TensorInfo,
+    filter: &TensorInfo,
+    out: &TensorInfo,
+) -> Result<(), Error> {
+    p.need(
+        input.rank == 4 && filter.rank == 4 && out.rank == 4,
+        "tensors must be 4-D",
+    )?;
+    p.need(input.dim(0) == out.dim(0), "batch mismatch")
+}
+
 /// CONV_2D, DEPTHWISE_CONV_2D and the pools: positive strides, dilations and
 /// window, the window equal to the filter tensor's (when there is one), and
 /// the output size and padding TFLM computes from them. The kernels loop over
