@@ -1,5 +1,7 @@
 //! Files: reading models with a size cap, and atomic writes (temporary file in
-//! the same directory, then rename) so no partial output is ever left behind.
+//! the same directory, then rename) so no partial output is ever left behind;
+//! and the terminal: stdout that a reader may close early (`| head`), stderr
+//! that may be gone.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -69,4 +71,26 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
     let _ = (ma, mb);
     matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// Writes `text` to stdout. A reader that stopped early (`microarena plan M |
+/// head`) closes the pipe: that ends the command quietly with status 0, as
+/// `head` expects, instead of the panic `print!` would give.
+pub fn out(text: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::reader_gone()),
+        Err(e) => Err(Failure::usage(format!("cannot write the output: {e}"))),
+    }
+}
+
+/// Writes one line to stderr; if stderr itself is gone there is no one to
+/// tell, so the error is dropped rather than turned into a panic.
+pub fn err_line(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{text}");
 }

@@ -189,7 +189,8 @@ fn parse_headroom(s: &str) -> Result<u32, String> {
 /// A failure with the one line the user sees and the exit code.
 struct Failure {
     code: u8,
-    message: String,
+    /// `None`: nothing to say (stdout's reader went away).
+    message: Option<String>,
 }
 
 /// Turns any error into the one-line usage failure that names `path`.
@@ -201,7 +202,15 @@ impl Failure {
     fn usage(message: String) -> Failure {
         Failure {
             code: EXIT_USAGE,
-            message,
+            message: Some(message),
+        }
+    }
+
+    /// The reader of stdout closed it: stop, quietly and successfully.
+    fn reader_gone() -> Failure {
+        Failure {
+            code: EXIT_OK,
+            message: None,
         }
     }
 }
@@ -211,7 +220,9 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("microarena: {}", f.message);
+            if let Some(message) = f.message {
+                io::err_line(&format!("microarena: {message}"));
+            }
             ExitCode::from(f.code)
         }
     }
@@ -250,18 +261,15 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             if json {
                 print_json(serde_json::to_string_pretty(&report))?;
             } else {
-                print!("{}", render::summary(&report));
+                io::out(&render::summary(&report))?;
                 let advice = microarena_core::report::advice::advise(&parsed, &report, &config);
-                print!("{}", render::advice(&advice, &model.display().to_string()));
+                io::out(&render::advice(&advice, &model.display().to_string()))?;
                 if timeline {
-                    println!();
-                    print!(
-                        "{}",
-                        microarena_core::report::timeline::render(
-                            &analysis.plan_input,
-                            &analysis.plan
-                        )
-                    );
+                    io::out("\n")?;
+                    io::out(&microarena_core::report::timeline::render(
+                        &analysis.plan_input,
+                        &analysis.plan,
+                    ))?;
                 }
             }
             Ok(EXIT_OK)
@@ -294,18 +302,19 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let line =
                 render::verdict_line(&io::display_name(&model), &budget, &verdict, target.name);
             if json {
-                print_sorted_json(
+                // A reader that stopped early does not turn a failed budget into a pass.
+                past_closed_stdout(print_sorted_json(
                     serde_json::to_value(CheckReport::new(&budget, &verdict, target.name)),
                     false,
-                )?;
+                ))?;
             }
             if verdict.fits {
                 if !json {
-                    println!("{line}");
+                    io::out(&format!("{line}\n"))?;
                 }
                 Ok(EXIT_OK)
             } else {
-                eprintln!("microarena: {line}");
+                io::err_line(&format!("microarena: {line}"));
                 Ok(EXIT_BUDGET)
             }
         }
@@ -338,11 +347,12 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 planner,
             };
             let d = diff::diff(&report_for(&old, &config)?, &report_for(&new, &config)?);
-            if json {
-                print_json(serde_json::to_string_pretty(&d))?;
+            // The growth gate below still decides the status if the reader stopped early.
+            past_closed_stdout(if json {
+                print_json(serde_json::to_string_pretty(&d))
             } else {
-                print!("{}", render::diff(&d));
-            }
+                io::out(&render::diff(&d))
+            })?;
             let Some(allowed) = max_growth else {
                 return Ok(EXIT_OK);
             };
@@ -358,7 +368,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             }
             match diff::growth_violation(&d, &figure, allowed) {
                 Some(why) => {
-                    eprintln!("microarena: {}: {why}", io::display_name(&new));
+                    io::err_line(&format!("microarena: {}: {why}", io::display_name(&new)));
                     Ok(EXIT_BUDGET)
                 }
                 None => Ok(EXIT_OK),
@@ -367,9 +377,23 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Example { output } => {
             let bytes = microarena_core::build::example::mobilenet_v1_025_96_int8();
             io::write_atomic(&output, &bytes)?;
-            eprintln!("wrote {} ({} bytes)", output.display(), bytes.len());
+            io::err_line(&format!(
+                "wrote {} ({} bytes)",
+                output.display(),
+                bytes.len()
+            ));
             Ok(EXIT_OK)
         }
+    }
+}
+
+/// Lets a command go on to its verdict when stdout's reader went away (the
+/// status of `check` and `diff --max-growth` is what a CI job reads); other
+/// failures pass through.
+fn past_closed_stdout(printed: Result<(), Failure>) -> Result<(), Failure> {
+    match printed {
+        Err(f) if f.message.is_none() => Ok(()),
+        other => other,
     }
 }
 
@@ -377,8 +401,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
 /// types, but if it did the user gets a one-line error, not a panic.
 fn print_json(text: serde_json::Result<String>) -> Result<(), Failure> {
     let text = text.map_err(|e| Failure::usage(format!("cannot serialize the output: {e}")))?;
-    println!("{text}");
-    Ok(())
+    io::out(&format!("{text}\n"))
 }
 
 /// Prints a record with its keys sorted at every level, as `optimize` and
@@ -456,15 +479,12 @@ fn optimize_model(
         );
         print_sorted_json(serde_json::to_value(&record), true)?;
     } else {
-        print!(
-            "{}",
-            render::optimized(
-                &io::display_name(model),
-                &io::display_name(output),
-                &r,
-                &report
-            )
-        );
+        io::out(&render::optimized(
+            &io::display_name(model),
+            &io::display_name(output),
+            &r,
+            &report,
+        ))?;
     }
     Ok(EXIT_OK)
 }
@@ -534,15 +554,15 @@ fn run_model(
         io::write_atomic(path, out)?;
     }
     let u = it.memory_usage();
-    eprintln!(
+    io::err_line(&format!(
         "arena: {} B high-water (head {} + tail {}); predicted {} B",
         u.high_water, u.head, u.tail, need.total_bytes
-    );
+    ));
     if repeat > 1 {
-        println!(
-            "{:.3} ms per inference ({repeat} runs)",
+        io::out(&format!(
+            "{:.3} ms per inference ({repeat} runs)\n",
             elapsed.as_secs_f64() * 1e3 / f64::from(repeat)
-        );
+        ))?;
     }
     Ok(EXIT_OK)
 }
