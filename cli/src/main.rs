@@ -12,11 +12,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use microarena_core::pipeline::{self, PipelineError, Planned};
 use microarena_core::plan::PlannerKind;
-use microarena_core::report::Report;
 use microarena_core::report::budget::CheckReport;
 use microarena_core::report::budget::{self, Budget, Reserve};
 use microarena_core::report::diff::{self, Growth};
 use microarena_core::report::optimized::OptimizeReport;
+use microarena_core::report::{Report, c_header};
 use microarena_core::rewrite::optimize;
 use microarena_core::tflm::profile::{self, TargetProfile};
 use microarena_core::{Config, Model, analyze};
@@ -62,6 +62,14 @@ enum Command {
         /// model re-planned, with the change against the original shown.
         #[arg(long = "input-shape", value_name = "NAME=DIMS")]
         input_shape: Vec<String>,
+        /// Also write the arena size for a firmware build: `--emit c-header FILE` writes a
+        /// C/C++ header (MICROARENA_ARENA_BYTES = minimum + headroom, rounded to 16; head,
+        /// tail, target, model SHA-256), atomically and only when its content changes.
+        #[arg(long, num_args = 2, value_names = ["KIND", "FILE"])]
+        emit: Option<Vec<String>>,
+        /// Headroom on top of the minimum arena in the emitted header, e.g. `20%`.
+        #[arg(long, default_value = "20%", value_parser = parse_headroom, requires = "emit")]
+        headroom: u32,
     },
     /// Check that the model fits a device: RAM minus reserves must hold the minimum
     /// working arena plus headroom. Exit 1 with a one-line reason when it does not.
@@ -237,8 +245,20 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             json,
             timeline,
             input_shape,
+            emit,
+            headroom,
         } => {
             let bytes = io::read_model(&model)?;
+            let header_path = match emit.as_deref() {
+                None => None,
+                Some([kind, file]) if kind == "c-header" => Some(PathBuf::from(file)),
+                Some([kind, _]) => {
+                    return Err(Failure::usage(format!(
+                        "--emit {kind}: unknown kind; the one kind is c-header"
+                    )));
+                }
+                Some(_) => return Err(Failure::usage("--emit takes KIND FILE".into())),
+            };
             let original = Model::parse(&bytes).map_err(in_file(&model))?;
             let config = Config {
                 profile: target,
@@ -258,6 +278,9 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                         in_file(&model)(e)
                     }
                 })?;
+            if let Some(path) = &header_path {
+                emit_c_header(path, &report, &bytes, headroom)?;
+            }
             if json {
                 print_json(serde_json::to_string_pretty(&report))?;
             } else {
@@ -385,6 +408,42 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// Writes the C header for `report` to `path`, atomically, and only when its
+/// content differs from what is there (so a build does not recompile firmware
+/// for an unchanged model). Says which on stderr.
+fn emit_c_header(
+    path: &Path,
+    report: &Report,
+    model: &[u8],
+    headroom_bp: u32,
+) -> Result<(), Failure> {
+    use sha2::Digest as _;
+    let sha: String = sha2::Sha256::digest(model)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let text = c_header::render(
+        report,
+        &c_header::HeaderInputs {
+            headroom_bp,
+            model_sha256: &sha,
+            model_bytes: model.len() as u64,
+            generator: concat!("microarena ", env!("CARGO_PKG_VERSION")),
+        },
+    );
+    if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
+        io::err_line(&format!("{}: unchanged", path.display()));
+        return Ok(());
+    }
+    io::write_atomic(path, text.as_bytes())?;
+    io::err_line(&format!(
+        "wrote {} (arena {} B)",
+        path.display(),
+        budget::arena_with_headroom(report.arena.minimum_bytes, headroom_bp)
+    ));
+    Ok(())
 }
 
 /// Lets a command go on to its verdict when stdout's reader went away (the

@@ -58,8 +58,7 @@ impl Budget {
     /// Checks a minimum working arena against the budget.
     pub fn check(&self, minimum_bytes: u64) -> Verdict {
         let available = self.ram_bytes as i128 - self.reserved_bytes() as i128;
-        let extra = (minimum_bytes as u128 * u128::from(self.headroom_bp)).div_ceil(10_000);
-        let arena = align16((minimum_bytes as u128 + extra).min(u128::from(u64::MAX - 15)) as u64);
+        let arena = arena_with_headroom(minimum_bytes, self.headroom_bp);
         let margin = available - arena as i128;
         let clamp = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         Verdict {
@@ -70,6 +69,13 @@ impl Budget {
             fits: margin >= 0,
         }
     }
+}
+
+/// The arena to configure for a minimum working arena: the minimum plus
+/// `headroom_bp` basis points of it (rounded up), rounded up to 16.
+pub fn arena_with_headroom(minimum_bytes: u64, headroom_bp: u32) -> u64 {
+    let extra = (u128::from(minimum_bytes) * u128::from(headroom_bp)).div_ceil(10_000);
+    align16((u128::from(minimum_bytes) + extra).min(u128::from(u64::MAX - 15)) as u64)
 }
 
 /// A microcontroller with its RAM, for presets in the app and the CLI.

@@ -8,6 +8,7 @@
 
 pub mod advice;
 pub mod budget;
+pub mod c_header;
 pub mod diff;
 mod names;
 pub mod optimized;
