@@ -99,6 +99,13 @@ pub const STEPS: &[Step] = &[
         run: e2e,
     },
     Step {
+        name: "python",
+        summary: "the Python package: abi3 wheel built from source with maturin, installed in a venv, pytest against the CLI",
+        args: None,
+        in_all: true,
+        run: python,
+    },
+    Step {
         name: "regen-schema",
         summary: "regenerate core's flatbuffer bindings from TFLite's schema.fbs (flatc 25.12.19)",
         args: Some("[path/to/schema.fbs]"),
@@ -132,6 +139,7 @@ fn lint(_: &[String]) -> Result<(), Error> {
     // The fuzz and wasm-probe crates are workspaces of their own.
     cmd("cargo", ["fmt", "--check"]).dir("fuzz").run()?;
     cmd("cargo", ["fmt", "--check"]).dir("wasm-probe").run()?;
+    cmd("cargo", ["fmt", "--check"]).dir("python").run()?;
 
     part("clippy (host, all targets)");
     // The web app is linted for wasm32 only: building leptos for the host too
@@ -428,6 +436,63 @@ fn e2e(_: &[String]) -> Result<(), Error> {
     cmd("node", ["--test", "e2e/"]).run()
 }
 
+/// The venv the Python step builds and tests in (kept between runs; the wheel
+/// is reinstalled every time).
+const PY_VENV: &str = "target/venv-py";
+
+fn python(_: &[String]) -> Result<(), Error> {
+    if !probe::python_with_venv() {
+        skipped("needs python3 with venv");
+        return Ok(());
+    }
+    part("lint the bindings (their own workspace)");
+    let manifest = [
+        "--manifest-path",
+        "python/Cargo.toml",
+        "--target-dir",
+        "target",
+    ];
+    cmd("cargo", ["clippy"])
+        .args(manifest)
+        .args(["--all-targets", "--", "-D", "warnings"])
+        .run()?;
+    part("build the abi3 wheel and install it in a venv");
+    if !std::path::Path::new(PY_VENV).join("bin/python").exists() {
+        cmd("python3", ["-m", "venv", PY_VENV]).run()?;
+    }
+    let bin = |tool: &str| format!("{PY_VENV}/bin/{tool}");
+    cmd(
+        &bin("pip"),
+        ["install", "--quiet", "maturin>=1.5,<2", "pytest>=7"],
+    )
+    .run()?;
+    let wheels = "target/wheels";
+    // Only this build's wheel may be in the folder the install picks it from.
+    let _ = std::fs::remove_dir_all(wheels);
+    cmd(
+        &bin("maturin"),
+        ["build", "--release", "--quiet", "-o", wheels],
+    )
+    .args(manifest)
+    .run()?;
+    cmd(
+        &bin("pip"),
+        [
+            "install",
+            "--quiet",
+            "--force-reinstall",
+            "--no-index",
+            "--find-links",
+            wheels,
+            "microarena",
+        ],
+    )
+    .run()?;
+    part("pytest against the CLI");
+    cmd("cargo", ["build", "--release", "-p", "microarena-cli"]).run()?;
+    cmd(&bin("python"), ["-m", "pytest", "-q", "python/tests"]).run()
+}
+
 fn regen_schema(args: &[String]) -> Result<(), Error> {
     cmd("bash", ["scripts/regen-schema.sh"]).args(args).run()
 }
@@ -470,7 +535,8 @@ mod tests {
                 "fuzz-smoke",
                 "bench",
                 "web",
-                "e2e"
+                "e2e",
+                "python"
             ]
         );
     }

@@ -1,0 +1,69 @@
+"""microarena: exactly how much RAM a TensorFlow Lite Micro model needs.
+
+Every function runs the same core code as the `microarena` command line and
+returns the same JSON it prints, as Python objects.
+"""
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+Model = Union[bytes, str, "os.PathLike[str]"]
+"""A .tflite file's path, or its bytes (what `TFLiteConverter.convert()` returns)."""
+
+__version__: str
+TARGETS: List[str]
+"""Target profiles, e.g. `x86_64`, `cortex-m`."""
+PLANNERS: List[str]
+"""Memory planners: `tflm-greedy` (TFLM's own), `linear`, `best`."""
+
+class MicroarenaError(ValueError):
+    """A model, an argument or a file microarena cannot use; the message says which and why."""
+
+def plan(
+    model: Model,
+    target: str = "x86_64",
+    planner: str = "tflm-greedy",
+    input_shapes: Optional[Union[Mapping[str, Sequence[int]], Sequence[str]]] = None,
+) -> Dict[str, Any]:
+    """The report `microarena plan --json` prints: head, tail, total and the
+    minimum working arena (`report["arena"]`), every buffer, the tail by
+    category, diagnostics, and microarena-runtime's arena.
+
+    `input_shapes` re-plans for other input shapes, as `--input-shape`:
+    `{"serving_default_x:0": [1, 24, 257]}` or `["#0=1,24,257"]`.
+    """
+
+def check(
+    model: Model,
+    ram: Union[int, str],
+    reserves: Optional[Mapping[str, Union[int, str]]] = None,
+    headroom: str = "20%",
+    target: str = "cortex-m",
+    planner: str = "tflm-greedy",
+) -> Dict[str, Any]:
+    """The budget verdict `microarena check --json` prints. `ram` and the
+    reserves are bytes (`262144`) or sizes (`"256K"`); `result["fits"]` says
+    whether the minimum arena plus headroom fits RAM minus the reserves, and
+    `result["arena_bytes"]` is the arena to configure."""
+
+def optimize(
+    model: Model,
+    output: Optional[Union[str, "os.PathLike[str]"]] = None,
+    planner: str = "best",
+    reorder: bool = False,
+    force: bool = False,
+    target: str = "x86_64",
+) -> Any:
+    """A copy of the model carrying an offline plan that stock TFLM obeys.
+    Without `output`, returns its bytes; with it, writes the file atomically
+    (never over the input) and returns the dict `microarena optimize --json`
+    prints."""
+
+def diff(
+    old: Model,
+    new: Model,
+    target: str = "x86_64",
+    planner: str = "tflm-greedy",
+) -> Dict[str, Any]:
+    """What changed between two models' arenas, as `microarena diff --json`
+    prints it: headline figures, tail categories and head tensors."""
