@@ -15,7 +15,10 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const DIST = join(ROOT, "dist");
+// MICROARENA_DIST: another build of the app to test (e.g. trunk's), relative to the repo root.
+const DIST = join(ROOT, process.env.MICROARENA_DIST ?? "dist");
+// The app as a static site under a sub-path (GitHub Pages style): /microarena/…
+const SUBPATH = "/microarena/";
 const SHOTS = join(ROOT, "e2e", "screenshots");
 const TMP = mkdtempSync(join(tmpdir(), "microarena-e2e-"));
 const CORPUS = process.env.MICROARENA_CORPUS
@@ -25,6 +28,8 @@ mkdirSync(SHOTS, { recursive: true });
 
 const MIME = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".wasm": "application/wasm" };
 let server, base, browser;
+// Every path the server was asked for, so a test can check where the page looked.
+const requested = [];
 
 function cli(...args) {
   const bin = join(ROOT, "target", "release", "microarena");
@@ -43,7 +48,10 @@ function planJson(file, ...extra) {
 before(async () => {
   assert.ok(existsSync(join(DIST, "index.html")), "dist/ is missing: run scripts/build-web.sh");
   server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    let path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    requested.push(path);
+    // The same dist/ under the sub-path, as a static host would serve it.
+    if (path.startsWith(SUBPATH)) path = "/" + path.slice(SUBPATH.length);
     // /_models/NAME serves generated test models, for ?model=URL.
     const root = path.startsWith("/_models/") ? TMP : DIST;
     const file = root === TMP ? join(TMP, path.slice("/_models/".length)) : join(DIST, path === "/" ? "index.html" : path);
@@ -517,4 +525,29 @@ test("variables are a region of their own and scratch buffers name their op, as 
   }
   assert.deepEqual(problems, []);
   await close();
+});
+
+test("served from a sub-path (/microarena/), the app loads every asset under it and works", async () => {
+  const from = requested.length;
+  const { page, problems, close } = await newPage(`${base}microarena/`);
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  const file = join(TMP, "example-subpath.tflite");
+  assert.equal(cli("example", "-o", file).code, 0);
+  const want = planJson(file);
+  assert.deepEqual(await shown(page), expected(want.json));
+  // A share link made there opens there, in a fresh page.
+  await page.waitForSelector('[data-testid="share-link"]');
+  const link = await page.$eval('[data-testid="share-link"]', (e) => e.href);
+  assert.ok(link.startsWith(`${base}microarena/`), link);
+  assert.deepEqual(problems, []);
+  await close();
+  const shared = await newPage(link);
+  await waitForMap(shared.page, "mobilenet_v1_025_96_int8.tflite");
+  assert.deepEqual(await shown(shared.page), expected(want.json));
+  assert.deepEqual(shared.problems, []);
+  await shared.page.screenshot({ path: join(SHOTS, "subpath.png") });
+  await shared.close();
+  // Nothing was fetched from outside the sub-path: page, script, wasm, worker, stylesheet.
+  const outside = requested.slice(from).filter((p) => !p.startsWith(SUBPATH));
+  assert.deepEqual(outside, []);
 });
