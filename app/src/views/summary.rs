@@ -62,10 +62,10 @@ pub(super) fn summary(r: Arc<Report>, shared: bool, c: Controls) -> impl IntoVie
     let r_json = r.clone();
     let r_cmp = r.clone();
     // Which TFLM build the target's figures were compared with (CLI and JSON say the same).
-    let measured = r
-        .target_measured_against
-        .as_ref()
-        .map_or_else(|| "derived, not measured".to_string(), |b| format!("measured against {b}"));
+    let measured = r.target_measured_against.as_ref().map_or_else(
+        || "derived, not measured".to_string(),
+        |b| format!("measured against {b}"),
+    );
     let stem = r
         .model
         .file
