@@ -319,3 +319,47 @@ fn svdf_keeps_the_reference_buffers_with_a_larger_op_data() {
     assert_eq!(persistent(&m, &CORTEX_M), [36]);
     assert_eq!(persistent(&m, &CORTEX_M0PLUS_CMSIS_NN), [40]);
 }
+
+fn transpose_conv(in_c: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let shape = b
+        .tensor(g, "shape", &[4], DType::I32)
+        .data_i32(&[1, 8, 8, 8])
+        .id();
+    let n = (8 * 3 * 3 * in_c) as usize;
+    let w = b
+        .tensor(g, "w", &[8, 3, 3, in_c], DType::I8)
+        .quant_per_channel(&[0.1; 8], &[0; 8], 0)
+        .data_i8(&vec![1; n])
+        .id();
+    let x = b
+        .tensor(g, "x", &[1, 4, 4, in_c], DType::I8)
+        .quant(0.5, 0)
+        .id();
+    let bias = b.tensor(g, "b", &[8], DType::I32).data_i32(&[0; 8]).id();
+    let y = b
+        .tensor(g, "y", &[1, 8, 8, 8], DType::I8)
+        .quant(0.5, 0)
+        .id();
+    b.op(g, BuiltinOp::TRANSPOSE_CONV, &[shape, w, x, bias], &[y])
+        .conv_options(Padding::Same, 2, 2, Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.build().unwrap()
+}
+
+#[test]
+fn transpose_conv_asks_two_buffers_even_when_one_is_empty() {
+    // 8 input channels (not above 16): one int32 window ((4−1)·2 + max(3, 2))·8 = 72 wide,
+    // max(3, 2) = 3 rows: 864 B, and an empty reverse-filter request. The reference kernel
+    // asks one int32 per output element, 8·8·8·4 = 2048.
+    let m = transpose_conv(8);
+    assert_eq!(scratch(&m), [vec![2048], vec![864, 0], vec![864, 0]]);
+    // 32 input channels: the reverse conv, im2col 2·align4(3·3·32)·2 = 1152 and the reversed
+    // filter 32·3·3·8 = 2304.
+    let m = transpose_conv(32);
+    assert_eq!(
+        scratch(&m),
+        [vec![2048], vec![1152, 2304], vec![1152, 2304]]
+    );
+}

@@ -104,6 +104,28 @@ pub fn avgpool_scratch(channels: u64, cpu: CpuClass) -> u64 {
     }
 }
 
+/// `arm_transpose_conv_s8_get_buffer_size` and `..._get_reverse_conv_buffer_size` off MVE,
+/// for input `(W, C_in)`, filter `(KH, KW)`, `C_out` and strides `(h, w)`: with strides ≤ 2 and
+/// more than 16 input channels (`REVERSE_TCOL_EFFICIENT_THRESHOLD`) the transpose conv runs as a
+/// conv over the stride-upsampled input (its im2col size, plus the reversed filter); otherwise
+/// one int32 accumulator window. The width term's `max(KW, stride_h)` is as the source has it.
+pub fn transpose_conv_s8_scratch(
+    in_w: u64,
+    in_c: u64,
+    k: (u64, u64),
+    out_c: u64,
+    stride: (u64, u64),
+) -> (u64, u64) {
+    let (kh, kw) = k;
+    let (sh, sw) = stride;
+    if sh <= 2 && sw <= 2 && in_c > 16 {
+        (2 * align4(kh * kw * in_c) * 2, in_c * kw * kh * out_c)
+    } else {
+        let buf_x = (in_w.saturating_sub(1) * sw + kw.max(sh)) * out_c;
+        (buf_x * kh.max(sh) * 4, 0)
+    }
+}
+
 /// The Prepare steps of `op` under CMSIS-NN, or `None` when its kernel allocates what the
 /// reference kernel does.
 pub fn prepare(
@@ -174,6 +196,50 @@ pub fn prepare(
             };
             if scratch > 0 {
                 steps.push(PrepareStep::Scratch(scratch));
+            }
+            Some(steps)
+        }
+        B::TRANSPOSE_CONV => {
+            // Inputs: 0 output shape, 1 filter (OHWI), 2 input, 3 bias.
+            let (filter, input, bias, output) =
+                (op.input(1), op.input(2), op.input(3), op.output(0));
+            let mut steps = temps(&[output, input, filter]);
+            let c = dim(filter, 0);
+            steps.push(PrepareStep::Persistent(4 * c));
+            steps.push(PrepareStep::Persistent(4 * c));
+            let stride = match op.options {
+                OpOptions::Conv(o) => (o.stride_h.max(1) as u64, o.stride_w.max(1) as u64),
+                _ => (1, 1),
+            };
+            let input_type = dtype_of(input);
+            match input_type {
+                // Both requests sit inside TFLITE_DCHECK, which still runs them (DCHECKs are on
+                // in TFLM's default build), even when a size is 0.
+                Some(DType::I8) => {
+                    let (buf, reverse) = transpose_conv_s8_scratch(
+                        dim(input, 2),
+                        dim(input, 3),
+                        (dim(filter, 1), dim(filter, 2)),
+                        c,
+                        stride,
+                    );
+                    steps.push(PrepareStep::Scratch(buf));
+                    steps.push(PrepareStep::Scratch(reverse));
+                }
+                Some(DType::I16) => {
+                    let out = tensor(output).map_or(0, |t| t.elements());
+                    steps.push(PrepareStep::Scratch(8 * out));
+                }
+                _ => {}
+            }
+            // CalculateOpData holds the quantized operands again and, for 16x8 with an int16
+            // bias, asks for its int64 copy.
+            if !input_type.is_some_and(DType::is_float) {
+                steps.extend(temps(&[input, filter, bias, output]));
+                if input_type == Some(DType::I16) && dtype_of(bias) == Some(DType::I16) {
+                    let n = tensor(bias).map_or(0, |t| t.elements());
+                    steps.push(PrepareStep::Scratch(8 * n));
+                }
             }
             Some(steps)
         }
@@ -271,6 +337,21 @@ mod tests {
         // Grouped 1×1 (filter has fewer channels than the input): im2col of the input depth.
         assert_eq!(conv_s8_scratch(&shape(16, (1, 1), 8, 8)), 64);
         assert_eq!(conv_s16_scratch(&shape(16, (1, 1), 16, 8)), 64);
+    }
+
+    #[test]
+    fn transpose_conv_rules() {
+        // 32 input channels, stride 2: reverse conv; 3×3×32 = 288 columns → 2·288·2 = 1152,
+        // reversed filter 32·3·3·8 = 2304.
+        assert_eq!(
+            transpose_conv_s8_scratch(4, 32, (3, 3), 8, (2, 2)),
+            (1152, 2304)
+        );
+        // 8 input channels: ((4−1)·2 + max(3, 2))·8 = 72 per row, max(3, 2) rows, int32.
+        assert_eq!(
+            transpose_conv_s8_scratch(4, 8, (3, 3), 8, (2, 2)),
+            (72 * 3 * 4, 0)
+        );
     }
 
     #[test]
