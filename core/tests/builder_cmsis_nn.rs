@@ -363,3 +363,15 @@ fn transpose_conv_asks_two_buffers_even_when_one_is_empty() {
         [vec![2048], vec![1152, 2304], vec![1152, 2304]]
     );
 }
+
+#[test]
+fn transpose_conv_op_data_is_flagged_as_estimated() {
+    let a = run(&transpose_conv(8), &CORTEX_M4_CMSIS_NN);
+    assert!(
+        a.diagnostics
+            .iter()
+            .any(|d| d.message.contains("TRANSPOSE_CONV") && d.message.contains("never probed")),
+        "{:?}",
+        a.diagnostics
+    );
+}

@@ -126,6 +126,13 @@ pub fn transpose_conv_s8_scratch(
     }
 }
 
+/// Why a CMSIS-NN kernel's figures are not exact, when the sources leave one open.
+pub fn unprobed(op: BuiltinOp) -> Option<&'static str> {
+    (op == BuiltinOp::TRANSPOSE_CONV).then_some(
+        "the CMSIS-NN TRANSPOSE_CONV OpData was never probed; the reference kernel's size is used",
+    )
+}
+
 /// The Prepare steps of `op` under CMSIS-NN, or `None` when its kernel allocates what the
 /// reference kernel does.
 pub fn prepare(

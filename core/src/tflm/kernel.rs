@@ -118,6 +118,9 @@ pub fn cost(
         && let Some(steps) = cmsis_nn::prepare(model, g, op, cpu)
     {
         cost.prepare = steps;
+        if let Some(reason) = cmsis_nn::unprobed(op.opcode) {
+            cost.fidelity = Fidelity::Estimated(reason);
+        }
     }
     cost
 }
