@@ -375,3 +375,62 @@ fn transpose_conv_op_data_is_flagged_as_estimated() {
         a.diagnostics
     );
 }
+
+/// The seed's RP2040 question: a conv model that fits 264 KiB with 48 KiB of RTOS and stacks
+/// on the reference figures, but not on CMSIS-NN, because of an im2col scratch.
+#[test]
+fn rp2040_im2col_scratch_is_what_no_longer_fits() {
+    use microarena_core::report::budget::{Budget, Reserve};
+    use microarena_core::report::{BufferClass, Report};
+
+    // 48×48×32 int8 in, 8×8 filter, 62 channels out (SAME): input 73,728 B, output
+    // 142,848 B, both live during the conv: head 216,576 B on the reference kernels.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b
+        .tensor(g, "x", &[1, 48, 48, 32], DType::I8)
+        .quant(0.5, 0)
+        .id();
+    let w = b
+        .tensor(g, "w", &[62, 8, 8, 32], DType::I8)
+        .quant_per_channel(&[0.1; 62], &[0; 62], 0)
+        .data_i8(&vec![1; 62 * 8 * 8 * 32])
+        .id();
+    let bias = b.tensor(g, "b", &[62], DType::I32).data_i32(&[0; 62]).id();
+    let y = b
+        .tensor(g, "y", &[1, 48, 48, 62], DType::I8)
+        .quant(0.5, 0)
+        .id();
+    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[y])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let m = b.build().unwrap();
+
+    let budget = Budget {
+        ram_bytes: 264 * 1024,
+        reserves: vec![Reserve {
+            name: "rtos+stacks".into(),
+            bytes: 48 * 1024,
+        }],
+        headroom_bp: 0,
+    };
+    let reference = run(&m, &CORTEX_M);
+    let cmsis = run(&m, &CORTEX_M0PLUS_CMSIS_NN);
+    assert_eq!(reference.head_bytes, 73_728 + 142_848);
+    // im2col: 8·8·32 = 2048 columns (aligned), two int16 columns: 2·2048·2 = 8192 B.
+    assert_eq!(cmsis.head_bytes, 73_728 + 142_848 + 8192);
+    assert!(budget.check(reference.minimum_bytes).fits);
+    assert!(!budget.check(cmsis.minimum_bytes).fits);
+
+    // The map shows it as the conv's scratch buffer.
+    let model = Model::parse(&m).unwrap();
+    let report = Report::new(&model, &cmsis, "rp2040.tflite");
+    let scratch: Vec<_> = report
+        .buffers
+        .iter()
+        .filter(|b| b.kind == BufferClass::Scratch)
+        .map(|b| (b.op, b.bytes))
+        .collect();
+    assert_eq!(scratch, [(Some(0), 8192)]);
+    assert_eq!(report.operators[0].opcode, "CONV_2D");
+}
