@@ -51,9 +51,13 @@ fn pct(part: u64, whole: u64) -> String {
 pub fn summary(r: &Report) -> String {
     let mut s = String::new();
     let a = &r.arena;
+    let measured = match &r.target_measured_against {
+        Some(build) => format!(" (measured against {build})"),
+        None => " (derived, not measured)".into(),
+    };
     let _ = writeln!(
         s,
-        "{}: {} subgraph(s), {} ops, {} tensors; target {}, planner {}",
+        "{}: {} subgraph(s), {} ops, {} tensors; target {}{measured}, planner {}",
         r.model.file, r.model.subgraphs, r.model.operators, r.model.tensors, r.target, r.planner
     );
     let _ = writeln!(

@@ -43,7 +43,12 @@ fn snap(name: &str, text: String) {
 /// Every output held for one model, `tag` naming the snapshots.
 fn check_model(tag: &str, model: &Path, dir: &Path) {
     let m = model.to_str().expect("utf-8 path");
-    for target in ["x86_64", "cortex-m"] {
+    for target in [
+        "x86_64",
+        "cortex-m",
+        "cortex-m4-cmsis-nn",
+        "cortex-m0plus-cmsis-nn",
+    ] {
         snap(
             &format!("{tag}__plan_json_{target}"),
             run(&["plan", m, "--json", "--target", target], dir),

@@ -1,15 +1,17 @@
 //! The shared corpus against TFLM built for Cortex-M (`models/tflm_cortex_m.jsonl`, recorded
 //! by `../shared/oracle/tflm-cortex-m` with TFLM 90b983c2 under QEMU).
 //!
-//! `m4-ref` (reference kernels) is what `--target cortex-m` models, so every figure TFLM
-//! prints must equal ours. The CMSIS-NN builds have no target yet: they are only counted, so
-//! the distance to issue 12's goal is visible in the test output without failing it.
+//! `m4-ref` (reference kernels) is what `--target cortex-m` models, `m4-cmsis-nn` and
+//! `m0plus-cmsis-nn` what `--target cortex-m4-cmsis-nn` and `cortex-m0plus-cmsis-nn` model:
+//! every figure TFLM prints must equal ours.
 
 mod support;
 
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
-use microarena_core::tflm::profile::{CORTEX_M, TargetProfile};
+use microarena_core::tflm::profile::{
+    CORTEX_M, CORTEX_M0PLUS_CMSIS_NN, CORTEX_M4_CMSIS_NN, TargetProfile,
+};
 use microarena_core::{Config, Model, analyze};
 use serde_json::Value;
 
@@ -159,37 +161,61 @@ fn cortex_m_matches_tflm_m4_reference_build() {
     assert!(refused >= 2, "only {refused} refused models were checked");
 }
 
-/// CMSIS-NN is not modelled yet: report how far `cortex-m` (reference kernels) is from each
-/// CMSIS-NN build, never fail on it. Turns into an assertion once the targets exist.
-#[test]
-fn cmsis_nn_builds_are_reported() {
-    let Some(root) = support::corpus("cmsis_nn_builds_are_reported") else {
+/// Every loadable model of one CMSIS-NN build equals our report on `profile`, figure by
+/// figure (the mismatch table is printed first, so a failure shows all of them).
+fn assert_cmsis_build(test: &str, build: &str, profile: &'static TargetProfile) {
+    let Some(root) = support::corpus(test) else {
         return;
     };
-    for build in ["m4-cmsis-nn", "m0plus-cmsis-nn"] {
-        let (mut exact, mut off) = (0, 0);
-        let mut all = Vec::new();
-        for rec in records(&root, build) {
-            if rec["status"] != "ok" {
-                continue;
-            }
-            let name = rec["model"].as_str().expect("model name");
-            let r = report(
-                &support::read(&root.join("models").join(name)),
-                name,
-                &CORTEX_M,
-            );
-            let m = compare(&rec, &r, name);
-            if m.is_empty() {
-                exact += 1;
-            } else {
-                off += 1;
-            }
-            all.extend(m);
-        }
-        eprintln!(
-            "{build} (not modelled yet, compared with --target cortex-m): {exact} exact, {off} not"
+    let mut mismatches = Vec::new();
+    let mut unrefused = Vec::new();
+    let mut checked = 0;
+    for rec in records(&root, build) {
+        let name = rec["model"].as_str().expect("model name");
+        let r = report(
+            &support::read(&root.join("models").join(name)),
+            name,
+            profile,
         );
-        eprintln!("{}", table(build, &all));
+        if rec["status"] != "ok" {
+            if !r.has_errors() {
+                unrefused.push(format!(
+                    "{name}: TFLM refused it, we give no error diagnostic"
+                ));
+            }
+            continue;
+        }
+        mismatches.extend(compare(&rec, &r, name));
+        checked += 1;
     }
+    eprintln!("{}", table(build, &mismatches));
+    eprintln!(
+        "{build}: {checked} loadable models compared with --target {}",
+        profile.name
+    );
+    assert!(
+        mismatches.is_empty() && unrefused.is_empty(),
+        "{}{}",
+        table(build, &mismatches),
+        unrefused.join("\n")
+    );
+    assert!(checked >= 9, "only {checked} loadable models were compared");
+}
+
+#[test]
+fn cortex_m4_cmsis_nn_matches_tflm_m4_cmsis_nn_build() {
+    assert_cmsis_build(
+        "cortex_m4_cmsis_nn_matches_tflm_m4_cmsis_nn_build",
+        "m4-cmsis-nn",
+        &CORTEX_M4_CMSIS_NN,
+    );
+}
+
+#[test]
+fn cortex_m0plus_cmsis_nn_matches_tflm_m0plus_cmsis_nn_build() {
+    assert_cmsis_build(
+        "cortex_m0plus_cmsis_nn_matches_tflm_m0plus_cmsis_nn_build",
+        "m0plus-cmsis-nn",
+        &CORTEX_M0PLUS_CMSIS_NN,
+    );
 }

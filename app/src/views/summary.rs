@@ -61,6 +61,11 @@ pub(super) fn summary(r: Arc<Report>, shared: bool, c: Controls) -> impl IntoVie
     let lb = a.lower_bound_bytes;
     let r_json = r.clone();
     let r_cmp = r.clone();
+    // Which TFLM build the target's figures were compared with (CLI and JSON say the same).
+    let measured = r.target_measured_against.as_ref().map_or_else(
+        || "derived, not measured".to_string(),
+        |b| format!("measured against {b}"),
+    );
     let stem = r
         .model
         .file
@@ -88,13 +93,20 @@ pub(super) fn summary(r: Arc<Report>, shared: bool, c: Controls) -> impl IntoVie
                                 .map(|p| {
                                     let n = p.name;
                                     view! {
-                                        <option value=n selected=move || target.get() == n>
+                                        <option
+                                            value=n
+                                            title=p.description
+                                            selected=move || target.get() == n
+                                        >
                                             {n}
                                         </option>
                                     }
                                 })
                                 .collect_view()}
                         </select>
+                        <span class="target-measured" data-testid="target-measured">
+                            {measured}
+                        </span>
                     </label>
                     <label>
                         "Planner "

@@ -6,7 +6,7 @@
 use microarena_core::report::Report;
 
 pub(crate) fn report() -> Report {
-    serde_json::from_value(serde_json::json!({
+    let mut report: Report = serde_json::from_value(serde_json::json!({
         "schema_version": 1,
         "model": { "file": "tiny.tflite", "subgraphs": 1, "operators": 2, "tensors": 4 },
         "target": "x86_64",
@@ -40,5 +40,10 @@ pub(crate) fn report() -> Report {
               "region": "tail", "offset": null, "lifetime": "interpreter" }
         ]
     }))
-    .expect("the fixture matches the report schema")
+    .expect("the fixture matches the report schema");
+    // As `Report::new` and share links set it: from the target's profile.
+    report.target_measured_against = microarena_core::tflm::profile::by_name(&report.target)
+        .and_then(|p| p.measured_against)
+        .map(Into::into);
+    report
 }

@@ -76,6 +76,10 @@ pub struct Report {
     /// the overrides and the original model's figures, for the delta.
     #[cfg_attr(feature = "serde", serde(default))]
     pub what_if: Option<WhatIfInfo>,
+    /// The TFLM build the target's figures were measured against (e.g. `TFLM 90b983c2`);
+    /// `null` for a target derived from struct tables only.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub target_measured_against: Option<String>,
 }
 
 /// One planner's head on this model.
@@ -526,6 +530,7 @@ impl Report {
             runtime_refusal,
             variables,
             what_if: None,
+            target_measured_against: analysis.profile.measured_against.map(Into::into),
         }
     }
 

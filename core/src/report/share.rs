@@ -451,6 +451,10 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
     if r.pos != bytes.len() {
         return Err(ShareError::TrailingBytes);
     }
+    // Not in the payload: the target's name determines it.
+    let target_measured_against = crate::tflm::profile::by_name(&target)
+        .and_then(|p| p.measured_against)
+        .map(Into::into);
     Ok(Report {
         schema_version,
         model,
@@ -468,6 +472,7 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
         runtime_refusal,
         variables,
         what_if,
+        target_measured_against,
     })
 }
 

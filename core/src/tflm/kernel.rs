@@ -10,7 +10,8 @@ use alloc::vec::Vec;
 use crate::read::dtype::DType;
 use crate::read::model::{Model, Operator};
 use crate::read::ops::{BuiltinOp, OpOptions};
-use crate::tflm::profile::{Sz, TargetProfile};
+use crate::tflm::cmsis_nn;
+use crate::tflm::profile::{Backend, Sz, TargetProfile};
 use crate::tflm::signal;
 
 /// How well an operator's allocations are known.
@@ -104,6 +105,27 @@ const SIGNAL_OPS: &[&str] = &[
 /// `first_assignment` tells ASSIGN_VARIABLE whether it is the first assignment
 /// of its resource (only that one allocates the resource buffer).
 pub fn cost(
+    model: &Model<'_>,
+    g: usize,
+    op: &Operator<'_>,
+    profile: &TargetProfile,
+    first_assignment: bool,
+) -> KernelCost {
+    // Refusals and fidelity are the reference kernel's; an optimized backend's kernel
+    // replaces only what its Prepare allocates.
+    let mut cost = reference_cost(model, g, op, profile, first_assignment);
+    if let Backend::CmsisNn(cpu) = profile.backend
+        && let Some(steps) = cmsis_nn::prepare(model, g, op, cpu)
+    {
+        cost.prepare = steps;
+        if let Some(reason) = cmsis_nn::unprobed(op.opcode) {
+            cost.fidelity = Fidelity::Estimated(reason);
+        }
+    }
+    cost
+}
+
+fn reference_cost(
     model: &Model<'_>,
     g: usize,
     op: &Operator<'_>,

@@ -1,10 +1,11 @@
 //! Stage 3: TFLM's own arena accounting, per target — struct sizes
-//! ([`profile`]), per-kernel allocations ([`kernel`]), buffer lifetimes
+//! ([`profile`]), per-kernel allocations ([`kernel`]; CMSIS-NN's in [`cmsis_nn`]), buffer lifetimes
 //! ([`lifetime`]), the Signal-library kernels' OpData layouts ([`signal`]), the
 //! persistent tail ([`tail`]) and [`analysis`], which runs
 //! them with a planner and derives the minimum working arena.
 
 pub mod analysis;
+pub mod cmsis_nn;
 pub mod kernel;
 pub mod lifetime;
 pub mod profile;

@@ -53,6 +53,26 @@ const fn k_est(op: u8, builtin: Option<Sz>, op_data: Option<u32>) -> KernelRow {
     }
 }
 
+/// The DSP extensions CMSIS-NN's `*_get_buffer_size` functions switch on
+/// (`ARM_MATH_DSP`, `ARM_MATH_MVEI` in `CMSIS-NN/Include/arm_nn_math_types.h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuClass {
+    /// Neither define: ARMv6-M and ARMv8-M Baseline (M0, M0+, M3, M23, M33 without DSP).
+    NoDsp,
+    /// `ARM_MATH_DSP`: ARMv7E-M and ARMv8-M Mainline with DSP (M4, M7, M33, M35P).
+    Dsp,
+}
+
+/// Which kernel implementations the TFLM build registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// TFLM's reference kernels (`tensorflow/lite/micro/kernels/*.cc`).
+    Reference,
+    /// `OPTIMIZED_KERNEL_DIR=cmsis_nn`, built with GCC and `KERNELS_OPTIMIZED_FOR_SPEED`:
+    /// `kernels/cmsis_nn/*.cc` replace the reference kernels they cover (see `docs/cmsis-nn.md`).
+    CmsisNn(CpuClass),
+}
+
 /// Everything the simulation of TFLM's allocator needs to know about a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TargetProfile {
@@ -99,12 +119,23 @@ pub struct TargetProfile {
     pub planner_bytes_per_buffer: u32,
     /// Per-kernel builtin data and OpData.
     pub kernels: &'static [KernelRow],
+    /// Kernel implementations, whose Prepare rules (scratch, persistent buffers) differ.
+    pub backend: Backend,
+    /// Rows of the backend's kernels that replace [`TargetProfile::kernels`]' rows (their
+    /// OpData differs); empty for the reference kernels.
+    pub backend_kernels: &'static [KernelRow],
+    /// The TFLM build this profile's figures were measured against, for humans
+    /// (`None`: derived from struct tables, never compared with TFLM).
+    pub measured_against: Option<&'static str>,
 }
 
 impl TargetProfile {
     /// The row for builtin operator `op`, if the profile models it.
     pub fn kernel(&self, op: i32) -> Option<&'static KernelRow> {
-        self.kernels.iter().find(|r| r.op == op)
+        self.backend_kernels
+            .iter()
+            .find(|r| r.op == op)
+            .or_else(|| self.kernels.iter().find(|r| r.op == op))
     }
 }
 
@@ -237,7 +268,33 @@ pub const X86_64: TargetProfile = TargetProfile {
     allocation_info: sz(32, 8),
     planner_bytes_per_buffer: 40,
     kernels: KERNELS_X86_64,
+    backend: Backend::Reference,
+    backend_kernels: &[],
+    measured_against: Some("tflite-micro wheel 0.dev20261023182759"),
 };
+
+/// TFLM's commit the Cortex-M profiles model (`tflm_cortex_m.jsonl`).
+const TFLM_CORTEX_M: &str = "TFLM 90b983c2";
+
+/// CMSIS-NN kernels' OpData on ILP32 (`docs/cmsis-nn.md`, "OpData"): each wraps the
+/// reference OpData and appends its own fields. Builtin data is the parser's, unchanged.
+const KERNELS_CMSIS_NN: &[KernelRow] = &[
+    // OpDataFullyConnected (48) + 2 int + int32_t* + 3 int32_t.
+    k(c::FULLY_CONNECTED, Some(sz(5, 1)), Some(72)),
+    // OpDataConv (56) + int buffer_idx.
+    k(c::CONV_2D, Some(sz(28, 4)), Some(60)),
+    k(c::DEPTHWISE_CONV_2D, Some(sz(28, 4)), Some(60)),
+    // OpDataPooling (32) + int buffer_idx.
+    k(c::AVERAGE_POOL_2D, Some(sz(40, 4)), Some(36)),
+    k(c::MAX_POOL_2D, Some(sz(40, 4)), Some(36)),
+    // SoftmaxParams (56) + num_rows, row_size.
+    k(c::SOFTMAX, Some(sz(4, 4)), Some(64)),
+    // CmsisNnOpDataSvdf: 9 int + int32_t* kernel_sums.
+    k(c::SVDF, Some(sz(8, 4)), Some(40)),
+    // OpDataLSTM (688, 8-aligned: ArithmeticParams holds int64_t) + cmsis_nn_lstm_params
+    // (15 int32_t + 4 gates of 40) = 908, padded to 912.
+    k(c::UNIDIRECTIONAL_SEQUENCE_LSTM, Some(sz(16, 4)), Some(912)),
+];
 
 /// 32-bit Cortex-M built with arm-none-eabi-gcc (ILP32, short enums), reference
 /// kernels, no compression, `RecordingMicroAllocator` (as TFLM's own Cortex-M
@@ -264,10 +321,34 @@ pub const CORTEX_M: TargetProfile = TargetProfile {
     allocation_info: sz(24, 4),
     planner_bytes_per_buffer: 40,
     kernels: KERNELS_CORTEX_M,
+    backend: Backend::Reference,
+    backend_kernels: &[],
+    measured_against: Some(TFLM_CORTEX_M),
+};
+
+/// Cortex-M4/M7/M33 with DSP and TFLM's CMSIS-NN kernels: the `cortex-m` ABI, the
+/// CMSIS-NN OpData and the DSP scratch rules (`m4-cmsis-nn` in `tflm_cortex_m.jsonl`).
+pub const CORTEX_M4_CMSIS_NN: TargetProfile = TargetProfile {
+    name: "cortex-m4-cmsis-nn",
+    description: "Cortex-M4/M7/M33 with DSP, CMSIS-NN kernels (arm-none-eabi-gcc, ILP32, recording allocator)",
+    backend: Backend::CmsisNn(CpuClass::Dsp),
+    backend_kernels: KERNELS_CMSIS_NN,
+    ..CORTEX_M
+};
+
+/// Cortex-M0/M0+ (ARMv6-M, RP2040) with TFLM's CMSIS-NN kernels: the same ABI and OpData,
+/// the no-DSP scratch rules (`m0plus-cmsis-nn` in `tflm_cortex_m.jsonl`).
+pub const CORTEX_M0PLUS_CMSIS_NN: TargetProfile = TargetProfile {
+    name: "cortex-m0plus-cmsis-nn",
+    description: "Cortex-M0/M0+ (ARMv6-M, e.g. RP2040), CMSIS-NN kernels (arm-none-eabi-gcc, ILP32, recording allocator)",
+    backend: Backend::CmsisNn(CpuClass::NoDsp),
+    backend_kernels: KERNELS_CMSIS_NN,
+    ..CORTEX_M
 };
 
 /// Every TFLM profile, in the order the CLI and the app list them.
-pub const PROFILES: &[TargetProfile] = &[X86_64, CORTEX_M];
+pub const PROFILES: &[TargetProfile] =
+    &[X86_64, CORTEX_M, CORTEX_M4_CMSIS_NN, CORTEX_M0PLUS_CMSIS_NN];
 
 /// Looks a profile up by its [`TargetProfile::name`].
 pub fn by_name(name: &str) -> Option<&'static TargetProfile> {
@@ -290,6 +371,8 @@ mod tests {
         };
         assert_eq!(fixed(&X86_64), 488);
         assert_eq!(fixed(&CORTEX_M), 236);
+        assert_eq!(fixed(&CORTEX_M4_CMSIS_NN), 236);
+        assert_eq!(fixed(&CORTEX_M0PLUS_CMSIS_NN), 236);
     }
 
     #[test]
