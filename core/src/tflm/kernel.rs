@@ -11,6 +11,7 @@ use crate::read::dtype::DType;
 use crate::read::model::{Model, Operator};
 use crate::read::ops::{BuiltinOp, OpOptions};
 use crate::tflm::profile::{Sz, TargetProfile};
+use crate::tflm::registry::{self, Rejection};
 use crate::tflm::signal;
 
 /// How well an operator's allocations are known.
@@ -33,6 +34,9 @@ pub enum Refusal {
     NoKernel,
     /// An LSTM intermediate tensor with a non-zero size.
     NonEmptyIntermediate,
+    /// The registry of TFLM's kernels refuses it: no kernel, or a type or
+    /// constness its kernel rejects (in Prepare or at Invoke).
+    Rejected(Rejection),
 }
 
 /// One step of a kernel's Prepare, in order (for the minimum-arena simulation).
@@ -99,11 +103,27 @@ const SIGNAL_OPS: &[&str] = &[
     "SignalStacker",
 ];
 
-/// Resolves the allocations of operator `op` of subgraph `g`.
+/// Resolves the allocations of operator `op` of subgraph `g`, and whether
+/// TFLM would refuse it (the refusals found while costing it first, then the
+/// kernel registry's).
 ///
 /// `first_assignment` tells ASSIGN_VARIABLE whether it is the first assignment
 /// of its resource (only that one allocates the resource buffer).
 pub fn cost(
+    model: &Model<'_>,
+    g: usize,
+    op: &Operator<'_>,
+    profile: &TargetProfile,
+    first_assignment: bool,
+) -> KernelCost {
+    let mut cost = allocations(model, g, op, profile, first_assignment);
+    if cost.refusal.is_none() {
+        cost.refusal = registry::check(model, g, op, profile.backend).map(Refusal::Rejected);
+    }
+    cost
+}
+
+fn allocations(
     model: &Model<'_>,
     g: usize,
     op: &Operator<'_>,

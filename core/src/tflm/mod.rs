@@ -8,5 +8,6 @@ pub mod analysis;
 pub mod kernel;
 pub mod lifetime;
 pub mod profile;
+pub mod registry;
 pub mod signal;
 pub mod tail;

@@ -8,6 +8,8 @@
 //! with `USE_TFLM_COMPRESSION`), the ILP32 column against TFLM's published
 //! Corstone-300 allocation table.
 
+use crate::tflm::registry::Backend;
+
 /// Size and alignment of one allocation, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sz {
@@ -60,6 +62,8 @@ pub struct TargetProfile {
     pub name: &'static str,
     /// One line for humans.
     pub description: &'static str,
+    /// The kernel set TFLM is built with: what each kernel accepts can differ.
+    pub backend: Backend,
     /// `sizeof(void*)` (and `size_t`).
     pub pointer_bytes: u32,
     /// `sizeof` of a C enum such as `TfLiteType`: 4 on hosts, 1 with arm-none-eabi's
@@ -218,6 +222,7 @@ const KERNELS_CORTEX_M: &[KernelRow] = &[
 pub const X86_64: TargetProfile = TargetProfile {
     name: "x86_64",
     description: "TFLM Python wheel on x86-64 (LP64, compression on, reference kernels, recording allocator)",
+    backend: Backend::Reference,
     pointer_bytes: 8,
     enum_bytes: 4,
     arena_allocator: sz(104, 8),
@@ -245,6 +250,7 @@ pub const X86_64: TargetProfile = TargetProfile {
 pub const CORTEX_M: TargetProfile = TargetProfile {
     name: "cortex-m",
     description: "Cortex-M with arm-none-eabi-gcc (ILP32, short enums, reference kernels, recording allocator)",
+    backend: Backend::Reference,
     pointer_bytes: 4,
     enum_bytes: 1,
     arena_allocator: sz(52, 4),
