@@ -456,14 +456,10 @@ pub fn describe(rejection: &Rejection, name: &str, backend: Backend) -> String {
                 s
             }
             Check::SameType { operands, .. } => format!(
-                "{} accepts only one type for {}, found {}",
+                "{} needs {} of one type, found {}",
                 kernel(),
-                operands
-                    .iter()
-                    .map(|o| format!("{o}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                typed(operands, found)
+                join(operands.iter().map(|o| format!("{o}"))),
+                join(found.iter().take(operands.len()).map(|t| format!("{t}")))
             ),
             Check::Constant { .. } => String::new(),
         },
@@ -479,10 +475,9 @@ pub fn describe(rejection: &Rejection, name: &str, backend: Backend) -> String {
 
 /// `input 0 uint8, input 1 uint8`.
 fn typed(operands: &[Operand], found: &[DType; MAX_OPERANDS]) -> String {
-    operands
-        .iter()
-        .zip(found)
-        .map(|(o, t)| format!("{o} {t}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    join(operands.iter().zip(found).map(|(o, t)| format!("{o} {t}")))
+}
+
+fn join(items: impl Iterator<Item = String>) -> String {
+    items.collect::<Vec<_>>().join(", ")
 }
