@@ -156,6 +156,41 @@ fn uint8_conv_is_hybrid_on_reference_kernels_and_an_input_type_on_cmsis_nn() {
 }
 
 #[test]
+fn uint8_depthwise_conv_loads_but_fails_at_invoke() {
+    // depthwise_conv_common.cc lets an input with its own type as filter through
+    // Prepare (uint8 is quantized per tensor); depthwise_conv.cc's Eval has no
+    // uint8 case.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b
+        .tensor(g, "x", &[1, 4, 4, 2], DType::U8)
+        .quant(0.5, 128)
+        .id();
+    let w = b
+        .tensor(g, "w", &[1, 3, 3, 2], DType::U8)
+        .quant(0.1, 128)
+        .data(&[1; 18])
+        .id();
+    let bias = b.tensor(g, "b", &[2], DType::I32).data_i32(&[0, 0]).id();
+    let y = b
+        .tensor(g, "y", &[1, 4, 4, 2], DType::U8)
+        .quant(0.5, 128)
+        .id();
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x, w, bias], &[y])
+        .depthwise_options(Padding::Same, 1, 1, 1, Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let msg = the_error(&b.build().unwrap(), &profile::CORTEX_M);
+    has(
+        &msg,
+        &[
+            "op 0 (DEPTHWISE_CONV_2D)",
+            "input 0 uint8, input 1 uint8",
+            "fails at Invoke",
+        ],
+    );
+}
+
+#[test]
 fn int8_conv_runs_on_both_backends() {
     let bytes = conv(DType::I8, DType::I8);
     for p in [&profile::X86_64, &profile::CORTEX_M, &CMSIS_NN] {
@@ -194,6 +229,28 @@ fn fill_with_non_constant_dims_is_refused_in_prepare() {
         ],
     );
     assert_eq!(errors(&analysis(&fill(true), &profile::X86_64)).len(), 0);
+}
+
+#[test]
+fn fill_with_a_value_of_another_type_is_refused_in_prepare() {
+    // fill.cc Prepare: TF_LITE_ENSURE_EQ(value->type, output->type), before the dims check.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let dims = b.tensor(g, "dims", &[2], DType::I32).data_i32(&[2, 3]).id();
+    let v = b.tensor(g, "v", &[], DType::I32).data_i32(&[1]).id();
+    let y = b.tensor(g, "y", &[2, 3], DType::F32).id();
+    b.op(g, BuiltinOp::FILL, &[dims, v], &[y]);
+    b.outputs(g, &[y]);
+    let msg = the_error(&b.build().unwrap(), &profile::X86_64);
+    has(
+        &msg,
+        &[
+            "op 0 (FILL)",
+            "input 1, output 0 of one type",
+            "int32, float32",
+            "Prepare fails",
+        ],
+    );
 }
 
 #[test]

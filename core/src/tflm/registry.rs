@@ -152,7 +152,7 @@ const fn checked(code: u8, checks: &'static [Check]) -> Kernel {
     }
 }
 
-use DType::{F32, I4, I8, I16, I32};
+use DType::{Bool, F16, F32, F64, I4, I8, I16, I32, I64, U8, U16, U32, U64};
 use Operand::{Input, Output};
 
 /// `conv_common.cc` `ConvPrepare`: input type = output type, then the
@@ -181,6 +181,40 @@ const CONV_2D_CMSIS_NN: &[Check] = &[
     CONV_2D_TYPES[0],
     CONV_2D_TYPES[1],
 ];
+/// `depthwise_conv_common.cc` `DepthwiseConvPrepare`: the filter may have the
+/// input's type (any type, so uint8/uint8 passes: `PopulateConvolutionQuantizationParams`
+/// still quantizes uint8 per tensor), or int8/int4, int16/int8; `depthwise_conv.cc`
+/// `Eval` then runs float32, int8 (int4 or int8 filter) and int16 (int8 filter) only.
+const DEPTHWISE_CONV_2D: &[Check] = &[
+    Check::Types {
+        operands: &[Input(0), Input(1)],
+        accepted: &[
+            &[F32, F32],
+            &[F16, F16],
+            &[F64, F64],
+            &[I4, I4],
+            &[I8, I8],
+            &[I16, I16],
+            &[I32, I32],
+            &[I64, I64],
+            &[U8, U8],
+            &[U16, U16],
+            &[U32, U32],
+            &[U64, U64],
+            &[Bool, Bool],
+            &[I8, I4],
+            &[I16, I8],
+        ],
+        stage: Stage::Prepare,
+        tflm_says: Some("Hybrid models are not supported on TFLite Micro."),
+    },
+    Check::Types {
+        operands: &[Input(0), Input(1)],
+        accepted: &[&[F32, F32], &[I8, I4], &[I8, I8], &[I16, I8]],
+        stage: Stage::Invoke,
+        tflm_says: None,
+    },
+];
 /// `softmax_common.cc` `SoftmaxPrepare` / `CalculateSoftmaxParams`.
 const SOFTMAX: &[Check] = &[Check::Types {
     operands: &[Input(0), Output(0)],
@@ -188,7 +222,8 @@ const SOFTMAX: &[Check] = &[Check::Types {
     stage: Stage::Prepare,
     tflm_says: None,
 }];
-/// `floor_mod.cc`: Prepare wants one type; Eval handles float32 only.
+/// `floor_mod.cc`: Prepare wants one type; Eval handles float32 only (it
+/// prints "Type '…' is not supported by FLOOR_MOD.").
 const FLOOR_MOD: &[Check] = &[
     Check::SameType {
         operands: &[Input(0), Input(1), Output(0)],
@@ -201,9 +236,14 @@ const FLOOR_MOD: &[Check] = &[
         tflm_says: None,
     },
 ];
-/// `fill.cc`: Prepare resizes the output from the dims tensor, so it must be constant;
-/// Eval fills float32, int32 and int8 values only.
+/// `fill.cc`: Prepare wants the value's type to be the output's, and checks the
+/// output shape against the dims tensor, so that must be constant; Eval fills
+/// float32, int32 and int8 values only.
 const FILL: &[Check] = &[
+    Check::SameType {
+        operands: &[Input(1), Output(0)],
+        stage: Stage::Prepare,
+    },
     Check::Constant {
         operand: Input(0),
         what: "the output shape",
@@ -241,7 +281,7 @@ pub const KERNELS: &[Kernel] = &[
     },
     open(c::COS),
     open(c::CUMSUM),
-    open(c::DEPTHWISE_CONV_2D),
+    checked(c::DEPTHWISE_CONV_2D, DEPTHWISE_CONV_2D),
     open(c::DEPTH_TO_SPACE),
     open(c::DEQUANTIZE),
     open(c::DIV),
