@@ -80,6 +80,11 @@ fn pow_has_no_kernel() {
     );
 }
 
+/// uint8 tensors were quantized around 128, int8 ones around 0.
+fn zero_point(dtype: DType) -> i64 {
+    if dtype == DType::U8 { 128 } else { 0 }
+}
+
 fn softmax(input: DType, output: DType) -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
@@ -105,20 +110,40 @@ fn uint8_softmax_is_refused_in_prepare() {
             "input 0 uint8, output 0 uint8",
             "Prepare fails",
         ],
+    ); // cmsis_nn/softmax.cc: uint8→uint8 passes the pair check, not the input type.
+    let msg = the_error(&softmax(DType::U8, DType::U8), &CMSIS_NN);
+    has(
+        &msg,
+        &[
+            "op 0 (SOFTMAX)",
+            "CMSIS-NN SOFTMAX kernel",
+            "Input data type not supported",
+            "Prepare fails",
+        ],
     );
+    for p in [&profile::CORTEX_M, &CMSIS_NN] {
+        let int8 = analysis(&softmax(DType::I8, DType::I8), p);
+        assert_eq!(errors(&int8), Vec::<&Diagnostic>::new());
+    }
 }
 
 fn conv(input: DType, filter: DType) -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
-    let x = b.tensor(g, "x", &[1, 4, 4, 1], input).quant(0.5, 128).id();
+    let x = b
+        .tensor(g, "x", &[1, 4, 4, 1], input)
+        .quant(0.5, zero_point(input))
+        .id();
     let w = b
         .tensor(g, "w", &[2, 3, 3, 1], filter)
-        .quant(0.1, 128)
+        .quant(0.1, zero_point(filter))
         .data(&[1; 18])
         .id();
     let bias = b.tensor(g, "b", &[2], DType::I32).data_i32(&[0, 0]).id();
-    let y = b.tensor(g, "y", &[1, 4, 4, 2], input).quant(0.5, 128).id();
+    let y = b
+        .tensor(g, "y", &[1, 4, 4, 2], input)
+        .quant(0.5, zero_point(input))
+        .id();
     b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[y])
         .conv_options(Padding::Same, 1, 1, Activation::None);
     b.inputs(g, &[x]).outputs(g, &[y]);
@@ -179,13 +204,25 @@ fn uint8_depthwise_conv_loads_but_fails_at_invoke() {
     b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x, w, bias], &[y])
         .depthwise_options(Padding::Same, 1, 1, 1, Activation::None);
     b.inputs(g, &[x]).outputs(g, &[y]);
-    let msg = the_error(&b.build().unwrap(), &profile::CORTEX_M);
+    let bytes = b.build().unwrap();
+    let msg = the_error(&bytes, &profile::CORTEX_M);
     has(
         &msg,
         &[
             "op 0 (DEPTHWISE_CONV_2D)",
             "input 0 uint8, input 1 uint8",
             "fails at Invoke",
+        ],
+    );
+    // cmsis_nn/depthwise_conv.cc refuses the input type in Prepare.
+    let msg = the_error(&bytes, &CMSIS_NN);
+    has(
+        &msg,
+        &[
+            "op 0 (DEPTHWISE_CONV_2D)",
+            "input 0 uint8",
+            "Input data type not supported",
+            "Prepare fails",
         ],
     );
 }

@@ -170,15 +170,16 @@ const CONV_2D_TYPES: [Check; 2] = [
     },
 ];
 const CONV_2D_REFERENCE: &[Check] = &CONV_2D_TYPES;
-/// `cmsis_nn/conv.cc` `Prepare`: the input type is checked on its own first.
+/// `cmsis_nn/conv.cc` and `cmsis_nn/depthwise_conv.cc` `Prepare`: after input
+/// type = output type, the input type is checked on its own, before the pair.
 const CONV_2D_CMSIS_NN: &[Check] = &[
+    CONV_2D_TYPES[0],
     Check::Types {
         operands: &[Input(0)],
         accepted: &[&[F32], &[I16], &[I8]],
         stage: Stage::Prepare,
         tflm_says: Some("Input data type not supported"),
     },
-    CONV_2D_TYPES[0],
     CONV_2D_TYPES[1],
 ];
 /// `depthwise_conv_common.cc` `DepthwiseConvPrepare`: the filter may have the
@@ -222,6 +223,38 @@ const SOFTMAX: &[Check] = &[Check::Types {
     stage: Stage::Prepare,
     tflm_says: None,
 }];
+/// `cmsis_nn/softmax.cc` `Prepare`: input and output of one type (or int8→int16),
+/// then the input type on its own, before the reference parameter checks.
+const SOFTMAX_CMSIS_NN: &[Check] = &[
+    Check::Types {
+        operands: &[Input(0), Output(0)],
+        accepted: &[
+            &[F32, F32],
+            &[F16, F16],
+            &[F64, F64],
+            &[I4, I4],
+            &[I8, I8],
+            &[I16, I16],
+            &[I32, I32],
+            &[I64, I64],
+            &[U8, U8],
+            &[U16, U16],
+            &[U32, U32],
+            &[U64, U64],
+            &[Bool, Bool],
+            &[I8, I16],
+        ],
+        stage: Stage::Prepare,
+        tflm_says: Some("Input and output data types are not supported together."),
+    },
+    Check::Types {
+        operands: &[Input(0)],
+        accepted: &[&[F32], &[I16], &[I8]],
+        stage: Stage::Prepare,
+        tflm_says: Some("Input data type not supported"),
+    },
+    SOFTMAX[0],
+];
 /// `floor_mod.cc`: Prepare wants one type; Eval handles float32 only (it
 /// prints "Type '…' is not supported by FLOOR_MOD.").
 const FLOOR_MOD: &[Check] = &[
@@ -281,7 +314,12 @@ pub const KERNELS: &[Kernel] = &[
     },
     open(c::COS),
     open(c::CUMSUM),
-    checked(c::DEPTHWISE_CONV_2D, DEPTHWISE_CONV_2D),
+    Kernel {
+        code: c::DEPTHWISE_CONV_2D,
+        reference: DEPTHWISE_CONV_2D,
+        // cmsis_nn/depthwise_conv.cc Prepare checks exactly what cmsis_nn/conv.cc does.
+        cmsis_nn: Some(CONV_2D_CMSIS_NN),
+    },
     open(c::DEPTH_TO_SPACE),
     open(c::DEQUANTIZE),
     open(c::DIV),
@@ -342,7 +380,11 @@ pub const KERNELS: &[Kernel] = &[
     open(c::SHAPE),
     open(c::SIN),
     open(c::SLICE),
-    checked(c::SOFTMAX, SOFTMAX),
+    Kernel {
+        code: c::SOFTMAX,
+        reference: SOFTMAX,
+        cmsis_nn: Some(SOFTMAX_CMSIS_NN),
+    },
     open(c::SPACE_TO_BATCH_ND),
     open(c::SPACE_TO_DEPTH),
     open(c::SPLIT),
