@@ -76,6 +76,7 @@ fn pow_has_no_kernel() {
             "TFLM would not run this model",
             "op 0 (POW)",
             "no POW kernel",
+            "cannot resolve the op",
         ],
     );
 }
@@ -324,5 +325,5 @@ fn the_registry_lists_every_kernel_once_and_knows_when_each_refusal_happens() {
     assert_eq!(registry::KERNELS.len(), 100);
     assert!(registry::kernel(BuiltinOp::POW.0).is_none());
     assert!(registry::kernel(BuiltinOp::SOFTMAX.0).is_some());
-    assert_eq!(Rejection::NotRegistered.stage(), Stage::Prepare);
+    assert_eq!(Rejection::NotRegistered.stage(), Stage::Resolve);
 }

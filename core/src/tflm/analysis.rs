@@ -435,6 +435,9 @@ fn diagnose(
                 Some(Refusal::Rejected(r)) => {
                     let why = registry::describe(&r, name, profile.backend);
                     let when = match r.stage() {
+                        Stage::Resolve => {
+                            "the interpreter cannot resolve the op, so AllocateTensors fails"
+                        }
                         Stage::Prepare => "Prepare fails, so AllocateTensors fails",
                         Stage::Invoke => {
                             "Prepare accepts it, so the model loads and TFLM reports its arena, but it fails at Invoke (the kernel's Eval has no case for it)"

@@ -31,6 +31,9 @@ pub enum Backend {
 /// When TFLM notices the problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
+    /// The interpreter finds no kernel for the op code, before any kernel runs,
+    /// so `AllocateTensors` fails.
+    Resolve,
     /// The kernel's Prepare fails, so `AllocateTensors` fails.
     Prepare,
     /// Prepare accepts the op (TFLM even reports arena figures), but Eval has
@@ -126,7 +129,7 @@ impl Rejection {
     /// Where TFLM fails.
     pub fn stage(&self) -> Stage {
         match self {
-            Rejection::NotRegistered => Stage::Prepare,
+            Rejection::NotRegistered => Stage::Resolve,
             Rejection::Types { check, .. } | Rejection::NotConstant { check } => match check {
                 Check::Types { stage, .. }
                 | Check::SameType { stage, .. }
@@ -506,7 +509,7 @@ pub fn describe(rejection: &Rejection, name: &str, backend: Backend) -> String {
     let kernel = || format!("the {} {name} kernel", backend.name());
     match rejection {
         Rejection::NotRegistered => format!(
-            "TFLM has no {name} kernel (MicroMutableOpResolver registers none), so the interpreter cannot resolve the op"
+            "TFLM has no {name} kernel (MicroMutableOpResolver registers none); its allocations are counted as 0"
         ),
         Rejection::Types { check, found } => match check {
             Check::Types {
@@ -515,8 +518,13 @@ pub fn describe(rejection: &Rejection, name: &str, backend: Backend) -> String {
                 tflm_says,
                 ..
             } => {
+                let what = if operands.len() == 1 {
+                    "a type"
+                } else {
+                    "a type combination"
+                };
                 let mut s = format!(
-                    "{} is not a type combination {} accepts (",
+                    "{} is not {what} {} accepts (",
                     typed(operands, found),
                     kernel()
                 );
