@@ -66,6 +66,9 @@ impl BuiltinOp {
     pub const ASSIGN_VARIABLE: BuiltinOp = BuiltinOp(opcode::ASSIGN_VARIABLE as i32);
     pub const MAXIMUM: BuiltinOp = BuiltinOp(opcode::MAXIMUM as i32);
     pub const MINIMUM: BuiltinOp = BuiltinOp(opcode::MINIMUM as i32);
+    pub const POW: BuiltinOp = BuiltinOp(opcode::POW as i32);
+    pub const FILL: BuiltinOp = BuiltinOp(opcode::FILL as i32);
+    pub const FLOOR_MOD: BuiltinOp = BuiltinOp(opcode::FLOOR_MOD as i32);
 
     /// Schema name of the operator (`CONV_2D`), or `UNKNOWN` for codes the schema lacks.
     pub fn name(self) -> &'static str {

@@ -11,6 +11,7 @@ use crate::read::model::Model;
 use crate::tflm::kernel::{Fidelity, Refusal};
 use crate::tflm::lifetime::{self, AllocationInfo, BufferKind, LifetimeError};
 use crate::tflm::profile::TargetProfile;
+use crate::tflm::registry::{self, Stage};
 use crate::tflm::tail::{self, MAX_SCRATCH_PER_OP, Owner, TailSimulation};
 
 /// What to analyse for. No `Default`: the caller must choose a target.
@@ -51,6 +52,8 @@ pub struct Diagnostic {
     pub severity: Severity,
     /// What and why, for a person.
     pub message: String,
+    /// The operator it is about, as (subgraph, op index), when it is about one.
+    pub op: Option<(usize, usize)>,
 }
 
 /// The phase that sets the minimum working arena.
@@ -389,7 +392,13 @@ fn diagnose(
     phase: Phase,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut push = |severity, message: String| out.push(Diagnostic { severity, message });
+    let mut push = |op: Option<(usize, usize)>, severity, message: String| {
+        out.push(Diagnostic {
+            severity,
+            message,
+            op,
+        })
+    };
     let profile = config.profile;
     let op_name = |g: usize, i: usize| {
         model
@@ -403,28 +412,51 @@ fn diagnose(
             let name = op_name(g, i);
             match c.refusal {
                 Some(Refusal::Hybrid) => push(
+                    Some((g, i)),
                     Severity::Error,
                     format!(
                         "TFLM would not run this model: subgraph {g} op {i} ({name}) has float activations with integer weights; hybrid models are rejected in Prepare"
                     ),
                 ),
                 Some(Refusal::NoKernel) => push(
+                    Some((g, i)),
                     Severity::Error,
                     format!(
                         "TFLM would not run this model: subgraph {g} op {i} is custom op '{name}', which has no kernel in TFLM's reference build (the application must register one); its allocations are counted as 0"
                     ),
                 ),
                 Some(Refusal::NonEmptyIntermediate) => push(
+                    Some((g, i)),
                     Severity::Error,
                     format!(
                         "TFLM would not run this model: subgraph {g} op {i} ({name}) has a non-empty intermediate tensor; FinishModelAllocation fails"
                     ),
                 ),
+                Some(Refusal::Rejected(r)) => {
+                    let why = registry::describe(&r, name, profile.backend);
+                    let when = match r.stage() {
+                        Stage::Resolve => {
+                            "the interpreter cannot resolve the op, so AllocateTensors fails"
+                        }
+                        Stage::Prepare => "Prepare fails, so AllocateTensors fails",
+                        Stage::Invoke => {
+                            "Prepare accepts it, so the model loads and TFLM reports its arena, but it fails at Invoke (the kernel's Eval has no case for it)"
+                        }
+                    };
+                    push(
+                        Some((g, i)),
+                        Severity::Error,
+                        format!(
+                            "TFLM would not run this model: subgraph {g} op {i} ({name}): {why}; {when}"
+                        ),
+                    )
+                }
                 None => {}
             }
             match c.fidelity {
                 Fidelity::Exact => {}
                 Fidelity::Estimated(why) => push(
+                    Some((g, i)),
                     Severity::Warning,
                     format!(
                         "subgraph {g} op {i} ({name}): estimated on {}: {why}",
@@ -432,6 +464,7 @@ fn diagnose(
                     ),
                 ),
                 Fidelity::Unmodelled if c.refusal.is_none() => push(
+                    Some((g, i)),
                     Severity::Warning,
                     format!(
                         "subgraph {g} op {i} ({name}): kernel allocations are not modelled for {}; its builtin data, OpData and scratch are counted as 0 bytes",
@@ -446,6 +479,7 @@ fn diagnose(
         for (t, tensor) in sg.tensors.iter().enumerate() {
             if tensor.shape.contains(&-1) {
                 push(
+                    None,
                     Severity::Error,
                     format!(
                         "TFLM would not run this model: subgraph {g} tensor {t} '{}' has a dynamic shape {:?}; TFLM needs static shapes (planned here with -1 counted as 1)",
@@ -456,6 +490,7 @@ fn diagnose(
             let planned = !tensor.has_data && !tensor.is_variable;
             if planned && tensor.bytes.is_none() {
                 push(
+                    None,
                     Severity::Error,
                     format!(
                         "TFLM would not run this model: subgraph {g} tensor {t} '{}' has type {}, which TFLM cannot size",
@@ -467,6 +502,7 @@ fn diagnose(
     }
     if let Some(why) = model.offline_plan_error {
         push(
+            None,
             Severity::Error,
             format!(
                 "the OfflineMemoryAllocation metadata cannot be read: {why}; TFLM would read garbage offsets"
@@ -477,6 +513,7 @@ fn diagnose(
         let n = model.tensor_count();
         if p.offsets.len() != n {
             push(
+                None,
                 Severity::Error,
                 format!(
                     "TFLM would not run this model: the offline plan has {} offsets but the model has {n} tensors; allocation fails (planned online here)",
@@ -489,16 +526,18 @@ fn diagnose(
                 .filter(|a| a.needs_allocating && a.offline_offset.is_some())
                 .count();
             push(
+                None,
                 Severity::Info,
                 format!("{fixed} buffers are placed by the model's OfflineMemoryAllocation plan"),
             );
             if p.offsets.iter().any(|&o| o < -1) {
-                push(Severity::Error, "the offline plan has negative offsets other than -1; TFLM would write before the arena".into());
+                push(None, Severity::Error, "the offline plan has negative offsets other than -1; TFLM would write before the arena".into());
             }
         }
     }
     if minimum > total {
         push(
+            None,
             Severity::Info,
             format!(
                 "TFLM reports {total} bytes, but AllocateTensors needs an arena of at least {minimum} bytes ({} is the binding phase)",

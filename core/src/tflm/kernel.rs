@@ -12,6 +12,7 @@ use crate::read::model::{Model, Operator};
 use crate::read::ops::{BuiltinOp, OpOptions};
 use crate::tflm::cmsis_nn;
 use crate::tflm::profile::{Backend, Sz, TargetProfile};
+use crate::tflm::registry::{self, Rejection};
 use crate::tflm::signal;
 
 /// How well an operator's allocations are known.
@@ -34,6 +35,9 @@ pub enum Refusal {
     NoKernel,
     /// An LSTM intermediate tensor with a non-zero size.
     NonEmptyIntermediate,
+    /// The registry of TFLM's kernels refuses it: no kernel, or a type or
+    /// constness its kernel rejects (in Prepare or at Invoke).
+    Rejected(Rejection),
 }
 
 /// One step of a kernel's Prepare, in order (for the minimum-arena simulation).
@@ -100,7 +104,9 @@ const SIGNAL_OPS: &[&str] = &[
     "SignalStacker",
 ];
 
-/// Resolves the allocations of operator `op` of subgraph `g`.
+/// Resolves the allocations of operator `op` of subgraph `g`, and whether
+/// TFLM would refuse it (the refusals found while costing it first, then the
+/// kernel registry's).
 ///
 /// `first_assignment` tells ASSIGN_VARIABLE whether it is the first assignment
 /// of its resource (only that one allocates the resource buffer).
@@ -111,8 +117,8 @@ pub fn cost(
     profile: &TargetProfile,
     first_assignment: bool,
 ) -> KernelCost {
-    // Refusals and fidelity are the reference kernel's; an optimized backend's kernel
-    // replaces only what its Prepare allocates.
+    // Fidelity is the reference kernel's; an optimized backend's kernel replaces only
+    // what its Prepare allocates, and the registry adds what the backend's kernel refuses.
     let mut cost = reference_cost(model, g, op, profile, first_assignment);
     if let Backend::CmsisNn(cpu) = profile.backend
         && let Some(steps) = cmsis_nn::prepare(model, g, op, cpu)
@@ -121,6 +127,9 @@ pub fn cost(
         if let Some(reason) = cmsis_nn::unprobed(op.opcode) {
             cost.fidelity = Fidelity::Estimated(reason);
         }
+    }
+    if cost.refusal.is_none() {
+        cost.refusal = registry::check(model, g, op, profile.backend).map(Refusal::Rejected);
     }
     cost
 }

@@ -73,6 +73,16 @@ pub enum Backend {
     CmsisNn(CpuClass),
 }
 
+impl Backend {
+    /// How messages name the kernel set.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Reference => "reference",
+            Backend::CmsisNn(_) => "CMSIS-NN",
+        }
+    }
+}
+
 /// Everything the simulation of TFLM's allocator needs to know about a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TargetProfile {
