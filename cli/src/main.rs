@@ -9,7 +9,7 @@ mod render;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use microarena_core::pipeline::{self, PipelineError, Planned};
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::budget::CheckReport;
@@ -223,8 +223,25 @@ impl Failure {
     }
 }
 
+/// `--version`: the tool's version and, per target, the TFLM build its figures
+/// model, from the profiles themselves.
+fn version_text() -> String {
+    let mut text = String::from(env!("CARGO_PKG_VERSION"));
+    for p in profile::PROFILES {
+        let source = p.measured_against.unwrap_or("not measured (derived)");
+        text.push_str(&format!("\n  {:<24} {source}", p.name));
+    }
+    text
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Leaked once: clap keeps the version text for the life of the process.
+    let version: &'static str = Box::leak(version_text().into_boxed_str());
+    let matches = Cli::command().version(version).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(f) => {

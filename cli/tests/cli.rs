@@ -372,3 +372,23 @@ fn plan_suggests_measured_ways_to_need_fewer_bytes() {
     assert_eq!(v["arena"]["total_bytes"].as_u64(), Some(promised));
     assert!(promised < v["what_if"]["original_total_bytes"].as_u64().unwrap());
 }
+
+#[test]
+fn version_names_the_tflm_build_each_target_models() {
+    let o = run(&["--version"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.starts_with("microarena 0.1.0\n"), "{text}");
+    for (target, build) in [
+        ("x86_64", "tflite-micro wheel"),
+        ("cortex-m", "TFLM 90b983c2"),
+        ("cortex-m4-cmsis-nn", "TFLM 90b983c2"),
+        ("cortex-m0plus-cmsis-nn", "TFLM 90b983c2"),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(target))
+            .unwrap_or_else(|| panic!("no line for {target}: {text}"));
+        assert!(line.contains(build), "{line}");
+    }
+}
