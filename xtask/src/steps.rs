@@ -99,6 +99,13 @@ pub const STEPS: &[Step] = &[
         run: e2e,
     },
     Step {
+        name: "trunk",
+        summary: "the app built by trunk (pinned in Trunk.toml, installed --locked once) and the default-page browser test on that build",
+        args: None,
+        in_all: true,
+        run: trunk,
+    },
+    Step {
         name: "python",
         summary: "the Python package: abi3 wheel built from source with maturin, installed in a venv, pytest against the CLI",
         args: None,
@@ -436,6 +443,47 @@ fn e2e(_: &[String]) -> Result<(), Error> {
     cmd("node", ["--test", "e2e/"]).run()
 }
 
+/// The trunk release Trunk.toml is written for.
+const TRUNK_VERSION: &str = "0.21.14";
+
+fn trunk(_: &[String]) -> Result<(), Error> {
+    let installed = std::process::Command::new("trunk")
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    if installed.is_none_or(|v| v.split_whitespace().nth(1) != Some(TRUNK_VERSION)) {
+        part("install trunk (once per machine, about 6 minutes)");
+        cmd(
+            "cargo",
+            ["install", "trunk", "--locked", "--version", TRUNK_VERSION],
+        )
+        .run()?;
+    }
+    part("trunk build --release into dist-trunk/");
+    // The pinned wasm-opt is npm binaryen's (e2e/node_modules/.bin), never Debian's.
+    // (The xtask runs from the repository root.)
+    let tools = env::current_dir()
+        .unwrap_or_default()
+        .join("e2e/node_modules/.bin");
+    let path = format!(
+        "{}:{}",
+        tools.display(),
+        env::var("PATH").unwrap_or_default()
+    );
+    cmd("trunk", ["build", "--release", "--dist", "dist-trunk"])
+        .env("PATH", path)
+        .env("TRUNK_SKIP_VERSION_CHECK", "true")
+        .run()?;
+    part("the default-page browser test on trunk's build");
+    cmd(
+        "node",
+        ["--test", "--test-name-pattern", "default page", "e2e/"],
+    )
+    .env("MICROARENA_DIST", "dist-trunk")
+    .run()
+}
+
 /// The venv the Python step builds and tests in (kept between runs; the wheel
 /// is reinstalled every time).
 const PY_VENV: &str = "target/venv-py";
@@ -536,6 +584,7 @@ mod tests {
                 "bench",
                 "web",
                 "e2e",
+                "trunk",
                 "python"
             ]
         );
