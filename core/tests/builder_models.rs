@@ -547,6 +547,58 @@ fn hello_world_int8_reproduces_the_worked_arithmetic() {
 }
 
 #[test]
+fn resize_builtin_data_shifts_the_next_opdata() {
+    // RESIZE_NEAREST_NEIGHBOR keeps no OpData, but TFLM's parser still allocates its
+    // two-bool builtin struct; those 2 B push the FC builtin to the next 8 and the FC
+    // OpData to the next 16. Left out, the tail came out 16 B short with persistent
+    // buffer data 8 B short at equal requested bytes and count.
+    // t0 x [1,2,2,3] f32, t1 size (const), t2 resized, t3 w [4,12], t4 bias, t5 y [1,4].
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
+    let size = b.tensor(g, "size", &[2], DType::I32).data_i32(&[2, 2]).id();
+    let r = b.tensor(g, "resized", &[1, 2, 2, 3], DType::F32).id();
+    let w = b
+        .tensor(g, "w", &[4, 12], DType::F32)
+        .data_f32(&[0.5; 48])
+        .id();
+    let bias = b.tensor(g, "b", &[4], DType::F32).data_f32(&[0.0; 4]).id();
+    let y = b.tensor(g, "y", &[1, 4], DType::F32).id();
+    b.op(g, BuiltinOp::RESIZE_NEAREST_NEIGHBOR, &[x, size], &[r]);
+    b.op(g, BuiltinOp::FULLY_CONNECTED, &[r, w, bias], &[y])
+        .fc_options(Activation::None, false);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let an = analyze_bytes(&b.build().unwrap());
+
+    // Measured with TFLM itself (tflite-micro wheel 0.dev20261023182759,
+    // ../shared/oracle/tflm_figures.py on the same model, written by
+    // `cargo run -p microarena-core --example tail_probe`, resize_fc.tflite):
+    // head 96, tail 1040, persistent buffer data used 112 / requested 88 / 3.
+    // By hand: 488 objects → 632 (6 × 24) → 760 (2 × 64) → resize builtin 2 @1 → 762
+    // → FC builtin 32 @8 → 800 → FC OpData 72 @16 → 880 → input pointer array 8 @16
+    // → 896, TfLiteTensor 64 → 960 → output pointer array → 976, TfLiteTensor → 1040.
+    // Head: t2 48 [1,2] @0, t0 48 [0,1] @48, t5 16 [2,2] @48 ⇒ 96.
+    assert_eq!(an.head_bytes, 96);
+    assert_eq!(an.tail_bytes, 1040);
+    let pbd: Vec<_> = an
+        .tail
+        .allocs
+        .iter()
+        .filter(|a| a.category == Category::PersistentBufferData)
+        .collect();
+    assert_eq!(pbd.len(), 3);
+    assert_eq!(pbd.iter().map(|a| a.used).sum::<u64>(), 112);
+    assert_eq!(pbd.iter().map(|a| a.requested).sum::<u64>(), 88);
+    assert!(
+        an.diagnostics
+            .iter()
+            .all(|d| !d.message.contains("not modelled")),
+        "{:?}",
+        an.diagnostics
+    );
+}
+
+#[test]
 fn unknown_custom_op_is_an_error_naming_it() {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();

@@ -68,6 +68,7 @@ operators! {
     RELU = 19, tflm: true, runtime: -;
     RELU6 = 21, tflm: true, runtime: -;
     RESHAPE = 22, tflm: true, runtime: NoParams;
+    RESIZE_BILINEAR = 23, tflm: true, runtime: -;
     SOFTMAX = 25, tflm: true, runtime: Softmax;
     SVDF = 27, tflm: true, runtime: Svdf;
     TANH = 28, tflm: true, runtime: NoParams;
@@ -90,6 +91,7 @@ operators! {
     SUM = 74, tflm: true, runtime: -;
     REDUCE_MAX = 82, tflm: true, runtime: -;
     REDUCE_MIN = 89, tflm: true, runtime: -;
+    RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: -;
     LEAKY_RELU = 98, tflm: true, runtime: -;
     MIRROR_PAD = 100, tflm: true, runtime: -;
     ADD_N = 106, tflm: true, runtime: -;

@@ -31,6 +31,9 @@ impl BuiltinOp {
     pub const RELU: BuiltinOp = BuiltinOp(opcode::RELU as i32);
     pub const RELU6: BuiltinOp = BuiltinOp(opcode::RELU6 as i32);
     pub const RESHAPE: BuiltinOp = BuiltinOp(opcode::RESHAPE as i32);
+    pub const RESIZE_BILINEAR: BuiltinOp = BuiltinOp(opcode::RESIZE_BILINEAR as i32);
+    pub const RESIZE_NEAREST_NEIGHBOR: BuiltinOp =
+        BuiltinOp(opcode::RESIZE_NEAREST_NEIGHBOR as i32);
     pub const SOFTMAX: BuiltinOp = BuiltinOp(opcode::SOFTMAX as i32);
     pub const SVDF: BuiltinOp = BuiltinOp(opcode::SVDF as i32);
     pub const TANH: BuiltinOp = BuiltinOp(opcode::TANH as i32);
