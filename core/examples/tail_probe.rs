@@ -309,8 +309,6 @@ fn conv_chain_with(int8: bool, extra: &str) -> Vec<u8> {
             "concat" => {
                 let skip = n.x;
                 n.conv(1, 1, 3);
-                let y = n.act(&[1, n.hw, n.hw, n.c * 2 + 3 - 3]);
-                let _ = y;
                 let c = shape[3] + n.c;
                 let y = n.act(&[1, n.hw, n.hw, c]);
                 n.b.op(g, BuiltinOp::CONCATENATION, &[skip, n.x], &[y])
@@ -388,14 +386,12 @@ fn conv_chain_with(int8: bool, extra: &str) -> Vec<u8> {
                     .reshape_options(&shape);
                 n.x = back;
             }
-            "quant" => {
-                if n.int8 {
-                    let f = n.b.tensor(g, "deq", &shape, DType::F32).id();
-                    n.b.op(g, BuiltinOp::DEQUANTIZE, &[n.x], &[f]);
-                    let q = n.act(&shape);
-                    n.b.op(g, BuiltinOp::QUANTIZE, &[f], &[q]);
-                    n.x = q;
-                }
+            "quant" if n.int8 => {
+                let f = n.b.tensor(g, "deq", &shape, DType::F32).id();
+                n.b.op(g, BuiltinOp::DEQUANTIZE, &[n.x], &[f]);
+                let q = n.act(&shape);
+                n.b.op(g, BuiltinOp::QUANTIZE, &[f], &[q]);
+                n.x = q;
             }
             "leaky_relu" => {
                 let y = n.act(&shape);
@@ -404,8 +400,6 @@ fn conv_chain_with(int8: bool, extra: &str) -> Vec<u8> {
                 n.x = y;
             }
             "maximum" | "div" => {
-                let other = n.act(&shape);
-                let _ = other;
                 let skip = n.x;
                 n.conv(1, 1, shape[3]);
                 let y = n.act(&shape);
@@ -497,13 +491,6 @@ fn conv_chain_with(int8: bool, extra: &str) -> Vec<u8> {
                 };
                 n.b.op(g, op, &[n.x, size], &[y]);
                 n.x = y;
-            }
-            "maxpool" => {
-                n.pool(BuiltinOp::MAX_POOL_2D);
-                n.hw *= 2;
-                let y = n.act(&shape);
-                let _ = y;
-                n.hw /= 2;
             }
             _ => {}
         }
