@@ -477,6 +477,22 @@ fn conv_chain_with(int8: bool, extra: &str) -> Vec<u8> {
                     .mul_options(Activation::None);
                 n.x = y;
             }
+            "split" => {
+                // SPLIT along channels into two halves, CONCATENATION back.
+                let axis = n.b.tensor(g, "axis", &[], DType::I32).data_i32(&[3]).id();
+                let c = n.c;
+                let (c1, c2) = if c % 2 == 0 { (c / 2, c / 2) } else { (c, 0) };
+                if c2 == 0 {
+                    continue;
+                }
+                let a = n.act(&[1, n.hw, n.hw, c1]);
+                let b2 = n.act(&[1, n.hw, n.hw, c2]);
+                n.b.op(g, BuiltinOp(49), &[axis, n.x], &[a, b2]);
+                let y = n.act(&shape);
+                n.b.op(g, BuiltinOp::CONCATENATION, &[b2, a], &[y])
+                    .concat_options(3, Activation::None);
+                n.x = y;
+            }
             "resize_nearest" | "resize_bilinear" => {
                 // Builtin data (two bools) but no OpData in TFLM.
                 let size =
@@ -535,6 +551,42 @@ fn resize_fc() -> Vec<u8> {
     b.build().expect("probe model builds")
 }
 
+/// ARG_MAX over channels at the end of a conv chain.
+fn argmax(int8: bool) -> Vec<u8> {
+    let mut n = Net::new(int8, 4, 3);
+    for i in 0..6 {
+        n.conv(3, 1, 5 + 2 * (i % 3));
+    }
+    let g = n.g;
+    let axis = n.b.tensor(g, "axis", &[1], DType::I32).data_i32(&[3]).id();
+    let y = n.b.tensor(g, "argmax", &[1, n.hw, n.hw], DType::I32).id();
+    n.b.op(g, BuiltinOp::ARG_MAX, &[n.x, axis], &[y]);
+    n.x = y;
+    n.finish()
+}
+
+/// A 1×1 CONV_2D then `op` (ARG_MAX or ARG_MIN) over channels: their 4 B of
+/// builtin data move the conv OpData's padding (core/tests/builder_models.rs
+/// builds the ARG_MAX one).
+fn conv_arg(op: BuiltinOp) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
+    let w = b
+        .tensor(g, "w", &[5, 1, 1, 3], DType::F32)
+        .data_f32(&[0.5; 15])
+        .id();
+    let bias = b.tensor(g, "b", &[5], DType::F32).data_f32(&[0.0; 5]).id();
+    let c = b.tensor(g, "c", &[1, 2, 2, 5], DType::F32).id();
+    let axis = b.tensor(g, "axis", &[1], DType::I32).data_i32(&[3]).id();
+    let y = b.tensor(g, "y", &[1, 2, 2], DType::I32).id();
+    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[c])
+        .conv_options(Padding::Valid, 1, 1, Activation::None);
+    b.op(g, op, &[c, axis], &[y]);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.build().expect("probe model builds")
+}
+
 fn main() -> ExitCode {
     let Some(out) = std::env::args().nth(1) else {
         eprintln!("usage: tail_probe OUT_DIR");
@@ -552,6 +604,7 @@ fn main() -> ExitCode {
                 (format!("dw_{t}_40"), depthwise_chain(int8, 40)),
                 (format!("vww_{t}"), vww_like(int8)),
                 (format!("two_out_{t}"), two_outputs(int8)),
+                (format!("argmax_{t}"), argmax(int8)),
             ]
         })
         .chain(
@@ -571,6 +624,7 @@ fn main() -> ExitCode {
                 "quant",
                 "leaky_relu",
                 "resize_nearest",
+                "split",
                 "resize_bilinear",
                 "se_fc",
                 "maximum",
@@ -587,7 +641,11 @@ fn main() -> ExitCode {
                 })
             }),
         )
-        .chain([("resize_fc".to_string(), resize_fc())])
+        .chain([
+            ("resize_fc".to_string(), resize_fc()),
+            ("conv_argmax".to_string(), conv_arg(BuiltinOp::ARG_MAX)),
+            ("conv_argmin".to_string(), conv_arg(BuiltinOp::ARG_MIN)),
+        ])
         .collect();
     if let Err(e) = std::fs::create_dir_all(&out) {
         eprintln!("{out}: {e}");

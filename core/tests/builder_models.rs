@@ -599,6 +599,52 @@ fn resize_builtin_data_shifts_the_next_opdata() {
 }
 
 #[test]
+fn arg_max_builtin_data_moves_the_conv_opdata_padding() {
+    // ARG_MAX keeps no OpData; its parser allocates TfLiteArgMaxParams (one
+    // TfLiteType, 4 B on LP64). The tail total is unchanged here, but the conv
+    // OpData's padding shrinks by 4, which left out showed as persistent buffer
+    // data used 188 instead of TFLM's 184 at equal requested bytes and count.
+    // t0 x [1,2,2,3] f32, t1 w [5,1,1,3], t2 bias, t3 conv out [1,2,2,5], t4 axis, t5 y i32.
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
+    let w = b
+        .tensor(g, "w", &[5, 1, 1, 3], DType::F32)
+        .data_f32(&[0.5; 15])
+        .id();
+    let bias = b.tensor(g, "b", &[5], DType::F32).data_f32(&[0.0; 5]).id();
+    let c = b.tensor(g, "c", &[1, 2, 2, 5], DType::F32).id();
+    let axis = b.tensor(g, "axis", &[1], DType::I32).data_i32(&[3]).id();
+    let y = b.tensor(g, "y", &[1, 2, 2], DType::I32).id();
+    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[c])
+        .conv_options(Padding::Valid, 1, 1, Activation::None);
+    b.op(g, BuiltinOp::ARG_MAX, &[c, axis], &[y]);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let an = analyze_bytes(&b.build().unwrap());
+
+    // Measured with TFLM itself (tflite-micro wheel 0.dev20261023182759,
+    // ../shared/oracle/tflm_figures.py on conv_argmax.tflite from
+    // `cargo run -p microarena-core --example tail_probe`): head 128, tail 1104,
+    // persistent buffer data used 184 / requested 136 / 5.
+    // By hand: 488 → 632 (6 × 24) → 760 (2 × 64) → conv builtin 28 → 788 → ARG_MAX
+    // builtin 4 → 792 → conv OpData 80 @16 → 880 (used 88) → per-channel 20, 20 → 912,
+    // 944 (32 each) → input pointers 8 → 960, TfLiteTensor → 1024 → output pointers
+    // → 1040, TfLiteTensor → 1104.
+    // Head: t3 80 [1,2] @0, t0 48 [0,1] @80, t5 16 [2,2] @80 ⇒ 128.
+    assert_eq!(an.head_bytes, 128);
+    assert_eq!(an.tail_bytes, 1104);
+    let pbd: Vec<_> = an
+        .tail
+        .allocs
+        .iter()
+        .filter(|a| a.category == Category::PersistentBufferData)
+        .collect();
+    assert_eq!(pbd.len(), 5);
+    assert_eq!(pbd.iter().map(|a| a.used).sum::<u64>(), 184);
+    assert_eq!(pbd.iter().map(|a| a.requested).sum::<u64>(), 136);
+}
+
+#[test]
 fn unknown_custom_op_is_an_error_naming_it() {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();

@@ -85,10 +85,12 @@ operators! {
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
     CAST = 53, tflm: true, runtime: -;
     MAXIMUM = 55, tflm: true, runtime: -;
+    ARG_MAX = 56, tflm: true, runtime: -;
     MINIMUM = 57, tflm: true, runtime: -;
     PADV2 = 60, tflm: true, runtime: -;
     TRANSPOSE_CONV = 67, tflm: true, runtime: -;
     SUM = 74, tflm: true, runtime: -;
+    ARG_MIN = 79, tflm: true, runtime: -;
     REDUCE_MAX = 82, tflm: true, runtime: -;
     REDUCE_MIN = 89, tflm: true, runtime: -;
     RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: -;

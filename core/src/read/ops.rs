@@ -69,6 +69,8 @@ impl BuiltinOp {
     pub const ASSIGN_VARIABLE: BuiltinOp = BuiltinOp(opcode::ASSIGN_VARIABLE as i32);
     pub const MAXIMUM: BuiltinOp = BuiltinOp(opcode::MAXIMUM as i32);
     pub const MINIMUM: BuiltinOp = BuiltinOp(opcode::MINIMUM as i32);
+    pub const ARG_MAX: BuiltinOp = BuiltinOp(opcode::ARG_MAX as i32);
+    pub const ARG_MIN: BuiltinOp = BuiltinOp(opcode::ARG_MIN as i32);
 
     /// Schema name of the operator (`CONV_2D`), or `UNKNOWN` for codes the schema lacks.
     pub fn name(self) -> &'static str {

@@ -159,6 +159,10 @@ const KERNELS_X86_64: &[KernelRow] = &[
     // of them when they were left out).
     k(c::RESIZE_BILINEAR, Some(sz(2, 1)), None),
     k(c::RESIZE_NEAREST_NEIGHBOR, Some(sz(2, 1)), None),
+    // One TfLiteType of builtin data, no OpData (wheel: persistent buffer data
+    // 4 B off at equal requested bytes and count when left out).
+    k(c::ARG_MAX, Some(sz(4, 4)), None),
+    k(c::ARG_MIN, Some(sz(4, 4)), None),
     k(c::ADD, Some(sz(8, 4)), Some(60)),
     k(c::SUB, Some(sz(8, 4)), Some(52)),
     k(c::MUL, Some(sz(4, 4)), Some(36)),
@@ -212,6 +216,9 @@ const KERNELS_CORTEX_M: &[KernelRow] = &[
     // Two bools (builtin_op_data.h), the same layout on every ABI; no OpData.
     k(c::RESIZE_BILINEAR, Some(sz(2, 1)), None),
     k(c::RESIZE_NEAREST_NEIGHBOR, Some(sz(2, 1)), None),
+    // One TfLiteType: 1 B with short enums, as CAST's two are 2 B (not measured on a core).
+    k(c::ARG_MAX, Some(sz(1, 1)), None),
+    k(c::ARG_MIN, Some(sz(1, 1)), None),
     k(c::ADD, Some(sz(2, 1)), Some(60)),
     k(c::SUB, Some(sz(2, 1)), Some(52)),
     k(c::MUL, Some(sz(1, 1)), Some(36)),
