@@ -732,3 +732,78 @@ fn dynamic_dimension_is_an_error_diagnostic() {
         "{errs:?}"
     );
 }
+
+/// A 1×1 CONV_2D (3 → 6 channels, float) followed by SPLIT, SPLIT_V or SHAPE,
+/// whose outputs are the graph outputs (the `conv_then` models of
+/// `core/examples/tail_probe.rs`).
+fn conv_then(op: BuiltinOp) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
+    let w = b
+        .tensor(g, "w", &[6, 1, 1, 3], DType::F32)
+        .data_f32(&[0.5; 18])
+        .id();
+    let bias = b.tensor(g, "b", &[6], DType::F32).data_f32(&[0.0; 6]).id();
+    let c = b.tensor(g, "c", &[1, 2, 2, 6], DType::F32).id();
+    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[c])
+        .conv_options(Padding::Valid, 1, 1, Activation::None);
+    let outs = if op == BuiltinOp::SPLIT {
+        let axis = b.tensor(g, "axis", &[], DType::I32).data_i32(&[3]).id();
+        let y0 = b.tensor(g, "y0", &[1, 2, 2, 3], DType::F32).id();
+        let y1 = b.tensor(g, "y1", &[1, 2, 2, 3], DType::F32).id();
+        b.op(g, op, &[axis, c], &[y0, y1]);
+        vec![y0, y1]
+    } else if op == BuiltinOp::SPLIT_V {
+        let sizes = b
+            .tensor(g, "sizes", &[2], DType::I32)
+            .data_i32(&[2, 4])
+            .id();
+        let axis = b.tensor(g, "axis", &[], DType::I32).data_i32(&[3]).id();
+        let y0 = b.tensor(g, "y0", &[1, 2, 2, 2], DType::F32).id();
+        let y1 = b.tensor(g, "y1", &[1, 2, 2, 4], DType::F32).id();
+        b.op(g, op, &[c, sizes, axis], &[y0, y1]);
+        vec![y0, y1]
+    } else {
+        let y = b.tensor(g, "shape", &[4], DType::I32).id();
+        b.op(g, op, &[c], &[y]);
+        vec![y]
+    };
+    b.inputs(g, &[x]).outputs(g, &outs);
+    b.build().unwrap()
+}
+
+#[test]
+fn split_and_shape_builtin_data_moves_the_conv_opdata_padding() {
+    // Measured with TFLM itself (tflite-micro wheel 0.dev20261023182759,
+    // ../shared/oracle/tflm_figures.py on conv_split / conv_split_v / conv_shape from
+    // `cargo run -p microarena-core --example tail_probe`): (head, tail, persistent
+    // buffer data used, requested, count). Without the 4 B builtin rows, used came
+    // out 4 B larger at the same tail, requested and count.
+    // By hand for SPLIT: 488 → 656 (7 × 24) → 784 (2 × 64) → conv builtin 28 → 812 →
+    // SPLIT num_splits 4 → 816 → conv OpData 80 → 896 → per-channel 24, 24 → 928, 960
+    // (32 each) → input pointers → 976, TfLiteTensor → 1040 → output pointers 16 →
+    // 1056, two TfLiteTensors → 1184; used 80+32+32+16+16 = 176, requested
+    // 80+24+24+8+16 = 152.
+    for (op, head, tail, used, requested) in [
+        (BuiltinOp::SPLIT, 192, 1184, 176, 152),
+        (BuiltinOp::SPLIT_V, 192, 1216, 184, 152),
+        (BuiltinOp::SHAPE, 144, 1072, 176, 144),
+    ] {
+        let an = analyze_bytes(&conv_then(op));
+        assert_eq!((an.head_bytes, an.tail_bytes), (head, tail), "{op:?}");
+        let pbd: Vec<_> = an
+            .tail
+            .allocs
+            .iter()
+            .filter(|a| a.category == Category::PersistentBufferData)
+            .collect();
+        assert_eq!(pbd.len(), 5, "{op:?}");
+        assert_eq!(pbd.iter().map(|a| a.used).sum::<u64>(), used, "{op:?}");
+        assert_eq!(
+            pbd.iter().map(|a| a.requested).sum::<u64>(),
+            requested,
+            "{op:?}"
+        );
+    }
+}

@@ -83,6 +83,7 @@ operators! {
     SQUEEZE = 43, tflm: true, runtime: -;
     UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: Lstm;
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
+    SPLIT = 49, tflm: true, runtime: -;
     CAST = 53, tflm: true, runtime: -;
     MAXIMUM = 55, tflm: true, runtime: -;
     ARG_MAX = 56, tflm: true, runtime: -;
@@ -90,12 +91,14 @@ operators! {
     PADV2 = 60, tflm: true, runtime: -;
     TRANSPOSE_CONV = 67, tflm: true, runtime: -;
     SUM = 74, tflm: true, runtime: -;
+    SHAPE = 77, tflm: true, runtime: -;
     ARG_MIN = 79, tflm: true, runtime: -;
     REDUCE_MAX = 82, tflm: true, runtime: -;
     REDUCE_MIN = 89, tflm: true, runtime: -;
     RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: -;
     LEAKY_RELU = 98, tflm: true, runtime: -;
     MIRROR_PAD = 100, tflm: true, runtime: -;
+    SPLIT_V = 102, tflm: true, runtime: -;
     ADD_N = 106, tflm: true, runtime: -;
     QUANTIZE = 114, tflm: true, runtime: NoParams;
     HARD_SWISH = 117, tflm: true, runtime: -;

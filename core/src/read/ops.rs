@@ -71,6 +71,9 @@ impl BuiltinOp {
     pub const MINIMUM: BuiltinOp = BuiltinOp(opcode::MINIMUM as i32);
     pub const ARG_MAX: BuiltinOp = BuiltinOp(opcode::ARG_MAX as i32);
     pub const ARG_MIN: BuiltinOp = BuiltinOp(opcode::ARG_MIN as i32);
+    pub const SPLIT: BuiltinOp = BuiltinOp(opcode::SPLIT as i32);
+    pub const SPLIT_V: BuiltinOp = BuiltinOp(opcode::SPLIT_V as i32);
+    pub const SHAPE: BuiltinOp = BuiltinOp(opcode::SHAPE as i32);
 
     /// Schema name of the operator (`CONV_2D`), or `UNKNOWN` for codes the schema lacks.
     pub fn name(self) -> &'static str {

@@ -163,6 +163,10 @@ const KERNELS_X86_64: &[KernelRow] = &[
     // 4 B off at equal requested bytes and count when left out).
     k(c::ARG_MAX, Some(sz(4, 4)), None),
     k(c::ARG_MIN, Some(sz(4, 4)), None),
+    // SPLIT / SPLIT_V: one int (num_splits); SHAPE: one TfLiteType. No OpData.
+    k(c::SPLIT, Some(sz(4, 4)), None),
+    k(c::SPLIT_V, Some(sz(4, 4)), None),
+    k(c::SHAPE, Some(sz(4, 4)), None),
     k(c::ADD, Some(sz(8, 4)), Some(60)),
     k(c::SUB, Some(sz(8, 4)), Some(52)),
     k(c::MUL, Some(sz(4, 4)), Some(36)),
@@ -219,6 +223,9 @@ const KERNELS_CORTEX_M: &[KernelRow] = &[
     // One TfLiteType: 1 B with short enums, as CAST's two are 2 B (not measured on a core).
     k(c::ARG_MAX, Some(sz(1, 1)), None),
     k(c::ARG_MIN, Some(sz(1, 1)), None),
+    k(c::SPLIT, Some(sz(4, 4)), None),
+    k(c::SPLIT_V, Some(sz(4, 4)), None),
+    k(c::SHAPE, Some(sz(1, 1)), None),
     k(c::ADD, Some(sz(2, 1)), Some(60)),
     k(c::SUB, Some(sz(2, 1)), Some(52)),
     k(c::MUL, Some(sz(1, 1)), Some(36)),
