@@ -31,6 +31,9 @@ impl BuiltinOp {
     pub const RELU: BuiltinOp = BuiltinOp(opcode::RELU as i32);
     pub const RELU6: BuiltinOp = BuiltinOp(opcode::RELU6 as i32);
     pub const RESHAPE: BuiltinOp = BuiltinOp(opcode::RESHAPE as i32);
+    pub const RESIZE_BILINEAR: BuiltinOp = BuiltinOp(opcode::RESIZE_BILINEAR as i32);
+    pub const RESIZE_NEAREST_NEIGHBOR: BuiltinOp =
+        BuiltinOp(opcode::RESIZE_NEAREST_NEIGHBOR as i32);
     pub const SOFTMAX: BuiltinOp = BuiltinOp(opcode::SOFTMAX as i32);
     pub const SVDF: BuiltinOp = BuiltinOp(opcode::SVDF as i32);
     pub const TANH: BuiltinOp = BuiltinOp(opcode::TANH as i32);
@@ -69,6 +72,11 @@ impl BuiltinOp {
     pub const POW: BuiltinOp = BuiltinOp(opcode::POW as i32);
     pub const FILL: BuiltinOp = BuiltinOp(opcode::FILL as i32);
     pub const FLOOR_MOD: BuiltinOp = BuiltinOp(opcode::FLOOR_MOD as i32);
+    pub const ARG_MAX: BuiltinOp = BuiltinOp(opcode::ARG_MAX as i32);
+    pub const ARG_MIN: BuiltinOp = BuiltinOp(opcode::ARG_MIN as i32);
+    pub const SPLIT: BuiltinOp = BuiltinOp(opcode::SPLIT as i32);
+    pub const SPLIT_V: BuiltinOp = BuiltinOp(opcode::SPLIT_V as i32);
+    pub const SHAPE: BuiltinOp = BuiltinOp(opcode::SHAPE as i32);
 
     /// Schema name of the operator (`CONV_2D`), or `UNKNOWN` for codes the schema lacks.
     pub fn name(self) -> &'static str {

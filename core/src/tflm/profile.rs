@@ -163,6 +163,20 @@ const KERNELS_X86_64: &[KernelRow] = &[
     k(c::MAX_POOL_2D, Some(sz(40, 4)), Some(32)),
     k(c::SOFTMAX, Some(sz(4, 4)), Some(80)),
     k(c::RESHAPE, Some(sz(36, 4)), None),
+    // Two bools of builtin data and no OpData; the parser allocates the struct
+    // even though the kernel keeps nothing, and its 2 B shift the 16-aligned
+    // OpData that follows (wheel: tail +16, persistent buffer data −4 for five
+    // of them when they were left out).
+    k(c::RESIZE_BILINEAR, Some(sz(2, 1)), None),
+    k(c::RESIZE_NEAREST_NEIGHBOR, Some(sz(2, 1)), None),
+    // One TfLiteType of builtin data, no OpData (wheel: persistent buffer data
+    // 4 B off at equal requested bytes and count when left out).
+    k(c::ARG_MAX, Some(sz(4, 4)), None),
+    k(c::ARG_MIN, Some(sz(4, 4)), None),
+    // SPLIT / SPLIT_V: one int (num_splits); SHAPE: one TfLiteType. No OpData.
+    k(c::SPLIT, Some(sz(4, 4)), None),
+    k(c::SPLIT_V, Some(sz(4, 4)), None),
+    k(c::SHAPE, Some(sz(4, 4)), None),
     k(c::ADD, Some(sz(8, 4)), Some(60)),
     k(c::SUB, Some(sz(8, 4)), Some(52)),
     k(c::MUL, Some(sz(4, 4)), Some(36)),
@@ -213,6 +227,15 @@ const KERNELS_CORTEX_M: &[KernelRow] = &[
     k(c::MAX_POOL_2D, Some(sz(40, 4)), Some(32)),
     k(c::SOFTMAX, Some(sz(4, 4)), Some(56)),
     k(c::RESHAPE, Some(sz(36, 4)), None),
+    // Two bools (builtin_op_data.h), the same layout on every ABI; no OpData.
+    k(c::RESIZE_BILINEAR, Some(sz(2, 1)), None),
+    k(c::RESIZE_NEAREST_NEIGHBOR, Some(sz(2, 1)), None),
+    // One TfLiteType: 1 B with short enums, as CAST's two are 2 B (not measured on a core).
+    k(c::ARG_MAX, Some(sz(1, 1)), None),
+    k(c::ARG_MIN, Some(sz(1, 1)), None),
+    k(c::SPLIT, Some(sz(4, 4)), None),
+    k(c::SPLIT_V, Some(sz(4, 4)), None),
+    k(c::SHAPE, Some(sz(1, 1)), None),
     k(c::ADD, Some(sz(2, 1)), Some(60)),
     k(c::SUB, Some(sz(2, 1)), Some(52)),
     k(c::MUL, Some(sz(1, 1)), Some(36)),
