@@ -322,7 +322,7 @@ test("the budget verdict flips when the RAM shrinks", async () => {
 });
 
 test("performance: wasm size and a 2,000-op model off the main thread", async () => {
-  const wasm = readFileSync(join(DIST, "microarena_app_bg.wasm"));
+  const wasm = readFileSync(join(DIST, "microarena-app_bg.wasm"));
   console.log(`# wasm: ${wasm.length} B raw, ${gzipSync(wasm, { level: 9 }).length} B gzip`);
   const file = join(TMP, "synthetic2000.tflite");
   const helper = join(ROOT, "target", "release", "examples", "synthetic");

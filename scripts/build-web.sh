@@ -13,15 +13,15 @@ WASM_OPT=e2e/node_modules/.bin/wasm-opt
 
 cargo build --profile wasm-release --target wasm32-unknown-unknown -p microarena-app
 rm -rf "$OUT.tmp" && mkdir -p "$OUT.tmp"
-wasm-bindgen --target web --no-typescript --out-dir "$OUT.tmp" --out-name microarena_app \
+wasm-bindgen --target web --no-typescript --out-dir "$OUT.tmp" --out-name microarena-app \
   target/wasm32-unknown-unknown/wasm-release/microarena_app.wasm
-"$WASM_OPT" -Oz "$OUT.tmp/microarena_app_bg.wasm" -o "$OUT.tmp/microarena_app_bg.wasm"
+"$WASM_OPT" -Oz "$OUT.tmp/microarena-app_bg.wasm" -o "$OUT.tmp/microarena-app_bg.wasm"
 cp public/style.css public/worker.js "$OUT.tmp/"
 # Same index.html as trunk's: replace the marker with what trunk would inject.
-sed 's|<!-- build-web:assets -->|<link rel="stylesheet" href="./style.css" />\n    <script type="module">import init from "./microarena_app.js"; init();</script>|' \
+sed 's|<!-- build-web:assets -->|<link rel="stylesheet" href="./style.css" />\n    <script type="module">import init from "./microarena-app.js"; init();</script>|' \
   index.html | grep -v 'data-trunk' > "$OUT.tmp/index.html"
 rm -rf "$OUT" && mv "$OUT.tmp" "$OUT"
 
-raw=$(stat -c %s "$OUT/microarena_app_bg.wasm")
-gz=$(gzip -9 -c "$OUT/microarena_app_bg.wasm" | wc -c)
-echo "build-web: $OUT/microarena_app_bg.wasm $raw B raw, $gz B gzip" >&2
+raw=$(stat -c %s "$OUT/microarena-app_bg.wasm")
+gz=$(gzip -9 -c "$OUT/microarena-app_bg.wasm" | wc -c)
+echo "build-web: $OUT/microarena-app_bg.wasm $raw B raw, $gz B gzip" >&2
