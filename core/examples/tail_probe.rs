@@ -7,6 +7,7 @@
 use std::process::ExitCode;
 
 use microarena_core::build::builder::ModelBuilder;
+use microarena_core::build::example;
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
 
@@ -529,28 +530,6 @@ fn two_outputs(int8: bool) -> Vec<u8> {
     n.b.build().expect("probe model builds")
 }
 
-/// RESIZE_NEAREST_NEIGHBOR then a float FULLY_CONNECTED: the smallest model
-/// where the resize's 2 B of builtin data move the FC OpData to the next 16 B
-/// (core/tests/builder_models.rs builds the same model).
-fn resize_fc() -> Vec<u8> {
-    let mut b = ModelBuilder::new();
-    let g = b.named_subgraph("main");
-    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
-    let size = b.tensor(g, "size", &[2], DType::I32).data_i32(&[2, 2]).id();
-    let r = b.tensor(g, "resized", &[1, 2, 2, 3], DType::F32).id();
-    let w = b
-        .tensor(g, "w", &[4, 12], DType::F32)
-        .data_f32(&[0.5; 48])
-        .id();
-    let bias = b.tensor(g, "b", &[4], DType::F32).data_f32(&[0.0; 4]).id();
-    let y = b.tensor(g, "y", &[1, 4], DType::F32).id();
-    b.op(g, BuiltinOp::RESIZE_NEAREST_NEIGHBOR, &[x, size], &[r]);
-    b.op(g, BuiltinOp::FULLY_CONNECTED, &[r, w, bias], &[y])
-        .fc_options(Activation::None, false);
-    b.inputs(g, &[x]).outputs(g, &[y]);
-    b.build().expect("probe model builds")
-}
-
 /// ARG_MAX over channels at the end of a conv chain.
 fn argmax(int8: bool) -> Vec<u8> {
     let mut n = Net::new(int8, 4, 3);
@@ -685,7 +664,7 @@ fn main() -> ExitCode {
             }),
         )
         .chain([
-            ("resize_fc".to_string(), resize_fc()),
+            ("resize_fc".to_string(), example::resize_then_fc()),
             ("conv_argmax".to_string(), conv_arg(BuiltinOp::ARG_MAX)),
             ("conv_argmin".to_string(), conv_arg(BuiltinOp::ARG_MIN)),
             ("conv_split".to_string(), conv_then("split")),

@@ -552,23 +552,8 @@ fn resize_builtin_data_shifts_the_next_opdata() {
     // two-bool builtin struct; those 2 B push the FC builtin to the next 8 and the FC
     // OpData to the next 16. Left out, the tail came out 16 B short with persistent
     // buffer data 8 B short at equal requested bytes and count.
-    // t0 x [1,2,2,3] f32, t1 size (const), t2 resized, t3 w [4,12], t4 bias, t5 y [1,4].
-    let mut b = ModelBuilder::new();
-    let g = b.named_subgraph("main");
-    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
-    let size = b.tensor(g, "size", &[2], DType::I32).data_i32(&[2, 2]).id();
-    let r = b.tensor(g, "resized", &[1, 2, 2, 3], DType::F32).id();
-    let w = b
-        .tensor(g, "w", &[4, 12], DType::F32)
-        .data_f32(&[0.5; 48])
-        .id();
-    let bias = b.tensor(g, "b", &[4], DType::F32).data_f32(&[0.0; 4]).id();
-    let y = b.tensor(g, "y", &[1, 4], DType::F32).id();
-    b.op(g, BuiltinOp::RESIZE_NEAREST_NEIGHBOR, &[x, size], &[r]);
-    b.op(g, BuiltinOp::FULLY_CONNECTED, &[r, w, bias], &[y])
-        .fc_options(Activation::None, false);
-    b.inputs(g, &[x]).outputs(g, &[y]);
-    let an = analyze_bytes(&b.build().unwrap());
+    // The model: microarena_core::build::example::resize_then_fc (tensors listed there).
+    let an = analyze_bytes(&microarena_core::build::example::resize_then_fc());
 
     // Measured with TFLM itself (tflite-micro wheel 0.dev20261023182759,
     // ../shared/oracle/tflm_figures.py on the same model, written by

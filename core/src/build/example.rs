@@ -310,6 +310,30 @@ pub fn branchy_float() -> Vec<u8> {
     b.finish()
 }
 
+/// RESIZE_NEAREST_NEIGHBOR then a float FULLY_CONNECTED: the smallest model
+/// where the resize's 2 B of builtin data move the FC OpData to the next 16 B.
+/// Tensors: t0 x [1,2,2,3] f32, t1 size (const), t2 resized, t3 w [4,12],
+/// t4 bias, t5 y [1,4]. The builder test of that rule and the tail probe
+/// (`core/examples/tail_probe.rs`) both use it.
+pub fn resize_then_fc() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
+    let size = b.tensor(g, "size", &[2], DType::I32).data_i32(&[2, 2]).id();
+    let r = b.tensor(g, "resized", &[1, 2, 2, 3], DType::F32).id();
+    let w = b
+        .tensor(g, "w", &[4, 12], DType::F32)
+        .data_f32(&[0.5; 48])
+        .id();
+    let bias = b.tensor(g, "b", &[4], DType::F32).data_f32(&[0.0; 4]).id();
+    let y = b.tensor(g, "y", &[1, 4], DType::F32).id();
+    b.op(g, BuiltinOp::RESIZE_NEAREST_NEIGHBOR, &[x, size], &[r]);
+    b.op(g, BuiltinOp::FULLY_CONNECTED, &[r, w, bias], &[y])
+        .fc_options(Activation::None, false);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.finish()
+}
+
 /// `n` deterministic pseudo-random bytes (xorshift32 from `seed`, top byte
 /// of each state), for weights and inputs that must never change.
 pub fn pseudo_random_bytes(seed: u32, n: usize) -> Vec<u8> {
