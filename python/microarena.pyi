@@ -35,16 +35,20 @@ def plan(
 
 def check(
     model: Model,
-    ram: Union[int, str],
+    ram: Optional[Union[int, str]] = None,
     reserves: Optional[Mapping[str, Union[int, str]]] = None,
     headroom: str = "20%",
-    target: str = "cortex-m",
+    target: Optional[str] = None,
     planner: str = "tflm-greedy",
+    device: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The budget verdict `microarena check --json` prints. `ram` and the
-    reserves are bytes (`262144`) or sizes (`"256K"`); `result["fits"]` says
-    whether the minimum arena plus headroom fits RAM minus the reserves, and
-    `result["arena_bytes"]` is the arena to configure."""
+    reserves are bytes (`262144`) or sizes (`"256K"`); `device` (e.g.
+    `"RP2040"`) gives the RAM and the target when they are not given (target
+    defaults to `cortex-m` otherwise). `result["fits"]` says whether the minimum
+    arena plus headroom fits RAM minus the reserves, `result["arena_bytes"]` is
+    the arena to configure and `result["peak"]` lists the buffers at the head's
+    peak, kernel scratch named by its owning op."""
 
 def optimize(
     model: Model,

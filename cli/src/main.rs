@@ -12,8 +12,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use microarena_core::pipeline::{self, PipelineError, Planned};
 use microarena_core::plan::PlannerKind;
-use microarena_core::report::budget::CheckReport;
-use microarena_core::report::budget::{self, Budget, Reserve};
+use microarena_core::report::budget::{self, Budget, McuPreset, Reserve};
 use microarena_core::report::diff::{self, Growth};
 use microarena_core::report::optimized::OptimizeReport;
 use microarena_core::report::{Report, c_header};
@@ -72,22 +71,29 @@ enum Command {
         headroom: u32,
     },
     /// Check that the model fits a device: RAM minus reserves must hold the minimum
-    /// working arena plus headroom. Exit 1 with a one-line reason when it does not.
+    /// working arena plus headroom. Exit 1 when it does not, with the shortfall, the largest
+    /// buffers at the head's peak (kernel scratch named by owning op) and, on a CMSIS-NN
+    /// target, what the same budget gives with TFLM's reference kernels.
     Check {
         /// The .tflite file.
         model: PathBuf,
-        /// Device RAM (bytes; K, KiB, M, MiB suffixes accepted).
-        #[arg(long, value_parser = budget::parse_bytes)]
-        ram: u64,
+        /// A device preset (STM32F746, RP2040, nRF52840, ESP32-S3, STM32H743): its RAM and the
+        /// target modelling its core and its SDK's kernels (RP2040 → cortex-m0plus-cmsis-nn).
+        /// `--ram` and `--target` override either.
+        #[arg(long, value_parser = budget::mcu_preset)]
+        device: Option<&'static McuPreset>,
+        /// Device RAM (bytes; K, KiB, M, MiB suffixes accepted). Required without `--device`.
+        #[arg(long, value_parser = budget::parse_bytes, required_unless_present = "device")]
+        ram: Option<u64>,
         /// Other RAM users, e.g. `stack=8K,rtos=16K,isr=2K,dma=4K,log=1K`.
         #[arg(long, value_delimiter = ',', value_parser = parse_reserve)]
         reserve: Vec<Reserve>,
         /// Required headroom on top of the minimum arena, e.g. `20%`.
         #[arg(long, default_value = "20%", value_parser = parse_headroom)]
         headroom: u32,
-        /// Target ABI profile.
-        #[arg(long, default_value = "cortex-m", value_parser = parse_target)]
-        target: &'static TargetProfile,
+        /// Target profile [default: the device's, else cortex-m].
+        #[arg(long, value_parser = parse_target)]
+        target: Option<&'static TargetProfile>,
         /// Memory planner.
         #[arg(long, default_value = "tflm-greedy", value_parser = parse_planner)]
         planner: PlannerKind,
@@ -158,11 +164,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write the bundled example model (MobileNet-v1 0.25, 96x96 int8, generated weights).
+    /// Write a bundled example model (generated weights; `--name` picks which).
     Example {
         /// Output .tflite path (written atomically).
         #[arg(short, long)]
         output: PathBuf,
+        /// Which example: `mobilenet` (the person-detection MobileNet-v1 0.25 the app opens)
+        /// or `rp2040-cnn` (a CNN that fits an RP2040 with reference kernels, not with CMSIS-NN).
+        #[arg(long, default_value = "mobilenet", value_parser = ["mobilenet", "rp2040-cnn"])]
+        name: String,
     },
 }
 
@@ -316,6 +326,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Check {
             model,
+            device,
             ram,
             reserve,
             headroom,
@@ -323,38 +334,49 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             planner,
             json,
         } => {
+            let target = match (target, device) {
+                (Some(t), _) => t,
+                (None, Some(d)) => d.profile().map_err(|e| {
+                    Failure::usage(format!("--device {e}; pass --target to choose one"))
+                })?,
+                (None, None) => &profile::CORTEX_M,
+            };
+            let ram = ram
+                .or(device.map(|d| d.ram_bytes))
+                .ok_or_else(|| Failure::usage("give --ram or --device".into()))?;
             let bytes = io::read_model(&model)?;
             let parsed = Model::parse(&bytes).map_err(in_file(&model))?;
-            let analysis = analyze(
-                &parsed,
-                &Config {
-                    profile: target,
-                    planner,
-                },
-            )
-            .map_err(in_file(&model))?;
             let budget = Budget {
                 ram_bytes: ram,
                 reserves: reserve,
                 headroom_bp: headroom,
             };
-            let verdict = budget.check(analysis.minimum_bytes);
-            let line =
-                render::verdict_line(&io::display_name(&model), &budget, &verdict, target.name);
+            let name = io::display_name(&model);
+            let checked = pipeline::check(
+                &parsed,
+                &Config {
+                    profile: target,
+                    planner,
+                },
+                &budget,
+                &name,
+                device.map(|d| d.name),
+            )
+            .map_err(in_file(&model))?;
             if json {
                 // A reader that stopped early does not turn a failed budget into a pass.
-                past_closed_stdout(print_sorted_json(
-                    serde_json::to_value(CheckReport::new(&budget, &verdict, target.name)),
-                    false,
-                ))?;
+                past_closed_stdout(print_sorted_json(serde_json::to_value(&checked), false))?;
             }
-            if verdict.fits {
+            let lines = render::check_lines(&name, &budget, &checked);
+            if checked.fits {
                 if !json {
-                    io::out(&format!("{line}\n"))?;
+                    io::out(&format!("{}\n", lines.join("\n")))?;
                 }
                 Ok(EXIT_OK)
             } else {
-                io::err_line(&format!("microarena: {line}"));
+                for l in &lines {
+                    io::err_line(&format!("microarena: {l}"));
+                }
                 Ok(EXIT_BUDGET)
             }
         }
@@ -414,8 +436,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 None => Ok(EXIT_OK),
             }
         }
-        Command::Example { output } => {
-            let bytes = microarena_core::build::example::mobilenet_v1_025_96_int8();
+        Command::Example { output, name } => {
+            let bytes = match name.as_str() {
+                "rp2040-cnn" => microarena_core::build::example::rp2040_cnn(),
+                _ => microarena_core::build::example::mobilenet_v1_025_96_int8(),
+            };
             io::write_atomic(&output, &bytes)?;
             io::err_line(&format!(
                 "wrote {} ({} bytes)",

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use microarena_core::report::advice::Advice;
-use microarena_core::report::budget::{Budget, Verdict};
+use microarena_core::report::budget::{Budget, CheckReport, Verdict};
 use microarena_core::report::diff::{Change, ReportDiff};
 use microarena_core::report::{Report, grouped};
 use microarena_core::rewrite::optimize::Optimized;
@@ -29,6 +29,68 @@ pub fn verdict_line(file: &str, b: &Budget, v: &Verdict, target: &str) -> String
             grouped(v.margin_bytes.unsigned_abs())
         )
     }
+}
+
+/// Most peak buffers `check` names.
+const PEAK_SHOWN: usize = 4;
+
+/// What `check` prints: the verdict line; when it does not fit, the largest
+/// buffers at the head's peak and, on a CMSIS-NN target, the reference-kernel
+/// figure for the same budget.
+pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
+    let v = Verdict {
+        available_bytes: c.available_bytes,
+        minimum_bytes: c.minimum_bytes,
+        arena_bytes: c.arena_bytes,
+        margin_bytes: c.margin_bytes,
+        fits: c.fits,
+    };
+    let target = match &c.device {
+        Some(d) => format!("{d}, {}", c.target),
+        None => c.target.clone(),
+    };
+    let mut lines = vec![verdict_line(file, b, &v, &target)];
+    if c.fits {
+        return lines;
+    }
+    if !c.peak.is_empty() {
+        let total: u64 = c.peak.iter().map(|p| p.bytes).sum();
+        let mut named: Vec<String> = c
+            .peak
+            .iter()
+            .take(PEAK_SHOWN)
+            .map(|p| format!("{} B {}", grouped(p.bytes), p.name))
+            .collect();
+        if c.peak.len() > PEAK_SHOWN {
+            named.push(format!("{} more", c.peak.len() - PEAK_SHOWN));
+        }
+        lines.push(format!(
+            "  head at its peak holds {} B: {}",
+            grouped(total),
+            named.join("; ")
+        ));
+        let scratch = c.peak_scratch_bytes();
+        if scratch > 0 {
+            lines.push(format!(
+                "  of which {} B is kernel scratch requested in Prepare",
+                grouped(scratch)
+            ));
+        }
+    }
+    if let Some(r) = &c.reference {
+        let extra = c.minimum_bytes as i64 - r.minimum_bytes as i64;
+        lines.push(format!(
+            "  with TFLM's reference kernels ({}) the minimum is {} B ({} B {} than {}) and the arena {} B {}",
+            r.target,
+            grouped(r.minimum_bytes),
+            grouped(extra.unsigned_abs()),
+            if extra >= 0 { "less" } else { "more" },
+            c.target,
+            grouped(r.arena_bytes),
+            if r.fits { "would fit" } else { "would not fit either" },
+        ));
+    }
+    lines
 }
 
 fn signed(n: i64) -> String {

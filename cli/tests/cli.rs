@@ -194,11 +194,19 @@ fn check_exit_codes_follow_the_budget() {
     let bad = run(&["check", m, "--ram", &short, "--reserve", "stack=8K"]);
     assert_eq!(bad.status.code(), Some(1));
     let err = stderr(&bad);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let first = err.lines().next().unwrap_or_default();
     assert!(
-        err.contains("does not fit") && err.contains("short by 1 B"),
+        first.contains("does not fit") && first.contains("short by 1 B"),
         "{err}"
     );
+    // Then what fills the head at its peak (the reference kernels request no scratch here).
+    assert!(
+        err.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("head at its peak holds")),
+        "{err}"
+    );
+    assert!(!err.contains("kernel scratch"), "{err}");
     let j = run(&[
         "check",
         m,
@@ -391,4 +399,123 @@ fn version_names_the_tflm_build_each_target_models() {
             .unwrap_or_else(|| panic!("no line for {target}: {text}"));
         assert!(line.contains(build), "{line}");
     }
+}
+
+/// The seed's RP2040 case: 264 KiB of SRAM, 48 KiB of RTOS and stacks, 20 %
+/// headroom. The example CNN fits on TFLM's reference kernels and fails on the
+/// CMSIS-NN build an RP2040 SDK uses, and `check` says which buffer did it.
+#[test]
+fn rp2040_case_fails_on_cmsis_nn_and_names_the_im2col_buffer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rp2040.tflite");
+    let p = path.to_str().expect("utf-8");
+    let o = run(&["example", "--name", "rp2040-cnn", "-o", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Two 32×32×88 int8 activations live together at the 5×5 conv: 2 · 90,112 B.
+    let activations = 2 * 32 * 32 * 88;
+    // CMSIS-NN's im2col for a 5×5 filter over 88 channels: 2 columns of
+    // 5·5·88 = 2,200 int16 values (2,200 is a multiple of 4 already).
+    let im2col = 2 * 2200 * 2;
+    let head = |target: &str| -> u64 {
+        let o = run(&["plan", p, "--json", "--target", target]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        v["arena"]["head_bytes"].as_u64().expect("head")
+    };
+    assert_eq!(head("cortex-m"), activations);
+    assert_eq!(head("cortex-m0plus-cmsis-nn"), activations + im2col);
+
+    let budget = ["--device", "RP2040", "--reserve", "rtos=40K,stacks=8K"];
+    let reference = run(&[&["check", p, "--target", "cortex-m"][..], &budget].concat());
+    assert_eq!(reference.status.code(), Some(0), "{}", stderr(&reference));
+    let out = String::from_utf8_lossy(&reference.stdout);
+    assert!(
+        out.contains("fits: rp2040.tflite (RP2040, cortex-m)"),
+        "{out}"
+    );
+
+    // --device RP2040 alone chooses its target: M0+ with CMSIS-NN.
+    let cmsis = run(&[&["check", p][..], &budget].concat());
+    assert_eq!(cmsis.status.code(), Some(1));
+    let err = stderr(&cmsis);
+    assert!(
+        err.contains("does not fit: rp2040.tflite (RP2040, cortex-m0plus-cmsis-nn)"),
+        "{err}"
+    );
+    assert!(err.contains("RAM 270,336 B - reserves 49,152 B"), "{err}");
+    assert!(
+        err.contains("8,800 B scratch 0 of CONV_2D 1: im2col (CMSIS-NN)"),
+        "{err}"
+    );
+    assert!(err.contains("of which 8,800 B is kernel scratch"), "{err}");
+    assert!(
+        err.contains("with TFLM's reference kernels (cortex-m)"),
+        "{err}"
+    );
+    assert!(err.contains("would fit"), "{err}");
+
+    let j = run(&[&["check", p, "--json"][..], &budget].concat());
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("json");
+    assert_eq!(v["device"], "RP2040");
+    assert_eq!(v["target"], "cortex-m0plus-cmsis-nn");
+    assert_eq!(v["fits"], false);
+    assert_eq!(v["reference"]["fits"], true);
+    let scratch: Vec<&serde_json::Value> = v["peak"]
+        .as_array()
+        .expect("peak")
+        .iter()
+        .filter(|b| b["kind"] == "scratch")
+        .collect();
+    assert_eq!(scratch.len(), 1, "{v}");
+    assert_eq!(scratch[0]["op"], 1);
+    assert_eq!(scratch[0]["bytes"], im2col);
+}
+
+#[test]
+fn device_presets_choose_ram_and_target_or_say_why_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let o = run(&["check", m, "--device", "nrf52840", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["target"], "cortex-m4-cmsis-nn");
+    assert_eq!(v["ram_bytes"], 256 * 1024);
+    // An explicit --ram or --target wins over the preset.
+    let o = run(&[
+        "check",
+        m,
+        "--device",
+        "STM32F746",
+        "--ram",
+        "100K",
+        "--target",
+        "x86_64",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        (v["target"].as_str(), v["ram_bytes"].as_u64()),
+        (Some("x86_64"), Some(102_400))
+    );
+    // ESP32-S3 is Xtensa with ESP-NN: no profile, so no silent guess.
+    let o = run(&["check", m, "--device", "ESP32-S3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("ESP32-S3 (Xtensa LX7")
+            && err.contains("not modelled")
+            && err.contains("--target"),
+        "{err}"
+    );
+    let o = run(&["check", m, "--device", "ESP32-S3", "--target", "cortex-m"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run(&["check", m, "--device", "Arduino"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown device 'Arduino'; choose one of: STM32F746"),
+        "{}",
+        stderr(&o)
+    );
+    // Neither --ram nor --device: a usage error from the parser.
+    assert_eq!(run(&["check", m]).status.code(), Some(2));
 }

@@ -8,8 +8,10 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::read::model::Model;
+use crate::report::budget::{Budget, CheckReport, ReferenceCheck};
 use crate::report::{Report, WhatIfInfo};
 use crate::tflm::analysis::{Analysis, AnalysisError, Config, analyze};
+use crate::tflm::profile::{self, Backend};
 use crate::whatif::{self, ShapeError};
 
 /// What [`plan`] gives the shells.
@@ -92,6 +94,43 @@ pub fn plan<'a>(
         analysis,
         report,
     })
+}
+
+/// Checks `model` against `budget` as `microarena check` does: the verdict on
+/// `config`'s target, the head buffers at the peak, and on a CMSIS-NN target
+/// the same budget with TFLM's reference kernels (`cortex-m`), so the user
+/// sees how much the backend's scratch and OpData cost. `device` names the
+/// preset the budget came from.
+pub fn check(
+    model: &Model<'_>,
+    config: &Config,
+    budget: &Budget,
+    file: &str,
+    device: Option<&str>,
+) -> Result<CheckReport, AnalysisError> {
+    let analysis = analyze(model, config)?;
+    let report = Report::new(model, &analysis, file);
+    let verdict = budget.check(analysis.minimum_bytes);
+    let reference = match config.profile.backend {
+        Backend::Reference => None,
+        Backend::CmsisNn(_) => {
+            let reference = Config {
+                profile: &profile::CORTEX_M,
+                planner: config.planner,
+            };
+            let minimum = analyze(model, &reference)?.minimum_bytes;
+            let v = budget.check(minimum);
+            Some(ReferenceCheck {
+                target: profile::CORTEX_M.name.into(),
+                minimum_bytes: minimum,
+                arena_bytes: v.arena_bytes,
+                fits: v.fits,
+            })
+        }
+    };
+    Ok(CheckReport::new(
+        budget, &verdict, &report, device, reference,
+    ))
 }
 
 #[cfg(test)]

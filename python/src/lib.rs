@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use microarena_core::pipeline::{self, PipelineError};
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
-use microarena_core::report::budget::{self, Budget, CheckReport, Reserve};
+use microarena_core::report::budget::{self, Budget, Reserve};
 use microarena_core::report::diff as report_diff;
 use microarena_core::report::optimized::OptimizeReport;
 use microarena_core::rewrite::optimize as rewrite;
@@ -144,27 +144,30 @@ fn plan(
 }
 
 /// The budget verdict `microarena check --json` prints, as a dict (`fits`
-/// says whether the arena plus headroom fits RAM minus the reserves).
+/// says whether the arena plus headroom fits RAM minus the reserves). A
+/// `device` preset gives the RAM and the target unless they are given.
 #[pyfunction]
-#[pyo3(signature = (model, ram, reserves=None, headroom="20%", target="cortex-m", planner="tflm-greedy"))]
+#[pyo3(signature = (model, ram=None, reserves=None, headroom="20%", target=None, planner="tflm-greedy", device=None))]
+#[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
     model: &Bound<'_, PyAny>,
-    ram: &Bound<'_, PyAny>,
+    ram: Option<&Bound<'_, PyAny>>,
     reserves: Option<&Bound<'_, PyDict>>,
     headroom: &str,
-    target: &str,
+    target: Option<&str>,
     planner: &str,
+    device: Option<&str>,
 ) -> PyResult<Py<PyAny>> {
     let src = source(model)?;
-    let profile = self::target(target)?;
-    let report = report_for(
-        &src,
-        &Config {
-            profile,
-            planner: self::planner(planner)?,
-        },
-    )?;
+    let device = device.map(budget::mcu_preset).transpose().map_err(fail)?;
+    let profile = match (target, device) {
+        (Some(t), _) => self::target(t)?,
+        (None, Some(d)) => d
+            .profile()
+            .map_err(|e| fail(format!("device {e}; pass target= to choose one")))?,
+        (None, None) => &profile::CORTEX_M,
+    };
     let bytes = |v: &Bound<'_, PyAny>, what: &str| -> PyResult<u64> {
         if let Ok(n) = v.extract::<u64>() {
             return Ok(n);
@@ -184,17 +187,25 @@ fn check(
             list.push(Reserve { name, bytes: b });
         }
     }
+    let ram_bytes = match (ram, device) {
+        (Some(r), _) => bytes(r, "ram")?,
+        (None, Some(d)) => d.ram_bytes,
+        (None, None) => return Err(fail("give ram or device")),
+    };
     let budget = Budget {
-        ram_bytes: bytes(ram, "ram")?,
+        ram_bytes,
         reserves: list,
         headroom_bp: budget::parse_percent_bp(headroom)
             .map_err(|e| fail(format!("headroom {e}")))?,
     };
-    let verdict = budget.check(report.arena.minimum_bytes);
-    to_python(
-        py,
-        serde_json::to_string(&CheckReport::new(&budget, &verdict, profile.name)),
-    )
+    let parsed = Model::parse(&src.bytes).map_err(|e| fail(format!("{}: {e}", src.name)))?;
+    let config = Config {
+        profile,
+        planner: self::planner(planner)?,
+    };
+    let checked = pipeline::check(&parsed, &config, &budget, &src.name, device.map(|d| d.name))
+        .map_err(|e| fail(format!("{}: {e}", src.name)))?;
+    to_python(py, serde_json::to_string(&checked))
 }
 
 /// A copy of the model with an offline plan stock TFLM obeys. Returns its

@@ -78,6 +78,15 @@ def test_check_is_the_cli_verdict(example):
     assert small["fits"] is False and small["margin_bytes"] < 0
 
 
+def test_check_with_a_device_is_the_cli_verdict(example):
+    got = microarena.check(example, device="RP2040", reserves={"rtos": "48K"})
+    want = json.loads(cli("check", example, "--device", "RP2040", "--reserve", "rtos=48K", "--json"))
+    assert got == want
+    assert got["target"] == "cortex-m0plus-cmsis-nn" and got["ram_bytes"] == 264 * 1024
+    with pytest.raises(microarena.MicroarenaError, match="Xtensa"):
+        microarena.check(example, device="ESP32-S3")
+
+
 def test_optimize_returns_bytes_or_writes_atomically(example, tmp_path):
     data = microarena.optimize(example)
     assert isinstance(data, bytes) and data[4:8] == b"TFL3"

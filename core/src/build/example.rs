@@ -45,6 +45,8 @@ struct Net {
     c: i32,
     scale: f32,
     layer: usize,
+    /// Tensor name prefix of each layer.
+    prefix: &'static str,
 }
 
 impl Net {
@@ -85,7 +87,7 @@ impl Net {
 
     /// CONV_2D k×k, SAME padding, ReLU6 (or none for the logits).
     fn conv(&mut self, k: i32, stride: i32, out_c: i32, relu6: bool) {
-        let name = format!("MobilenetV1/Conv2d_{}", self.layer);
+        let name = format!("{}/Conv2d_{}", self.prefix, self.layer);
         let (w, bias) = self.weights(&name, [out_c, k, k, self.c], 0);
         let hw = (self.hw + stride - 1) / stride;
         let (scale, zp, act) = if relu6 {
@@ -103,7 +105,7 @@ impl Net {
 
     /// DEPTHWISE_CONV_2D 3×3, depth multiplier 1, SAME padding, ReLU6.
     fn depthwise(&mut self, stride: i32) {
-        let name = format!("MobilenetV1/Conv2d_{}_depthwise", self.layer);
+        let name = format!("{}/Conv2d_{}_depthwise", self.prefix, self.layer);
         let (w, bias) = self.weights(&name, [1, 3, 3, self.c], 3);
         let hw = (self.hw + stride - 1) / stride;
         let y = self.activation(&format!("{name}/Relu6"), hw, self.c, RELU6_SCALE, -128);
@@ -142,6 +144,7 @@ pub fn mobilenet_v1_025_96_int8() -> Vec<u8> {
         c: 1,
         scale: 1.0 / 255.0,
         layer: 0,
+        prefix: "MobilenetV1",
     };
 
     net.conv(3, 2, 8, true);
@@ -411,6 +414,72 @@ pub fn demo_model() -> Vec<u8> {
     b.inputs(g, &[input]).outputs(g, &[probs]);
     b.finish()
 }
+
+/// The seed's RP2040 case: a small int8 CNN whose 5×5 convolution over 88
+/// channels is the head's peak. With TFLM's reference kernels its minimum arena
+/// plus 20 % fits a 264 KiB RP2040 with 48 KiB of RTOS and stacks; with
+/// CMSIS-NN (what pico-tflmicro builds) that convolution also asks for an
+/// im2col buffer of 2 × (5·5·88, rounded up to 4) int16 values — 8,800 B — in
+/// the head at the same moment, and it no longer fits.
+///
+/// 64×64×1 input, CONV_2D 3×3/2 → 32×32×`RP2040_CHANNELS`, CONV_2D 5×5/1 (the
+/// peak), AVERAGE_POOL_2D 32×32 → 1×1, CONV_2D 1×1 to 4 classes, RESHAPE, SOFTMAX.
+pub fn rp2040_cnn() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: the RP2040 case, an int8 CNN whose 5x5 conv is the peak");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, 64, 64, 1], DType::I8)
+        .quant(1.0 / 255.0, -128)
+        .id();
+    let mut net = Net {
+        b,
+        g,
+        rng: XorShift(0x0b5e_55ed),
+        x: input,
+        hw: 64,
+        c: 1,
+        scale: 1.0 / 255.0,
+        layer: 0,
+        prefix: "cnn",
+    };
+    net.conv(3, 2, RP2040_CHANNELS, true);
+    net.layer = 1;
+    net.conv(5, 1, RP2040_CHANNELS, true);
+    let pooled = net.activation("cnn/pool", 1, net.c, net.scale, -128);
+    net.b
+        .op(g, BuiltinOp::AVERAGE_POOL_2D, &[net.x], &[pooled])
+        .pool_options(Padding::Valid, (32, 32), (32, 32), Activation::None);
+    (net.x, net.hw) = (pooled, 1);
+    net.layer = 2;
+    net.conv(1, 1, 4, false);
+    let shape = net
+        .b
+        .tensor(g, "cnn/logits_shape", &[2], DType::I32)
+        .data_i32(&[1, 4])
+        .id();
+    let logits = net
+        .b
+        .tensor(g, "cnn/logits", &[1, 4], DType::I8)
+        .quant(0.15, 12)
+        .id();
+    net.b
+        .op(g, BuiltinOp::RESHAPE, &[net.x, shape], &[logits])
+        .reshape_options(&[1, 4]);
+    let output = net
+        .b
+        .tensor(g, "cnn/probabilities", &[1, 4], DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    net.b
+        .op(g, BuiltinOp::SOFTMAX, &[logits], &[output])
+        .softmax_options(1.0);
+    net.b.inputs(g, &[input]).outputs(g, &[output]);
+    net.b.finish()
+}
+
+/// Channels of [`rp2040_cnn`]'s two large convolutions.
+pub const RP2040_CHANNELS: i32 = 88;
 
 #[cfg(test)]
 mod tests {

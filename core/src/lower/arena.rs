@@ -149,6 +149,7 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
                 subgraph: 0,
                 op_index: oi,
                 bytes: u64::from(s),
+                purpose: "microarena-runtime scratch",
             });
         }
     }

@@ -10,6 +10,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::plan::align16;
+use crate::report::{BufferClass, Report};
+use crate::tflm::profile::{self, TargetProfile};
 
 /// A named RAM reservation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,45 +80,110 @@ pub fn arena_with_headroom(minimum_bytes: u64, headroom_bp: u32) -> u64 {
     align16((u128::from(minimum_bytes) + extra).min(u128::from(u64::MAX - 15)) as u64)
 }
 
-/// A microcontroller with its RAM, for presets in the app and the CLI.
+/// A microcontroller: its RAM, its core and the kernels its vendor's SDK
+/// builds TFLM with, so choosing a device chooses the target that models it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct McuPreset {
     /// Name.
     pub name: &'static str,
-    /// On-chip SRAM in bytes (from the vendors' datasheets).
+    /// On-chip SRAM in bytes (from the vendor's datasheet, `source`).
     pub ram_bytes: u64,
-    /// The closest modelled profile (a 32-bit ILP32 build with GCC).
-    pub target: &'static str,
+    /// The CPU core.
+    pub core: &'static str,
+    /// The TFLM kernels the vendor's SDK builds (`OPTIMIZED_KERNEL_DIR`).
+    pub backend: &'static str,
+    /// The profile that models that core and backend; `None` when microarena
+    /// has none (then `unmodelled` says why).
+    pub target: Option<&'static str>,
+    /// Why the device has no target.
+    pub unmodelled: Option<&'static str>,
+    /// Where the RAM figure comes from.
+    pub source: &'static str,
 }
 
-/// Common boards (SRAM from the vendors' datasheets).
+impl McuPreset {
+    /// The target profile modelling this device, or why there is none.
+    pub fn profile(&self) -> Result<&'static TargetProfile, String> {
+        match self.target.and_then(profile::by_name) {
+            Some(p) => Ok(p),
+            None => Err(format!(
+                "{} ({}, {}) is not modelled: {}",
+                self.name,
+                self.core,
+                self.backend,
+                self.unmodelled.unwrap_or("no target profile covers it")
+            )),
+        }
+    }
+}
+
+/// Common boards. An ARMv7E-M core with the DSP extension (M4, M7, M33 with
+/// DSP) runs CMSIS-NN's DSP paths (`cortex-m4-cmsis-nn`); an ARMv6-M core
+/// (M0, M0+) the plain C paths (`cortex-m0plus-cmsis-nn`).
 pub const MCU_PRESETS: &[McuPreset] = &[
     McuPreset {
         name: "STM32F746",
         ram_bytes: 320 * 1024,
-        target: "cortex-m",
+        core: "Cortex-M7 (ARMv7E-M, DSP)",
+        backend: "CMSIS-NN (STM32Cube)",
+        target: Some("cortex-m4-cmsis-nn"),
+        unmodelled: None,
+        source: "ST DS10916: 320 KB SRAM incl. 64 KB DTCM",
     },
     McuPreset {
         name: "RP2040",
         ram_bytes: 264 * 1024,
-        target: "cortex-m",
+        core: "Cortex-M0+ (ARMv6-M)",
+        backend: "CMSIS-NN (pico-tflmicro)",
+        target: Some("cortex-m0plus-cmsis-nn"),
+        unmodelled: None,
+        source: "Raspberry Pi RP2040 datasheet: 264 kB on-chip SRAM",
     },
     McuPreset {
         name: "nRF52840",
         ram_bytes: 256 * 1024,
-        target: "cortex-m",
+        core: "Cortex-M4F (ARMv7E-M, DSP)",
+        backend: "CMSIS-NN (nRF Connect SDK / Zephyr)",
+        target: Some("cortex-m4-cmsis-nn"),
+        unmodelled: None,
+        source: "Nordic nRF52840 product specification: 256 KB RAM",
     },
     McuPreset {
         name: "ESP32-S3",
         ram_bytes: 512 * 1024,
-        target: "cortex-m",
+        core: "Xtensa LX7",
+        backend: "ESP-NN (esp-tflite-micro)",
+        target: None,
+        unmodelled: Some(
+            "microarena has no Xtensa profile and does not model ESP-NN's scratch buffers; \
+             --target cortex-m gives the reference-kernel figures of a 32-bit build as an estimate",
+        ),
+        source: "Espressif ESP32-S3 datasheet: 512 KB SRAM",
     },
     McuPreset {
         name: "STM32H743",
         ram_bytes: 1024 * 1024,
-        target: "cortex-m",
+        core: "Cortex-M7 (ARMv7E-M, DSP)",
+        backend: "CMSIS-NN (STM32Cube)",
+        target: Some("cortex-m4-cmsis-nn"),
+        unmodelled: None,
+        source: "ST DS12110: 1 MB RAM incl. 192 KB TCM",
     },
 ];
+
+/// The preset named `name` (case-insensitive).
+pub fn mcu_preset(name: &str) -> Result<&'static McuPreset, String> {
+    MCU_PRESETS
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name.trim()))
+        .ok_or_else(|| {
+            let names: Vec<&str> = MCU_PRESETS.iter().map(|p| p.name).collect();
+            format!(
+                "unknown device '{name}'; choose one of: {}",
+                names.join(", ")
+            )
+        })
+}
 
 /// `327680`, `320K`, `320KiB`, `1M`, `1MiB` → bytes (the CLI's and the
 /// app's byte fields).
@@ -150,13 +217,16 @@ pub fn parse_percent_bp(s: &str) -> Result<u32, String> {
     Ok((v * 100.0 + 0.5) as u32)
 }
 
-/// The JSON `microarena check --json` prints: the budget, the verdict and
-/// the target they were computed for.
+/// The JSON `microarena check --json` prints: the budget, the verdict, the
+/// target they were computed for and what fills the arena at its peak.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CheckReport {
     /// Target profile.
     pub target: String,
+    /// The device preset the RAM and target came from, if one was named.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub device: Option<String>,
     /// The arena fits with the required headroom.
     pub fits: bool,
     /// Device RAM.
@@ -175,13 +245,76 @@ pub struct CheckReport {
     pub arena_bytes: u64,
     /// `available_bytes − arena_bytes`.
     pub margin_bytes: i64,
+    /// The head buffers live at the head's peak, largest first (tensors and
+    /// kernel scratch, each named by its owning op).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub peak: Vec<PeakBuffer>,
+    /// On a CMSIS-NN target: the same budget with TFLM's reference kernels,
+    /// so a failure caused by the backend's scratch and OpData shows as such.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub reference: Option<ReferenceCheck>,
+}
+
+/// One head buffer live at the peak.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PeakBuffer {
+    /// Tensor name, or `scratch <n> of <OPCODE> <op>: <purpose>`.
+    pub name: String,
+    /// `tensor` or `scratch`.
+    pub kind: BufferClass,
+    /// The op requesting the scratch, or producing the tensor.
+    pub op: Option<usize>,
+    /// Bytes it occupies in the head (rounded up to 16).
+    pub bytes: u64,
+}
+
+/// The budget checked on the reference-kernel target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ReferenceCheck {
+    /// The reference-kernel target (`cortex-m`).
+    pub target: String,
+    /// Its minimum working arena.
+    pub minimum_bytes: u64,
+    /// Its arena with the headroom.
+    pub arena_bytes: u64,
+    /// It fits the same budget.
+    pub fits: bool,
+}
+
+/// The head buffers live at `report`'s peak scope, largest first.
+pub fn peak_buffers(report: &Report) -> Vec<PeakBuffer> {
+    let at = report.arena.peak_scope;
+    let mut live: Vec<PeakBuffer> = report
+        .buffers
+        .iter()
+        .filter(|b| b.first <= at && at <= b.last)
+        .map(|b| PeakBuffer {
+            name: b.name.clone(),
+            kind: b.kind,
+            op: b.op,
+            bytes: b.aligned_bytes,
+        })
+        .collect();
+    live.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
+    live
 }
 
 impl CheckReport {
-    /// The record of `budget` checked with `verdict` on `target`.
-    pub fn new(budget: &Budget, verdict: &Verdict, target: &str) -> CheckReport {
+    /// The record of `budget` checked with `verdict` for `report` (its
+    /// target and peak); `device` names the preset used, `reference` the
+    /// reference-kernel figures on a CMSIS-NN target.
+    pub fn new(
+        budget: &Budget,
+        verdict: &Verdict,
+        report: &Report,
+        device: Option<&str>,
+        reference: Option<ReferenceCheck>,
+    ) -> CheckReport {
         CheckReport {
-            target: target.into(),
+            target: report.target.clone(),
+            device: device.map(String::from),
             fits: verdict.fits,
             ram_bytes: budget.ram_bytes,
             reserves: budget
@@ -195,7 +328,18 @@ impl CheckReport {
             minimum_bytes: verdict.minimum_bytes,
             arena_bytes: verdict.arena_bytes,
             margin_bytes: verdict.margin_bytes,
+            peak: peak_buffers(report),
+            reference,
         }
+    }
+
+    /// Bytes of kernel scratch in the head at its peak.
+    pub fn peak_scratch_bytes(&self) -> u64 {
+        self.peak
+            .iter()
+            .filter(|b| b.kind == BufferClass::Scratch)
+            .map(|b| b.bytes)
+            .sum()
     }
 }
 
@@ -213,6 +357,31 @@ mod tests {
             }],
             headroom_bp: bp,
         }
+    }
+
+    #[test]
+    fn presets_name_the_profile_of_their_core_and_backend() {
+        use crate::tflm::profile::{Backend, CpuClass};
+        for p in MCU_PRESETS {
+            match p.profile() {
+                Ok(prof) => {
+                    // ARMv6-M has no DSP extension, so CMSIS-NN takes its plain C paths there.
+                    let cpu = if p.core.contains("ARMv6-M") {
+                        CpuClass::NoDsp
+                    } else {
+                        CpuClass::Dsp
+                    };
+                    assert_eq!(prof.backend, Backend::CmsisNn(cpu), "{}", p.name);
+                    assert!(p.unmodelled.is_none(), "{}", p.name);
+                }
+                Err(e) => {
+                    assert!(p.target.is_none() && p.unmodelled.is_some(), "{}", p.name);
+                    assert!(e.contains("not modelled") && e.contains(p.core), "{e}");
+                }
+            }
+        }
+        assert_eq!(mcu_preset(" rp2040 ").map(|p| p.name), Ok("RP2040"));
+        assert!(mcu_preset("ESP32").unwrap_err().contains("choose one of"));
     }
 
     #[test]

@@ -229,7 +229,7 @@ pub struct BufferInfo {
     pub tensor: Option<usize>,
     /// The op requesting a scratch buffer, or the op producing a tensor (none for graph inputs).
     pub op: Option<usize>,
-    /// Tensor name, or `scratch <n> of <OPCODE> <op>`.
+    /// Tensor name, or `scratch <n> of <OPCODE> <op>: <purpose>` (e.g. `im2col (CMSIS-NN)`).
     pub name: String,
     /// Bytes the buffer holds.
     pub bytes: u64,
@@ -348,7 +348,10 @@ impl Report {
                     }
                 }
                 BufferKind::Scratch {
-                    subgraph, op_index, ..
+                    subgraph,
+                    op_index,
+                    purpose,
+                    ..
                 } => {
                     let seen = scratch_seen.entry((subgraph, op_index)).or_insert(0);
                     let n = *seen;
@@ -363,7 +366,7 @@ impl Report {
                         subgraph,
                         tensor: None,
                         op: Some(op_index),
-                        name: alloc::format!("scratch {n} of {opname} {op_index}"),
+                        name: alloc::format!("scratch {n} of {opname} {op_index}: {purpose}"),
                         bytes: b.info.bytes,
                         aligned_bytes: b.aligned_bytes,
                         offset: b.offset,

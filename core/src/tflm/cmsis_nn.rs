@@ -38,6 +38,11 @@ fn align4(v: u64) -> u64 {
     v.div_ceil(4) * 4
 }
 
+/// Purpose of the CMSIS-NN convolution buffer (`ctx` of `arm_convolve_wrapper_*`).
+const IM2COL: &str = "im2col (CMSIS-NN)";
+/// Purpose of the CMSIS-NN depthwise buffer (`ctx` of `arm_depthwise_conv_wrapper_*`).
+const DEPTHWISE: &str = "depthwise buffer (CMSIS-NN)";
+
 /// `arm_convolve_wrapper_s8_get_buffer_size` (GCC, no DSP or DSP: the branches agree).
 ///
 /// A 1×1 filter has zero padding under TFLM's SAME and VALID rules, so `arm_nn_is_convolve_1x1`
@@ -191,18 +196,22 @@ pub fn prepare(
             }
             steps.extend(temps(&[input, filter, bias, output]));
             let filter_type = dtype_of(filter);
-            let scratch = match (dtype_of(input), filter_type, depthwise) {
-                (Some(DType::I8), Some(DType::I8), false) => conv_s8_scratch(&shape),
-                (Some(DType::I8), Some(DType::I4), false) => conv_s4_scratch(&shape),
+            let (scratch, purpose) = match (dtype_of(input), filter_type, depthwise) {
+                (Some(DType::I8), Some(DType::I8), false) => (conv_s8_scratch(&shape), IM2COL),
+                (Some(DType::I8), Some(DType::I4), false) => (conv_s4_scratch(&shape), IM2COL),
                 // conv.cc reads the bias through AllocateTempOutputTensor (output 2, never
                 // present), so it always sees "no bias" and asks the int16 size.
-                (Some(DType::I16), _, false) => conv_s16_scratch(&shape),
-                (Some(DType::I8), Some(DType::I8), true) => depthwise_s8_scratch(&shape, cpu),
-                (Some(DType::I8), Some(DType::I4), true) => depthwise_s4_scratch(&shape),
-                _ => 0,
+                (Some(DType::I16), _, false) => (conv_s16_scratch(&shape), IM2COL),
+                (Some(DType::I8), Some(DType::I8), true) => {
+                    (depthwise_s8_scratch(&shape, cpu), DEPTHWISE)
+                }
+                (Some(DType::I8), Some(DType::I4), true) => {
+                    (depthwise_s4_scratch(&shape), DEPTHWISE)
+                }
+                _ => (0, IM2COL),
             };
             if scratch > 0 {
-                steps.push(PrepareStep::Scratch(scratch));
+                steps.push(PrepareStep::scratch(scratch, purpose));
             }
             Some(steps)
         }
@@ -230,12 +239,12 @@ pub fn prepare(
                         c,
                         stride,
                     );
-                    steps.push(PrepareStep::Scratch(buf));
-                    steps.push(PrepareStep::Scratch(reverse));
+                    steps.push(PrepareStep::scratch(buf, "im2col (CMSIS-NN)"));
+                    steps.push(PrepareStep::scratch(reverse, "reversed filter (CMSIS-NN)"));
                 }
                 Some(DType::I16) => {
                     let out = tensor(output).map_or(0, |t| t.elements());
-                    steps.push(PrepareStep::Scratch(8 * out));
+                    steps.push(PrepareStep::scratch(8 * out, "int64 accumulators"));
                 }
                 _ => {}
             }
@@ -245,7 +254,7 @@ pub fn prepare(
                 steps.extend(temps(&[input, filter, bias, output]));
                 if input_type == Some(DType::I16) && dtype_of(bias) == Some(DType::I16) {
                     let n = tensor(bias).map_or(0, |t| t.elements());
-                    steps.push(PrepareStep::Scratch(8 * n));
+                    steps.push(PrepareStep::scratch(8 * n, "int64 bias"));
                 }
             }
             Some(steps)
@@ -255,7 +264,7 @@ pub fn prepare(
             if quantized {
                 let bytes = avgpool_scratch(dim(op.output(0), 3), cpu);
                 if bytes > 0 {
-                    steps.push(PrepareStep::Scratch(bytes));
+                    steps.push(PrepareStep::scratch(bytes, "int32 sums (CMSIS-NN)"));
                 }
             }
             Some(steps)
@@ -278,7 +287,10 @@ pub fn prepare(
                 && dtype_of(op.input(1)) == Some(DType::I8);
             let out_rank = tensor(op.output(0)).map_or(0, |t| t.shape.len());
             if int8 && out_rank > 2 && last_dim(op.input(1)) % 4 == 0 && !per_channel {
-                steps.push(PrepareStep::Scratch(last_dim(op.output(0)) * 4 * 2));
+                steps.push(PrepareStep::scratch(
+                    last_dim(op.output(0)) * 4 * 2,
+                    "per-channel multipliers and shifts (CMSIS-NN 1×1 path)",
+                ));
             }
             Some(steps)
         }
@@ -310,7 +322,7 @@ pub fn prepare(
                 None => 4,
             };
             steps.extend(core::iter::repeat_n(
-                PrepareStep::Scratch(batch * hidden * cell_bytes),
+                PrepareStep::scratch(batch * hidden * cell_bytes, "gate buffer (CMSIS-NN)"),
                 buffers,
             ));
             Some(steps)

@@ -47,8 +47,24 @@ pub enum PrepareStep {
     Temp(usize),
     /// A persistent allocation of this many bytes (16-aligned, tail).
     Persistent(u64),
-    /// A scratch request of this many bytes.
-    Scratch(u64),
+    /// A scratch request.
+    Scratch(Scratch),
+}
+
+/// One `RequestScratchBufferInArena` of a kernel's Prepare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scratch {
+    /// Requested bytes.
+    pub bytes: u64,
+    /// What the kernel keeps in it, for the map and `check` (e.g. `im2col (CMSIS-NN)`).
+    pub purpose: &'static str,
+}
+
+impl PrepareStep {
+    /// A scratch request of `bytes` for `purpose`.
+    pub const fn scratch(bytes: u64, purpose: &'static str) -> PrepareStep {
+        PrepareStep::Scratch(Scratch { bytes, purpose })
+    }
 }
 
 /// Everything one operator allocates in TFLM.
@@ -80,7 +96,7 @@ impl KernelCost {
     /// The scratch requests, in order.
     pub fn scratch(&self) -> impl Iterator<Item = u64> + '_ {
         self.prepare.iter().filter_map(|s| match s {
-            PrepareStep::Scratch(b) => Some(*b),
+            PrepareStep::Scratch(s) => Some(s.bytes),
             _ => None,
         })
     }
@@ -180,7 +196,7 @@ fn reference_cost(
             .collect()
     };
     let mut persistent: Vec<u64> = Vec::new();
-    let mut scratch: Vec<u64> = Vec::new();
+    let mut scratch: Vec<(u64, &'static str)> = Vec::new();
 
     let int4_filter = |i: usize| dtype_of(op.input(i)) == Some(DType::I4);
     let hybrid = |i: usize| {
@@ -210,11 +226,17 @@ fn reference_cost(
                 steps.push(PrepareStep::Persistent(4 * c));
                 steps.push(PrepareStep::Persistent(4 * c));
                 match dtype_of(op.input(2)) {
-                    Some(DType::I8) => steps.push(PrepareStep::Scratch(4 * elems(op.output(0)))),
+                    Some(DType::I8) => steps.push(PrepareStep::scratch(
+                        4 * elems(op.output(0)),
+                        "int32 accumulators",
+                    )),
                     Some(DType::I16) => {
-                        steps.push(PrepareStep::Scratch(8 * elems(op.output(0))));
+                        steps.push(PrepareStep::scratch(
+                            8 * elems(op.output(0)),
+                            "int64 accumulators",
+                        ));
                         if dtype_of(op.input(3)) == Some(DType::I16) {
-                            steps.push(PrepareStep::Scratch(8 * elems(op.input(3))));
+                            steps.push(PrepareStep::scratch(8 * elems(op.input(3)), "int64 bias"));
                         }
                     }
                     _ => {}
@@ -240,7 +262,10 @@ fn reference_cost(
                 steps.push(PrepareStep::Temp(t));
             }
             if int4_filter(1) {
-                steps.push(PrepareStep::Scratch(elems(op.input(1))));
+                steps.push(PrepareStep::scratch(
+                    elems(op.input(1)),
+                    "unpacked int4 filter",
+                ));
             }
             cost.prepare = steps;
             return cost;
@@ -258,7 +283,7 @@ fn reference_cost(
                 persistent.push(4 * scales);
             }
             if int4_filter(1) {
-                scratch.push(elems(op.input(1)));
+                scratch.push((elems(op.input(1)), "unpacked int4 filter"));
             }
         }
         // int16 softmax builds two 513-entry int16 lookup tables (exp and 1/(1+x)).
@@ -283,7 +308,7 @@ fn reference_cost(
             } else {
                 2
             };
-            scratch.extend([batch * state_dim * cell; 4]);
+            scratch.extend([(batch * state_dim * cell, "gate buffer"); 4]);
             let bad = op
                 .intermediates
                 .iter()
@@ -301,31 +326,34 @@ fn reference_cost(
                 _ => 1,
             };
             if dtype_of(op.input(0)) == Some(DType::I8) {
-                scratch.push(4 * batch * num_filters);
-                scratch.push(4 * batch * (num_filters / rank));
+                scratch.push((4 * batch * num_filters, "int32 filter outputs"));
+                scratch.push((4 * batch * (num_filters / rank), "int32 unit outputs"));
             } else {
-                scratch.push(4 * batch * num_filters);
+                scratch.push((4 * batch * num_filters, "filter outputs"));
             }
         }
         B::MEAN | B::SUM => {
             if matches!(dtype_of(op.input(0)), Some(DType::I8 | DType::I16)) {
-                scratch.push(4 * elems(op.output(0)));
+                scratch.push((4 * elems(op.output(0)), "int32 sums"));
             }
-            scratch.push(4 * rank(op.input(0)));
-            scratch.push(4 * elems(op.input(1)));
+            scratch.push((4 * rank(op.input(0)), "index walk"));
+            scratch.push((4 * elems(op.input(1)), "resolved axes"));
         }
         B::REDUCE_MAX | B::REDUCE_MIN | B::REDUCE_ALL => {
-            scratch.push(4 * rank(op.input(0)));
-            scratch.push(4 * elems(op.input(1)));
+            scratch.push((4 * rank(op.input(0)), "index walk"));
+            scratch.push((4 * elems(op.input(1)), "resolved axes"));
         }
         B::MIRROR_PAD => {
-            scratch.push(4 * rank(op.input(0)));
-            scratch.push(4 * rank(op.input(0)));
+            scratch.push((4 * rank(op.input(0)), "output dims"));
+            scratch.push((4 * rank(op.input(0)), "input dims"));
         }
         B::VAR_HANDLE => cost.sets_output_data = true,
         B::ASSIGN_VARIABLE if first_assignment => persistent.push(bytes(op.input(1))),
         B::ADD_N => {
-            scratch.push(u64::from(profile.pointer_bytes) * op.inputs.len() as u64);
+            scratch.push((
+                u64::from(profile.pointer_bytes) * op.inputs.len() as u64,
+                "input pointers",
+            ));
             if dtype_of(op.output(0)) == Some(DType::I8) {
                 cost.fidelity = Fidelity::Estimated("ADD_N int8 OpData size was not measured");
             }
@@ -342,7 +370,7 @@ fn reference_cost(
                     let el = dtype_of(op.input(0))
                         .and_then(DType::size_bytes)
                         .unwrap_or(2);
-                    scratch.push(n * u64::from(el));
+                    scratch.push((n * u64::from(el), "FFT work buffer"));
                 }
             } else {
                 cost.fidelity = Fidelity::Unmodelled;
@@ -354,7 +382,7 @@ fn reference_cost(
 
     let mut steps = all_io();
     steps.extend(persistent.into_iter().map(PrepareStep::Persistent));
-    steps.extend(scratch.into_iter().map(PrepareStep::Scratch));
+    steps.extend(scratch.into_iter().map(|(b, p)| PrepareStep::scratch(b, p)));
     cost.prepare = steps;
     cost
 }

@@ -30,6 +30,8 @@ pub enum BufferKind {
         op_index: usize,
         /// Running number of the request (planner order).
         request: usize,
+        /// What the kernel keeps in it.
+        purpose: &'static str,
     },
 }
 
@@ -42,6 +44,8 @@ pub struct ScratchRequest {
     pub op_index: usize,
     /// Requested bytes.
     pub bytes: u64,
+    /// What the kernel keeps in it (`im2col (CMSIS-NN)`, `gate buffer`, …).
+    pub purpose: &'static str,
 }
 
 /// One entry of TFLM's AllocationInfo array.
@@ -167,6 +171,7 @@ pub fn allocation_info(
                 subgraph: r.subgraph,
                 op_index: r.op_index,
                 request: i,
+                purpose: r.purpose,
             },
             bytes: r.bytes,
             first: -1,

@@ -360,11 +360,12 @@ pub fn simulate(
                         tail.alloc(Category::PersistentBufferData, owner, b, 16);
                         note(head + tail.used);
                     }
-                    PrepareStep::Scratch(b) => {
+                    PrepareStep::Scratch(s) => {
                         scratch.push(ScratchRequest {
                             subgraph: g,
                             op_index: i,
-                            bytes: b,
+                            bytes: s.bytes,
+                            purpose: s.purpose,
                         });
                     }
                 }
