@@ -40,8 +40,12 @@ function cli(...args) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+// The app opens on the measured Cortex-M target (the CLI's default is x86_64).
+const APP_TARGET = "cortex-m";
+
 function planJson(file, ...extra) {
-  const r = cli("plan", file, "--json", ...extra);
+  const target = extra.includes("--target") ? [] : ["--target", APP_TARGET];
+  const r = cli("plan", file, "--json", ...target, ...extra);
   return r.code === 0 ? { text: r.stdout, json: JSON.parse(r.stdout) } : null;
 }
 
@@ -116,6 +120,14 @@ function expected(report) {
     peakOp: a.peak_op === null ? "" : String(a.peak_op),
     buffers: report.buffers.length, rects: report.buffers.length,
   };
+}
+
+// Waits until the summary shows `report`'s head and tail (after a re-plan).
+async function waitForFigures(page, report) {
+  await page.waitForFunction(([h, t]) =>
+    document.querySelector('[data-testid="arena-head"]')?.getAttribute("data-bytes") === String(h) &&
+    document.querySelector('[data-testid="arena-tail"]')?.getAttribute("data-bytes") === String(t),
+  [report.arena.head_bytes, report.arena.tail_bytes]);
 }
 
 async function exportedJson(page) {
@@ -244,7 +256,7 @@ test("person_detect: timing, target/planner re-plan, share link in a fresh page"
   await page.waitForSelector(".tooltip");
   await page.screenshot({ path: join(SHOTS, "tooltip.png") });
 
-  for (const [sel, value, flag] of [["target-select", "cortex-m", "--target"], ["planner-select", "linear", "--planner"]]) {
+  for (const [sel, value, flag] of [["target-select", "cortex-m4-cmsis-nn", "--target"], ["planner-select", "linear", "--planner"]]) {
     await page.selectOption(`[data-testid="${sel}"]`, value);
     const want = planJson(path, "--target", await page.$eval('[data-testid="target-select"]', (e) => e.value),
       "--planner", await page.$eval('[data-testid="planner-select"]', (e) => e.value));
@@ -259,7 +271,7 @@ test("person_detect: timing, target/planner re-plan, share link in a fresh page"
   await page.waitForSelector('[data-testid="share-link"]');
   const link = await page.$eval('[data-testid="share-link"]', (e) => e.href);
   const linkBytes = Buffer.byteLength(link);
-  console.log(`# share link for person_detect (cortex-m, linear): ${linkBytes} bytes`);
+  console.log(`# share link for person_detect (cortex-m4-cmsis-nn, linear): ${linkBytes} bytes`);
   assert.ok(linkBytes < 8192);
   const fresh = await newPage(link);
   await waitForMap(fresh.page, "person_detect.tflite");
@@ -311,13 +323,57 @@ test("the budget verdict flips when the RAM shrinks", async () => {
   const { page, close } = await newPage();
   await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
   const verdict = () => page.$eval('[data-testid="budget-verdict"]', (e) => e.getAttribute("data-fits"));
+  // Choosing a device re-plans for its target: an STM32H743 builds TFLM with CMSIS-NN.
+  const file = join(TMP, "example.tflite");
+  assert.equal(cli("example", "-o", file).code, 0);
   await page.selectOption('[data-testid="mcu-preset"]', "STM32H743");
+  await waitForFigures(page, planJson(file, "--target", "cortex-m4-cmsis-nn").json);
+  assert.equal(await page.$eval('[data-testid="target-select"]', (e) => e.value), "cortex-m4-cmsis-nn");
+  assert.equal(await page.$eval('[data-testid="mcu-preset"]', (e) => e.value), "STM32H743");
   assert.equal(await verdict(), "true");
   await page.selectOption('[data-testid="mcu-preset"]', "custom");
   await page.fill('.budget input[type=number] >> nth=0', "48");
   await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]').getAttribute("data-fits") === "false");
   await page.locator('[data-testid="budget-verdict"]').scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SHOTS, "budget-fail.png") });
+  await close();
+});
+
+// The seed's RP2040 case: fits on TFLM's reference kernels, not on the CMSIS-NN build the
+// RP2040's SDK uses; the im2col buffer that tips it is named by its owning op on hover.
+test("RP2040: choosing the device re-plans for CMSIS-NN and the im2col scratch is named", async () => {
+  const file = join(TMP, "rp2040.tflite");
+  assert.equal(cli("example", "--name", "rp2040-cnn", "-o", file).code, 0);
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  await openModel(page, file, "rp2040.tflite");
+  await waitForFigures(page, planJson(file).json);
+  const cmsis = planJson(file, "--target", "cortex-m0plus-cmsis-nn").json;
+  await page.selectOption('[data-testid="mcu-preset"]', "RP2040");
+  await waitForFigures(page, cmsis);
+  assert.equal(await page.$eval('[data-testid="target-select"]', (e) => e.value), "cortex-m0plus-cmsis-nn");
+  assert.match(await page.textContent('[data-testid="device-line"]'), /Cortex-M0\+.*CMSIS-NN.*cortex-m0plus-cmsis-nn/);
+  // 48 KiB of RTOS and stacks: main stack 8 + RTOS 40, nothing else.
+  const inputs = page.locator(".budget input[type=number]");
+  for (const [i, kib] of [[0, "8"], [1, "40"], [2, "0"], [3, "0"], [4, "0"]]) await inputs.nth(i).fill(kib);
+  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]').getAttribute("data-fits") === "false");
+  const peak = await page.textContent('[data-testid="budget-peak"]');
+  assert.match(peak, /8,800 B scratch 0 of CONV_2D 1: im2col \(CMSIS-NN\)/);
+  // The same budget on the reference kernels fits.
+  await page.selectOption('[data-testid="target-select"]', "cortex-m");
+  await waitForFigures(page, planJson(file).json);
+  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]').getAttribute("data-fits") === "true");
+  await page.selectOption('[data-testid="target-select"]', "cortex-m0plus-cmsis-nn");
+  await waitForFigures(page, cmsis);
+  // Hovering the scratch buffer in the arena map names it and its op.
+  const i = cmsis.buffers.findIndex((b) => b.kind === "scratch" && b.op === 1);
+  await page.hover(`[data-testid="arena-map"] rect[data-i="${i}"]`);
+  await page.waitForSelector(".tooltip");
+  assert.match(await page.textContent(".tooltip"), /scratch 0 of CONV_2D 1: im2col \(CMSIS-NN\).*8,800 B/s);
+  await page.screenshot({ path: join(SHOTS, "rp2040-im2col.png") });
+  await page.locator('[data-testid="budget-verdict"]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(SHOTS, "rp2040-budget.png") });
+  assert.deepEqual(problems, []);
   await close();
 });
 

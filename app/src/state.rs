@@ -8,7 +8,8 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
-use microarena_core::tflm::profile::PROFILES;
+use microarena_core::report::budget::{DEFAULT_HEADROOM_BP, MCU_PRESETS};
+use microarena_core::tflm::profile::CORTEX_M;
 use microarena_view::inputs::GraphInput;
 use microarena_view::protocol::Extras;
 
@@ -61,6 +62,49 @@ impl Pointer {
     }
 }
 
+/// What the budget panel's fields hold (KiB, except the headroom in %).
+#[derive(Debug, Clone, Copy)]
+pub struct BudgetInputs {
+    /// Device preset name, or `custom` for typed-in RAM.
+    pub device: RwSignal<String>,
+    /// RAM of the custom device.
+    pub custom_kib: RwSignal<u64>,
+    /// Main stack.
+    pub stack: RwSignal<u64>,
+    /// RTOS.
+    pub rtos: RwSignal<u64>,
+    /// Interrupt stack.
+    pub isr: RwSignal<u64>,
+    /// DMA buffers.
+    pub dma: RwSignal<u64>,
+    /// Log buffers.
+    pub log: RwSignal<u64>,
+    /// Headroom in percent.
+    pub headroom: RwSignal<u64>,
+}
+
+impl BudgetInputs {
+    /// The first preset and typical reserves of a small RTOS firmware.
+    pub fn new() -> BudgetInputs {
+        BudgetInputs {
+            device: RwSignal::new(MCU_PRESETS[0].name.to_string()),
+            custom_kib: RwSignal::new(256),
+            stack: RwSignal::new(8),
+            rtos: RwSignal::new(16),
+            isr: RwSignal::new(2),
+            dma: RwSignal::new(4),
+            log: RwSignal::new(1),
+            headroom: RwSignal::new(u64::from(DEFAULT_HEADROOM_BP / 100)),
+        }
+    }
+}
+
+impl Default for BudgetInputs {
+    fn default() -> BudgetInputs {
+        BudgetInputs::new()
+    }
+}
+
 /// A model file the page holds: name and bytes (kept for re-planning).
 pub type ModelFile = (String, Rc<Vec<u8>>);
 
@@ -77,6 +121,9 @@ pub struct AppState {
     pub target: RwSignal<String>,
     /// Selected planner name.
     pub planner: RwSignal<String>,
+    /// The budget panel's inputs, kept across re-plans (choosing a device
+    /// re-plans for its target).
+    pub budget: BudgetInputs,
     /// A file is dragged over the page.
     pub dragging: RwSignal<bool>,
     /// The views below the map are rendered (one frame after it).
@@ -96,14 +143,16 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Fresh state: the first target and TFLM's greedy planner, nothing shown.
+    /// Fresh state: the measured Cortex-M target (TFLM's reference kernels on
+    /// an M4), TFLM's greedy planner, the first device preset, nothing shown.
     pub fn new() -> AppState {
         AppState {
             shown: RwSignal::new(None),
             error: RwSignal::new(None),
             busy: RwSignal::new(None),
-            target: RwSignal::new(PROFILES[0].name.to_string()),
+            target: RwSignal::new(CORTEX_M.name.to_string()),
             planner: RwSignal::new(PlannerKind::TflmGreedy.name().to_string()),
+            budget: BudgetInputs::new(),
             dragging: RwSignal::new(false),
             rest: RwSignal::new(true),
             extras: RwSignal::new(None),
@@ -132,6 +181,8 @@ pub struct Controls {
     pub target: RwSignal<String>,
     /// Selected planner name.
     pub planner: RwSignal<String>,
+    /// The budget panel's inputs.
+    pub budget: BudgetInputs,
     /// Re-plans with the current target, planner and what-if.
     pub replan: Callback<()>,
     /// The views below the map are rendered.

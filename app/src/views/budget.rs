@@ -1,14 +1,18 @@
 //! The budget panel: does the model fit a device's RAM after its other
 //! reserves, with `Budget::check` (the CLI's `check`) giving the verdict.
+//! Choosing a device re-plans for the target modelling its core and its
+//! SDK's kernels, as `check --device` does.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use microarena_core::report::BufferClass;
 use microarena_core::report::Report;
-use microarena_core::report::budget::{Budget, DEFAULT_HEADROOM_BP, MCU_PRESETS, Reserve};
+use microarena_core::report::budget::{Budget, MCU_PRESETS, McuPreset, Reserve, peak_buffers};
 use microarena_view::format::{grouped, grouped_i};
 
 use super::help;
+use crate::state::{BudgetInputs, Controls};
 
 fn kib_input(label: &'static str, value: RwSignal<u64>) -> impl IntoView {
     view! {
@@ -26,22 +30,34 @@ fn kib_input(label: &'static str, value: RwSignal<u64>) -> impl IntoView {
     }
 }
 
-/// The budget panel.
-pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
-    let preset = RwSignal::new(MCU_PRESETS[0].name.to_string());
-    let custom_kib = RwSignal::new(256u64);
-    let stack = RwSignal::new(8u64);
-    let rtos = RwSignal::new(16u64);
-    let isr = RwSignal::new(2u64);
-    let dma = RwSignal::new(4u64);
-    let log = RwSignal::new(1u64);
-    let headroom = RwSignal::new(u64::from(DEFAULT_HEADROOM_BP / 100));
+/// Most peak buffers the panel names when the model does not fit.
+const PEAK_SHOWN: usize = 3;
+
+/// The budget panel. `shared`: the report came from a share link, so the
+/// target cannot change (there is no model to re-plan).
+pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl IntoView {
+    let Controls {
+        target: selected_target,
+        budget: inputs,
+        replan,
+        ..
+    } = c;
+    let BudgetInputs {
+        device: preset,
+        custom_kib,
+        stack,
+        rtos,
+        isr,
+        dma,
+        log,
+        headroom,
+    } = inputs;
     let minimum = r.arena.minimum_bytes;
     let target = r.target.clone();
+    let find =
+        |name: &str| -> Option<&'static McuPreset> { MCU_PRESETS.iter().find(|p| p.name == name) };
     let budget = move || Budget {
-        ram_bytes: MCU_PRESETS
-            .iter()
-            .find(|p| p.name == preset.get())
+        ram_bytes: find(&preset.get())
             .map_or(custom_kib.get().saturating_mul(1024), |p| p.ram_bytes),
         reserves: [
             ("stack", stack),
@@ -59,12 +75,43 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
         headroom_bp: u32::try_from(headroom.get().saturating_mul(100)).unwrap_or(u32::MAX),
     };
     let verdict = move || budget().check(minimum);
-    let preset_target = move || {
-        MCU_PRESETS
-            .iter()
-            .find(|p| p.name == preset.get())
-            .map(|p| p.target)
+    // Choosing a device re-plans for its target (unless the report is a shared one).
+    let choose = move |name: String| {
+        let to = find(&name).and_then(|p| p.target);
+        preset.set(name);
+        if let Some(t) = to
+            && !shared
+            && selected_target.get_untracked() != t
+        {
+            selected_target.set(t.to_string());
+            replan.run(());
+        }
     };
+    let peak = peak_buffers(&r);
+    let peak_scratch: u64 = peak
+        .iter()
+        .filter(|b| b.kind == BufferClass::Scratch)
+        .map(|b| b.bytes)
+        .sum();
+    let peak_text = (!peak.is_empty()).then(|| {
+        let total: u64 = peak.iter().map(|b| b.bytes).sum();
+        let named: Vec<String> = peak
+            .iter()
+            .take(PEAK_SHOWN)
+            .map(|b| format!("{} B {}", grouped(b.bytes), b.name))
+            .collect();
+        let scratch = if peak_scratch > 0 {
+            format!(" — {} B of it kernel scratch", grouped(peak_scratch))
+        } else {
+            String::new()
+        };
+        format!(
+            "The head at its peak holds {} B{scratch}: {}{}",
+            grouped(total),
+            named.join("; "),
+            if peak.len() > PEAK_SHOWN { "; …" } else { "" }
+        )
+    });
     view! {
         <section class="panel">
             <div class="panel-head">
@@ -78,7 +125,7 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
                     <span>"Device"</span>
                     <select
                         data-testid="mcu-preset"
-                        on:change=move |ev| preset.set(event_target_value(&ev))
+                        on:change=move |ev| choose(event_target_value(&ev))
                     >
                         {MCU_PRESETS
                             .iter()
@@ -95,6 +142,20 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
                     </select>
                 </label>
                 {move || (preset.get() == "custom").then(|| kib_input("RAM", custom_kib))}
+                {move || {
+                    find(&preset.get())
+                        .map(|p| {
+                            let runs = match p.target {
+                                Some(t) => format!("{} · {} → target {t}", p.core, p.backend),
+                                None => format!("{} · {} → not modelled", p.core, p.backend),
+                            };
+                            view! {
+                                <p class="muted device-line" data-testid="device-line" title=p.source>
+                                    {runs}
+                                </p>
+                            }
+                        })
+                }}
                 {kib_input("Main stack", stack)}
                 {kib_input("RTOS", rtos)}
                 {kib_input("Interrupt stack", isr)}
@@ -136,6 +197,9 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
                             </div>
                         </div>
                     </div>
+                    {(!v.fits).then(|| peak_text.clone()).flatten().map(|t| {
+                        view! { <p class="note" data-testid="budget-peak">{t}</p> }
+                    })}
                     <pre class="snippet" data-testid="firmware-arena" data-bytes=v.arena_bytes.to_string()>
                         {format!(
                             "constexpr size_t kTensorArenaSize = {};  // {} + {} % headroom",
@@ -149,18 +213,34 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
             {
                 let target = target.clone();
                 move || {
-                    preset_target()
-                        .filter(|t| *t != target)
-                        .map(|t| {
-                            view! {
-                                <p class="note">
-                                    {format!(
-                                        "This device is modelled by the {t} target; the figures above are for {}. Switch the target in the summary for exact numbers.",
-                                        target,
-                                    )}
-                                </p>
-                            }
-                        })
+                    let p = find(&preset.get())?;
+                    match p.target {
+                        Some(t) if t != target => Some(view! {
+                            <p class="note" data-testid="device-note">
+                                {format!(
+                                    "{} builds TFLM with {}: the {t} target models it; the figures above are for {target}. ",
+                                    p.name,
+                                    p.backend,
+                                )}
+                                {(!shared).then(|| view! {
+                                    <button
+                                        class="button"
+                                        data-testid="device-use-target"
+                                        on:click=move |_| {
+                                            selected_target.set(t.to_string());
+                                            replan.run(());
+                                        }
+                                    >
+                                        {format!("Use {t}")}
+                                    </button>
+                                })}
+                            </p>
+                        }.into_any()),
+                        Some(_) => None,
+                        None => Some(view! {
+                            <p class="note" data-testid="device-note">{p.profile().err()?}</p>
+                        }.into_any()),
+                    }
                 }
             }
         </section>

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use microarena_core::report::Report;
-use microarena_view::format::{grouped, grouped_i, shape};
+use microarena_view::format::{buffer_shape, grouped, grouped_i};
 
 use crate::state::{Pointer, Sel};
 
@@ -131,7 +131,7 @@ pub(super) fn buffer_table(r: Arc<Report>) -> impl IntoView {
                                             <td class="name">{b.name.clone()}</td>
                                             <td><span class=format!("kind {}", b.kind)>{b.kind.as_str()}</span></td>
                                             <td>{b.dtype.clone()}</td>
-                                            <td class="mono">{shape(&b.shape)}</td>
+                                            <td class="mono">{buffer_shape(b)}</td>
                                             <td class="r mono">{grouped(b.bytes)}</td>
                                             <td class="r mono">{b.aligned_bytes.saturating_sub(b.bytes)}</td>
                                             <td class="r mono">{grouped_i(b.offset)}</td>

@@ -39,6 +39,7 @@ pub fn App() -> impl IntoView {
         busy,
         target,
         planner,
+        budget,
         dragging,
         rest,
         extras,
@@ -327,6 +328,7 @@ pub fn App() -> impl IntoView {
                                 Controls {
                                     target,
                                     planner,
+                                    budget,
                                     replan: Callback::new(move |_| replan()),
                                     rest,
                                     extras,
@@ -365,6 +367,7 @@ pub fn App() -> impl IntoView {
 fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
     let r = s.report.clone();
     let rest = c.rest;
+    let shared = s.shared;
     view! {
         {summary::summary(r.clone(), s.shared, c)}
         {whatif::what_if_panel(&s, c.apply_whatif, c.whatif_error)}
@@ -380,7 +383,7 @@ fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
                         </div>
                         <div class="grid2">
                             {tail::tail_view(r.clone())}
-                            {budget::budget_view(r.clone())}
+                            {budget::budget_view(r.clone(), shared, c)}
                         </div>
                         {buffer_table::buffer_table(r)}
                         {glossary::glossary()}

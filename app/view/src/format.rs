@@ -33,6 +33,14 @@ pub fn percent(part: u64, whole: u64) -> String {
     }
 }
 
+/// A head buffer's shape: a scratch buffer is raw bytes and has none (`"–"`).
+pub fn buffer_shape(b: &microarena_core::report::BufferInfo) -> String {
+    match b.kind {
+        microarena_core::report::BufferClass::Scratch => "–".into(),
+        microarena_core::report::BufferClass::Tensor => shape(&b.shape),
+    }
+}
+
 /// `[1, 96, 96, 3]` → `"1×96×96×3"`; scalars show as `"scalar"`.
 pub fn shape(s: &[i32]) -> String {
     if s.is_empty() {
@@ -111,6 +119,10 @@ mod tests {
     fn shape_joins_with_times_and_names_scalars() {
         assert_eq!(shape(&[1, 96, 96, 3]), "1×96×96×3");
         assert_eq!(shape(&[]), "scalar");
+        let report = crate::testing::report();
+        // The scratch buffer's `shape` holds [64], yet it is bytes with no shape.
+        assert_eq!(buffer_shape(&report.buffers[1]), "–");
+        assert_eq!(buffer_shape(&report.buffers[0]), "1×10×10");
     }
 
     #[test]

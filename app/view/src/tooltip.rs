@@ -2,7 +2,7 @@
 
 use microarena_core::report::{BufferClass, Region, Report, VariableInfo};
 
-use crate::format::{grouped, grouped_i, shape, truncate};
+use crate::format::{buffer_shape, grouped, grouped_i, shape, truncate};
 use crate::svg;
 
 /// One tooltip row: label and value.
@@ -38,7 +38,7 @@ pub fn buffer_tip(r: &Report, i: usize) -> Vec<TipRow> {
                 (false, false) => b.kind.to_string(),
             },
         ),
-        ("shape".into(), shape(&b.shape)),
+        ("shape".into(), buffer_shape(b)),
         ("dtype".into(), b.dtype.clone()),
         ("bytes".into(), format!("{} B", grouped(b.bytes))),
         (
