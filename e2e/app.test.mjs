@@ -331,6 +331,13 @@ test("the budget verdict flips when the RAM shrinks", async () => {
   assert.equal(await page.$eval('[data-testid="target-select"]', (e) => e.value), "cortex-m4-cmsis-nn");
   assert.equal(await page.$eval('[data-testid="mcu-preset"]', (e) => e.value), "STM32H743");
   assert.equal(await verdict(), "true");
+  // The placement among its memories is `check --device`'s, to the byte and the C++ line.
+  const check = JSON.parse(cli("check", file, "--device", "STM32H743", "--reserve", "stack=8K,rtos=16K,isr=2K,dma=4K,log=1K", "--json").stdout);
+  await page.waitForSelector('[data-testid="placement-cpp"]');
+  assert.equal(await page.textContent('[data-testid="placement-cpp"]'), check.placement.cpp);
+  assert.match(check.placement.cpp, /section\("\.dtcm"\)/);
+  await page.locator('[data-testid="placement"]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(SHOTS, "budget-placement.png") });
   await page.selectOption('[data-testid="mcu-preset"]', "custom");
   await page.fill('.budget input[type=number] >> nth=0', "48");
   await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]').getAttribute("data-fits") === "false");

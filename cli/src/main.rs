@@ -360,7 +360,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 },
                 &budget,
                 &name,
-                device.map(|d| d.name),
+                device,
             )
             .map_err(in_file(&model))?;
             if json {

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use microarena_core::report::advice::Advice;
 use microarena_core::report::budget::{Budget, CheckReport, Verdict};
 use microarena_core::report::diff::{Change, ReportDiff};
+use microarena_core::report::placement::Placement;
 use microarena_core::report::{Report, grouped};
 use microarena_core::rewrite::optimize::Optimized;
 
@@ -43,13 +44,27 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
         minimum_bytes: c.minimum_bytes,
         arena_bytes: c.arena_bytes,
         margin_bytes: c.margin_bytes,
-        fits: c.fits,
+        // The RAM verdict; the placement may still fail (below).
+        fits: c.margin_bytes >= 0,
     };
     let target = match &c.device {
         Some(d) => format!("{d}, {}", c.target),
         None => c.target.clone(),
     };
     let mut lines = vec![verdict_line(file, b, &v, &target)];
+    if !c.fits && c.margin_bytes >= 0 {
+        // The RAM adds up, but no memory of the device holds the buffers.
+        lines[0] = format!(
+            "does not fit: {}, but no single memory holds the arena (below)",
+            lines[0].trim_start_matches("fits: ")
+        );
+    }
+    if let Some(p) = &c.placement {
+        lines.extend(placement_lines(
+            c.device.as_deref().unwrap_or("the device"),
+            p,
+        ));
+    }
     if c.fits {
         return lines;
     }
@@ -90,6 +105,33 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
             if r.fits { "would fit" } else { "would not fit either" },
         ));
     }
+    lines
+}
+
+/// Where the arena goes among the device's memories, and the C++ for it.
+fn placement_lines(device: &str, p: &Placement) -> Vec<String> {
+    if !p.fits() {
+        return vec![format!("  placement on {device}: {}", p.why)];
+    }
+    let parts: Vec<String> = p
+        .buffers
+        .iter()
+        .map(|x| {
+            format!(
+                "{} {} B in {} (margin {} B)",
+                x.buffer,
+                grouped(x.bytes),
+                x.area.name,
+                signed(x.margin_bytes)
+            )
+        })
+        .collect();
+    let mut lines = vec![format!(
+        "  placement on {device}: {} — {}",
+        parts.join(", "),
+        p.why
+    )];
+    lines.extend(p.cpp.lines().map(|l| format!("    {l}")));
     lines
 }
 

@@ -519,3 +519,87 @@ fn device_presets_choose_ram_and_target_or_say_why_not() {
     // Neither --ram nor --device: a usage error from the parser.
     assert_eq!(run(&["check", m]).status.code(), Some(2));
 }
+
+/// The person-detection example on two STM32s: one arena, in the fastest memory
+/// that holds it with its headroom, and the C++ that declares it there.
+#[test]
+fn device_checks_place_the_arena_in_the_fastest_memory_that_holds_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let plan = run(&["plan", m, "--json", "--target", "cortex-m4-cmsis-nn"]);
+    let v: serde_json::Value = serde_json::from_slice(&plan.stdout).expect("json");
+    let minimum = v["arena"]["minimum_bytes"].as_u64().expect("minimum");
+    let head = v["arena"]["head_bytes"].as_u64().expect("head");
+    let arena = (minimum * 12).div_ceil(10).div_ceil(16) * 16;
+    // The head alone with 20 % is over STM32F746's 64 KiB DTCM, so no split helps there.
+    assert!(head * 12 / 10 > 64 * 1024);
+
+    let check = |device: &str| -> serde_json::Value {
+        let o = run(&[
+            "check",
+            m,
+            "--device",
+            device,
+            "--reserve",
+            "stack=8K,rtos=16K",
+            "--json",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).expect("json")
+    };
+    let f7 = check("STM32F746");
+    let placed = &f7["placement"]["buffers"];
+    assert_eq!(placed.as_array().map(Vec::len), Some(1), "{f7}");
+    assert_eq!(placed[0]["buffer"], "arena");
+    assert_eq!(placed[0]["area"]["name"], "SRAM1");
+    assert_eq!(placed[0]["bytes"].as_u64(), Some(arena));
+    // SRAM1 holds the 24 KiB of reserves.
+    assert_eq!(
+        placed[0]["margin_bytes"].as_i64(),
+        Some((240 - 24) * 1024 - arena as i64)
+    );
+    let cpp = f7["placement"]["cpp"].as_str().expect("cpp");
+    assert!(
+        cpp.contains(&format!(
+            "static uint8_t tensor_arena[{arena}] __attribute__((section(\".sram1\")))"
+        )),
+        "{cpp}"
+    );
+
+    // STM32H743's 128 KiB DTCM holds it.
+    let h7 = check("STM32H743");
+    assert_eq!(
+        h7["placement"]["buffers"][0]["area"]["name"], "DTCM",
+        "{h7}"
+    );
+    assert_eq!(
+        h7["placement"]["buffers"][0]["margin_bytes"].as_i64(),
+        Some(128 * 1024 - arena as i64)
+    );
+
+    // The text names the memory and prints the C++.
+    let o = run(&["check", m, "--device", "STM32H743"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(&format!(
+            "placement on STM32H743: arena {} B in DTCM",
+            grouped(arena)
+        )),
+        "{text}"
+    );
+    assert!(text.contains("tflite::MicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena));"), "{text}");
+}
+
+/// `12345` → `12,345`, as the CLI prints figures.
+fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -8,10 +8,12 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::read::model::Model;
-use crate::report::budget::{Budget, CheckReport, ReferenceCheck};
+use crate::report::budget::{Budget, CheckReport, McuPreset, ReferenceCheck};
+use crate::report::placement;
 use crate::report::{Report, WhatIfInfo};
 use crate::tflm::analysis::{Analysis, AnalysisError, Config, analyze};
 use crate::tflm::profile::{self, Backend};
+use crate::tflm::split::split_arena;
 use crate::whatif::{self, ShapeError};
 
 /// What [`plan`] gives the shells.
@@ -99,14 +101,15 @@ pub fn plan<'a>(
 /// Checks `model` against `budget` as `microarena check` does: the verdict on
 /// `config`'s target, the head buffers at the peak, and on a CMSIS-NN target
 /// the same budget with TFLM's reference kernels (`cortex-m`), so the user
-/// sees how much the backend's scratch and OpData cost. `device` names the
-/// preset the budget came from.
+/// sees how much the backend's scratch and OpData cost. `device` is the
+/// preset the budget came from; with one, the report also proposes where the
+/// arena goes among its memories ([`placement::place`]).
 pub fn check(
     model: &Model<'_>,
     config: &Config,
     budget: &Budget,
     file: &str,
-    device: Option<&str>,
+    device: Option<&McuPreset>,
 ) -> Result<CheckReport, AnalysisError> {
     let analysis = analyze(model, config)?;
     let report = Report::new(model, &analysis, file);
@@ -128,9 +131,21 @@ pub fn check(
             })
         }
     };
-    Ok(CheckReport::new(
-        budget, &verdict, &report, device, reference,
-    ))
+    let mut checked =
+        CheckReport::new(budget, &verdict, &report, device.map(|d| d.name), reference);
+    if let Some(d) = device {
+        let split = split_arena(model, config)?;
+        checked.placement = Some(placement::place(
+            d.memories,
+            analysis.minimum_bytes,
+            split,
+            budget.reserved_bytes(),
+            budget.headroom_bp,
+        ));
+        // RAM that adds up is not enough: some memory must hold the buffers.
+        checked.fits &= checked.placement.as_ref().is_some_and(|p| p.fits());
+    }
+    Ok(checked)
 }
 
 #[cfg(test)]

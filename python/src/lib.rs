@@ -203,7 +203,7 @@ fn check(
         profile,
         planner: self::planner(planner)?,
     };
-    let checked = pipeline::check(&parsed, &config, &budget, &src.name, device.map(|d| d.name))
+    let checked = pipeline::check(&parsed, &config, &budget, &src.name, device)
         .map_err(|e| fail(format!("{}: {e}", src.name)))?;
     to_python(py, serde_json::to_string(&checked))
 }

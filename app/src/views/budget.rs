@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use microarena_core::report::BufferClass;
 use microarena_core::report::Report;
 use microarena_core::report::budget::{Budget, MCU_PRESETS, McuPreset, Reserve, peak_buffers};
+use microarena_core::report::placement::place;
 use microarena_view::format::{grouped, grouped_i};
 
 use super::help;
@@ -40,6 +41,7 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
         target: selected_target,
         budget: inputs,
         replan,
+        extras,
         ..
     } = c;
     let BudgetInputs {
@@ -75,6 +77,20 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
         headroom_bp: u32::try_from(headroom.get().saturating_mul(100)).unwrap_or(u32::MAX),
     };
     let verdict = move || budget().check(minimum);
+    // Where the arena goes among the device's memories (as `check --device`), once
+    // the worker has sent the two-buffer sizes.
+    let placement = move || {
+        let p = find(&preset.get())?;
+        let split = extras.get()?.split?;
+        let b = budget();
+        Some(place(
+            p.memories,
+            minimum,
+            split,
+            b.reserved_bytes(),
+            b.headroom_bp,
+        ))
+    };
     // Choosing a device re-plans for its target (unless the report is a shared one).
     let choose = move |name: String| {
         let to = find(&name).and_then(|p| p.target);
@@ -175,15 +191,20 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
             </div>
             {move || {
                 let v = verdict();
-                let text = if v.fits {
+                // RAM that adds up is not enough: some memory must hold the buffers (as `check`).
+                let placed = placement().is_none_or(|p| p.fits());
+                let fits = v.fits && placed;
+                let text = if fits {
                     format!("Fits — {} B to spare", grouped_i(v.margin_bytes))
+                } else if v.fits {
+                    "Does not fit — the RAM adds up, but no memory holds the arena".to_string()
                 } else {
                     format!("Does not fit — {} B short", grouped(v.margin_bytes.unsigned_abs()))
                 };
                 view! {
-                    <div class=if v.fits { "verdict pass" } else { "verdict fail" }>
-                        <div class="verdict-main" data-testid="budget-verdict" data-fits=v.fits.to_string()>
-                            {if v.fits { "PASS" } else { "FAIL" }}
+                    <div class=if fits { "verdict pass" } else { "verdict fail" }>
+                        <div class="verdict-main" data-testid="budget-verdict" data-fits=fits.to_string()>
+                            {if fits { "PASS" } else { "FAIL" }}
                         </div>
                         <div>
                             <div class="verdict-text">{text}</div>
@@ -197,7 +218,7 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                             </div>
                         </div>
                     </div>
-                    {(!v.fits).then(|| peak_text.clone()).flatten().map(|t| {
+                    {(!fits).then(|| peak_text.clone()).flatten().map(|t| {
                         view! { <p class="note" data-testid="budget-peak">{t}</p> }
                     })}
                     <pre class="snippet" data-testid="firmware-arena" data-bytes=v.arena_bytes.to_string()>
@@ -208,6 +229,29 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                             headroom.get_untracked(),
                         )}
                     </pre>
+                    {placement().map(|p| {
+                        let parts: Vec<String> = p
+                            .buffers
+                            .iter()
+                            .map(|x| format!(
+                                "{} {} B in {} (margin {} B)",
+                                x.buffer,
+                                grouped(x.bytes),
+                                x.area.name,
+                                grouped_i(x.margin_bytes),
+                            ))
+                            .collect();
+                        let fits = p.fits();
+                        view! {
+                            <div class="placement" data-testid="placement" data-fits=fits.to_string()>
+                                <p class="muted">
+                                    <strong>"Placement: "</strong>
+                                    {if fits { format!("{} — {}", parts.join(", "), p.why) } else { p.why.clone() }}
+                                </p>
+                                {fits.then(|| view! { <pre class="snippet" data-testid="placement-cpp">{p.cpp.clone()}</pre> })}
+                            </div>
+                        }
+                    })}
                 }
             }}
             {

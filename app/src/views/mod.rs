@@ -158,6 +158,7 @@ pub fn App() -> impl IntoView {
                 planners,
                 share_code: code,
                 advice: Vec::new(),
+                split: None,
             })));
             shown.set(Some(Arc::new(Shown {
                 report: Arc::new(report),

@@ -11,6 +11,7 @@ use microarena_core::report::Report;
 use microarena_core::report::advice;
 use microarena_core::report::share;
 use microarena_core::tflm::profile::{self, TargetProfile};
+use microarena_core::tflm::split::split_arena;
 use microarena_core::{Config, Model};
 
 use crate::inputs::{GraphInput, graph_inputs};
@@ -115,17 +116,19 @@ pub fn extras(a: &Analysed<'_>, now: &dyn Fn() -> f64) -> (Extras, Timings) {
     let share_code = share::encode(&a.report);
     let t2 = now();
     let advice = advice::advise(&a.model, &a.report, &a.config);
+    let split = split_arena(&a.model, &a.config).ok();
     let t3 = now();
     (
         Extras {
             planners,
             share_code,
             advice,
+            split,
         },
         vec![
             ("other planners".into(), t1 - t0),
             ("share code".into(), t2 - t1),
-            ("advice".into(), t3 - t2),
+            ("advice and two-buffer sizes".into(), t3 - t2),
         ],
     )
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use microarena_core::report::Report;
 use microarena_core::report::advice::Advice;
 use microarena_core::report::share::{self, ShareError};
+use microarena_core::tflm::split::SplitArena;
 use serde::{Deserialize, Serialize};
 
 use crate::inputs::GraphInput;
@@ -74,6 +75,10 @@ pub struct Extras {
     /// Measured ways to need fewer bytes (`core::advice`, as `microarena plan`
     /// prints them); empty for a shared layout, which has no model.
     pub advice: Vec<Advice>,
+    /// The buffer sizes of TFLM's two-buffer allocator (head and tail apart),
+    /// for the budget panel's placement; `None` for a shared layout.
+    #[serde(default)]
+    pub split: Option<SplitArena>,
 }
 
 /// What the worker answers, in this order for each request: `Report` (or
@@ -361,6 +366,10 @@ mod tests {
                         to_bytes: 160,
                         try_args: Some("plan --planner best".into()),
                     }],
+                    split: Some(SplitArena {
+                        persistent_bytes: 400,
+                        non_persistent_bytes: 176,
+                    }),
                 },
                 timings: vec![],
             },

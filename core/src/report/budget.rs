@@ -10,6 +10,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::plan::align16;
+use crate::report::placement::{Memory, MemoryKind, Placement};
 use crate::report::{BufferClass, Report};
 use crate::tflm::profile::{self, TargetProfile};
 
@@ -99,6 +100,8 @@ pub struct McuPreset {
     pub unmodelled: Option<&'static str>,
     /// Where the RAM figure comes from.
     pub source: &'static str,
+    /// Its memories (RAM regions and flash), from the reference manual's memory map.
+    pub memories: &'static [Memory],
 }
 
 impl McuPreset {
@@ -128,7 +131,13 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         backend: "CMSIS-NN (STM32Cube)",
         target: Some("cortex-m4-cmsis-nn"),
         unmodelled: None,
-        source: "ST DS10916: 320 KB SRAM incl. 64 KB DTCM",
+        source: "ST RM0385 memory map: DTCM 64 KB, SRAM1 240 KB, SRAM2 16 KB (adjacent), 1 MB flash; ITCM RAM left out",
+        memories: &[
+            mem("DTCM", 0x2000_0000, 64, MemoryKind::Tcm, 0, false),
+            mem("SRAM1", 0x2001_0000, 240, MemoryKind::Sram, 1, true),
+            mem("SRAM2", 0x2004_C000, 16, MemoryKind::Sram, 1, false),
+            mem("Flash", 0x0800_0000, 1024, MemoryKind::Flash, 2, false),
+        ],
     },
     McuPreset {
         name: "RP2040",
@@ -137,7 +146,11 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         backend: "CMSIS-NN (pico-tflmicro)",
         target: Some("cortex-m0plus-cmsis-nn"),
         unmodelled: None,
-        source: "Raspberry Pi RP2040 datasheet: 264 kB on-chip SRAM",
+        source: "RP2040 datasheet: 264 kB SRAM (SRAM0-5, one range); flash is external QSPI (2 MB on the Raspberry Pi Pico)",
+        memories: &[
+            mem("SRAM", 0x2000_0000, 264, MemoryKind::Sram, 0, true),
+            mem("QSPI flash", 0x1000_0000, 2048, MemoryKind::Flash, 2, false),
+        ],
     },
     McuPreset {
         name: "nRF52840",
@@ -146,7 +159,11 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         backend: "CMSIS-NN (nRF Connect SDK / Zephyr)",
         target: Some("cortex-m4-cmsis-nn"),
         unmodelled: None,
-        source: "Nordic nRF52840 product specification: 256 KB RAM",
+        source: "Nordic nRF52840 product specification: 256 KB RAM, 1 MB flash",
+        memories: &[
+            mem("RAM", 0x2000_0000, 256, MemoryKind::Sram, 0, true),
+            mem("Flash", 0x0000_0000, 1024, MemoryKind::Flash, 2, false),
+        ],
     },
     McuPreset {
         name: "ESP32-S3",
@@ -158,18 +175,58 @@ pub const MCU_PRESETS: &[McuPreset] = &[
             "microarena has no Xtensa profile and does not model ESP-NN's scratch buffers; \
              --target cortex-m gives the reference-kernel figures of a 32-bit build as an estimate",
         ),
-        source: "Espressif ESP32-S3 datasheet: 512 KB SRAM",
+        source: "ESP32-S3 datasheet: 512 KB SRAM; PSRAM and flash external (8 MB each on an N8R8 module)",
+        memories: &[
+            mem("SRAM", 0x3FC8_8000, 512, MemoryKind::Sram, 0, true),
+            mem(
+                "PSRAM",
+                0x3D00_0000,
+                8192,
+                MemoryKind::ExternalRam,
+                2,
+                false,
+            ),
+            mem("Flash", 0x4200_0000, 8192, MemoryKind::Flash, 3, false),
+        ],
     },
     McuPreset {
         name: "STM32H743",
-        ram_bytes: 1024 * 1024,
+        ram_bytes: 992 * 1024,
         core: "Cortex-M7 (ARMv7E-M, DSP)",
         backend: "CMSIS-NN (STM32Cube)",
         target: Some("cortex-m4-cmsis-nn"),
         unmodelled: None,
-        source: "ST DS12110: 1 MB RAM incl. 192 KB TCM",
+        source: "ST RM0433 memory map: DTCM 128 KB, AXI SRAM 512 KB, SRAM1-3 288 KB, SRAM4 64 KB, 2 MB flash; ITCM and backup SRAM left out",
+        memories: &[
+            mem("DTCM", 0x2000_0000, 128, MemoryKind::Tcm, 0, false),
+            mem("AXI SRAM", 0x2400_0000, 512, MemoryKind::Sram, 1, true),
+            mem("SRAM1", 0x3000_0000, 128, MemoryKind::Sram, 2, false),
+            mem("SRAM2", 0x3002_0000, 128, MemoryKind::Sram, 2, false),
+            mem("SRAM3", 0x3004_0000, 32, MemoryKind::Sram, 2, false),
+            mem("SRAM4", 0x3800_0000, 64, MemoryKind::Sram, 2, false),
+            mem("Flash", 0x0800_0000, 2048, MemoryKind::Flash, 3, false),
+        ],
     },
 ];
+
+/// A memory of `kib` KiB (the presets' shorthand).
+const fn mem(
+    name: &'static str,
+    origin: u64,
+    kib: u64,
+    kind: MemoryKind,
+    rank: u8,
+    main: bool,
+) -> Memory {
+    Memory {
+        name,
+        origin,
+        bytes: kib * 1024,
+        kind,
+        rank,
+        main,
+    }
+}
 
 /// The preset named `name` (case-insensitive).
 pub fn mcu_preset(name: &str) -> Result<&'static McuPreset, String> {
@@ -253,6 +310,10 @@ pub struct CheckReport {
     /// so a failure caused by the backend's scratch and OpData shows as such.
     #[cfg_attr(feature = "serde", serde(default))]
     pub reference: Option<ReferenceCheck>,
+    /// With a device preset: where the arena goes among its memories (one
+    /// arena, or head and tail apart), each keeping the headroom, and the C++.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub placement: Option<Placement>,
 }
 
 /// One head buffer live at the peak.
@@ -330,6 +391,7 @@ impl CheckReport {
             margin_bytes: verdict.margin_bytes,
             peak: peak_buffers(report),
             reference,
+            placement: None,
         }
     }
 
@@ -381,6 +443,27 @@ mod tests {
             }
         }
         assert_eq!(mcu_preset(" rp2040 ").map(|p| p.name), Ok("RP2040"));
+        for p in MCU_PRESETS {
+            // The RAM figure is the on-chip RAM the memory map lists, one memory holds the reserves.
+            let on_chip: u64 = p
+                .memories
+                .iter()
+                .filter(|m| matches!(m.kind, MemoryKind::Tcm | MemoryKind::Sram))
+                .map(|m| m.bytes)
+                .sum();
+            assert_eq!(on_chip, p.ram_bytes, "{}", p.name);
+            assert_eq!(
+                p.memories.iter().filter(|m| m.main).count(),
+                1,
+                "{}",
+                p.name
+            );
+            assert!(
+                p.memories.iter().any(|m| m.kind == MemoryKind::Flash),
+                "{}",
+                p.name
+            );
+        }
         assert!(mcu_preset("ESP32").unwrap_err().contains("choose one of"));
     }
 

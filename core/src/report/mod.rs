@@ -12,6 +12,7 @@ pub mod c_header;
 pub mod diff;
 mod names;
 pub mod optimized;
+pub mod placement;
 #[cfg(feature = "serde")]
 pub mod share;
 pub mod timeline;

@@ -138,6 +138,9 @@ pub struct Analysis {
     pub minimum_bytes: u64,
     /// The phase that sets [`Analysis::minimum_bytes`].
     pub minimum_phase: Phase,
+    /// What the memory-planning phase holds below the tail (request area,
+    /// pointer and AllocationInfo arrays, the planner's working memory).
+    pub planning_temp_bytes: u64,
     /// Largest live bytes at any scope (no planner can do better).
     pub lower_bound_bytes: u64,
     /// Scope with the most live bytes.
@@ -245,7 +248,8 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
         }
         PlannerKind::Linear => 0,
     };
-    let planning = align16(temp) + planner_work + align16(sim.tail_at_planning);
+    let planning_temp_bytes = align16(temp) + planner_work;
+    let planning = planning_temp_bytes + align16(sim.tail_at_planning);
     let (mut minimum_bytes, mut minimum_phase) = (total_bytes, Phase::Final);
     if planning > minimum_bytes {
         (minimum_bytes, minimum_phase) = (planning, Phase::Planning);
@@ -367,6 +371,7 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
         total_bytes,
         minimum_bytes,
         minimum_phase,
+        planning_temp_bytes,
         lower_bound_bytes,
         peak_scope,
         peak_op,

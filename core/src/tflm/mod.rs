@@ -12,4 +12,5 @@ pub mod lifetime;
 pub mod profile;
 pub mod registry;
 pub mod signal;
+pub mod split;
 pub mod tail;

@@ -103,6 +103,9 @@ pub struct TargetProfile {
     pub linear_planner: Sz,
     /// `MicroAllocator` object (Recording variant).
     pub micro_allocator: Sz,
+    /// Plain `MicroAllocator` object, which the two-buffer `MicroAllocator::Create`
+    /// builds (there is no recording variant of it); see [`crate::tflm::split`].
+    pub plain_micro_allocator: Sz,
     /// `MicroBuiltinDataAllocator`.
     pub builtin_data_allocator: Sz,
     /// `SubgraphAllocations`, one per subgraph.
@@ -288,6 +291,8 @@ pub const X86_64: TargetProfile = TargetProfile {
     greedy_planner: sz(72, 8),
     linear_planner: sz(8216, 8),
     micro_allocator: sz(272, 8),
+    // 72 B plain (docs/tflm-arena.md §4.1) + the 24 B compression adds, as to the recording one.
+    plain_micro_allocator: sz(96, 8),
     builtin_data_allocator: sz(16, 8),
     subgraph_allocations: sz(24, 8),
     resource_variables: sz(16, 16),
@@ -341,6 +346,7 @@ pub const CORTEX_M: TargetProfile = TargetProfile {
     greedy_planner: sz(44, 4),
     linear_planner: sz(4108, 4),
     micro_allocator: sz(124, 4),
+    plain_micro_allocator: sz(36, 4),
     builtin_data_allocator: sz(8, 4),
     subgraph_allocations: sz(8, 4),
     resource_variables: sz(12, 16),

@@ -127,6 +127,9 @@ pub struct TailSimulation {
     pub tail_at_planning: u64,
     /// Largest arena need while kernels were being prepared.
     pub prepare_peak: PreparePeak,
+    /// Largest non-persistent part of that need (request area + temps), which is
+    /// what a separate non-persistent buffer must hold during Prepare.
+    pub prepare_temp_peak: u64,
     /// Scratch requests in Prepare order.
     pub scratch: Vec<ScratchRequest>,
     /// Kernel costs, indexed `[subgraph][op_index]`.
@@ -330,6 +333,7 @@ pub fn simulate(
     let request = u64::from(profile.scratch_request.bytes);
     let mut scratch: Vec<ScratchRequest> = Vec::new();
     let mut peak = PreparePeak::default();
+    let mut temp_peak = 0u64;
     let mut set_in_prepare = Vec::new();
     for (g, row) in costs.iter().enumerate() {
         for (i, c) in row.iter().enumerate() {
@@ -339,6 +343,7 @@ pub fn simulate(
             };
             let head = request * (scratch.len() as u64 + MAX_SCRATCH_PER_OP);
             let mut temp_end = head;
+            temp_peak = temp_peak.max(head);
             let mut note = |bytes: u64| {
                 if bytes > peak.bytes {
                     peak = PreparePeak {
@@ -353,6 +358,7 @@ pub fn simulate(
                     PrepareStep::Temp(t) => {
                         if let Some(tensor) = model.tensor(g, t) {
                             temp_end = tensor_struct_end(profile, tensor, temp_end);
+                            temp_peak = temp_peak.max(temp_end);
                             note(temp_end + tail.used);
                         }
                     }
@@ -463,6 +469,7 @@ pub fn simulate(
         allocs: tail.allocs,
         tail_at_planning,
         prepare_peak: peak,
+        prepare_temp_peak: temp_peak,
         scratch,
         costs,
         set_in_prepare,
