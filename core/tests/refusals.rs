@@ -405,19 +405,23 @@ fn quantize_to_a_per_channel_output_is_refused_in_prepare() {
     );
 }
 
-/// RSQRT has no `BuiltinOp` constant (microarena models no kernel cost for it).
+/// Builtins without a `BuiltinOp` constant (microarena models no kernel cost for them).
 const RSQRT: BuiltinOp = BuiltinOp(microarena_image::opcode::RSQRT as i32);
+const L2_NORMALIZATION: BuiltinOp = BuiltinOp(microarena_image::opcode::L2_NORMALIZATION as i32);
 
 #[test]
 fn int16_ops_some_kernels_lack() {
-    // elementwise.cc: RSQRT's Prepare accepts float32 and int8 only (its Eval
-    // has an int16 case Prepare never reaches).
-    let msg = the_error(&unary(RSQRT, DType::I16, DType::I16), &profile::CORTEX_M);
+    // l2norm.cc Prepare: the output must be float32 or int8 (the wheel agrees,
+    // registry_wheel.jsonl).
+    let msg = the_error(
+        &unary(L2_NORMALIZATION, DType::I16, DType::I16),
+        &profile::CORTEX_M,
+    );
     has(
         &msg,
         &[
-            "op 0 (RSQRT)",
-            "input 0 int16 is not a type the reference RSQRT kernel accepts (float32, int8)",
+            "op 0 (L2_NORMALIZATION)",
+            "output 0 int16 is not a type the reference L2_NORMALIZATION kernel accepts (float32, int8)",
             "Prepare fails",
         ],
     );
@@ -430,8 +434,10 @@ fn int16_ops_some_kernels_lack() {
         &msg,
         &["op 0 (HARD_SWISH)", "input 0 int16", "fails at Invoke"],
     );
-    // The int16 kernels that do exist raise nothing.
-    for code in [BuiltinOp::LOGISTIC, BuiltinOp::TANH, BuiltinOp::RELU] {
+    // The int16 kernels that do exist raise nothing; RSQRT among them, though
+    // elementwise.cc's Prepare appears to accept float32 and int8 only (its
+    // type test never fires, and the wheel runs int16 RSQRT).
+    for code in [BuiltinOp::LOGISTIC, BuiltinOp::TANH, BuiltinOp::RELU, RSQRT] {
         let bytes = unary(code, DType::I16, DType::I16);
         assert_eq!(errors(&analysis(&bytes, &CMSIS_NN)).len(), 0, "{code:?}");
     }
