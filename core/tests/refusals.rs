@@ -361,9 +361,17 @@ fn a_quantize_pair_tflm_lacks_fails_at_invoke() {
         ],
     );
     // An int16 input does not go to uint8 either; a uint8 input goes to int8 only.
+    // The CMSIS-NN build has no QUANTIZE of its own: the reference kernel refuses.
     for (from, to) in [(DType::I16, DType::U8), (DType::U8, DType::I16)] {
         let msg = the_error(&unary(BuiltinOp::QUANTIZE, from, to), &CMSIS_NN);
-        has(&msg, &["op 0 (QUANTIZE)", "fails at Invoke"]);
+        has(
+            &msg,
+            &[
+                "op 0 (QUANTIZE)",
+                "the reference QUANTIZE kernel (which the CMSIS-NN build uses)",
+                "fails at Invoke",
+            ],
+        );
     }
     // A float32 output is refused in Prepare.
     let msg = the_error(
@@ -660,4 +668,40 @@ fn no_model_tflm_ran_gets_a_registry_refusal_on_any_target() {
         }
     }
     assert!(ops > 100, "{ops}");
+}
+
+#[test]
+fn the_cmsis_nn_column_is_there_for_exactly_the_kernels_cmsis_nn_replaces() {
+    // The files of tensorflow/lite/micro/kernels/cmsis_nn/ at 90b983c2: add,
+    // batch_matmul, conv, depthwise_conv, fully_connected, maximum_minimum, mul,
+    // pad, pooling, softmax, svdf, transpose, transpose_conv,
+    // unidirectional_sequence_lstm, and the builtins each registers.
+    use microarena_image::opcode as c;
+    let mut expected = vec![
+        c::ADD,
+        c::BATCH_MATMUL,
+        c::CONV_2D,
+        c::DEPTHWISE_CONV_2D,
+        c::FULLY_CONNECTED,
+        c::MAXIMUM,
+        c::MINIMUM,
+        c::MUL,
+        c::PAD,
+        c::PADV2,
+        c::AVERAGE_POOL_2D,
+        c::MAX_POOL_2D,
+        c::SOFTMAX,
+        c::SVDF,
+        c::TRANSPOSE,
+        c::TRANSPOSE_CONV,
+        c::UNIDIRECTIONAL_SEQUENCE_LSTM,
+    ];
+    expected.sort_unstable();
+    let mut with_column: Vec<u8> = registry::KERNELS
+        .iter()
+        .filter(|k| k.cmsis_nn.is_some())
+        .map(|k| k.code)
+        .collect();
+    with_column.sort_unstable();
+    assert_eq!(with_column, expected);
 }

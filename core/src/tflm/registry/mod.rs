@@ -171,7 +171,8 @@ pub struct Kernel {
     pub code: u8,
     /// What the reference kernel checks, in the order it checks.
     pub reference: &'static [Check],
-    /// What the CMSIS-NN kernel checks, where it differs from the reference one.
+    /// What the CMSIS-NN kernel checks, where the CMSIS-NN build has a kernel
+    /// file of its own (`kernels/cmsis_nn/`); `None`: it uses the reference kernel.
     pub cmsis_nn: Option<&'static [Check]>,
 }
 
@@ -218,6 +219,8 @@ pub enum Rejection {
     NotRegistered,
     /// A check of the kernel failed.
     Failed {
+        /// The kernel that refused.
+        kernel: &'static Kernel,
         /// The failed check (inside a [`Check::If`], the inner one).
         check: &'static Check,
         /// What the op has instead.
@@ -268,11 +271,12 @@ pub fn check(
     kernel
         .checks(backend)
         .iter()
-        .find_map(|check| apply(check, &tensor, &inputs, op.inputs.len(), None))
+        .find_map(|check| apply(kernel, check, &tensor, &inputs, op.inputs.len(), None))
 }
 
 /// The rejection `check` makes of the op whose operands `tensor` finds, if any.
 fn apply<'m>(
+    kernel: &'static Kernel,
     check: &'static Check,
     tensor: &impl Fn(Operand) -> Option<&'m Tensor<'m>>,
     inputs: &impl Fn(usize) -> Option<&'m Tensor<'m>>,
@@ -281,6 +285,7 @@ fn apply<'m>(
 ) -> Option<Rejection> {
     let fail = |found| {
         Some(Rejection::Failed {
+            kernel,
             check,
             found,
             given,
@@ -349,7 +354,7 @@ fn apply<'m>(
         Check::If { operand, is, then } => {
             let t = tensor(*operand)?.dtype;
             if is.contains(&t) {
-                return apply(then, tensor, inputs, n_inputs, Some((*operand, t)));
+                return apply(kernel, then, tensor, inputs, n_inputs, Some((*operand, t)));
             }
         }
     }
@@ -383,8 +388,8 @@ impl fmt::Display for Operand {
 /// What `rejection` of op `name` means, for a person: which tensors, what
 /// they hold, what the kernel on `backend` accepts, and TFLM's own words.
 pub fn describe(rejection: &Rejection, name: &str, backend: Backend) -> String {
-    let kernel = format!("the {} {name} kernel", backend.name());
     let Rejection::Failed {
+        kernel,
         check,
         found,
         given,
@@ -393,6 +398,12 @@ pub fn describe(rejection: &Rejection, name: &str, backend: Backend) -> String {
         return format!(
             "TFLM has no {name} kernel (MicroMutableOpResolver registers none); its allocations are counted as 0"
         );
+    };
+    let kernel = match (backend, kernel.cmsis_nn) {
+        (Backend::CmsisNn(_), None) => {
+            format!("the reference {name} kernel (which the CMSIS-NN build uses)")
+        }
+        _ => format!("the {} {name} kernel", backend.name()),
     };
     let mut s = match (check, found) {
         (
