@@ -2,7 +2,7 @@
 """TFLM's verdict on each probe model of registry_wheel.rs.
 
 Loads each model with the tflite-micro wheel's interpreter (which runs
-AllocateTensors, so every kernel's Prepare), then invokes it once on zeros,
+AllocateTensors, so every kernel's Prepare), then invokes it once on ones (no division by zero),
 each in a child process (a kernel that crashes takes only that probe down).
 Prints one JSON line per model: {"model", "verdict", "message"} where verdict
 is "ok", "prepare" (the model does not load), "invoke" (it loads, Invoke
@@ -27,7 +27,7 @@ def child(model):
             d = it.get_input_details(i)
         except Exception:
             break
-        it.set_input(np.zeros(d["shape"], dtype=d["dtype"]), i)
+        it.set_input(np.ones(d["shape"], dtype=d["dtype"]), i)
         i += 1
     try:
         it.invoke()

@@ -32,6 +32,8 @@ struct T {
     per_channel: Option<Vec<f32>>,
     /// Constant data (little-endian bytes).
     data: Option<Vec<u8>>,
+    /// A variable tensor (SVDF state).
+    variable: bool,
 }
 
 fn t(dtype: DType, shape: &[i32]) -> T {
@@ -47,6 +49,7 @@ fn t(dtype: DType, shape: &[i32]) -> T {
         quant,
         per_channel: None,
         data: None,
+        variable: false,
     }
 }
 
@@ -62,6 +65,10 @@ impl T {
     /// Constant data: `values` as the tensor's element type.
     fn i32s(mut self, values: &[i32]) -> T {
         self.data = Some(values.iter().flat_map(|v| v.to_le_bytes()).collect());
+        self
+    }
+    fn variable(mut self) -> T {
+        self.variable = true;
         self
     }
     /// Constant data of `n` elements, each byte `1`.
@@ -88,6 +95,9 @@ fn one_op(code: u8, inputs: &[T], outputs: &[T], options: OpOptions) -> Vec<u8> 
         if let Some(d) = &x.data {
             tb = tb.data(d);
         }
+        if x.variable {
+            tb = tb.variable();
+        }
         tb.id()
     };
     let ins: Vec<i32> = inputs
@@ -103,7 +113,7 @@ fn one_op(code: u8, inputs: &[T], outputs: &[T], options: OpOptions) -> Vec<u8> 
     let model_inputs: Vec<i32> = ins
         .iter()
         .zip(inputs)
-        .filter(|(_, x)| x.data.is_none())
+        .filter(|(_, x)| x.data.is_none() && !x.variable)
         .map(|(&id, _)| id)
         .collect();
     b.op(g, BuiltinOp(i32::from(code)), &ins, &outs)
@@ -157,6 +167,62 @@ fn reducer(code: u8, dtype: DType) -> Vec<u8> {
         &[t(dtype, &[1, 4, 2]), t(I32, &[1]).i32s(&[1])],
         &[t(dtype, &[1, 2])],
         OpOptions::Reducer { keep_dims: false },
+    )
+}
+
+fn strided_slice(input: T, begin: T, output: T) -> Vec<u8> {
+    one_op(
+        c::STRIDED_SLICE,
+        &[
+            input,
+            begin,
+            t(I32, &[2]).i32s(&[1, 2]),
+            t(I32, &[2]).i32s(&[1, 1]),
+        ],
+        &[output],
+        OpOptions::StridedSlice(Default::default()),
+    )
+}
+
+/// SVDF, rank 1, 2 filters over 4 inputs, memory 3; float32 except the feature weights.
+fn svdf(dtype: DType, feature: DType) -> Vec<u8> {
+    one_op(
+        c::SVDF,
+        &[
+            t(dtype, &[1, 4]),
+            t(feature, &[2, 4]).filled(),
+            t(dtype, &[2, 3]).filled(),
+            t(dtype, &[2]).filled(),
+            t(dtype, &[1, 6]).variable(),
+        ],
+        &[t(dtype, &[1, 2])],
+        OpOptions::Svdf {
+            rank: 1,
+            activation: Activation::None,
+            asymmetric_quantize_inputs: false,
+        },
+    )
+}
+
+/// TRANSPOSE_CONV 4×4 → 4×4, stride 1, one channel, no bias.
+fn transpose_conv(dtype: DType, filter: DType) -> Vec<u8> {
+    one_op(
+        c::TRANSPOSE_CONV,
+        &[
+            t(I32, &[4]).i32s(&[1, 4, 4, 1]),
+            t(filter, &[1, 3, 3, 1]).filled(),
+            t(dtype, &[1, 4, 4, 1]),
+        ],
+        &[t(dtype, &[1, 4, 4, 1])],
+        OpOptions::Conv(microarena_core::read::ops::ConvOptions {
+            padding: Padding::Same,
+            stride_w: 1,
+            stride_h: 1,
+            dilation_w: 1,
+            dilation_h: 1,
+            depth_multiplier: 1,
+            activation: Activation::None,
+        }),
     )
 }
 
@@ -573,6 +639,147 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
                 OpOptions::None,
             ),
         ),
+        (
+            "strided_slice_u8",
+            strided_slice(t(U8, &[1, 4]), t(I32, &[2]).i32s(&[0, 0]), t(U8, &[1, 2])),
+        ),
+        (
+            "strided_slice_i8",
+            strided_slice(t(I8, &[1, 4]), t(I32, &[2]).i32s(&[0, 0]), t(I8, &[1, 2])),
+        ),
+        (
+            "strided_slice_begin_not_constant",
+            strided_slice(t(F32, &[1, 4]), t(I32, &[2]), t(F32, &[1, 2])),
+        ),
+        (
+            "strided_slice_rank_5",
+            one_op(
+                c::STRIDED_SLICE,
+                &[
+                    t(F32, &[1, 1, 1, 1, 4]),
+                    t(I32, &[5]).i32s(&[0; 5]),
+                    t(I32, &[5]).i32s(&[1, 1, 1, 1, 2]),
+                    t(I32, &[5]).i32s(&[1; 5]),
+                ],
+                &[t(F32, &[1, 1, 1, 1, 2])],
+                OpOptions::StridedSlice(Default::default()),
+            ),
+        ),
+        ("svdf_f32", svdf(F32, F32)),
+        ("svdf_f32_i8_feature_weights", svdf(F32, I8)),
+        (
+            "split_u8",
+            one_op(
+                c::SPLIT,
+                &[t(I32, &[]).i32s(&[1]), t(U8, &[1, 4])],
+                &[t(U8, &[1, 2]), t(U8, &[1, 2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "split_axis_not_constant",
+            one_op(
+                c::SPLIT,
+                &[t(I32, &[]), t(F32, &[1, 4])],
+                &[t(F32, &[1, 2]), t(F32, &[1, 2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "pack_u8",
+            one_op(
+                c::PACK,
+                &[t(U8, &[2]), t(U8, &[2])],
+                &[t(U8, &[2, 2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "unpack_u8",
+            one_op(
+                c::UNPACK,
+                &[t(U8, &[2, 2])],
+                &[t(U8, &[2]), t(U8, &[2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "embedding_lookup_i16",
+            one_op(
+                c::EMBEDDING_LOOKUP,
+                &[t(I32, &[1]).i32s(&[0]), t(I16, &[2, 2]).filled()],
+                &[t(I16, &[1, 2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "slice_u8",
+            one_op(
+                c::SLICE,
+                &[
+                    t(U8, &[1, 4]),
+                    t(I32, &[2]).i32s(&[0, 0]),
+                    t(I32, &[2]).i32s(&[1, 2]),
+                ],
+                &[t(U8, &[1, 2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "shape_to_i64",
+            one_op(
+                c::SHAPE,
+                &[t(F32, &[1, 4])],
+                &[t(I64, &[2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "arg_min_u8",
+            one_op(
+                c::ARG_MIN,
+                &[t(U8, &[1, 8]), t(I32, &[1]).i32s(&[1])],
+                &[t(I32, &[1])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "expand_dims_i32",
+            one_op(
+                c::EXPAND_DIMS,
+                &[t(I32, &[2]), t(I32, &[1]).i32s(&[0])],
+                &[t(I32, &[1, 2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "broadcast_args_i16",
+            one_op(
+                c::BROADCAST_ARGS,
+                &[t(I16, &[2]).filled(), t(I16, &[2]).filled()],
+                &[t(I16, &[2])],
+                OpOptions::None,
+            ),
+        ),
+        (
+            "space_to_batch_nd_u8",
+            one_op(
+                c::SPACE_TO_BATCH_ND,
+                &[
+                    t(U8, &[1, 4, 4, 1]),
+                    t(I32, &[2]).i32s(&[2, 2]),
+                    t(I32, &[2, 2]).i32s(&[0, 0, 0, 0]),
+                ],
+                &[t(U8, &[4, 2, 2, 1])],
+                OpOptions::None,
+            ),
+        ),
+        ("transpose_conv_u8", transpose_conv(U8, U8)),
+        ("transpose_conv_f32_i8_filter", transpose_conv(F32, I8)),
+        ("transpose_conv_f32", transpose_conv(F32, F32)),
+        ("div_i8", binary(c::DIV, I8, I8)),
+        ("floor_div_f32", binary(c::FLOOR_DIV, F32, F32)),
+        ("zeros_like_i8", unary(c::ZEROS_LIKE, I8, I8)),
     ]
 }
 
