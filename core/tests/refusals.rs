@@ -4,6 +4,8 @@
 //! with `ModelBuilder`; the expected op, stage and wording are read off
 //! TFLM's sources by hand, not from the code under test.
 
+mod support;
+
 use microarena_core::build::builder::ModelBuilder;
 use microarena_core::plan::PlannerKind;
 use microarena_core::read::dtype::DType;
@@ -322,4 +324,384 @@ fn the_registry_lists_every_kernel_once_and_knows_when_each_refusal_happens() {
     assert!(registry::kernel(BuiltinOp::POW.0).is_none());
     assert!(registry::kernel(BuiltinOp::SOFTMAX.0).is_some());
     assert_eq!(Rejection::NotRegistered.stage(), Stage::Resolve);
+}
+
+/// One op `code` from `x` (`input`, quantized when integer) to `y` (`output`).
+fn unary(code: BuiltinOp, input: DType, output: DType) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b
+        .tensor(g, "x", &[1, 8], input)
+        .quant(0.1, zero_point(input))
+        .id();
+    let y = b
+        .tensor(g, "y", &[1, 8], output)
+        .quant(0.1, zero_point(output))
+        .id();
+    b.op(g, code, &[x], &[y]);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.build().unwrap()
+}
+
+#[test]
+fn a_quantize_pair_tflm_lacks_fails_at_invoke() {
+    // quantize_common.cc: Prepare accepts a float32 input and a uint8 output
+    // separately, but EvalQuantizeReference converts float32 only to int8 or int16.
+    let msg = the_error(
+        &unary(BuiltinOp::QUANTIZE, DType::F32, DType::U8),
+        &profile::X86_64,
+    );
+    has(
+        &msg,
+        &[
+            "op 0 (QUANTIZE)",
+            "input 0 float32, output 0 uint8",
+            "float32/int8",
+            "fails at Invoke",
+        ],
+    );
+    // An int16 input does not go to uint8 either; a uint8 input goes to int8 only.
+    // The CMSIS-NN build has no QUANTIZE of its own: the reference kernel refuses.
+    for (from, to) in [(DType::I16, DType::U8), (DType::U8, DType::I16)] {
+        let msg = the_error(&unary(BuiltinOp::QUANTIZE, from, to), &CMSIS_NN);
+        has(
+            &msg,
+            &[
+                "op 0 (QUANTIZE)",
+                "the reference QUANTIZE kernel (which the CMSIS-NN build uses)",
+                "fails at Invoke",
+            ],
+        );
+    }
+    // A float32 output is refused in Prepare.
+    let msg = the_error(
+        &unary(BuiltinOp::QUANTIZE, DType::I8, DType::F32),
+        &profile::CORTEX_M,
+    );
+    has(&msg, &["output 0 float32", "Prepare fails"]);
+    for (from, to) in [
+        (DType::F32, DType::I8),
+        (DType::I8, DType::U8),
+        (DType::U8, DType::I8),
+        (DType::I16, DType::I32),
+    ] {
+        let bytes = unary(BuiltinOp::QUANTIZE, from, to);
+        assert_eq!(errors(&analysis(&bytes, &profile::X86_64)).len(), 0);
+    }
+}
+
+#[test]
+fn quantize_to_a_per_channel_output_is_refused_in_prepare() {
+    // quantize_common.cc: the output must carry exactly one scale.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b.tensor(g, "x", &[1, 2], DType::F32).id();
+    let y = b
+        .tensor(g, "y", &[1, 2], DType::I8)
+        .quant_per_channel(&[0.1, 0.2], &[0, 0], 1)
+        .id();
+    b.op(g, BuiltinOp::QUANTIZE, &[x], &[y]);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let msg = the_error(&b.build().unwrap(), &profile::X86_64);
+    has(
+        &msg,
+        &[
+            "op 0 (QUANTIZE)",
+            "output 0 has 2 quantization scales",
+            "Prepare fails",
+        ],
+    );
+}
+
+/// Builtins without a `BuiltinOp` constant (microarena models no kernel cost for them).
+const RSQRT: BuiltinOp = BuiltinOp(microarena_image::opcode::RSQRT as i32);
+const L2_NORMALIZATION: BuiltinOp = BuiltinOp(microarena_image::opcode::L2_NORMALIZATION as i32);
+
+#[test]
+fn int16_ops_some_kernels_lack() {
+    // l2norm.cc Prepare: the output must be float32 or int8 (the wheel agrees,
+    // registry_wheel.jsonl).
+    let msg = the_error(
+        &unary(L2_NORMALIZATION, DType::I16, DType::I16),
+        &profile::CORTEX_M,
+    );
+    has(
+        &msg,
+        &[
+            "op 0 (L2_NORMALIZATION)",
+            "output 0 int16 is not a type the reference L2_NORMALIZATION kernel accepts (float32, int8)",
+            "Prepare fails",
+        ],
+    );
+    // hard_swish.cc: Prepare checks no type, Eval runs float32 and int8.
+    let msg = the_error(
+        &unary(BuiltinOp::HARD_SWISH, DType::I16, DType::I16),
+        &CMSIS_NN,
+    );
+    has(
+        &msg,
+        &["op 0 (HARD_SWISH)", "input 0 int16", "fails at Invoke"],
+    );
+    // The int16 kernels that do exist raise nothing; RSQRT among them, though
+    // elementwise.cc's Prepare appears to accept float32 and int8 only (its
+    // type test never fires, and the wheel runs int16 RSQRT).
+    for code in [BuiltinOp::LOGISTIC, BuiltinOp::TANH, BuiltinOp::RELU, RSQRT] {
+        let bytes = unary(code, DType::I16, DType::I16);
+        assert_eq!(errors(&analysis(&bytes, &CMSIS_NN)).len(), 0, "{code:?}");
+    }
+}
+
+/// FULLY_CONNECTED with an int16 input and an int8 filter quantized per channel.
+fn int16_fc_per_channel() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b.tensor(g, "x", &[1, 4], DType::I16).quant(0.1, 0).id();
+    let w = b
+        .tensor(g, "w", &[2, 4], DType::I8)
+        .quant_per_channel(&[0.1, 0.2], &[0, 0], 0)
+        .data(&[1; 8])
+        .id();
+    let y = b.tensor(g, "y", &[1, 2], DType::I16).quant(0.2, 0).id();
+    b.op(g, BuiltinOp::FULLY_CONNECTED, &[x, w, -1], &[y])
+        .fc_options(Activation::None, false);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.build().unwrap()
+}
+
+#[test]
+fn a_per_channel_int16_fully_connected_is_refused_by_cmsis_nn_only() {
+    // fully_connected_common.cc accepts per-channel filters under int8 and int16
+    // inputs; cmsis_nn/fully_connected.cc Prepare then wants an int8 input.
+    let bytes = int16_fc_per_channel();
+    for p in [&profile::X86_64, &profile::CORTEX_M] {
+        assert_eq!(errors(&analysis(&bytes, p)), Vec::<&Diagnostic>::new());
+    }
+    let msg = the_error(&bytes, &CMSIS_NN);
+    has(
+        &msg,
+        &[
+            "op 0 (FULLY_CONNECTED)",
+            "CMSIS-NN FULLY_CONNECTED kernel",
+            "input 1 is quantized per channel (2 scales)",
+            "when input 0 is int16",
+            "Prepare fails",
+        ],
+    );
+}
+
+#[test]
+fn cmsis_nn_add_refuses_inputs_of_another_type_than_the_output() {
+    // add.cc dispatches on the output type alone; cmsis_nn/add.cc Prepare
+    // first wants input 0 of the output's type.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b.tensor(g, "x", &[1, 8], DType::I16).quant(0.1, 0).id();
+    let y = b.tensor(g, "y", &[1, 8], DType::I16).quant(0.1, 0).id();
+    let z = b.tensor(g, "z", &[1, 8], DType::I8).quant(0.1, 0).id();
+    b.op(g, BuiltinOp::ADD, &[x, y], &[z])
+        .add_options(Activation::None);
+    b.inputs(g, &[x, y]).outputs(g, &[z]);
+    let bytes = b.build().unwrap();
+    assert_eq!(errors(&analysis(&bytes, &profile::CORTEX_M)).len(), 0);
+    let msg = the_error(&bytes, &CMSIS_NN);
+    has(
+        &msg,
+        &[
+            "op 0 (ADD)",
+            "input 0, output 0 of one type, found int16, int8",
+            "Prepare fails",
+        ],
+    );
+}
+
+#[test]
+fn concatenation_of_mixed_types_is_refused_in_prepare() {
+    // concatenation.cc ConcatenationPrepare: every input has input 0's type.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let a = b.tensor(g, "a", &[1, 2], DType::I8).quant(0.1, 0).id();
+    let c = b.tensor(g, "c", &[1, 2], DType::I8).quant(0.1, 0).id();
+    let d = b.tensor(g, "d", &[1, 2], DType::I16).quant(0.1, 0).id();
+    let y = b.tensor(g, "y", &[1, 6], DType::I8).quant(0.1, 0).id();
+    b.op(g, BuiltinOp::CONCATENATION, &[a, c, d], &[y])
+        .concat_options(1, Activation::None);
+    b.inputs(g, &[a, c, d]).outputs(g, &[y]);
+    let msg = the_error(&b.build().unwrap(), &profile::X86_64);
+    has(
+        &msg,
+        &[
+            "op 0 (CONCATENATION)",
+            "type of input 0 (int8), but input 2 is int16",
+            "Prepare fails",
+        ],
+    );
+}
+
+/// A small int8 DS-CNN: QUANTIZE, CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D,
+/// RESHAPE, FULLY_CONNECTED, SOFTMAX, DEQUANTIZE.
+fn int8_ds_cnn() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let q = |b: &mut ModelBuilder, name: &str, shape: &[i32]| {
+        b.tensor(g, name, shape, DType::I8).quant(0.05, -3).id()
+    };
+    let input = b.tensor(g, "input", &[1, 8, 8, 1], DType::F32).id();
+    let x = q(&mut b, "x", &[1, 8, 8, 1]);
+    b.op(g, BuiltinOp::QUANTIZE, &[input], &[x]);
+    let w1 = b
+        .tensor(g, "w1", &[4, 3, 3, 1], DType::I8)
+        .quant_per_channel(&[0.1, 0.1, 0.2, 0.2], &[0, 0, 0, 0], 0)
+        .data(&[1; 36])
+        .id();
+    let b1 = b.tensor(g, "b1", &[4], DType::I32).data_i32(&[0; 4]).id();
+    let c1 = q(&mut b, "c1", &[1, 8, 8, 4]);
+    b.op(g, BuiltinOp::CONV_2D, &[x, w1, b1], &[c1])
+        .conv_options(Padding::Same, 1, 1, Activation::Relu);
+    let w2 = b
+        .tensor(g, "w2", &[1, 3, 3, 4], DType::I8)
+        .quant_per_channel(&[0.1, 0.1, 0.2, 0.2], &[0, 0, 0, 0], 3)
+        .data(&[1; 36])
+        .id();
+    let b2 = b.tensor(g, "b2", &[4], DType::I32).data_i32(&[0; 4]).id();
+    let c2 = q(&mut b, "c2", &[1, 8, 8, 4]);
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[c1, w2, b2], &[c2])
+        .depthwise_options(Padding::Same, 1, 1, 1, Activation::Relu);
+    let p = q(&mut b, "p", &[1, 1, 1, 4]);
+    b.op(g, BuiltinOp::AVERAGE_POOL_2D, &[c2], &[p])
+        .pool_options(Padding::Valid, (8, 8), (8, 8), Activation::None);
+    let shape = b
+        .tensor(g, "shape", &[2], DType::I32)
+        .data_i32(&[1, 4])
+        .id();
+    let r = q(&mut b, "r", &[1, 4]);
+    b.op(g, BuiltinOp::RESHAPE, &[p, shape], &[r])
+        .reshape_options(&[1, 4]);
+    let w3 = b
+        .tensor(g, "w3", &[3, 4], DType::I8)
+        .quant(0.1, 0)
+        .data(&[1; 12])
+        .id();
+    let b3 = b.tensor(g, "b3", &[3], DType::I32).data_i32(&[0; 3]).id();
+    let f = q(&mut b, "f", &[1, 3]);
+    b.op(g, BuiltinOp::FULLY_CONNECTED, &[r, w3, b3], &[f])
+        .fc_options(Activation::None, false);
+    let s = b
+        .tensor(g, "s", &[1, 3], DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    b.op(g, BuiltinOp::SOFTMAX, &[f], &[s]).softmax_options(1.0);
+    let out = b.tensor(g, "out", &[1, 3], DType::F32).id();
+    b.op(g, BuiltinOp::DEQUANTIZE, &[s], &[out]);
+    b.inputs(g, &[input]).outputs(g, &[out]);
+    b.build().unwrap()
+}
+
+#[test]
+fn an_int8_ds_cnn_runs_on_every_target() {
+    let bytes = int8_ds_cnn();
+    let model = Model::parse(&bytes).unwrap();
+    for p in profile::PROFILES {
+        assert_eq!(
+            errors(&analysis(&bytes, p)),
+            Vec::<&Diagnostic>::new(),
+            "{}",
+            p.name
+        );
+        for op in &model.subgraphs[0].operators {
+            assert_eq!(
+                registry::check(&model, 0, op, p.backend),
+                None,
+                "{}",
+                p.name
+            );
+        }
+    }
+}
+
+/// The names of the shared models TFLM ran (x86-64 wheel or a Cortex-M build).
+fn models_tflm_ran(root: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for file in ["tflm_x86_64.jsonl", "tflm_cortex_m.jsonl"] {
+        let text = String::from_utf8(support::read(&root.join("models").join(file))).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let rec: serde_json::Value = serde_json::from_str(line).unwrap();
+            let ran = rec["ok"] == serde_json::Value::Bool(true)
+                || rec["status"] == "ok"
+                || rec["retry_big_arena"]["status"] == "ok";
+            let name = rec["model"].as_str().unwrap().to_string();
+            if ran && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn no_model_tflm_ran_gets_a_registry_refusal_on_any_target() {
+    let Some(root) = support::corpus("no_model_tflm_ran_gets_a_registry_refusal_on_any_target")
+    else {
+        return;
+    };
+    let names = models_tflm_ran(&root);
+    assert!(names.len() >= 9, "{names:?}");
+    let mut ops = 0;
+    for name in &names {
+        let bytes = support::read(&root.join("models").join(name));
+        let model = Model::parse(&bytes).unwrap();
+        for p in profile::PROFILES {
+            for (g, sub) in model.subgraphs.iter().enumerate() {
+                for (i, op) in sub.operators.iter().enumerate() {
+                    let r = registry::check(&model, g, op, p.backend);
+                    assert_eq!(
+                        r,
+                        None,
+                        "{name} on {}: subgraph {g} op {i} ({}): {}",
+                        p.name,
+                        op.name(),
+                        r.map(|r| registry::describe(&r, op.name(), p.backend))
+                            .unwrap_or_default()
+                    );
+                    ops += 1;
+                }
+            }
+        }
+    }
+    assert!(ops > 100, "{ops}");
+}
+
+#[test]
+fn the_cmsis_nn_column_is_there_for_exactly_the_kernels_cmsis_nn_replaces() {
+    // The files of tensorflow/lite/micro/kernels/cmsis_nn/ at 90b983c2: add,
+    // batch_matmul, conv, depthwise_conv, fully_connected, maximum_minimum, mul,
+    // pad, pooling, softmax, svdf, transpose, transpose_conv,
+    // unidirectional_sequence_lstm, and the builtins each registers.
+    use microarena_image::opcode as c;
+    let mut expected = vec![
+        c::ADD,
+        c::BATCH_MATMUL,
+        c::CONV_2D,
+        c::DEPTHWISE_CONV_2D,
+        c::FULLY_CONNECTED,
+        c::MAXIMUM,
+        c::MINIMUM,
+        c::MUL,
+        c::PAD,
+        c::PADV2,
+        c::AVERAGE_POOL_2D,
+        c::MAX_POOL_2D,
+        c::SOFTMAX,
+        c::SVDF,
+        c::TRANSPOSE,
+        c::TRANSPOSE_CONV,
+        c::UNIDIRECTIONAL_SEQUENCE_LSTM,
+    ];
+    expected.sort_unstable();
+    let mut with_column: Vec<u8> = registry::KERNELS
+        .iter()
+        .filter(|k| k.cmsis_nn.is_some())
+        .map(|k| k.code)
+        .collect();
+    with_column.sort_unstable();
+    assert_eq!(with_column, expected);
 }
