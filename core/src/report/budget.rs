@@ -133,10 +133,10 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         unmodelled: None,
         source: "ST RM0385 memory map: DTCM 64 KB, SRAM1 240 KB, SRAM2 16 KB (adjacent), 1 MB flash; ITCM RAM left out",
         memories: &[
-            mem("DTCM", 0x2000_0000, 64, MemoryKind::Tcm, 0, false),
-            mem("SRAM1", 0x2001_0000, 240, MemoryKind::Sram, 1, true),
-            mem("SRAM2", 0x2004_C000, 16, MemoryKind::Sram, 1, false),
-            mem("Flash", 0x0800_0000, 1024, MemoryKind::Flash, 2, false),
+            Memory::kib("DTCM", 0x2000_0000, 64, MemoryKind::Tcm, 0, false),
+            Memory::kib("SRAM1", 0x2001_0000, 240, MemoryKind::Sram, 1, true),
+            Memory::kib("SRAM2", 0x2004_C000, 16, MemoryKind::Sram, 1, false),
+            Memory::kib("Flash", 0x0800_0000, 1024, MemoryKind::Flash, 2, false),
         ],
     },
     McuPreset {
@@ -148,8 +148,8 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         unmodelled: None,
         source: "RP2040 datasheet: 264 kB SRAM (SRAM0-5, one range); flash is external QSPI (2 MB on the Raspberry Pi Pico)",
         memories: &[
-            mem("SRAM", 0x2000_0000, 264, MemoryKind::Sram, 0, true),
-            mem("QSPI flash", 0x1000_0000, 2048, MemoryKind::Flash, 2, false),
+            Memory::kib("SRAM", 0x2000_0000, 264, MemoryKind::Sram, 0, true),
+            Memory::kib("QSPI flash", 0x1000_0000, 2048, MemoryKind::Flash, 2, false),
         ],
     },
     McuPreset {
@@ -161,8 +161,8 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         unmodelled: None,
         source: "Nordic nRF52840 product specification: 256 KB RAM, 1 MB flash",
         memories: &[
-            mem("RAM", 0x2000_0000, 256, MemoryKind::Sram, 0, true),
-            mem("Flash", 0x0000_0000, 1024, MemoryKind::Flash, 2, false),
+            Memory::kib("RAM", 0x2000_0000, 256, MemoryKind::Sram, 0, true),
+            Memory::kib("Flash", 0x0000_0000, 1024, MemoryKind::Flash, 2, false),
         ],
     },
     McuPreset {
@@ -177,8 +177,8 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         ),
         source: "ESP32-S3 datasheet: 512 KB SRAM; PSRAM and flash external (8 MB each on an N8R8 module)",
         memories: &[
-            mem("SRAM", 0x3FC8_8000, 512, MemoryKind::Sram, 0, true),
-            mem(
+            Memory::kib("SRAM", 0x3FC8_8000, 512, MemoryKind::Sram, 0, true),
+            Memory::kib(
                 "PSRAM",
                 0x3D00_0000,
                 8192,
@@ -186,7 +186,7 @@ pub const MCU_PRESETS: &[McuPreset] = &[
                 2,
                 false,
             ),
-            mem("Flash", 0x4200_0000, 8192, MemoryKind::Flash, 3, false),
+            Memory::kib("Flash", 0x4200_0000, 8192, MemoryKind::Flash, 3, false),
         ],
     },
     McuPreset {
@@ -198,35 +198,16 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         unmodelled: None,
         source: "ST RM0433 memory map: DTCM 128 KB, AXI SRAM 512 KB, SRAM1-3 288 KB, SRAM4 64 KB, 2 MB flash; ITCM and backup SRAM left out",
         memories: &[
-            mem("DTCM", 0x2000_0000, 128, MemoryKind::Tcm, 0, false),
-            mem("AXI SRAM", 0x2400_0000, 512, MemoryKind::Sram, 1, true),
-            mem("SRAM1", 0x3000_0000, 128, MemoryKind::Sram, 2, false),
-            mem("SRAM2", 0x3002_0000, 128, MemoryKind::Sram, 2, false),
-            mem("SRAM3", 0x3004_0000, 32, MemoryKind::Sram, 2, false),
-            mem("SRAM4", 0x3800_0000, 64, MemoryKind::Sram, 2, false),
-            mem("Flash", 0x0800_0000, 2048, MemoryKind::Flash, 3, false),
+            Memory::kib("DTCM", 0x2000_0000, 128, MemoryKind::Tcm, 0, false),
+            Memory::kib("AXI SRAM", 0x2400_0000, 512, MemoryKind::Sram, 1, true),
+            Memory::kib("SRAM1", 0x3000_0000, 128, MemoryKind::Sram, 2, false),
+            Memory::kib("SRAM2", 0x3002_0000, 128, MemoryKind::Sram, 2, false),
+            Memory::kib("SRAM3", 0x3004_0000, 32, MemoryKind::Sram, 2, false),
+            Memory::kib("SRAM4", 0x3800_0000, 64, MemoryKind::Sram, 2, false),
+            Memory::kib("Flash", 0x0800_0000, 2048, MemoryKind::Flash, 3, false),
         ],
     },
 ];
-
-/// A memory of `kib` KiB (the presets' shorthand).
-const fn mem(
-    name: &'static str,
-    origin: u64,
-    kib: u64,
-    kind: MemoryKind,
-    rank: u8,
-    main: bool,
-) -> Memory {
-    Memory {
-        name,
-        origin,
-        bytes: kib * 1024,
-        kind,
-        rank,
-        main,
-    }
-}
 
 /// The preset named `name` (case-insensitive).
 pub fn mcu_preset(name: &str) -> Result<&'static McuPreset, String> {

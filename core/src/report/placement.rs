@@ -52,6 +52,25 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// A memory of `kib` KiB (the presets' shorthand).
+    pub const fn kib(
+        name: &'static str,
+        origin: u64,
+        kib: u64,
+        kind: MemoryKind,
+        rank: u8,
+        main: bool,
+    ) -> Memory {
+        Memory {
+            name,
+            origin,
+            bytes: kib * 1024,
+            kind,
+            rank,
+            main,
+        }
+    }
+
     /// RAM the arena can use (not flash).
     pub fn is_ram(&self) -> bool {
         self.kind != MemoryKind::Flash
@@ -278,31 +297,13 @@ mod tests {
 
     const K: u64 = 1024;
 
-    fn mem(
-        name: &'static str,
-        origin: u64,
-        kib: u64,
-        kind: MemoryKind,
-        rank: u8,
-        main: bool,
-    ) -> Memory {
-        Memory {
-            name,
-            origin,
-            bytes: kib * K,
-            kind,
-            rank,
-            main,
-        }
-    }
-
     /// STM32F746-like: DTCM, SRAM1 and SRAM2 adjacent; flash elsewhere.
     fn f7() -> [Memory; 4] {
         [
-            mem("DTCM", 0x2000_0000, 64, MemoryKind::Tcm, 0, false),
-            mem("SRAM1", 0x2001_0000, 240, MemoryKind::Sram, 1, true),
-            mem("SRAM2", 0x2004_C000, 16, MemoryKind::Sram, 1, false),
-            mem("Flash", 0x0800_0000, 1024, MemoryKind::Flash, 2, false),
+            Memory::kib("DTCM", 0x2000_0000, 64, MemoryKind::Tcm, 0, false),
+            Memory::kib("SRAM1", 0x2001_0000, 240, MemoryKind::Sram, 1, true),
+            Memory::kib("SRAM2", 0x2004_C000, 16, MemoryKind::Sram, 1, false),
+            Memory::kib("Flash", 0x0800_0000, 1024, MemoryKind::Flash, 2, false),
         ]
     }
 
