@@ -544,71 +544,6 @@ fn argmax(int8: bool) -> Vec<u8> {
     n.finish()
 }
 
-/// A 1×1 CONV_2D then `op` (ARG_MAX or ARG_MIN) over channels: their 4 B of
-/// builtin data move the conv OpData's padding (core/tests/builder_models.rs
-/// builds the ARG_MAX one).
-fn conv_arg(op: BuiltinOp) -> Vec<u8> {
-    let mut b = ModelBuilder::new();
-    let g = b.named_subgraph("main");
-    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
-    let w = b
-        .tensor(g, "w", &[5, 1, 1, 3], DType::F32)
-        .data_f32(&[0.5; 15])
-        .id();
-    let bias = b.tensor(g, "b", &[5], DType::F32).data_f32(&[0.0; 5]).id();
-    let c = b.tensor(g, "c", &[1, 2, 2, 5], DType::F32).id();
-    let axis = b.tensor(g, "axis", &[1], DType::I32).data_i32(&[3]).id();
-    let y = b.tensor(g, "y", &[1, 2, 2], DType::I32).id();
-    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[c])
-        .conv_options(Padding::Valid, 1, 1, Activation::None);
-    b.op(g, op, &[c, axis], &[y]);
-    b.inputs(g, &[x]).outputs(g, &[y]);
-    b.build().expect("probe model builds")
-}
-
-/// A 1×1 CONV_2D to 6 channels, then `kind` (SPLIT, SPLIT_V or SHAPE), whose
-/// outputs are the graph outputs.
-fn conv_then(kind: &str) -> Vec<u8> {
-    let mut b = ModelBuilder::new();
-    let g = b.named_subgraph("main");
-    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
-    let w = b
-        .tensor(g, "w", &[6, 1, 1, 3], DType::F32)
-        .data_f32(&[0.5; 18])
-        .id();
-    let bias = b.tensor(g, "b", &[6], DType::F32).data_f32(&[0.0; 6]).id();
-    let c = b.tensor(g, "c", &[1, 2, 2, 6], DType::F32).id();
-    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[c])
-        .conv_options(Padding::Valid, 1, 1, Activation::None);
-    let outs = match kind {
-        "split" => {
-            let axis = b.tensor(g, "axis", &[], DType::I32).data_i32(&[3]).id();
-            let y0 = b.tensor(g, "y0", &[1, 2, 2, 3], DType::F32).id();
-            let y1 = b.tensor(g, "y1", &[1, 2, 2, 3], DType::F32).id();
-            b.op(g, BuiltinOp::SPLIT, &[axis, c], &[y0, y1]);
-            vec![y0, y1]
-        }
-        "split_v" => {
-            let sizes = b
-                .tensor(g, "sizes", &[2], DType::I32)
-                .data_i32(&[2, 4])
-                .id();
-            let axis = b.tensor(g, "axis", &[], DType::I32).data_i32(&[3]).id();
-            let y0 = b.tensor(g, "y0", &[1, 2, 2, 2], DType::F32).id();
-            let y1 = b.tensor(g, "y1", &[1, 2, 2, 4], DType::F32).id();
-            b.op(g, BuiltinOp::SPLIT_V, &[c, sizes, axis], &[y0, y1]);
-            vec![y0, y1]
-        }
-        _ => {
-            let y = b.tensor(g, "shape", &[4], DType::I32).id();
-            b.op(g, BuiltinOp::SHAPE, &[c], &[y]);
-            vec![y]
-        }
-    };
-    b.inputs(g, &[x]).outputs(g, &outs);
-    b.build().expect("probe model builds")
-}
-
 fn main() -> ExitCode {
     let Some(out) = std::env::args().nth(1) else {
         eprintln!("usage: tail_probe OUT_DIR");
@@ -665,11 +600,26 @@ fn main() -> ExitCode {
         )
         .chain([
             ("resize_fc".to_string(), example::resize_then_fc()),
-            ("conv_argmax".to_string(), conv_arg(BuiltinOp::ARG_MAX)),
-            ("conv_argmin".to_string(), conv_arg(BuiltinOp::ARG_MIN)),
-            ("conv_split".to_string(), conv_then("split")),
-            ("conv_split_v".to_string(), conv_then("split_v")),
-            ("conv_shape".to_string(), conv_then("shape")),
+            (
+                "conv_argmax".to_string(),
+                example::conv_then(BuiltinOp::ARG_MAX),
+            ),
+            (
+                "conv_argmin".to_string(),
+                example::conv_then(BuiltinOp::ARG_MIN),
+            ),
+            (
+                "conv_split".to_string(),
+                example::conv_then(BuiltinOp::SPLIT),
+            ),
+            (
+                "conv_split_v".to_string(),
+                example::conv_then(BuiltinOp::SPLIT_V),
+            ),
+            (
+                "conv_shape".to_string(),
+                example::conv_then(BuiltinOp::SHAPE),
+            ),
         ])
         .collect();
     if let Err(e) = std::fs::create_dir_all(&out) {

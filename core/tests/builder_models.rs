@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use microarena_core::build::builder::ModelBuilder;
+use microarena_core::build::example;
 use microarena_core::plan::{self, PlannerKind};
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{Activation, BuiltinOp, Padding};
@@ -590,22 +591,7 @@ fn arg_max_builtin_data_moves_the_conv_opdata_padding() {
     // OpData's padding shrinks by 4, which left out showed as persistent buffer
     // data used 188 instead of TFLM's 184 at equal requested bytes and count.
     // t0 x [1,2,2,3] f32, t1 w [5,1,1,3], t2 bias, t3 conv out [1,2,2,5], t4 axis, t5 y i32.
-    let mut b = ModelBuilder::new();
-    let g = b.named_subgraph("main");
-    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
-    let w = b
-        .tensor(g, "w", &[5, 1, 1, 3], DType::F32)
-        .data_f32(&[0.5; 15])
-        .id();
-    let bias = b.tensor(g, "b", &[5], DType::F32).data_f32(&[0.0; 5]).id();
-    let c = b.tensor(g, "c", &[1, 2, 2, 5], DType::F32).id();
-    let axis = b.tensor(g, "axis", &[1], DType::I32).data_i32(&[3]).id();
-    let y = b.tensor(g, "y", &[1, 2, 2], DType::I32).id();
-    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[c])
-        .conv_options(Padding::Valid, 1, 1, Activation::None);
-    b.op(g, BuiltinOp::ARG_MAX, &[c, axis], &[y]);
-    b.inputs(g, &[x]).outputs(g, &[y]);
-    let an = analyze_bytes(&b.build().unwrap());
+    let an = analyze_bytes(&example::conv_then(BuiltinOp::ARG_MAX));
 
     // Measured with TFLM itself (tflite-micro wheel 0.dev20261023182759,
     // ../shared/oracle/tflm_figures.py on conv_argmax.tflite from

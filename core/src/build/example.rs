@@ -415,6 +415,63 @@ pub fn demo_model() -> Vec<u8> {
     b.finish()
 }
 
+/// A 1×1 float CONV_2D, then `op` on its output, whose outputs are the graph's:
+/// ARG_MAX or ARG_MIN over channels (5 channels), SPLIT or SPLIT_V into two
+/// along channels, or (any other op) SHAPE (6 channels). Their builtin data
+/// (parsed, no OpData) moves the conv OpData's padding in the tail; the tail
+/// probe measures them with TFLM and core/tests/builder_models.rs checks one.
+pub fn conv_then(op: BuiltinOp) -> Vec<u8> {
+    let arg = matches!(op, BuiltinOp::ARG_MAX | BuiltinOp::ARG_MIN);
+    let channels = if arg { 5 } else { 6 };
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let x = b.tensor(g, "x", &[1, 2, 2, 3], DType::F32).id();
+    let w = b
+        .tensor(g, "w", &[channels, 1, 1, 3], DType::F32)
+        .data_f32(&alloc::vec![0.5; 3 * channels as usize])
+        .id();
+    let bias = b
+        .tensor(g, "b", &[channels], DType::F32)
+        .data_f32(&alloc::vec![0.0; channels as usize])
+        .id();
+    let c = b.tensor(g, "c", &[1, 2, 2, channels], DType::F32).id();
+    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[c])
+        .conv_options(Padding::Valid, 1, 1, Activation::None);
+    let outs = match op {
+        _ if arg => {
+            let axis = b.tensor(g, "axis", &[1], DType::I32).data_i32(&[3]).id();
+            let y = b.tensor(g, "y", &[1, 2, 2], DType::I32).id();
+            b.op(g, op, &[c, axis], &[y]);
+            alloc::vec![y]
+        }
+        BuiltinOp::SPLIT => {
+            let axis = b.tensor(g, "axis", &[], DType::I32).data_i32(&[3]).id();
+            let y0 = b.tensor(g, "y0", &[1, 2, 2, 3], DType::F32).id();
+            let y1 = b.tensor(g, "y1", &[1, 2, 2, 3], DType::F32).id();
+            b.op(g, BuiltinOp::SPLIT, &[axis, c], &[y0, y1]);
+            alloc::vec![y0, y1]
+        }
+        BuiltinOp::SPLIT_V => {
+            let sizes = b
+                .tensor(g, "sizes", &[2], DType::I32)
+                .data_i32(&[2, 4])
+                .id();
+            let axis = b.tensor(g, "axis", &[], DType::I32).data_i32(&[3]).id();
+            let y0 = b.tensor(g, "y0", &[1, 2, 2, 2], DType::F32).id();
+            let y1 = b.tensor(g, "y1", &[1, 2, 2, 4], DType::F32).id();
+            b.op(g, BuiltinOp::SPLIT_V, &[c, sizes, axis], &[y0, y1]);
+            alloc::vec![y0, y1]
+        }
+        _ => {
+            let y = b.tensor(g, "shape", &[4], DType::I32).id();
+            b.op(g, BuiltinOp::SHAPE, &[c], &[y]);
+            alloc::vec![y]
+        }
+    };
+    b.inputs(g, &[x]).outputs(g, &outs);
+    b.finish()
+}
+
 /// The seed's RP2040 case: a small int8 CNN whose 5×5 convolution over 88
 /// channels is the head's peak. With TFLM's reference kernels its minimum arena
 /// plus 20 % fits a 264 KiB RP2040 with 48 KiB of RTOS and stacks; with
