@@ -15,6 +15,7 @@ use microarena_core::plan::PlannerKind;
 use microarena_core::report::budget::CheckReport;
 use microarena_core::report::budget::{self, Budget, Reserve};
 use microarena_core::report::diff::{self, Growth};
+use microarena_core::report::flash::FlashBudget;
 use microarena_core::report::optimized::OptimizeReport;
 use microarena_core::report::{Report, c_header};
 use microarena_core::rewrite::optimize;
@@ -91,6 +92,14 @@ enum Command {
         /// Memory planner.
         #[arg(long, default_value = "tflm-greedy", value_parser = parse_planner)]
         planner: PlannerKind,
+        /// Device flash (bytes; K, KiB, M, MiB suffixes accepted): the model file plus
+        /// `--code` must fit in it (no headroom: both sizes are exact).
+        #[arg(long, value_parser = budget::parse_bytes)]
+        flash: Option<u64>,
+        /// Firmware code and read-only data sharing the flash with the model (the
+        /// linker's .text + .rodata).
+        #[arg(long, default_value = "0", value_parser = budget::parse_bytes, requires = "flash")]
+        code: u64,
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
@@ -321,6 +330,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             headroom,
             target,
             planner,
+            flash,
+            code,
             json,
         } => {
             let bytes = io::read_model(&model)?;
@@ -339,24 +350,37 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 headroom_bp: headroom,
             };
             let verdict = budget.check(analysis.minimum_bytes);
-            let line =
-                render::verdict_line(&io::display_name(&model), &budget, &verdict, target.name);
-            if json {
-                // A reader that stopped early does not turn a failed budget into a pass.
-                past_closed_stdout(print_sorted_json(
-                    serde_json::to_value(CheckReport::new(&budget, &verdict, target.name)),
-                    false,
-                ))?;
-            }
-            if verdict.fits {
-                if !json {
-                    io::out(&format!("{line}\n"))?;
+            let flash_verdict = flash.map(|flash_bytes| {
+                FlashBudget {
+                    flash_bytes,
+                    code_bytes: code,
                 }
-                Ok(EXIT_OK)
-            } else {
-                io::err_line(&format!("microarena: {line}"));
-                Ok(EXIT_BUDGET)
+                .check(parsed.file_bytes)
+            });
+            let name = io::display_name(&model);
+            let mut lines = vec![(
+                verdict.fits,
+                render::verdict_line(&name, &budget, &verdict, target.name),
+            )];
+            if let Some(fv) = &flash_verdict {
+                lines.push((fv.fits, render::flash_verdict_line(&name, fv)));
             }
+            let fits = lines.iter().all(|(fits, _)| *fits);
+            if json {
+                let mut record = CheckReport::new(&budget, &verdict, target.name);
+                record.flash = flash_verdict;
+                record.fits = fits;
+                // A reader that stopped early does not turn a failed budget into a pass.
+                past_closed_stdout(print_sorted_json(serde_json::to_value(record), false))?;
+            }
+            for (ok, line) in &lines {
+                if !*ok {
+                    io::err_line(&format!("microarena: {line}"));
+                } else if !json {
+                    past_closed_stdout(io::out(&format!("{line}\n")))?;
+                }
+            }
+            Ok(if fits { EXIT_OK } else { EXIT_BUDGET })
         }
         Command::Run {
             model,

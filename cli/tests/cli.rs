@@ -223,6 +223,54 @@ fn check_exit_codes_follow_the_budget() {
 }
 
 #[test]
+fn check_flash_is_the_file_plus_code_against_the_flash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    // The model's flash is its file: the size on disk, no headroom.
+    let file = std::fs::metadata(&model).expect("metadata").len();
+    let code = 100_000u64;
+    let exact = (file + code).to_string();
+    let code_s = code.to_string();
+    let ok = run(&[
+        "check", m, "--ram", "1M", "--flash", &exact, "--code", &code_s,
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let out = String::from_utf8_lossy(&ok.stdout).into_owned();
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.contains("margin 0 B"), "{out}");
+    let short = (file + code - 1).to_string();
+    let args = [
+        "check", m, "--ram", "1M", "--flash", &short, "--code", &code_s,
+    ];
+    let bad = run(&args);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = stderr(&bad);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("flash") && err.contains("short by 1 B"),
+        "{err}"
+    );
+    let j = run(&[&args[..], &["--json"]].concat());
+    assert_eq!(j.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("json");
+    // RAM alone fits; the flash does not, so the check does not.
+    assert!(v["margin_bytes"].as_i64().expect("margin") > 0);
+    assert_eq!(v["fits"], false);
+    assert_eq!(v["flash"]["fits"], false);
+    assert_eq!(v["flash"]["model_bytes"].as_u64(), Some(file));
+    assert_eq!(v["flash"]["used_bytes"].as_u64(), Some(file + code));
+    assert_eq!(v["flash"]["margin_bytes"], -1);
+    // --code alone is a usage error: it needs --flash.
+    assert_eq!(
+        run(&["check", m, "--ram", "1M", "--code", "1K"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
 fn run_writes_outputs_and_checks_input_sizes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let model = example(dir.path());

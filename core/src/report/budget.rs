@@ -85,6 +85,10 @@ pub struct McuPreset {
     pub name: &'static str,
     /// On-chip SRAM in bytes (from the vendors' datasheets).
     pub ram_bytes: u64,
+    /// On-chip flash in bytes (datasheets: STM32F746 1 MiB, STM32H743 2 MiB,
+    /// nRF52840 1 MiB); `None` when the chip boots from external flash whose
+    /// size the board decides (RP2040, ESP32-S3: give it to `check --flash`).
+    pub flash_bytes: Option<u64>,
     /// The closest modelled profile (a 32-bit ILP32 build with GCC).
     pub target: &'static str,
 }
@@ -93,26 +97,31 @@ pub struct McuPreset {
 pub const MCU_PRESETS: &[McuPreset] = &[
     McuPreset {
         name: "STM32F746",
+        flash_bytes: Some(1024 * 1024),
         ram_bytes: 320 * 1024,
         target: "cortex-m",
     },
     McuPreset {
         name: "RP2040",
+        flash_bytes: None,
         ram_bytes: 264 * 1024,
         target: "cortex-m",
     },
     McuPreset {
         name: "nRF52840",
+        flash_bytes: Some(1024 * 1024),
         ram_bytes: 256 * 1024,
         target: "cortex-m",
     },
     McuPreset {
         name: "ESP32-S3",
+        flash_bytes: None,
         ram_bytes: 512 * 1024,
         target: "cortex-m",
     },
     McuPreset {
         name: "STM32H743",
+        flash_bytes: Some(2 * 1024 * 1024),
         ram_bytes: 1024 * 1024,
         target: "cortex-m",
     },
@@ -175,6 +184,13 @@ pub struct CheckReport {
     pub arena_bytes: u64,
     /// `available_bytes − arena_bytes`.
     pub margin_bytes: i64,
+    /// The flash verdict, when a flash size was given (`check --flash`);
+    /// `fits` then also requires it.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub flash: Option<crate::report::flash::FlashVerdict>,
 }
 
 impl CheckReport {
@@ -195,6 +211,7 @@ impl CheckReport {
             minimum_bytes: verdict.minimum_bytes,
             arena_bytes: verdict.arena_bytes,
             margin_bytes: verdict.margin_bytes,
+            flash: None,
         }
     }
 }

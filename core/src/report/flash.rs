@@ -280,3 +280,76 @@ fn ram_copies(model: &Model<'_>) -> Vec<RamCopyInfo> {
     }
     out
 }
+
+/// The flash a device has for this model: its size and the firmware's code
+/// (and other read-only data) that shares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlashBudget {
+    /// Flash size.
+    pub flash_bytes: u64,
+    /// Firmware code and read-only data besides the model (the linker map's
+    /// `.text` + `.rodata`, as the user measured it).
+    pub code_bytes: u64,
+}
+
+/// Does the model fit the flash beside the code? Both figures are exact (the
+/// file's size, the linker's), so no headroom is added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FlashVerdict {
+    /// Flash size.
+    pub flash_bytes: u64,
+    /// The model file.
+    pub model_bytes: u64,
+    /// Firmware code and read-only data.
+    pub code_bytes: u64,
+    /// `model_bytes + code_bytes`.
+    pub used_bytes: u64,
+    /// `flash_bytes − used_bytes` (negative: short by that much).
+    pub margin_bytes: i64,
+    /// The model and the code fit.
+    pub fits: bool,
+}
+
+impl FlashBudget {
+    /// Checks a model of `model_bytes` against this flash.
+    pub fn check(&self, model_bytes: u64) -> FlashVerdict {
+        let used = u128::from(model_bytes) + u128::from(self.code_bytes);
+        let margin = i128::from(self.flash_bytes) - used as i128;
+        FlashVerdict {
+            flash_bytes: self.flash_bytes,
+            model_bytes,
+            code_bytes: self.code_bytes,
+            used_bytes: used.min(u128::from(u64::MAX)) as u64,
+            margin_bytes: margin.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+            fits: margin >= 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flash_verdict_exact_fit_and_short() {
+        let b = FlashBudget {
+            flash_bytes: 1000,
+            code_bytes: 600,
+        };
+        let v = b.check(400);
+        assert!(v.fits);
+        assert_eq!((v.used_bytes, v.margin_bytes), (1000, 0));
+        let v = b.check(401);
+        assert!(!v.fits);
+        assert_eq!(v.margin_bytes, -1);
+        let v = FlashBudget {
+            flash_bytes: 0,
+            code_bytes: u64::MAX,
+        }
+        .check(u64::MAX);
+        assert!(!v.fits);
+        assert_eq!(v.used_bytes, u64::MAX);
+        assert_eq!(v.margin_bytes, i64::MIN);
+    }
+}
