@@ -1,11 +1,14 @@
 //! The budget panel: does the model fit a device's RAM after its other
-//! reserves, with `Budget::check` (the CLI's `check`) giving the verdict.
+//! reserves, with `Budget::check` (the CLI's `check`) giving the verdict, and
+//! does its file fit the flash beside the firmware's code (`FlashBudget`,
+//! the CLI's `check --flash --code`).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use microarena_core::report::Report;
 use microarena_core::report::budget::{Budget, DEFAULT_HEADROOM_BP, MCU_PRESETS, Reserve};
+use microarena_core::report::flash::FlashBudget;
 use microarena_view::format::{grouped, grouped_i};
 
 use super::help;
@@ -36,6 +39,9 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
     let dma = RwSignal::new(4u64);
     let log = RwSignal::new(1u64);
     let headroom = RwSignal::new(u64::from(DEFAULT_HEADROOM_BP / 100));
+    let custom_flash_kib = RwSignal::new(2048u64);
+    let code_kib = RwSignal::new(128u64);
+    let model_bytes = r.flash.file_bytes;
     let minimum = r.arena.minimum_bytes;
     let target = r.target.clone();
     let budget = move || Budget {
@@ -59,6 +65,22 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
         headroom_bp: u32::try_from(headroom.get().saturating_mul(100)).unwrap_or(u32::MAX),
     };
     let verdict = move || budget().check(minimum);
+    // On-chip flash from the preset; a chip on external flash, or a custom
+    // device, takes the size from its field.
+    let preset_flash = move || {
+        MCU_PRESETS
+            .iter()
+            .find(|p| p.name == preset.get())
+            .and_then(|p| p.flash_bytes)
+    };
+    let flash_verdict = move || {
+        FlashBudget {
+            flash_bytes: preset_flash()
+                .unwrap_or_else(|| custom_flash_kib.get().saturating_mul(1024)),
+            code_bytes: code_kib.get().saturating_mul(1024),
+        }
+        .check(model_bytes)
+    };
     let preset_target = move || {
         MCU_PRESETS
             .iter()
@@ -100,6 +122,8 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
                 {kib_input("Interrupt stack", isr)}
                 {kib_input("DMA buffers", dma)}
                 {kib_input("Log buffers", log)}
+                {move || preset_flash().is_none().then(|| kib_input("Flash", custom_flash_kib))}
+                {kib_input("Firmware code", code_kib)}
                 <label class="field">
                     <span>"Headroom"</span>
                     <input
@@ -145,6 +169,36 @@ pub(super) fn budget_view(r: Arc<Report>) -> impl IntoView {
                         )}
                     </pre>
                 }
+            }}
+            {move || {
+                // A share link of format 1 carries no file size: no flash verdict then.
+                (model_bytes > 0).then(|| {
+                    let v = flash_verdict();
+                    let text = if v.fits {
+                        format!("Flash: fits — {} B to spare", grouped_i(v.margin_bytes))
+                    } else {
+                        format!("Flash: does not fit — {} B short", grouped(v.margin_bytes.unsigned_abs()))
+                    };
+                    view! {
+                        <div class=if v.fits { "verdict pass small" } else { "verdict fail small" }>
+                            <div class="verdict-main" data-testid="flash-verdict" data-fits=v.fits.to_string() data-used=v.used_bytes.to_string()>
+                                {if v.fits { "PASS" } else { "FAIL" }}
+                            </div>
+                            <div>
+                                <div class="verdict-text">{text}</div>
+                                <div class="muted">
+                                    {format!(
+                                        "model {} B + code {} B = {} B of {} B flash (no headroom: both sizes are exact)",
+                                        grouped(v.model_bytes),
+                                        grouped(v.code_bytes),
+                                        grouped(v.used_bytes),
+                                        grouped(v.flash_bytes),
+                                    )}
+                                </div>
+                            </div>
+                        </div>
+                    }
+                })
             }}
             {
                 let target = target.clone();
