@@ -353,6 +353,7 @@ test("the flash view, compute bars and op table show the CLI's flash and MAC fig
   await page.selectOption('[data-testid="mcu-preset"]', "STM32F746");
   const fv = () => page.$eval('[data-testid="flash-verdict"]', (e) => [e.getAttribute("data-fits"), Number(e.getAttribute("data-used"))]);
   assert.deepEqual(await fv(), ["true", want.flash.file_bytes + 128 * 1024]);
+  await page.locator('section.panel:has([data-testid="flash-verdict"])').screenshot({ path: join(SHOTS, "budget-flash.png") });
   const code = page.locator('.budget label:has-text("Firmware code") input');
   await code.fill("1024");
   await page.waitForFunction(() => document.querySelector('[data-testid="flash-verdict"]').getAttribute("data-fits") === "false");

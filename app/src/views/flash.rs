@@ -78,9 +78,10 @@ pub(super) fn flash_view(r: Arc<Report>) -> impl IntoView {
                 <g inner_html=svg::flash_vs_tail_body(&r)></g>
             </svg>
             <h3>"Largest constants"</h3>
+            <div class="table-wrap">
             <table class="compact" data-testid="largest-constants">
                 <thead>
-                    <tr><th>"tensor"</th><th>"dtype"</th><th>"shape"</th><th>"read by"</th><th class="r">"bytes"</th></tr>
+                    <tr><th>"tensor"</th><th>"type"</th><th>"read by"</th><th class="r">"bytes"</th></tr>
                 </thead>
                 <tbody>
                     {largest
@@ -95,8 +96,7 @@ pub(super) fn flash_view(r: Arc<Report>) -> impl IntoView {
                             view! {
                                 <tr class="clickable" on:click=move |_| ctx.sel.set(row.map(Sel::Op))>
                                     <td class="name" title=c.name.clone()>{format!("{}{shared}", c.name)}</td>
-                                    <td>{c.dtype.clone()}</td>
-                                    <td class="mono">{shape(&c.shape)}</td>
+                                    <td class="mono">{format!("{} {}", c.dtype, shape(&c.shape))}</td>
                                     <td>{reader}</td>
                                     <td class="r mono">{grouped(c.bytes)}</td>
                                 </tr>
@@ -105,6 +105,7 @@ pub(super) fn flash_view(r: Arc<Report>) -> impl IntoView {
                         .collect_view()}
                 </tbody>
             </table>
+            </div>
         </section>
     }
 }

@@ -21,6 +21,8 @@ pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
     let heaviest = r
         .operators
         .iter()
+        // The first of equals: `max_by_key` keeps the last one it sees.
+        .rev()
         .max_by_key(|o| o.macs)
         .filter(|o| o.macs > 0)
         .map(|o| {
