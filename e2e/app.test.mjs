@@ -384,6 +384,50 @@ test("RP2040: choosing the device re-plans for CMSIS-NN and the im2col scratch i
   await close();
 });
 
+test("the flash view, compute bars and op table show the CLI's flash and MAC figures; the flash verdict follows the code size", async () => {
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  const file = join(TMP, "example.tflite");
+  if (!existsSync(file)) assert.equal(cli("example", "-o", file).code, 0);
+  const want = planJson(file).json;
+  await page.waitForSelector('[data-testid="flash-view"]');
+  const attr = (sel, a) => page.$eval(sel, (e, a) => e.getAttribute(a), a);
+  assert.equal(Number(await attr('[data-testid="flash-view"]', "data-file-bytes")), want.flash.file_bytes);
+  assert.equal(Number(await attr('[data-testid="flash-view"]', "data-constant-bytes")), want.flash.constant_bytes);
+  assert.equal(Number(await attr('[data-testid="compute-bars"]', "data-macs")), want.compute.macs);
+  const largest = await page.$$eval('[data-testid="largest-constants"] tbody tr', (rs) => rs.map((r) => r.lastElementChild.textContent.trim()));
+  assert.deepEqual(largest, want.flash.largest.map((c) => c.bytes.toLocaleString("en-US")));
+  // The op table opens sorted by MACs, largest first; "weights" sorts by constant bytes.
+  const firstRow = (a) => page.$eval(`[data-testid="op-table"] tbody tr:first-child td[${a}]`, (e, a) => Number(e.getAttribute(a)), a);
+  assert.equal(await firstRow("data-macs"), Math.max(...want.operators.map((o) => o.macs)));
+  await page.click('[data-testid="op-table"] th[data-col="weights"]');
+  await page.waitForFunction((w) => document.querySelector('[data-testid="op-table"] tbody tr:first-child td[data-weights]')?.getAttribute("data-weights") === String(w),
+    Math.max(...want.operators.map((o) => o.constant_bytes)));
+  const rows = await page.$$eval('[data-testid="op-table"] tbody tr', (rs) => rs.length);
+  assert.equal(rows, want.operators.length);
+  await page.locator('[data-testid="flash-view"]').scrollIntoViewIfNeeded();
+  await page.locator('[data-testid="flash-view"]').screenshot({ path: join(SHOTS, "flash.png") });
+  await page.locator('[data-testid="compute-bars"]').scrollIntoViewIfNeeded();
+  await page.locator('section.panel:has([data-testid="compute-bars"])').screenshot({ path: join(SHOTS, "compute-bars.png") });
+  await page.locator('section.panel:has([data-testid="op-table"])').screenshot({ path: join(SHOTS, "op-table.png") });
+
+  // STM32F746: 1 MiB on-chip flash; the model file plus 128 KiB of code fits,
+  // 1 MiB of code does not — the same sums as `check --flash 1M --code …`.
+  await page.selectOption('[data-testid="mcu-preset"]', "STM32F746");
+  const fv = () => page.$eval('[data-testid="flash-verdict"]', (e) => [e.getAttribute("data-fits"), Number(e.getAttribute("data-used"))]);
+  assert.deepEqual(await fv(), ["true", want.flash.file_bytes + 128 * 1024]);
+  await page.locator('section.panel:has([data-testid="flash-verdict"])').screenshot({ path: join(SHOTS, "budget-flash.png") });
+  const code = page.locator('.budget label:has-text("Firmware code") input');
+  await code.fill("1024");
+  await page.waitForFunction(() => document.querySelector('[data-testid="flash-verdict"]').getAttribute("data-fits") === "false");
+  assert.deepEqual(await fv(), ["false", want.flash.file_bytes + 1024 * 1024]);
+  const check = cli("check", file, "--ram", "320K", "--flash", "1M", "--code", "1M", "--json");
+  assert.equal(check.code, 1);
+  assert.equal(JSON.parse(check.stdout).flash.used_bytes, want.flash.file_bytes + 1024 * 1024);
+  assert.deepEqual(problems, []);
+  await close();
+});
+
 test("performance: wasm size and a 2,000-op model off the main thread", async () => {
   const wasm = readFileSync(join(DIST, "microarena-app_bg.wasm"));
   console.log(`# wasm: ${wasm.length} B raw, ${gzipSync(wasm, { level: 9 }).length} B gzip`);

@@ -81,6 +81,10 @@ pub struct BudgetInputs {
     pub log: RwSignal<u64>,
     /// Headroom in percent.
     pub headroom: RwSignal<u64>,
+    /// Flash of a device without on-chip flash (or a custom one).
+    pub custom_flash_kib: RwSignal<u64>,
+    /// Firmware code and read-only data sharing the flash with the model.
+    pub code_kib: RwSignal<u64>,
 }
 
 impl BudgetInputs {
@@ -95,6 +99,8 @@ impl BudgetInputs {
             dma: RwSignal::new(4),
             log: RwSignal::new(1),
             headroom: RwSignal::new(u64::from(DEFAULT_HEADROOM_BP / 100)),
+            custom_flash_kib: RwSignal::new(2048),
+            code_kib: RwSignal::new(128),
         }
     }
 }

@@ -14,6 +14,7 @@ use microarena_core::pipeline::{self, PipelineError, Planned};
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::budget::{self, Budget, McuPreset, Reserve};
 use microarena_core::report::diff::{self, Growth};
+use microarena_core::report::flash::FlashBudget;
 use microarena_core::report::optimized::OptimizeReport;
 use microarena_core::report::{Report, c_header};
 use microarena_core::rewrite::optimize;
@@ -97,6 +98,14 @@ enum Command {
         /// Memory planner.
         #[arg(long, default_value = "tflm-greedy", value_parser = parse_planner)]
         planner: PlannerKind,
+        /// Device flash (bytes; K, KiB, M, MiB suffixes accepted): the model file plus
+        /// `--code` must fit in it (no headroom: both sizes are exact).
+        #[arg(long, value_parser = budget::parse_bytes)]
+        flash: Option<u64>,
+        /// Firmware code and read-only data sharing the flash with the model (the
+        /// linker's .text + .rodata).
+        #[arg(long, default_value = "0", value_parser = budget::parse_bytes)]
+        code: u64,
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
@@ -332,6 +341,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             headroom,
             target,
             planner,
+            flash,
+            code,
             json,
         } => {
             let target = match (target, device) {
@@ -352,7 +363,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 headroom_bp: headroom,
             };
             let name = io::display_name(&model);
-            let checked = pipeline::check(
+            let mut checked = pipeline::check(
                 &parsed,
                 &Config {
                     profile: target,
@@ -363,6 +374,23 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 device,
             )
             .map_err(in_file(&model))?;
+            // Flash: --flash, else the device's on-chip flash.
+            let flash_bytes = flash.or(device.and_then(|d| d.flash_bytes));
+            if code > 0 && flash_bytes.is_none() {
+                return Err(Failure::usage(
+                    "--code needs a flash size: give --flash (the device's flash is external)"
+                        .into(),
+                ));
+            }
+            if let Some(flash_bytes) = flash_bytes {
+                let v = FlashBudget {
+                    flash_bytes,
+                    code_bytes: code,
+                }
+                .check(parsed.file_bytes);
+                checked.fits &= v.fits;
+                checked.flash = Some(v);
+            }
             if json {
                 // A reader that stopped early does not turn a failed budget into a pass.
                 past_closed_stdout(print_sorted_json(serde_json::to_value(&checked), false))?;

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use microarena_core::report::advice::Advice;
 use microarena_core::report::budget::{Budget, CheckReport, Verdict};
 use microarena_core::report::diff::{Change, ReportDiff};
+use microarena_core::report::flash::FlashVerdict;
 use microarena_core::report::placement::Placement;
 use microarena_core::report::{Report, grouped};
 use microarena_core::rewrite::optimize::Optimized;
@@ -21,6 +22,25 @@ pub fn verdict_line(file: &str, b: &Budget, v: &Verdict, target: &str) -> String
         signed(v.available_bytes),
         grouped(b.ram_bytes),
         grouped(b.reserved_bytes())
+    );
+    if v.fits {
+        format!("fits: {what}; margin {} B", signed(v.margin_bytes))
+    } else {
+        format!(
+            "does not fit: {what}; short by {} B",
+            grouped(v.margin_bytes.unsigned_abs())
+        )
+    }
+}
+
+/// One line saying whether the model and the firmware's code fit the flash.
+pub fn flash_verdict_line(file: &str, v: &FlashVerdict) -> String {
+    let what = format!(
+        "{file}: flash {} B used (model {} B + code {} B) of {} B",
+        grouped(v.used_bytes),
+        grouped(v.model_bytes),
+        grouped(v.code_bytes),
+        grouped(v.flash_bytes)
     );
     if v.fits {
         format!("fits: {what}; margin {} B", signed(v.margin_bytes))
@@ -52,7 +72,10 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
         None => c.target.clone(),
     };
     let mut lines = vec![verdict_line(file, b, &v, &target)];
-    if !c.fits && c.margin_bytes >= 0 {
+    if let Some(f) = &c.flash {
+        lines.push(flash_verdict_line(file, f));
+    }
+    if c.margin_bytes >= 0 && c.placement.as_ref().is_some_and(|p| !p.fits()) {
         // The RAM adds up, but no memory of the device holds the buffers.
         lines[0] = format!(
             "does not fit: {}, but no single memory holds the arena (below)",
@@ -65,7 +88,8 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
             p,
         ));
     }
-    if c.fits {
+    // What fills the head matters when the RAM is short, not the flash.
+    if c.margin_bytes >= 0 && c.placement.as_ref().is_none_or(|p| p.fits()) {
         return lines;
     }
     if !c.peak.is_empty() {
@@ -204,6 +228,21 @@ pub fn summary(r: &Report) -> String {
         }
         (None, None) => {}
     }
+    let f = &r.flash;
+    let _ = writeln!(
+        s,
+        "  flash    {:>11} B  model file: constants {} B ({}), flatbuffer overhead {} B",
+        grouped(f.file_bytes),
+        grouped(f.constant_bytes),
+        pct(f.constant_bytes, f.file_bytes),
+        grouped(f.overhead_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  compute  {:>11}    MACs per invoke ({} elements written)",
+        grouped(r.compute.macs),
+        grouped(r.compute.elements)
+    );
     if let Some(w) = &r.what_if {
         let d = |new: u64, old: u64| {
             let delta = new as i64 - old as i64;
@@ -359,6 +398,54 @@ pub fn summary(r: &Report) -> String {
                 o.opcode
             );
         }
+    }
+    if !f.largest.is_empty() {
+        let _ = writeln!(s, "largest constants (flash, read in place):");
+        for c in f.largest.iter().take(5) {
+            let reader = match (&c.op, &c.opcode) {
+                (Some(op), Some(name)) => format!("op {op} {name}"),
+                _ => "no reader".into(),
+            };
+            let _ = writeln!(
+                s,
+                "  {:>9} B  {} {:?} {} ({reader})",
+                grouped(c.bytes),
+                c.dtype,
+                c.shape,
+                c.name
+            );
+        }
+    }
+    let mut heavy: Vec<_> = r.operators.iter().filter(|o| o.macs > 0).collect();
+    heavy.sort_by_key(|o| std::cmp::Reverse(o.macs));
+    if !heavy.is_empty() {
+        let _ = writeln!(
+            s,
+            "most compute (MACs; constants in flash, tail bytes Prepare derives in RAM):"
+        );
+        for o in heavy.iter().take(5) {
+            let _ = writeln!(
+                s,
+                "  {:>13}  subgraph {} op {} {}: flash {} B, tail {} B",
+                grouped(o.macs),
+                o.subgraph,
+                o.index,
+                o.opcode,
+                grouped(o.constant_bytes),
+                grouped(o.persistent_bytes)
+            );
+        }
+    }
+    for c in &f.ram_copies {
+        let _ = writeln!(
+            s,
+            "warning: subgraph {} op {} {} copies up to {} B of constants into RAM: {}",
+            c.subgraph,
+            c.op,
+            c.opcode,
+            grouped(c.bytes),
+            c.condition
+        );
     }
     for d in &r.diagnostics {
         let _ = writeln!(s, "{}: {}", d.severity, d.message);

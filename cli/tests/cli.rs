@@ -231,6 +231,63 @@ fn check_exit_codes_follow_the_budget() {
 }
 
 #[test]
+fn check_flash_is_the_file_plus_code_against_the_flash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    // The model's flash is its file: the size on disk, no headroom.
+    let file = std::fs::metadata(&model).expect("metadata").len();
+    let code = 100_000u64;
+    let exact = (file + code).to_string();
+    let code_s = code.to_string();
+    let ok = run(&[
+        "check", m, "--ram", "1M", "--flash", &exact, "--code", &code_s,
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let out = String::from_utf8_lossy(&ok.stdout).into_owned();
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.contains("margin 0 B"), "{out}");
+    let short = (file + code - 1).to_string();
+    let args = [
+        "check", m, "--ram", "1M", "--flash", &short, "--code", &code_s,
+    ];
+    let bad = run(&args);
+    assert_eq!(bad.status.code(), Some(1));
+    // Both verdicts go to stderr when the check fails: RAM fits, the flash is 1 B short.
+    let err = stderr(&bad);
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(
+        err.lines()
+            .next()
+            .is_some_and(|l| l.starts_with("microarena: fits:")),
+        "{err}"
+    );
+    assert!(
+        err.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("flash") && l.contains("short by 1 B")),
+        "{err}"
+    );
+    let j = run(&[&args[..], &["--json"]].concat());
+    assert_eq!(j.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).expect("json");
+    // RAM alone fits; the flash does not, so the check does not.
+    assert!(v["margin_bytes"].as_i64().expect("margin") > 0);
+    assert_eq!(v["fits"], false);
+    assert_eq!(v["flash"]["fits"], false);
+    assert_eq!(v["flash"]["model_bytes"].as_u64(), Some(file));
+    assert_eq!(v["flash"]["used_bytes"].as_u64(), Some(file + code));
+    assert_eq!(v["flash"]["margin_bytes"], -1);
+    // --code alone is a usage error: it needs --flash.
+    assert_eq!(
+        run(&["check", m, "--ram", "1M", "--code", "1K"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
 fn run_writes_outputs_and_checks_input_sizes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let model = example(dir.path());
@@ -549,6 +606,10 @@ fn device_checks_place_the_arena_in_the_fastest_memory_that_holds_it() {
         serde_json::from_slice(&o.stdout).expect("json")
     };
     let f7 = check("STM32F746");
+    // Its 1 MiB of on-chip flash holds the model file (no --code: 0 B of firmware).
+    let file = std::fs::metadata(&model).expect("metadata").len();
+    assert_eq!(f7["flash"]["flash_bytes"].as_u64(), Some(1024 * 1024), "{f7}");
+    assert_eq!(f7["flash"]["used_bytes"].as_u64(), Some(file));
     let placed = &f7["placement"]["buffers"];
     assert_eq!(placed.as_array().map(Vec::len), Some(1), "{f7}");
     assert_eq!(placed[0]["buffer"], "arena");

@@ -114,6 +114,9 @@ fn links_already_handed_out_still_decode() {
     let report = share::decode_fragment(OLD_LINK.trim()).expect("an old link decodes");
     assert_eq!(report.model.file, "synthetic3.tflite");
     assert_eq!(report.what_if, None);
+    // Version 1 predates the flash and compute figures: they read as zero.
+    assert_eq!(report.flash, Default::default());
+    assert_eq!(report.compute, Default::default());
     let bytes = example::synthetic(3);
     let model = Model::parse(&bytes).unwrap();
     let config = Config {

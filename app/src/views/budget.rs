@@ -1,7 +1,8 @@
 //! The budget panel: does the model fit a device's RAM after its other
 //! reserves, with `Budget::check` (the CLI's `check`) giving the verdict.
 //! Choosing a device re-plans for the target modelling its core and its
-//! SDK's kernels, as `check --device` does.
+//! SDK's kernels, as `check --device` does. Does the file fit the flash beside the
+//! firmware's code (`FlashBudget`, the CLI's `check --flash --code`).
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use leptos::prelude::*;
 use microarena_core::report::BufferClass;
 use microarena_core::report::Report;
 use microarena_core::report::budget::{Budget, MCU_PRESETS, McuPreset, Reserve, peak_buffers};
+use microarena_core::report::flash::FlashBudget;
 use microarena_core::report::placement::place;
 use microarena_view::format::{grouped, grouped_i};
 
@@ -53,7 +55,10 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
         dma,
         log,
         headroom,
+        custom_flash_kib,
+        code_kib,
     } = inputs;
+    let model_bytes = r.flash.file_bytes;
     let minimum = r.arena.minimum_bytes;
     let target = r.target.clone();
     let find =
@@ -90,6 +95,22 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
             b.reserved_bytes(),
             b.headroom_bp,
         ))
+    };
+    // On-chip flash from the preset; a chip on external flash, or a custom
+    // device, takes the size from its field.
+    let preset_flash = move || {
+        MCU_PRESETS
+            .iter()
+            .find(|p| p.name == preset.get())
+            .and_then(|p| p.flash_bytes)
+    };
+    let flash_verdict = move || {
+        FlashBudget {
+            flash_bytes: preset_flash()
+                .unwrap_or_else(|| custom_flash_kib.get().saturating_mul(1024)),
+            code_bytes: code_kib.get().saturating_mul(1024),
+        }
+        .check(model_bytes)
     };
     // Choosing a device re-plans for its target (unless the report is a shared one).
     let choose = move |name: String| {
@@ -177,6 +198,8 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                 {kib_input("Interrupt stack", isr)}
                 {kib_input("DMA buffers", dma)}
                 {kib_input("Log buffers", log)}
+                {move || preset_flash().is_none().then(|| kib_input("Flash", custom_flash_kib))}
+                {kib_input("Firmware code", code_kib)}
                 <label class="field">
                     <span>"Headroom"</span>
                     <input
@@ -253,6 +276,36 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                         }
                     })}
                 }
+            }}
+            {move || {
+                // A share link of format 1 carries no file size: no flash verdict then.
+                (model_bytes > 0).then(|| {
+                    let v = flash_verdict();
+                    let text = if v.fits {
+                        format!("Flash: fits — {} B to spare", grouped_i(v.margin_bytes))
+                    } else {
+                        format!("Flash: does not fit — {} B short", grouped(v.margin_bytes.unsigned_abs()))
+                    };
+                    view! {
+                        <div class=if v.fits { "verdict pass small" } else { "verdict fail small" }>
+                            <div class="verdict-main" data-testid="flash-verdict" data-fits=v.fits.to_string() data-used=v.used_bytes.to_string()>
+                                {if v.fits { "PASS" } else { "FAIL" }}
+                            </div>
+                            <div>
+                                <div class="verdict-text">{text}</div>
+                                <div class="muted">
+                                    {format!(
+                                        "model {} B + code {} B = {} B of {} B flash (no headroom: both sizes are exact)",
+                                        grouped(v.model_bytes),
+                                        grouped(v.code_bytes),
+                                        grouped(v.used_bytes),
+                                        grouped(v.flash_bytes),
+                                    )}
+                                </div>
+                            </div>
+                        </div>
+                    }
+                })
             }}
             {
                 let target = target.clone();

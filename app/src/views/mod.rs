@@ -6,9 +6,11 @@
 mod arena_map;
 mod budget;
 mod buffer_table;
+mod flash;
 mod glossary;
 mod lifetimes;
 mod op_bars;
+mod op_table;
 mod summary;
 mod tail;
 mod tooltip;
@@ -364,7 +366,8 @@ pub fn App() -> impl IntoView {
 }
 
 /// A report's views, top to bottom: summary, what-if, arena map, then (a
-/// frame later) lifetimes, per-op bars, tail, budget, buffer table, glossary.
+/// frame later) lifetimes, per-op bars, tail, budget, flash, operator table,
+/// buffer table, glossary.
 fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
     let r = s.report.clone();
     let rest = c.rest;
@@ -385,6 +388,10 @@ fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
                         <div class="grid2">
                             {tail::tail_view(r.clone())}
                             {budget::budget_view(r.clone(), shared, c)}
+                        </div>
+                        <div class="grid2">
+                            {flash::flash_view(r.clone())}
+                            {op_table::op_table(r.clone())}
                         </div>
                         {buffer_table::buffer_table(r)}
                         {glossary::glossary()}

@@ -1,11 +1,13 @@
-//! The per-op bars: live head, scratch and persistent bytes per operator.
+//! The per-op bars: live head, scratch and persistent bytes per operator,
+//! and under them, in the same columns, each op's MACs.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use microarena_core::report::Report;
 use microarena_view::format::grouped;
-use microarena_view::svg::{self, OP_W, OPS_H};
+use microarena_view::ops::macs_short;
+use microarena_view::svg::{self, COMPUTE_H, OP_W, OPS_H};
 
 use super::help;
 use crate::io;
@@ -15,6 +17,23 @@ use crate::state::{Hover, Pointer, Sel};
 pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
     let ctx = Pointer::get();
     let body = svg::op_bars_body(&r);
+    let compute = svg::compute_bars_body(&r);
+    let heaviest = r
+        .operators
+        .iter()
+        // The first of equals: `max_by_key` keeps the last one it sees.
+        .rev()
+        .max_by_key(|o| o.macs)
+        .filter(|o| o.macs > 0)
+        .map(|o| {
+            format!(
+                " · heaviest #{} {} {}",
+                o.index,
+                o.opcode,
+                macs_short(o.macs)
+            )
+        })
+        .unwrap_or_default();
     let n = r.operators.len();
     let w = OP_W * n.max(1) as f64;
     let r2 = r.clone();
@@ -74,12 +93,28 @@ pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
                 {selection}
             </svg>
             <div class="caption">{format!("{} operators · {peak}", r.operators.len())}</div>
+            <h3>
+                "Compute "
+                {help("Multiply-accumulates per invoke for each operator, in the same columns as the memory bars (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, pooling windows, LSTM, SVDF, BATCH_MATMUL; other ops have none).")}
+                <span class="legend"><i style=format!("background:{}", svg::MACS_FILL)></i>"MACs"</span>
+            </h3>
+            <svg
+                class="ops compute"
+                data-testid="compute-bars"
+                data-macs=r.compute.macs.to_string()
+                viewBox=format!("0 0 {w} {COMPUTE_H}")
+                preserveAspectRatio="none"
+                on:click=move |ev| ctx.sel.set(op_at(&ev, n).map(Sel::Op))
+            >
+                <g inner_html=compute></g>
+            </svg>
+            <div class="caption">{format!("{} MACs per invoke{heaviest}", grouped(r.compute.macs))}</div>
         </section>
     }
 }
 
 /// The operator column under the pointer in the op-bars chart.
-fn op_at(ev: &web_sys::MouseEvent, ops: usize) -> Option<usize> {
+pub(super) fn op_at(ev: &web_sys::MouseEvent, ops: usize) -> Option<usize> {
     let (fx, _) = io::relative_pos(ev)?;
     let i = (fx * ops as f64).floor();
     (i >= 0.0 && i < ops as f64).then_some(i as usize)

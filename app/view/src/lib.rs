@@ -3,13 +3,15 @@
 //! The web app's leptos-free half, so it builds and is tested natively:
 //! [`format`] (numbers and text), [`whatif`] (dims text and the delta
 //! table), [`svg`] (chart markup as strings), [`tooltip`] (tooltip rows),
-//! [`inputs`] (the graph inputs a what-if edits), [`protocol`] (the typed
+//! [`inputs`] (the graph inputs a what-if edits), [`ops`] (the operator
+//! table's sorting and the flash view's shares), [`protocol`] (the typed
 //! page ↔ worker messages and their one encoding) and [`analysis`] (what the
 //! worker computes for a request). Every figure comes from core.
 
 pub mod analysis;
 pub mod format;
 pub mod inputs;
+pub mod ops;
 pub mod protocol;
 pub mod svg;
 pub mod tooltip;

@@ -364,6 +364,84 @@ pub fn op_bars_body(r: &Report) -> String {
     s
 }
 
+/// Height of the compute bars' user space (same columns as the op bars).
+pub const COMPUTE_H: f64 = 400.0;
+/// Fill of the MAC bars.
+pub const MACS_FILL: &str = "#8b5cf6";
+/// Fill of constant (flash) bytes.
+pub const FLASH_FILL: &str = "#14b8a6";
+/// Fill of tail (RAM) bytes.
+pub const TAIL_FILL: &str = "#94a3b8";
+
+/// Per-op compute bars, aligned with [`op_bars_body`]'s columns: MACs scaled
+/// to the heaviest op; ops without MACs get no bar.
+pub fn compute_bars_body(r: &Report) -> String {
+    let max = r.operators.iter().map(|o| o.macs).max().unwrap_or(0).max(1) as f64;
+    let mut s = String::with_capacity(r.operators.len() * 100);
+    for (i, o) in r.operators.iter().enumerate() {
+        if o.macs == 0 {
+            continue;
+        }
+        let h = o.macs as f64 / max * COMPUTE_H;
+        let _ = write!(
+            s,
+            r#"<rect x="{:.2}" y="{:.3}" width="{:.2}" height="{h:.3}" fill="{MACS_FILL}"/>"#,
+            i as f64 * OP_W + 1.0,
+            COMPUTE_H - h,
+            OP_W - 2.0
+        );
+    }
+    s
+}
+
+/// Per op, its constant bytes in flash (up from the middle line, scaled to
+/// the largest) against the tail bytes its Prepare keeps in RAM (down, scaled
+/// to the largest tail): each half has its own scale, since weights are
+/// usually orders of magnitude larger than what is derived from them.
+pub fn flash_vs_tail_body(r: &Report) -> String {
+    let half = COMPUTE_H / 2.0;
+    let fmax = r
+        .operators
+        .iter()
+        .map(|o| o.constant_bytes)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let tmax = r
+        .operators
+        .iter()
+        .map(|o| o.persistent_bytes)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let mut s = String::with_capacity(r.operators.len() * 200);
+    for (i, o) in r.operators.iter().enumerate() {
+        let x = i as f64 * OP_W + 1.0;
+        let w = OP_W - 2.0;
+        if o.constant_bytes > 0 {
+            let h = o.constant_bytes as f64 / fmax * half;
+            let _ = write!(
+                s,
+                r#"<rect x="{x:.2}" y="{:.3}" width="{w:.2}" height="{h:.3}" fill="{FLASH_FILL}"/>"#,
+                half - h
+            );
+        }
+        if o.persistent_bytes > 0 {
+            let h = o.persistent_bytes as f64 / tmax * half;
+            let _ = write!(
+                s,
+                r#"<rect x="{x:.2}" y="{half:.3}" width="{w:.2}" height="{h:.3}" fill="{TAIL_FILL}"/>"#
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<line x1="0" x2="{:.2}" y1="{half}" y2="{half}" stroke="#334155" stroke-width="1" vector-effect="non-scaling-stroke"/>"##,
+        OP_W * r.operators.len().max(1) as f64
+    );
+    s
+}
+
 /// Row in `r.operators` of the peak op (subgraph 0).
 pub fn peak_op_row(r: &Report) -> Option<usize> {
     let p = r.arena.peak_op?;
@@ -376,6 +454,41 @@ pub fn peak_op_row(r: &Report) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::testing;
+
+    #[test]
+    fn compute_bars_scale_to_the_heaviest_op() {
+        // Fixture: op 0 has 4,608 MACs (full height), op 1 has 420:
+        // 420 / 4608 · 400 = 36.458.
+        let b = compute_bars_body(&testing::report());
+        assert!(
+            b.contains(r#"x="1.00" y="0.000" width="8.00" height="400.000""#),
+            "{b}"
+        );
+        assert!(
+            b.contains(r#"x="11.00" y="363.542" width="8.00" height="36.458""#),
+            "{b}"
+        );
+    }
+
+    #[test]
+    fn flash_goes_up_and_tail_goes_down_each_on_its_scale() {
+        // Op 0: 288 constant bytes (the largest: half height up), tail 48 of
+        // the largest 200: 48 / 200 · 200 = 48 down. Op 1: no constants, tail 200.
+        let b = flash_vs_tail_body(&testing::report());
+        assert!(
+            b.contains(r#"x="1.00" y="0.000" width="8.00" height="200.000""#),
+            "{b}"
+        );
+        assert!(
+            b.contains(r#"x="1.00" y="200.000" width="8.00" height="48.000""#),
+            "{b}"
+        );
+        assert!(
+            b.contains(r#"x="11.00" y="200.000" width="8.00" height="200.000""#),
+            "{b}"
+        );
+        assert_eq!(b.matches("<rect").count(), 3);
+    }
 
     #[test]
     fn geometry_puts_scopes_on_x_and_offsets_on_y() {

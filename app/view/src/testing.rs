@@ -27,10 +27,12 @@ pub(crate) fn report() -> Report {
         ],
         "operators": [
             { "subgraph": 0, "index": 0, "opcode": "CONV_2D", "scope": 0, "live_bytes": 112,
-              "scratch_bytes": 0, "persistent_bytes": 48, "inputs": [0], "outputs": [1] },
+              "scratch_bytes": 0, "persistent_bytes": 48, "inputs": [0], "outputs": [1],
+              "macs": 4608, "elements": 256, "constant_bytes": 288 },
             { "subgraph": 0, "index": 1, "opcode": "UNIDIRECTIONAL_SEQUENCE_LSTM", "scope": 1,
               "live_bytes": 176, "scratch_bytes": 64, "persistent_bytes": 200,
-              "inputs": [1, 2], "outputs": [3] }
+              "inputs": [1, 2], "outputs": [3], "macs": 420, "elements": 20,
+              "constant_bytes": 0 }
         ],
         "tail": [],
         "diagnostics": [],
@@ -38,7 +40,19 @@ pub(crate) fn report() -> Report {
             { "subgraph": 0, "tensor": 2, "name": "state", "bytes": 32, "shape": [1, 32],
               "dtype": "int8", "op": 1, "opcode": "UNIDIRECTIONAL_SEQUENCE_LSTM",
               "region": "tail", "offset": null, "lifetime": "interpreter" }
-        ]
+        ],
+        "flash": {
+            "file_bytes": 1000, "constant_bytes": 288, "overhead_bytes": 712,
+            "constant_buffers": 1, "constant_tensors": 1, "external_bytes": 0,
+            "unattributed_bytes": 0,
+            "largest": [
+                { "subgraph": 0, "tensor": 4, "name": "weights", "buffer": 1, "bytes": 288,
+                  "shape": [8, 3, 3, 4], "dtype": "int8", "tensors": 1, "op": 0,
+                  "opcode": "CONV_2D" }
+            ],
+            "ram_copies": []
+        },
+        "compute": { "macs": 5028, "elements": 276 }
     }))
     .expect("the fixture matches the report schema");
     // As `Report::new` and share links set it: from the target's profile.

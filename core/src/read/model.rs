@@ -358,6 +358,9 @@ pub struct Model<'a> {
     pub offline_plan: Option<OfflinePlan>,
     /// Set when an `OfflineMemoryAllocation` entry exists but could not be read.
     pub offline_plan_error: Option<&'static str>,
+    /// Size of the file read, in bytes: what the model takes in flash
+    /// (`report::flash` splits it into constant data and flatbuffer overhead).
+    pub file_bytes: u64,
 }
 
 /// `true` when `bytes` carries the `TFL3` file identifier.
@@ -575,6 +578,7 @@ impl<'a> Model<'a> {
             metadata,
             offline_plan,
             offline_plan_error,
+            file_bytes: bytes.len() as u64,
         })
     }
 

@@ -98,6 +98,9 @@ pub struct McuPreset {
     pub target: Option<&'static str>,
     /// Why the device has no target.
     pub unmodelled: Option<&'static str>,
+    /// On-chip flash in bytes; `None` when the chip boots from external flash
+    /// whose size the board decides (RP2040, ESP32-S3: give it to `check --flash`).
+    pub flash_bytes: Option<u64>,
     /// Where the RAM figure comes from.
     pub source: &'static str,
     /// Its memories (RAM regions and flash), from the reference manual's memory map.
@@ -126,6 +129,7 @@ impl McuPreset {
 pub const MCU_PRESETS: &[McuPreset] = &[
     McuPreset {
         name: "STM32F746",
+        flash_bytes: Some(1024 * 1024),
         ram_bytes: 320 * 1024,
         core: "Cortex-M7 (ARMv7E-M, DSP)",
         backend: "CMSIS-NN (STM32Cube)",
@@ -141,6 +145,7 @@ pub const MCU_PRESETS: &[McuPreset] = &[
     },
     McuPreset {
         name: "RP2040",
+        flash_bytes: None,
         ram_bytes: 264 * 1024,
         core: "Cortex-M0+ (ARMv6-M)",
         backend: "CMSIS-NN (pico-tflmicro)",
@@ -154,6 +159,7 @@ pub const MCU_PRESETS: &[McuPreset] = &[
     },
     McuPreset {
         name: "nRF52840",
+        flash_bytes: Some(1024 * 1024),
         ram_bytes: 256 * 1024,
         core: "Cortex-M4F (ARMv7E-M, DSP)",
         backend: "CMSIS-NN (nRF Connect SDK / Zephyr)",
@@ -167,6 +173,7 @@ pub const MCU_PRESETS: &[McuPreset] = &[
     },
     McuPreset {
         name: "ESP32-S3",
+        flash_bytes: None,
         ram_bytes: 512 * 1024,
         core: "Xtensa LX7",
         backend: "ESP-NN (esp-tflite-micro)",
@@ -191,6 +198,7 @@ pub const MCU_PRESETS: &[McuPreset] = &[
     },
     McuPreset {
         name: "STM32H743",
+        flash_bytes: Some(2 * 1024 * 1024),
         ram_bytes: 992 * 1024,
         core: "Cortex-M7 (ARMv7E-M, DSP)",
         backend: "CMSIS-NN (STM32Cube)",
@@ -295,6 +303,13 @@ pub struct CheckReport {
     /// arena, or head and tail apart), each keeping the headroom, and the C++.
     #[cfg_attr(feature = "serde", serde(default))]
     pub placement: Option<Placement>,
+    /// The flash verdict, when a flash size was given (`check --flash`);
+    /// `fits` then also requires it.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub flash: Option<crate::report::flash::FlashVerdict>,
 }
 
 /// One head buffer live at the peak.
@@ -373,6 +388,7 @@ impl CheckReport {
             peak: peak_buffers(report),
             reference,
             placement: None,
+            flash: None,
         }
     }
 

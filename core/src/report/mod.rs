@@ -9,7 +9,9 @@
 pub mod advice;
 pub mod budget;
 pub mod c_header;
+pub mod compute;
 pub mod diff;
+pub mod flash;
 mod names;
 pub mod optimized;
 pub mod placement;
@@ -25,6 +27,8 @@ use crate::tflm::analysis::{Analysis, Phase};
 use crate::tflm::lifetime::BufferKind;
 use crate::tflm::tail::Category;
 
+pub use compute::ComputeInfo;
+pub use flash::{ConstantTensorInfo, FlashInfo, RamCopyInfo};
 pub use names::{BufferClass, MinimumPhase, Region, VariableLifetime};
 
 /// Version of the JSON contract.
@@ -81,6 +85,14 @@ pub struct Report {
     /// `null` for a target derived from struct tables only.
     #[cfg_attr(feature = "serde", serde(default))]
     pub target_measured_against: Option<String>,
+    /// What the model takes in flash: file, constant data, overhead, the
+    /// largest constants and any constant TFLM copies into RAM (`report::flash`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub flash: FlashInfo,
+    /// Multiply-accumulates and elements written per invoke, all ops
+    /// (`report::compute`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub compute: ComputeInfo,
 }
 
 /// One planner's head on this model.
@@ -272,6 +284,16 @@ pub struct OperatorInfo {
     pub inputs: Vec<i32>,
     /// Output tensor indices.
     pub outputs: Vec<i32>,
+    /// Multiply-accumulates per invoke (0 for ops without; `report::compute`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub macs: u64,
+    /// Elements the op writes per invoke.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub elements: u64,
+    /// Flash bytes of the constant inputs attributed to this op (a buffer
+    /// shared by several ops counts at the first; `report::flash`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub constant_bytes: u64,
 }
 
 /// One tail category.
@@ -380,6 +402,8 @@ impl Report {
                 }
             })
             .collect();
+        let flash = flash::flash(model);
+        let mut compute = ComputeInfo::default();
         let operators = analysis
             .ops
             .iter()
@@ -388,6 +412,9 @@ impl Report {
                     .subgraphs
                     .get(o.subgraph)
                     .and_then(|s| s.operators.get(o.op_index));
+                let c = compute::op_compute(model, o.subgraph, o.op_index);
+                compute.macs = compute.macs.saturating_add(c.macs);
+                compute.elements = compute.elements.saturating_add(c.elements);
                 OperatorInfo {
                     subgraph: o.subgraph,
                     index: o.op_index,
@@ -398,6 +425,9 @@ impl Report {
                     persistent_bytes: o.persistent_bytes,
                     inputs: op.map(|op| op.inputs.clone()).unwrap_or_default(),
                     outputs: op.map(|op| op.outputs.clone()).unwrap_or_default(),
+                    macs: c.macs,
+                    elements: c.elements,
+                    constant_bytes: flash.op_bytes(o.subgraph, o.op_index),
                 }
             })
             .collect();
@@ -535,6 +565,8 @@ impl Report {
             variables,
             what_if: None,
             target_measured_against: analysis.profile.measured_against.map(Into::into),
+            flash: flash.info,
+            compute,
         }
     }
 

@@ -2,13 +2,16 @@
 //! can be shown to someone else **without the model** — weights never leave
 //! the machine that analysed them.
 //!
-//! Format, version 1: `base64url( VERSION ‖ raw-deflate( payload ) )`, no
+//! Format: `base64url( VERSION ‖ raw-deflate( payload ) )`, no
 //! padding. The payload is a compact binary encoding of every field of the
 //! report (LEB128 varints, zig-zag for signed values, length-prefixed UTF-8
 //! strings, `last` stored relative to `first`, `aligned_bytes` relative to
 //! `bytes`); deflate then folds the many repeated strings (dtypes, opcodes,
 //! name prefixes). [`to_bytes`]/[`from_bytes`] expose the uncompressed payload,
 //! which the web app also uses to pass reports between its worker and page.
+//! Version 2 appends the flash and compute figures (each op's MACs, elements
+//! and constant bytes, then `flash` and `compute`); version 1 links, which
+//! lack them, still decode, with those figures zero.
 //!
 //! Decoding never panics and never trusts a length: every count is checked
 //! against the bytes that remain, inflation is capped at [`MAX_PAYLOAD`], and
@@ -22,13 +25,16 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::report::{
-    ArenaInfo, BufferClass, BufferInfo, DiagnosticInfo, MinimumPhase, ModelInfo, OperatorInfo,
-    PlanInfo, Region, Report, RuntimeInfo, TailCategory, VariableInfo, VariableLifetime,
-    WhatIfInfo,
+    ArenaInfo, BufferClass, BufferInfo, ComputeInfo, ConstantTensorInfo, DiagnosticInfo, FlashInfo,
+    MinimumPhase, ModelInfo, OperatorInfo, PlanInfo, RamCopyInfo, Region, Report, RuntimeInfo,
+    TailCategory, VariableInfo, VariableLifetime, WhatIfInfo,
 };
 
-/// Format version, the first byte of every link.
-pub const VERSION: u8 = 1;
+/// Format version, the first byte of every link this build writes.
+pub const VERSION: u8 = 2;
+
+/// The oldest version this build still reads (links already handed out).
+pub const OLDEST_VERSION: u8 = 1;
 
 /// Fragment key: links look like `https://…/#r=<code>`.
 pub const FRAGMENT_KEY: &str = "r=";
@@ -68,7 +74,8 @@ impl fmt::Display for ShareError {
             ShareError::Base64 => f.write_str("the share link is not valid base64url"),
             ShareError::UnsupportedVersion(v) => write!(
                 f,
-                "the share link has format version {v}; this build reads version {VERSION}"
+                "the share link has format version {v}; this build reads versions \
+                 {OLDEST_VERSION} to {VERSION}"
             ),
             ShareError::Inflate => f.write_str("the share link is corrupt or cut short"),
             ShareError::TooLarge => f.write_str("the share link expands to too much data"),
@@ -100,7 +107,7 @@ pub fn decode(code: &str) -> Result<Report, ShareError> {
         .decode(code)
         .map_err(|_| ShareError::Base64)?;
     let (&version, deflated) = packed.split_first().ok_or(ShareError::Empty)?;
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(ShareError::UnsupportedVersion(version));
     }
     let payload = miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, MAX_PAYLOAD)
@@ -108,7 +115,7 @@ pub fn decode(code: &str) -> Result<Report, ShareError> {
             miniz_oxide::inflate::TINFLStatus::HasMoreOutput => ShareError::TooLarge,
             _ => ShareError::Inflate,
         })?;
-    from_bytes(&payload)
+    read_payload(&payload, version)
 }
 
 /// The fragment for `report`, without the leading `#`: `r=<code>`.
@@ -272,11 +279,54 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
             }
         }
     }
+
+    // Version 2: flash and compute.
+    for o in &report.operators {
+        w.u(o.macs);
+        w.u(o.elements);
+        w.u(o.constant_bytes);
+    }
+    w.u(report.compute.macs);
+    w.u(report.compute.elements);
+    let f = &report.flash;
+    w.u(f.file_bytes);
+    w.u(f.constant_bytes);
+    w.u(f.overhead_bytes);
+    w.u(f.constant_buffers);
+    w.u(f.constant_tensors);
+    w.u(f.external_bytes);
+    w.u(f.unattributed_bytes);
+    w.size(f.largest.len());
+    for c in &f.largest {
+        w.size(c.subgraph);
+        w.size(c.tensor);
+        w.s(&c.name);
+        w.u(u64::from(c.buffer));
+        w.u(c.bytes);
+        w.ints(&c.shape);
+        w.s(&c.dtype);
+        w.u(c.tensors);
+        w.opt(c.op);
+        w.opt_s(c.opcode.as_deref());
+    }
+    w.size(f.ram_copies.len());
+    for c in &f.ram_copies {
+        w.size(c.subgraph);
+        w.size(c.op);
+        w.s(&c.opcode);
+        w.u(c.bytes);
+        w.s(&c.condition);
+    }
     w.0
 }
 
 /// Reads a payload produced by [`to_bytes`].
 pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
+    read_payload(bytes, VERSION)
+}
+
+/// Reads a payload of format `version` (1: without flash and compute).
+fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
     let mut r = Reader {
         data: bytes,
         pos: 0,
@@ -367,6 +417,9 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
             persistent_bytes: r.u()?,
             inputs: r.ints()?,
             outputs: r.ints()?,
+            macs: 0,
+            elements: 0,
+            constant_bytes: 0,
         });
     }
 
@@ -448,6 +501,50 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
         None
     };
 
+    let mut flash = FlashInfo::default();
+    let mut compute = ComputeInfo::default();
+    if version >= 2 {
+        for o in &mut operators {
+            o.macs = r.u()?;
+            o.elements = r.u()?;
+            o.constant_bytes = r.u()?;
+        }
+        compute.macs = r.u()?;
+        compute.elements = r.u()?;
+        flash.file_bytes = r.u()?;
+        flash.constant_bytes = r.u()?;
+        flash.overhead_bytes = r.u()?;
+        flash.constant_buffers = r.u()?;
+        flash.constant_tensors = r.u()?;
+        flash.external_bytes = r.u()?;
+        flash.unattributed_bytes = r.u()?;
+        let n = r.count()?;
+        for _ in 0..n {
+            flash.largest.push(ConstantTensorInfo {
+                subgraph: r.size()?,
+                tensor: r.size()?,
+                name: r.s()?,
+                buffer: u32::try_from(r.u()?).map_err(|_| ShareError::Invalid("buffer index"))?,
+                bytes: r.u()?,
+                shape: r.ints()?,
+                dtype: r.s()?,
+                tensors: r.u()?,
+                op: r.opt()?,
+                opcode: r.opt_s()?,
+            });
+        }
+        let n = r.count()?;
+        for _ in 0..n {
+            flash.ram_copies.push(RamCopyInfo {
+                subgraph: r.size()?,
+                op: r.size()?,
+                opcode: r.s()?,
+                bytes: r.u()?,
+                condition: r.s()?,
+            });
+        }
+    }
+
     if r.pos != bytes.len() {
         return Err(ShareError::TrailingBytes);
     }
@@ -473,6 +570,8 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Report, ShareError> {
         variables,
         what_if,
         target_measured_against,
+        flash,
+        compute,
     })
 }
 
@@ -712,8 +811,15 @@ mod tests {
         assert_eq!(decode_fragment("#"), Err(ShareError::Empty));
         assert_eq!(decode_fragment("#x=1"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("!!!"), Err(ShareError::Base64));
-        assert_eq!(decode("Ag"), Err(ShareError::UnsupportedVersion(2)));
+        assert_eq!(decode("Aw"), Err(ShareError::UnsupportedVersion(3)));
+        assert_eq!(decode("AA"), Err(ShareError::UnsupportedVersion(0)));
+        assert_eq!(decode("Ag"), Err(ShareError::Inflate));
         assert_eq!(decode("AQ"), Err(ShareError::Inflate));
+        // A version-1 link ends before the flash and compute figures.
+        assert_eq!(
+            read_payload(&to_bytes(&one()), 1),
+            Err(ShareError::TrailingBytes)
+        );
         let mut payload = to_bytes(&one());
         payload.push(0);
         assert_eq!(from_bytes(&payload), Err(ShareError::TrailingBytes));
