@@ -414,6 +414,8 @@ test("the flash view, compute bars and op table show the CLI's flash and MAC fig
   // STM32F746: 1 MiB on-chip flash; the model file plus 128 KiB of code fits,
   // 1 MiB of code does not — the same sums as `check --flash 1M --code …`.
   await page.selectOption('[data-testid="mcu-preset"]', "STM32F746");
+  // The device re-plans for its target (M7 with CMSIS-NN); the file, so the flash, is the same.
+  await waitForFigures(page, planJson(file, "--target", "cortex-m4-cmsis-nn").json);
   const fv = () => page.$eval('[data-testid="flash-verdict"]', (e) => [e.getAttribute("data-fits"), Number(e.getAttribute("data-used"))]);
   assert.deepEqual(await fv(), ["true", want.flash.file_bytes + 128 * 1024]);
   await page.locator('section.panel:has([data-testid="flash-verdict"])').screenshot({ path: join(SHOTS, "budget-flash.png") });
