@@ -1,0 +1,673 @@
+//! Small one-op (or few-op) builder models, one per kernel branch, with
+//! deterministic inputs, for `scripts/verify-kernels.sh`, which runs each in
+//! the tflite-micro wheel (TFLM's reference kernels) and in
+//! `microarena run` and compares the output bytes.
+//!
+//! `cargo run -p microarena-core --example kernel_cases -- OUT_DIR` writes
+//! `OUT_DIR/<case>.tflite`, `OUT_DIR/<case>.in<k>.bin` (raw little-endian,
+//! one per model input) and `OUT_DIR/cases.tsv` (case, ops).
+//!
+//! A case covers one branch of a kernel: a dtype TFLM supports, per-channel
+//! or per-tensor quantization, a padding, stride, dilation, fused
+//! activation, broadcast shape, axes or keep_dims. Nothing here knows the
+//! expected outputs: TFLM produces them.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
+use microarena_image::opcode;
+
+fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
+    s = s.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    }
+}
+
+/// A tensor of a case: shape, type, quantization and (for constants) data.
+#[derive(Clone)]
+struct T {
+    shape: Vec<i32>,
+    dtype: DType,
+    /// (scales, zero points, quantized dimension)
+    q: Option<(Vec<f32>, Vec<i64>, i32)>,
+    data: Option<Vec<u8>>,
+}
+
+fn t(shape: &[i32], dtype: DType) -> T {
+    T {
+        shape: shape.to_vec(),
+        dtype,
+        q: None,
+        data: None,
+    }
+}
+
+fn f32t(shape: &[i32]) -> T {
+    t(shape, DType::F32)
+}
+
+/// A per-tensor quantized tensor.
+fn qt(shape: &[i32], dtype: DType, scale: f32, zp: i64) -> T {
+    T {
+        q: Some((vec![scale], vec![zp], 0)),
+        ..t(shape, dtype)
+    }
+}
+
+fn elements(shape: &[i32]) -> usize {
+    shape.iter().map(|&d| d.max(0) as usize).product()
+}
+
+impl T {
+    fn per_channel(mut self, scales: Vec<f32>, dim: i32) -> T {
+        let zps = vec![0; scales.len()];
+        self.q = Some((scales, zps, dim));
+        self
+    }
+
+    fn i32s(mut self, v: &[i32]) -> T {
+        self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
+        self
+    }
+
+    /// Deterministic constant data for this tensor's type.
+    fn random(mut self, seed: u64) -> T {
+        self.data = Some(random_bytes(&self.shape, self.dtype, seed));
+        self
+    }
+}
+
+/// Deterministic values: integers over their whole range, floats in [-2, 2).
+fn random_bytes(shape: &[i32], dtype: DType, seed: u64) -> Vec<u8> {
+    let mut next = xorshift(seed);
+    let n = elements(shape);
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let r = next();
+        match dtype {
+            DType::F32 => {
+                let v = ((r >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0) as f32;
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            DType::I8 | DType::U8 | DType::Bool => out.push(r as u8),
+            DType::I16 => out.extend_from_slice(&(r as u16).to_le_bytes()),
+            DType::I32 => out.extend_from_slice(&((r as i32) >> 8).to_le_bytes()),
+            DType::I64 => out.extend_from_slice(&((r as i64) >> 24).to_le_bytes()),
+            _ => {}
+        }
+    }
+    if dtype == DType::Bool {
+        for b in &mut out {
+            *b &= 1;
+        }
+    }
+    out
+}
+
+/// One op of a case: code, inputs and outputs as indices into the case's
+/// tensors, options.
+struct Op {
+    code: u8,
+    inputs: Vec<i32>,
+    outputs: Vec<i32>,
+    options: OpOptions,
+}
+
+struct Case {
+    name: String,
+    tensors: Vec<T>,
+    ops: Vec<Op>,
+    inputs: Vec<i32>,
+    outputs: Vec<i32>,
+}
+
+impl Case {
+    fn new(name: &str) -> Case {
+        Case {
+            name: name.into(),
+            tensors: Vec::new(),
+            ops: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, tensor: T) -> i32 {
+        self.tensors.push(tensor);
+        self.tensors.len() as i32 - 1
+    }
+
+    /// A graph input.
+    fn input(&mut self, tensor: T) -> i32 {
+        let i = self.add(tensor);
+        self.inputs.push(i);
+        i
+    }
+
+    fn op(&mut self, code: u8, inputs: &[i32], outputs: &[i32], options: OpOptions) {
+        self.ops.push(Op {
+            code,
+            inputs: inputs.to_vec(),
+            outputs: outputs.to_vec(),
+            options,
+        });
+    }
+
+    fn build(&self) -> (Vec<u8>, Vec<Vec<u8>>) {
+        let mut b = ModelBuilder::new();
+        let g = b.subgraph();
+        for (i, tensor) in self.tensors.iter().enumerate() {
+            let mut h = b.tensor(g, &format!("t{i}"), &tensor.shape, tensor.dtype);
+            if let Some((s, z, d)) = &tensor.q {
+                h = h.quant_per_channel(s, z, *d);
+            }
+            if let Some(data) = &tensor.data {
+                h = h.data(data);
+            }
+            h.id();
+        }
+        for op in &self.ops {
+            b.op(g, BuiltinOp(i32::from(op.code)), &op.inputs, &op.outputs)
+                .options(op.options.clone());
+        }
+        b.inputs(g, &self.inputs).outputs(g, &self.outputs);
+        let model = b.build().expect("a valid case model");
+        let inputs = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let tensor = &self.tensors[i as usize];
+                let seed = self
+                    .name
+                    .bytes()
+                    .fold(17u64, |h, c| h.wrapping_mul(31).wrapping_add(u64::from(c)))
+                    + k as u64;
+                random_bytes(&tensor.shape, tensor.dtype, seed)
+            })
+            .collect();
+        (model, inputs)
+    }
+
+    fn ops_text(&self) -> String {
+        let mut s = String::new();
+        for (i, op) in self.ops.iter().enumerate() {
+            if i > 0 {
+                s.push('+');
+            }
+            s.push_str(opcode::op_name(i32::from(op.code)));
+        }
+        s
+    }
+}
+
+/// A one-op case: `inputs` (graph inputs unless they carry data) → `code` → `out`.
+fn unary_like(name: &str, code: u8, inputs: Vec<T>, out: T, options: OpOptions) -> Case {
+    let mut c = Case::new(name);
+    let ins: Vec<i32> = inputs
+        .into_iter()
+        .map(|tensor| {
+            if tensor.data.is_some() {
+                c.add(tensor)
+            } else {
+                c.input(tensor)
+            }
+        })
+        .collect();
+    let o = c.add(out);
+    c.op(code, &ins, &[o], options);
+    c.outputs.push(o);
+    c
+}
+
+fn elementwise(activation: Activation) -> OpOptions {
+    OpOptions::Elementwise {
+        activation,
+        pot_scale_int16: false,
+    }
+}
+
+fn conv(
+    padding: Padding,
+    stride: (i32, i32),
+    dilation: (i32, i32),
+    mult: i32,
+    activation: Activation,
+) -> OpOptions {
+    OpOptions::Conv(microarena_core::read::ops::ConvOptions {
+        padding,
+        stride_w: stride.0,
+        stride_h: stride.1,
+        dilation_w: dilation.0,
+        dilation_h: dilation.1,
+        depth_multiplier: mult,
+        activation,
+    })
+}
+
+fn cases() -> Vec<Case> {
+    use Activation as A;
+    use DType::{I8, I16, I32, U8};
+    let mut v = Vec::new();
+    let none = || OpOptions::None;
+
+    // ---- ADD / MUL: the int8 rescaling path and float broadcasting.
+    for (name, act) in [("none", A::None), ("relu6", A::Relu6), ("relu", A::Relu)] {
+        v.push(unary_like(
+            &format!("add_i8_{name}"),
+            opcode::ADD,
+            vec![
+                qt(&[1, 4, 4, 8], I8, 0.0473, -3),
+                qt(&[1, 4, 4, 8], I8, 0.0219, 11),
+            ],
+            qt(&[1, 4, 4, 8], I8, 0.0581, -7),
+            elementwise(act),
+        ));
+    }
+    v.push(unary_like(
+        "add_i8_bcast",
+        opcode::ADD,
+        vec![
+            qt(&[1, 3, 4, 5], I8, 0.0131, 5),
+            qt(&[1, 1, 4, 1], I8, 0.0457, -20),
+        ],
+        qt(&[1, 3, 4, 5], I8, 0.0393, 2),
+        elementwise(A::None),
+    ));
+    v.push(unary_like(
+        "add_i8_same_scale",
+        opcode::ADD,
+        vec![qt(&[64], I8, 0.05, 0), qt(&[64], I8, 0.05, 0)],
+        qt(&[64], I8, 0.1, 0),
+        elementwise(A::None),
+    ));
+    v.push(unary_like(
+        "add_f32",
+        opcode::ADD,
+        vec![f32t(&[2, 3, 4]), f32t(&[2, 3, 4])],
+        f32t(&[2, 3, 4]),
+        elementwise(A::None),
+    ));
+    v.push(unary_like(
+        "add_f32_bcast_relu",
+        opcode::ADD,
+        vec![f32t(&[2, 1, 4]), f32t(&[3, 1])],
+        f32t(&[2, 3, 4]),
+        elementwise(A::Relu),
+    ));
+    v.push(unary_like(
+        "mul_i8",
+        opcode::MUL,
+        vec![qt(&[2, 8], I8, 0.031, 3), qt(&[2, 8], I8, 0.017, -4)],
+        qt(&[2, 8], I8, 0.0072, 1),
+        elementwise(A::None),
+    ));
+    v.push(unary_like(
+        "mul_f32_bcast_relu6",
+        opcode::MUL,
+        vec![f32t(&[2, 3, 4]), f32t(&[4])],
+        f32t(&[2, 3, 4]),
+        elementwise(A::Relu6),
+    ));
+
+    // ---- CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED: accumulation order, bias, clamps.
+    for (name, pad, stride, dil, act) in [
+        ("same_s1_relu", Padding::Same, (1, 1), (1, 1), A::Relu),
+        ("valid_s2", Padding::Valid, (2, 2), (1, 1), A::None),
+        ("same_s2x1_dil", Padding::Same, (2, 1), (2, 2), A::Relu6),
+    ] {
+        let oh = microarena_image::geometry::out_size(pad, 9, 3, stride.1, dil.1);
+        let ow = microarena_image::geometry::out_size(pad, 8, 3, stride.0, dil.0);
+        v.push(unary_like(
+            &format!("conv_f32_{name}"),
+            opcode::CONV_2D,
+            vec![
+                f32t(&[1, 9, 8, 5]),
+                f32t(&[6, 3, 3, 5]).random(1),
+                f32t(&[6]).random(2),
+            ],
+            f32t(&[1, oh, ow, 6]),
+            conv(pad, stride, dil, 1, act),
+        ));
+        v.push(unary_like(
+            &format!("conv_i8_pc_{name}"),
+            opcode::CONV_2D,
+            vec![
+                qt(&[1, 9, 8, 5], I8, 0.021, -5),
+                qt(&[6, 3, 3, 5], I8, 1.0, 0)
+                    .per_channel(vec![0.011, 0.0053, 0.0071, 0.0029, 0.0131, 0.0083], 0)
+                    .random(3),
+                qt(&[6], I32, 1.0, 0)
+                    .per_channel(
+                        [0.011f32, 0.0053, 0.0071, 0.0029, 0.0131, 0.0083]
+                            .iter()
+                            .map(|s| s * 0.021)
+                            .collect(),
+                        0,
+                    )
+                    .random(4),
+            ],
+            qt(&[1, oh, ow, 6], I8, 0.37, 3),
+            conv(pad, stride, dil, 1, act),
+        ));
+        let oh = microarena_image::geometry::out_size(pad, 9, 3, stride.1, dil.1);
+        v.push(unary_like(
+            &format!("dwconv_f32_{name}"),
+            opcode::DEPTHWISE_CONV_2D,
+            vec![
+                f32t(&[1, 9, 8, 3]),
+                f32t(&[1, 3, 3, 6]).random(5),
+                f32t(&[6]).random(6),
+            ],
+            f32t(&[1, oh, ow, 6]),
+            conv(pad, stride, dil, 2, act),
+        ));
+        v.push(unary_like(
+            &format!("dwconv_i8_pc_{name}"),
+            opcode::DEPTHWISE_CONV_2D,
+            vec![
+                qt(&[1, 9, 8, 3], I8, 0.019, 7),
+                qt(&[1, 3, 3, 6], I8, 1.0, 0)
+                    .per_channel(vec![0.012, 0.0043, 0.0091, 0.0031, 0.0101, 0.0063], 3)
+                    .random(7),
+                qt(&[6], I32, 1.0, 0)
+                    .per_channel(
+                        [0.012f32, 0.0043, 0.0091, 0.0031, 0.0101, 0.0063]
+                            .iter()
+                            .map(|s| s * 0.019)
+                            .collect(),
+                        0,
+                    )
+                    .random(8),
+            ],
+            qt(&[1, oh, ow, 6], I8, 0.11, -2),
+            conv(pad, stride, dil, 2, act),
+        ));
+    }
+    for (name, act) in [("none", A::None), ("relu", A::Relu)] {
+        v.push(unary_like(
+            &format!("fc_f32_bias_{name}"),
+            opcode::FULLY_CONNECTED,
+            vec![
+                f32t(&[2, 37]),
+                f32t(&[9, 37]).random(9),
+                f32t(&[9]).random(10),
+            ],
+            f32t(&[2, 9]),
+            OpOptions::FullyConnected {
+                activation: act,
+                keep_num_dims: false,
+                asymmetric_quantize_inputs: false,
+            },
+        ));
+    }
+    v.push(unary_like(
+        "fc_i8",
+        opcode::FULLY_CONNECTED,
+        vec![
+            qt(&[2, 37], I8, 0.023, -9),
+            qt(&[9, 37], I8, 0.0061, 0).random(11),
+            qt(&[9], I32, 0.023 * 0.0061, 0).random(12),
+        ],
+        qt(&[2, 9], I8, 0.093, 4),
+        OpOptions::FullyConnected {
+            activation: A::Relu6,
+            keep_num_dims: false,
+            asymmetric_quantize_inputs: false,
+        },
+    ));
+
+    // ---- QUANTIZE / DEQUANTIZE: every type pair TFLM accepts.
+    let q_pairs: &[(&str, T, T)] = &[
+        ("f32_i8", f32t(&[40]), qt(&[40], I8, 0.0157, -3)),
+        ("f32_i16", f32t(&[40]), qt(&[40], I16, 0.0001, 0)),
+        ("f32_u8", f32t(&[40]), qt(&[40], U8, 0.0157, 128)),
+        ("i8_i8", qt(&[40], I8, 0.031, 5), qt(&[40], I8, 0.017, -9)),
+        ("u8_i8", qt(&[40], U8, 0.031, 131), qt(&[40], I8, 0.031, 3)),
+        (
+            "u8_i8_rescale",
+            qt(&[40], U8, 0.031, 120),
+            qt(&[40], I8, 0.023, -1),
+        ),
+        ("i8_u8", qt(&[40], I8, 0.031, 3), qt(&[40], U8, 0.031, 131)),
+        ("i8_i16", qt(&[40], I8, 0.031, 5), qt(&[40], I16, 0.0003, 0)),
+        ("i8_i32", qt(&[40], I8, 0.031, 5), qt(&[40], I32, 0.0003, 0)),
+        (
+            "i16_i8",
+            qt(&[40], I16, 0.0003, 0),
+            qt(&[40], I8, 0.031, -4),
+        ),
+        (
+            "i16_i16",
+            qt(&[40], I16, 0.0003, 0),
+            qt(&[40], I16, 0.0007, 0),
+        ),
+        (
+            "i16_i32",
+            qt(&[40], I16, 0.0003, 0),
+            qt(&[40], I32, 0.0001, 0),
+        ),
+        (
+            "i32_i8",
+            qt(&[40], I32, 0.0000003, 0),
+            qt(&[40], I8, 0.031, 2),
+        ),
+    ];
+    for (name, a, b) in q_pairs {
+        v.push(unary_like(
+            &format!("quantize_{name}"),
+            opcode::QUANTIZE,
+            vec![a.clone()],
+            b.clone(),
+            none(),
+        ));
+    }
+    for (name, a) in [
+        ("i8", qt(&[40], I8, 0.031, 5)),
+        ("u8", qt(&[40], U8, 0.031, 127)),
+        ("i16", qt(&[40], I16, 0.0003, 0)),
+    ] {
+        v.push(unary_like(
+            &format!("dequantize_{name}"),
+            opcode::DEQUANTIZE,
+            vec![a],
+            f32t(&[40]),
+            none(),
+        ));
+    }
+
+    // ---- MEAN / SUM / REDUCE_MAX: axes × keep_dims × dtype.
+    let shape = [2, 5, 6, 7];
+    for (aname, axes) in [
+        ("12", vec![1, 2]),
+        ("1", vec![1]),
+        ("3", vec![3]),
+        ("0", vec![0]),
+        ("23", vec![2, -1]),
+        ("all", vec![0, 1, 2, 3]),
+    ] {
+        for keep in [true, false] {
+            let out: Vec<i32> = (0..4)
+                .filter_map(|k| {
+                    let reduced = axes.iter().any(|&a| (a + 4) % 4 == k);
+                    match (reduced, keep) {
+                        (false, _) => Some(shape[k as usize]),
+                        (true, true) => Some(1),
+                        (true, false) => None,
+                    }
+                })
+                .collect();
+            let axis_t = t(&[axes.len() as i32], I32).i32s(&axes);
+            let k = if keep { "keep" } else { "drop" };
+            for (op, oname) in [
+                (opcode::MEAN, "mean"),
+                (opcode::SUM, "sum"),
+                (opcode::REDUCE_MAX, "max"),
+            ] {
+                let types: Vec<(&str, T, T)> = vec![
+                    ("f32", f32t(&shape), f32t(&out)),
+                    (
+                        "i8",
+                        qt(&shape, I8, 0.027, -3),
+                        qt(&out, I8, if op == opcode::SUM { 0.9 } else { 0.023 }, 4),
+                    ),
+                    (
+                        "i8_same",
+                        qt(&shape, I8, 0.027, -3),
+                        qt(&out, I8, 0.027, -3),
+                    ),
+                    (
+                        "i16",
+                        qt(&shape, I16, 0.0004, 0),
+                        qt(&out, I16, if op == opcode::SUM { 0.01 } else { 0.0003 }, 0),
+                    ),
+                ];
+                for (tname, a, b) in types {
+                    // TFLM's int8 MAX needs equal quantization (the others are
+                    // kept as cases TFLM refuses).
+                    if op == opcode::REDUCE_MAX && tname == "i8" {
+                        continue;
+                    }
+                    v.push(unary_like(
+                        &format!("{oname}_{tname}_{aname}_{k}"),
+                        op,
+                        vec![a, axis_t.clone()],
+                        b,
+                        OpOptions::Reducer { keep_dims: keep },
+                    ));
+                }
+            }
+        }
+    }
+
+    // ---- Shape-only ops.
+    v.push(unary_like(
+        "squeeze_f32",
+        opcode::SQUEEZE,
+        vec![f32t(&[1, 3, 1, 4])],
+        f32t(&[3, 4]),
+        OpOptions::Squeeze { dims: vec![0, 2] },
+    ));
+    v.push(unary_like(
+        "squeeze_i8_all",
+        opcode::SQUEEZE,
+        vec![qt(&[1, 6, 1], I8, 0.1, 0)],
+        qt(&[6], I8, 0.1, 0),
+        OpOptions::Squeeze { dims: vec![] },
+    ));
+    v.push(unary_like(
+        "expand_dims_i8",
+        opcode::EXPAND_DIMS,
+        vec![qt(&[3, 4], I8, 0.1, 0), t(&[1], I32).i32s(&[-1])],
+        qt(&[3, 4, 1], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "expand_dims_f32",
+        opcode::EXPAND_DIMS,
+        vec![f32t(&[3, 4]), t(&[1], I32).i32s(&[0])],
+        f32t(&[1, 3, 4]),
+        none(),
+    ));
+    v.push(unary_like(
+        "shape_f32",
+        opcode::SHAPE,
+        vec![f32t(&[2, 3, 5])],
+        t(&[3], I32),
+        none(),
+    ));
+
+    // ---- Activations.
+    let act_types = |shape: &[i32]| -> Vec<(&'static str, T, T)> {
+        vec![
+            ("f32", f32t(shape), f32t(shape)),
+            ("i8", qt(shape, I8, 0.031, -7), qt(shape, I8, 0.027, -128)),
+            ("i16", qt(shape, I16, 0.0003, 0), qt(shape, I16, 0.0002, 0)),
+        ]
+    };
+    for (op, oname) in [(opcode::RELU, "relu"), (opcode::RELU6, "relu6")] {
+        for (tname, a, b) in act_types(&[2, 50]) {
+            v.push(unary_like(
+                &format!("{oname}_{tname}"),
+                op,
+                vec![a],
+                b,
+                none(),
+            ));
+        }
+    }
+    for (tname, a, b) in act_types(&[2, 50]) {
+        let b = if tname == "i8" {
+            qt(&[2, 50], I8, 0.017, 3)
+        } else {
+            b
+        };
+        v.push(unary_like(
+            &format!("leaky_relu_{tname}"),
+            opcode::LEAKY_RELU,
+            vec![a],
+            b,
+            OpOptions::LeakyRelu { alpha: 0.2 },
+        ));
+    }
+    v.push(unary_like(
+        "prelu_f32_bcast",
+        opcode::PRELU,
+        vec![f32t(&[1, 3, 4, 5]), f32t(&[1, 1, 5]).random(13)],
+        f32t(&[1, 3, 4, 5]),
+        none(),
+    ));
+    v.push(unary_like(
+        "prelu_i8_bcast",
+        opcode::PRELU,
+        vec![
+            qt(&[1, 3, 4, 5], I8, 0.031, 2),
+            qt(&[1, 1, 5], I8, 0.0041, -1).random(14),
+        ],
+        qt(&[1, 3, 4, 5], I8, 0.019, -3),
+        none(),
+    ));
+    for (tname, a, b) in [
+        ("f32", f32t(&[2, 64]), f32t(&[2, 64])),
+        (
+            "i8",
+            qt(&[2, 64], I8, 0.047, -1),
+            qt(&[2, 64], I8, 0.025, -100),
+        ),
+    ] {
+        v.push(unary_like(
+            &format!("hard_swish_{tname}"),
+            opcode::HARD_SWISH,
+            vec![a],
+            b,
+            none(),
+        ));
+    }
+    v
+}
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .expect("usage: kernel_cases OUT_DIR");
+    let dir = Path::new(&dir);
+    std::fs::create_dir_all(dir).expect("create the output directory");
+    let mut tsv = String::new();
+    for case in cases() {
+        let (model, inputs) = case.build();
+        std::fs::write(dir.join(format!("{}.tflite", case.name)), model).expect("write model");
+        for (k, bytes) in inputs.iter().enumerate() {
+            std::fs::write(dir.join(format!("{}.in{k}.bin", case.name)), bytes)
+                .expect("write input");
+        }
+        let _ = writeln!(tsv, "{}\t{}\t{}", case.name, case.ops_text(), inputs.len());
+    }
+    std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
+}
