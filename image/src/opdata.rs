@@ -42,7 +42,7 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
 /// the head by core, alive only while the op runs), as one buffer.
 ///
 /// `dtype` is the output type; `a` and `b` depend on the op:
-/// * MEAN: `a` = output elements (one 32-bit accumulator each);
+/// * MEAN, SUM: `a` = output elements (one 32-bit accumulator each);
 /// * UNIDIRECTIONAL_SEQUENCE_LSTM: `a` = batch × state units; four gate
 ///   buffers of `a` cell-state elements (int16 for int8 models, f32 for float);
 /// * SVDF: `a` = batch × filters, `b` = batch × units (32-bit each; float needs
@@ -50,7 +50,7 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
 pub const fn op_scratch_bytes(code: u8, dtype: i8, a: u32, b: u32) -> u32 {
     let quantized = dtype != dtype::F32;
     match code {
-        opcode::MEAN => a.saturating_mul(4),
+        opcode::MEAN | opcode::SUM => a.saturating_mul(4),
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
             let cell = if quantized { 2 } else { 4 };
             align4(a.saturating_mul(cell)).saturating_mul(4)

@@ -215,7 +215,7 @@ fn scratch_args(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> (u32,
     };
     let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     match op.opcode.0 as u8 {
-        opcode::MEAN => (sat(out.elements()), 0),
+        opcode::MEAN | opcode::SUM => (sat(out.elements()), 0),
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
             let time_major = matches!(op.options, OpOptions::Lstm(o) if o.time_major);
             let batch = dim(t(0), usize::from(time_major));
