@@ -20,6 +20,9 @@ use microarena_image::opcode;
 /// This family's entries in the kernel registry.
 pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::RESHAPE, prepare_reshape, reshape),
+    kernel(opcode::SQUEEZE, prepare_reshape, reshape),
+    kernel(opcode::EXPAND_DIMS, prepare_expand_dims, reshape),
+    kernel(opcode::SHAPE, prepare_shape, shape),
     kernel(opcode::PAD, prepare_pad, pad),
     kernel(opcode::TRANSPOSE, prepare_transpose, transpose),
     kernel(opcode::CONCATENATION, prepare_concatenation, concatenation),
@@ -36,9 +39,50 @@ pub(crate) fn prepare_reshape(
     p.need(input.bytes == out.bytes, "reshape changes the byte size")
 }
 
+/// RESHAPE, SQUEEZE and EXPAND_DIMS copy the bytes (TFLM copies unless the
+/// planner put input and output at one address).
 pub(crate) fn reshape(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (_, src) = c.input(0);
     copy(c.out, src);
+    Ok(())
+}
+
+/// EXPAND_DIMS: TFLM's Eval copies float32, int16 and int8 only
+/// (`tensorflow/lite/micro/kernels/expand_dims.cc`, 90b983c2).
+pub(crate) fn prepare_expand_dims(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I16 | dtype::I8),
+        "EXPAND_DIMS: float32, int16 or int8 only",
+    )?;
+    prepare_reshape(p, out, words, alloc)
+}
+
+/// SHAPE: the input's dims as int32 (TFLM's only output type).
+pub(crate) fn prepare_shape(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(out.dtype == dtype::I32, "SHAPE: int32 output only")?;
+    p.need(
+        out.elements() == input.rank,
+        "SHAPE: the output needs one element per input dim",
+    )
+}
+
+pub(crate) fn shape(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let input = c.tensor(0).ok_or(c.fail()("missing input"))?;
+    for (k, &d) in input.shape().iter().enumerate() {
+        super::bytes::put_i32(c.out, k, d);
+    }
     Ok(())
 }
 
