@@ -634,12 +634,78 @@ fn cases() -> Vec<Case> {
         qt(&[1, 3, 4, 5], I8, 0.019, -3),
         none(),
     ));
+    v.push(unary_like(
+        "prelu_i16_bcast",
+        opcode::PRELU,
+        vec![
+            qt(&[2, 3, 5], I16, 0.0004, 0),
+            qt(&[5], I8, 0.0041, 3).random(15),
+        ],
+        qt(&[2, 3, 5], I16, 0.0003, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "relu_i8_same_scale",
+        opcode::RELU,
+        vec![qt(&[64], I8, 0.031, 17)],
+        qt(&[64], I8, 0.031, 17),
+        none(),
+    ));
+    v.push(unary_like(
+        "relu6_i8_zp",
+        opcode::RELU6,
+        vec![qt(&[64], I8, 0.031, -90)],
+        qt(&[64], I8, 0.031, -90),
+        none(),
+    ));
+    // Scales whose quotient rounds differently in float and in double.
+    for (k, (si, so, alpha)) in [
+        (0.031f32, 0.02f32, 0.3f32),
+        (0.0173, 0.0291, 0.11),
+        (0.047, 0.013, 0.7),
+        (0.0091, 0.0093, 0.01),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        v.push(unary_like(
+            &format!("leaky_relu_i8_scales{k}"),
+            opcode::LEAKY_RELU,
+            vec![qt(&[256], I8, si, 5)],
+            qt(&[256], I8, so, -6),
+            OpOptions::LeakyRelu { alpha },
+        ));
+        v.push(unary_like(
+            &format!("relu_i8_scales{k}"),
+            opcode::RELU,
+            vec![qt(&[256], I8, si, 5)],
+            qt(&[256], I8, so, -6),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "leaky_relu_i8_negative_alpha",
+        opcode::LEAKY_RELU,
+        vec![qt(&[64], I8, 0.031, 5)],
+        qt(&[64], I8, 0.02, -6),
+        OpOptions::LeakyRelu { alpha: -0.7 },
+    ));
     for (tname, a, b) in [
         ("f32", f32t(&[2, 64]), f32t(&[2, 64])),
         (
             "i8",
             qt(&[2, 64], I8, 0.047, -1),
             qt(&[2, 64], I8, 0.025, -100),
+        ),
+        (
+            "i8_small_in",
+            qt(&[2, 64], I8, 0.011, 9),
+            qt(&[2, 64], I8, 0.013, -3),
+        ),
+        (
+            "i8_refused",
+            qt(&[2, 64], I8, 0.5, 0),
+            qt(&[2, 64], I8, 0.001, 0),
         ),
     ] {
         v.push(unary_like(

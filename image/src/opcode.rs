@@ -69,8 +69,8 @@ operators! {
     LSTM = 16, tflm: false, runtime: -;
     MAX_POOL_2D = 17, tflm: true, runtime: Window;
     MUL = 18, tflm: true, runtime: NoParams;
-    RELU = 19, tflm: true, runtime: -;
-    RELU6 = 21, tflm: true, runtime: -;
+    RELU = 19, tflm: true, runtime: NoParams;
+    RELU6 = 21, tflm: true, runtime: NoParams;
     RESHAPE = 22, tflm: true, runtime: NoParams;
     RESIZE_BILINEAR = 23, tflm: true, runtime: -;
     SOFTMAX = 25, tflm: true, runtime: Softmax;
@@ -87,14 +87,14 @@ operators! {
     MEAN = 40, tflm: true, runtime: Mean;
     SUB = 41, tflm: true, runtime: -;
     DIV = 42, tflm: true, runtime: -;
-    SQUEEZE = 43, tflm: true, runtime: -;
+    SQUEEZE = 43, tflm: true, runtime: NoParams;
     UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: Lstm;
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
     EXP = 47, tflm: false, runtime: -;
     SPLIT = 49, tflm: true, runtime: -;
     LOG_SOFTMAX = 50, tflm: false, runtime: -;
     CAST = 53, tflm: true, runtime: -;
-    PRELU = 54, tflm: false, runtime: -;
+    PRELU = 54, tflm: false, runtime: NoParams;
     MAXIMUM = 55, tflm: true, runtime: -;
     ARG_MAX = 56, tflm: true, runtime: -;
     MINIMUM = 57, tflm: true, runtime: -;
@@ -107,14 +107,14 @@ operators! {
     SLICE = 65, tflm: false, runtime: -;
     SIN = 66, tflm: false, runtime: -;
     TRANSPOSE_CONV = 67, tflm: true, runtime: -;
-    EXPAND_DIMS = 70, tflm: false, runtime: -;
+    EXPAND_DIMS = 70, tflm: false, runtime: NoParams;
     EQUAL = 71, tflm: false, runtime: -;
     NOT_EQUAL = 72, tflm: false, runtime: -;
     LOG = 73, tflm: false, runtime: -;
     SUM = 74, tflm: true, runtime: Mean;
     SQRT = 75, tflm: false, runtime: -;
     RSQRT = 76, tflm: false, runtime: -;
-    SHAPE = 77, tflm: true, runtime: -;
+    SHAPE = 77, tflm: true, runtime: NoParams;
     POW = 78, tflm: false, runtime: -;
     ARG_MIN = 79, tflm: true, runtime: -;
     REDUCE_MAX = 82, tflm: true, runtime: Mean;
@@ -130,7 +130,7 @@ operators! {
     FILL = 94, tflm: false, runtime: -;
     FLOOR_MOD = 95, tflm: false, runtime: -;
     RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: -;
-    LEAKY_RELU = 98, tflm: true, runtime: -;
+    LEAKY_RELU = 98, tflm: true, runtime: LeakyRelu;
     SQUARED_DIFFERENCE = 99, tflm: false, runtime: -;
     MIRROR_PAD = 100, tflm: true, runtime: -;
     ABS = 101, tflm: false, runtime: -;
@@ -143,7 +143,7 @@ operators! {
     ELU = 111, tflm: false, runtime: -;
     QUANTIZE = 114, tflm: true, runtime: NoParams;
     ROUND = 116, tflm: false, runtime: -;
-    HARD_SWISH = 117, tflm: true, runtime: -;
+    HARD_SWISH = 117, tflm: true, runtime: NoParams;
     IF = 118, tflm: true, runtime: -;
     WHILE = 119, tflm: true, runtime: -;
     SELECT_V2 = 123, tflm: false, runtime: -;
@@ -205,7 +205,7 @@ mod tests {
         assert_eq!(op_name(10), "builtin op"); // HASHTABLE_LOOKUP: no TFLM kernel, not in the table
         assert_eq!(op_name(-1), "builtin op");
         assert!(op_supported(i32::from(SVDF)));
-        assert!(!op_supported(i32::from(RELU)));
+        assert!(!op_supported(i32::from(LESS)));
         assert!(!op_supported(300));
     }
 }

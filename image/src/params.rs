@@ -31,6 +31,7 @@ pub enum ParamsKind {
     Pad,
     Transpose,
     Mean,
+    LeakyRelu,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -284,6 +285,26 @@ impl OpParams for MeanParams {
     }
 }
 
+/// LEAKY_RELU.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LeakyReluParams {
+    pub alpha: f32,
+}
+
+impl OpParams for LeakyReluParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = self.alpha.to_bits() as i32;
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        LeakyReluParams {
+            alpha: f32::from_bits(w[0] as u32),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +355,7 @@ mod tests {
             axis_mask: 0b0110,
             keep_dims: true,
         });
+        round_trip(LeakyReluParams { alpha: -0.3 });
     }
 
     #[test]

@@ -9,8 +9,9 @@ use alloc::vec::Vec;
 use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
-    ConcatParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams,
-    ParamsKind, SliceParams, SoftmaxParams, SvdfParams, TransposeParams, WindowParams,
+    ConcatParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams,
+    OpParams, PadParams, ParamsKind, SliceParams, SoftmaxParams, SvdfParams, TransposeParams,
+    WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -82,6 +83,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Pad => pad,
         ParamsKind::Transpose => transpose,
         ParamsKind::Mean => mean,
+        ParamsKind::LeakyRelu => leaky_relu,
     }
 }
 
@@ -324,4 +326,13 @@ fn mean(v: &OpView<'_, '_>) -> Result<Words, String> {
         keep_dims: matches!(v.op.options, OpOptions::Reducer { keep_dims: true }),
     }
     .to_words())
+}
+
+/// LEAKY_RELU: alpha (the schema's default, 0, when options are missing).
+fn leaky_relu(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let alpha = match v.op.options {
+        OpOptions::LeakyRelu { alpha } => alpha,
+        _ => 0.0,
+    };
+    Ok(LeakyReluParams { alpha }.to_words())
 }

@@ -17,11 +17,12 @@
 //!
 //! Shared plumbing the families import (never each other, except LSTM reusing
 //! the float sigmoid of `activations`): [`context`] (what a kernel sees),
-//! [`bytes`] (element accessors), [`fused`] (activation bounds), [`window`]
+//! [`bytes`] (element accessors), [`broadcast`] (binary-op broadcasting), [`fused`] (activation bounds), [`window`]
 //! (the CNN window check and walk), [`epilogue`] (the filter ops' OpData and
 //! output step), and `crate::fixedpoint`.
 
 mod activations;
+mod broadcast;
 mod bytes;
 mod context;
 mod conv;
@@ -33,6 +34,7 @@ mod fused;
 mod lstm;
 mod pooling;
 mod quantize;
+mod rectifiers;
 mod reductions;
 mod shape;
 mod softmax;
@@ -97,6 +99,7 @@ const FAMILIES: &[&[Kernel]] = &[
     pooling::KERNELS,
     elementwise::KERNELS,
     activations::KERNELS,
+    rectifiers::KERNELS,
     softmax::KERNELS,
     quantize::KERNELS,
     shape::KERNELS,
