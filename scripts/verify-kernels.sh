@@ -33,7 +33,7 @@ cargo run -q --release -p microarena-core --example kernel_cases -- "$WORK/cases
 
 "$PY" scripts/kernel-oracle.py run "$WORK/cases" "$WORK/tflm"
 
-while IFS=$'\t' read -r name _ n_in; do
+while IFS=$'\t' read -r name _ n_in _; do
   ins=()
   for ((k = 0; k < n_in; k++)); do ins+=("$WORK/cases/$name.in$k.bin"); done
   "$BIN" plan --json "$WORK/cases/$name.tflite" >"$WORK/ma/$name.plan.json" 2>/dev/null || true

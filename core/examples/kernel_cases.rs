@@ -126,6 +126,10 @@ struct Case {
     ops: Vec<Op>,
     inputs: Vec<i32>,
     outputs: Vec<i32>,
+    /// Float outputs may differ from TFLM's by this many ULPs: the case calls
+    /// a transcendental function, where the runtime's `libm` and the C
+    /// library the wheel links can round differently.
+    libm_ulps: u32,
 }
 
 impl Case {
@@ -136,6 +140,7 @@ impl Case {
             ops: Vec::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),
+            libm_ulps: 0,
         }
     }
 
@@ -158,6 +163,11 @@ impl Case {
             outputs: outputs.to_vec(),
             options,
         });
+    }
+
+    fn libm(mut self, ulps: u32) -> Case {
+        self.libm_ulps = ulps;
+        self
     }
 
     fn build(&self) -> (Vec<u8>, Vec<Vec<u8>>) {
@@ -422,6 +432,136 @@ fn cases() -> Vec<Case> {
             keep_num_dims: false,
             asymmetric_quantize_inputs: false,
         },
+    ));
+
+    // Optional bias left out (input index −1), deeper accumulations, 3-D FC.
+    {
+        let mut c = Case::new("conv_f32_no_bias_deep");
+        let x = c.input(f32t(&[1, 6, 6, 64]));
+        let w = c.add(f32t(&[5, 3, 3, 64]).random(20));
+        let o = c.add(f32t(&[1, 6, 6, 5]));
+        c.op(
+            opcode::CONV_2D,
+            &[x, w, -1],
+            &[o],
+            conv(Padding::Same, (1, 1), (1, 1), 1, A::None),
+        );
+        c.outputs.push(o);
+        v.push(c);
+        let mut c = Case::new("fc_f32_no_bias");
+        let x = c.input(f32t(&[3, 200]));
+        let w = c.add(f32t(&[7, 200]).random(21));
+        let o = c.add(f32t(&[3, 7]));
+        c.op(
+            opcode::FULLY_CONNECTED,
+            &[x, w, -1],
+            &[o],
+            OpOptions::FullyConnected {
+                activation: A::Relu6,
+                keep_num_dims: false,
+                asymmetric_quantize_inputs: false,
+            },
+        );
+        c.outputs.push(o);
+        v.push(c);
+    }
+    v.push(unary_like(
+        "fc_f32_keep_num_dims",
+        opcode::FULLY_CONNECTED,
+        vec![
+            f32t(&[2, 3, 50]),
+            f32t(&[4, 50]).random(22),
+            f32t(&[4]).random(23),
+        ],
+        f32t(&[2, 3, 4]),
+        OpOptions::FullyConnected {
+            activation: A::ReluN1To1,
+            keep_num_dims: true,
+            asymmetric_quantize_inputs: false,
+        },
+    ));
+    v.push(unary_like(
+        "fc_i8_per_channel",
+        opcode::FULLY_CONNECTED,
+        vec![
+            qt(&[2, 37], I8, 0.023, -9),
+            qt(&[3, 37], I8, 1.0, 0)
+                .per_channel(vec![0.0061, 0.0023, 0.0107], 0)
+                .random(24),
+            qt(&[3], I32, 1.0, 0)
+                .per_channel(vec![0.023 * 0.0061, 0.023 * 0.0023, 0.023 * 0.0107], 0)
+                .random(25),
+        ],
+        qt(&[2, 3], I8, 0.093, 4),
+        OpOptions::FullyConnected {
+            activation: A::None,
+            keep_num_dims: false,
+            asymmetric_quantize_inputs: false,
+        },
+    ));
+    for (name, pad, stride, filter) in [
+        ("same_s2_f3", Padding::Same, (2, 2), (3, 3)),
+        ("valid_s1_f2x3", Padding::Valid, (1, 1), (2, 3)),
+    ] {
+        let oh = microarena_image::geometry::out_size(pad, 7, filter.1, stride.1, 1);
+        let ow = microarena_image::geometry::out_size(pad, 8, filter.0, stride.0, 1);
+        for (op, oname) in [
+            (opcode::AVERAGE_POOL_2D, "avgpool"),
+            (opcode::MAX_POOL_2D, "maxpool"),
+        ] {
+            let options = OpOptions::Pool(microarena_core::read::ops::PoolOptions {
+                padding: pad,
+                stride_w: stride.0,
+                stride_h: stride.1,
+                filter_w: filter.0,
+                filter_h: filter.1,
+                activation: A::Relu6,
+            });
+            v.push(unary_like(
+                &format!("{oname}_f32_{name}"),
+                op,
+                vec![f32t(&[2, 7, 8, 3])],
+                f32t(&[2, oh, ow, 3]),
+                options.clone(),
+            ));
+            v.push(unary_like(
+                &format!("{oname}_i8_{name}"),
+                op,
+                vec![qt(&[2, 7, 8, 3], I8, 0.05, -4)],
+                qt(&[2, oh, ow, 3], I8, 0.05, -4),
+                options,
+            ));
+        }
+    }
+    // A MobileNet-style global average pool (int8 MEAN over a 7×7 map).
+    for keep in [true, false] {
+        v.push(unary_like(
+            &format!("mean_i8_global_7x7_{}", if keep { "keep" } else { "drop" }),
+            opcode::MEAN,
+            vec![
+                qt(&[1, 7, 7, 96], I8, 0.0235, -128),
+                t(&[2], I32).i32s(&[1, 2]),
+            ],
+            qt(if keep { &[1, 1, 1, 96] } else { &[1, 96] }, I8, 0.0117, -128),
+            OpOptions::Reducer { keep_dims: keep },
+        ));
+    }
+    v.push(
+        unary_like(
+            "softmax_f32",
+            opcode::SOFTMAX,
+            vec![f32t(&[3, 10])],
+            f32t(&[3, 10]),
+            OpOptions::Softmax { beta: 1.0 },
+        )
+        .libm(1),
+    );
+    v.push(unary_like(
+        "softmax_i8",
+        opcode::SOFTMAX,
+        vec![qt(&[3, 10], I8, 0.1, 3)],
+        qt(&[3, 10], I8, 1.0 / 256.0, -128),
+        OpOptions::Softmax { beta: 1.0 },
     ));
 
     // ---- QUANTIZE / DEQUANTIZE: every type pair TFLM accepts.
@@ -733,7 +873,14 @@ fn main() {
             std::fs::write(dir.join(format!("{}.in{k}.bin", case.name)), bytes)
                 .expect("write input");
         }
-        let _ = writeln!(tsv, "{}\t{}\t{}", case.name, case.ops_text(), inputs.len());
+        let _ = writeln!(
+            tsv,
+            "{}\t{}\t{}\t{}",
+            case.name,
+            case.ops_text(),
+            inputs.len(),
+            case.libm_ulps
+        );
     }
     std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
 }
