@@ -10,7 +10,8 @@
 //! A case covers one branch of a kernel: a dtype TFLM supports, per-channel
 //! or per-tensor quantization, a padding, stride, dilation, fused
 //! activation, broadcast shape, axes or keep_dims. Nothing here knows the
-//! expected outputs: TFLM produces them.
+//! expected outputs: TFLM produces them. `runtime/tests/plan_matches_run.rs`
+//! includes this file to check plan and run agree on every case.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -31,7 +32,7 @@ fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
 }
 
 /// A tensor of a case: shape, type, quantization and (for constants) data.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 struct T {
     shape: Vec<i32>,
     dtype: DType,
@@ -113,6 +114,7 @@ fn random_bytes(shape: &[i32], dtype: DType, seed: u64) -> Vec<u8> {
 
 /// One op of a case: code, inputs and outputs as indices into the case's
 /// tensors, options.
+#[derive(Debug)]
 struct Op {
     code: u8,
     inputs: Vec<i32>,
@@ -120,8 +122,9 @@ struct Op {
     options: OpOptions,
 }
 
-struct Case {
-    name: String,
+#[derive(Debug)]
+pub struct Case {
+    pub name: String,
     tensors: Vec<T>,
     ops: Vec<Op>,
     inputs: Vec<i32>,
@@ -170,7 +173,7 @@ impl Case {
         self
     }
 
-    fn build(&self) -> (Vec<u8>, Vec<Vec<u8>>) {
+    pub fn build(&self) -> (Vec<u8>, Vec<Vec<u8>>) {
         let mut b = ModelBuilder::new();
         let g = b.subgraph();
         for (i, tensor) in self.tensors.iter().enumerate() {
@@ -262,7 +265,7 @@ fn conv(
     })
 }
 
-fn cases() -> Vec<Case> {
+pub fn cases() -> Vec<Case> {
     use Activation as A;
     use DType::{I8, I16, I32, U8};
     let mut v = Vec::new();
@@ -326,6 +329,53 @@ fn cases() -> Vec<Case> {
         f32t(&[2, 3, 4]),
         elementwise(A::Relu6),
     ));
+
+    // ---- SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, DIV.
+    let bin_types = |a: &[i32], b: &[i32], o: &[i32]| -> Vec<(&'static str, T, T, T)> {
+        vec![
+            ("f32", f32t(a), f32t(b), f32t(o)),
+            (
+                "i8",
+                qt(a, I8, 0.0473, -3),
+                qt(b, I8, 0.0219, 11),
+                qt(o, I8, 0.0581, -7),
+            ),
+            (
+                "i16",
+                qt(a, I16, 0.00047, 0),
+                qt(b, I16, 0.00021, 0),
+                qt(o, I16, 0.00058, 0),
+            ),
+            ("i32", t(a, I32), t(b, I32), t(o, I32)),
+        ]
+    };
+    for (op, oname) in [
+        (opcode::SUB, "sub"),
+        (opcode::MAXIMUM, "maximum"),
+        (opcode::MINIMUM, "minimum"),
+        (opcode::SQUARED_DIFFERENCE, "squared_difference"),
+        (opcode::DIV, "div"),
+    ] {
+        for (sname, sa, sb, so) in [
+            ("same", &[2, 3, 8][..], &[2, 3, 8][..], &[2, 3, 8][..]),
+            ("bcast", &[2, 1, 8][..], &[3, 1][..], &[2, 3, 8][..]),
+        ] {
+            for (tname, a, b, o) in bin_types(sa, sb, so) {
+                let options = match (op, sname) {
+                    (opcode::SUB | opcode::DIV, "bcast") => elementwise(A::Relu6),
+                    (opcode::SUB | opcode::DIV, _) => elementwise(A::None),
+                    _ => none(),
+                };
+                v.push(unary_like(
+                    &format!("{oname}_{tname}_{sname}"),
+                    op,
+                    vec![a, b],
+                    o,
+                    options,
+                ));
+            }
+        }
+    }
 
     // ---- CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED: accumulation order, bias, clamps.
     for (name, pad, stride, dil, act) in [
@@ -542,7 +592,12 @@ fn cases() -> Vec<Case> {
                 qt(&[1, 7, 7, 96], I8, 0.0235, -128),
                 t(&[2], I32).i32s(&[1, 2]),
             ],
-            qt(if keep { &[1, 1, 1, 96] } else { &[1, 96] }, I8, 0.0117, -128),
+            qt(
+                if keep { &[1, 1, 1, 96] } else { &[1, 96] },
+                I8,
+                0.0117,
+                -128,
+            ),
             OpOptions::Reducer { keep_dims: keep },
         ));
     }

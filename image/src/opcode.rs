@@ -85,8 +85,8 @@ operators! {
     SPACE_TO_BATCH_ND = 38, tflm: false, runtime: -;
     TRANSPOSE = 39, tflm: true, runtime: Transpose;
     MEAN = 40, tflm: true, runtime: Mean;
-    SUB = 41, tflm: true, runtime: -;
-    DIV = 42, tflm: true, runtime: -;
+    SUB = 41, tflm: true, runtime: NoParams;
+    DIV = 42, tflm: true, runtime: NoParams;
     SQUEEZE = 43, tflm: true, runtime: NoParams;
     UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: Lstm;
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
@@ -95,9 +95,9 @@ operators! {
     LOG_SOFTMAX = 50, tflm: false, runtime: -;
     CAST = 53, tflm: true, runtime: -;
     PRELU = 54, tflm: false, runtime: NoParams;
-    MAXIMUM = 55, tflm: true, runtime: -;
+    MAXIMUM = 55, tflm: true, runtime: NoParams;
     ARG_MAX = 56, tflm: true, runtime: -;
-    MINIMUM = 57, tflm: true, runtime: -;
+    MINIMUM = 57, tflm: true, runtime: NoParams;
     LESS = 58, tflm: false, runtime: -;
     NEG = 59, tflm: false, runtime: -;
     PADV2 = 60, tflm: true, runtime: -;
@@ -131,7 +131,7 @@ operators! {
     FLOOR_MOD = 95, tflm: false, runtime: -;
     RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: -;
     LEAKY_RELU = 98, tflm: true, runtime: LeakyRelu;
-    SQUARED_DIFFERENCE = 99, tflm: false, runtime: -;
+    SQUARED_DIFFERENCE = 99, tflm: false, runtime: NoParams;
     MIRROR_PAD = 100, tflm: true, runtime: -;
     ABS = 101, tflm: false, runtime: -;
     SPLIT_V = 102, tflm: true, runtime: -;

@@ -22,6 +22,11 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         }
         opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => 8,
         opcode::ADD if quantized => 36,
+        // Bounds, left shift and three (multiplier, shift) pairs.
+        opcode::SUB if quantized => 36,
+        opcode::SQUARED_DIFFERENCE if matches!(dtype, dtype::I8 | dtype::I16) => 36,
+        // Float activation bounds.
+        opcode::SUB | opcode::DIV => 8,
         opcode::ADD => 8,
         opcode::MUL if quantized => 16,
         opcode::MUL => 8,

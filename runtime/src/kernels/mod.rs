@@ -22,6 +22,7 @@
 //! output step), and `crate::fixedpoint`.
 
 mod activations;
+mod binary;
 mod broadcast;
 mod bytes;
 mod context;
@@ -98,6 +99,7 @@ const FAMILIES: &[&[Kernel]] = &[
     fully_connected::KERNELS,
     pooling::KERNELS,
     elementwise::KERNELS,
+    binary::KERNELS,
     activations::KERNELS,
     rectifiers::KERNELS,
     softmax::KERNELS,
