@@ -128,6 +128,7 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
             .and_then(|t| sg.tensors.get(t))
             .ok_or_else(|| unsupported("no output".into()))?;
         let p = op_params(model, op, out).map_err(unsupported)?;
+        super::support::check(model, op, out).map_err(unsupported)?;
         params.push(p);
         let code8 = code as u8;
         let channels = match code8 {

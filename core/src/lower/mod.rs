@@ -11,12 +11,14 @@
 //!
 //! `writer` writes the image bytes, `params` turns each operator's
 //! options and constant inputs into its typed image parameters (the struct
-//! the operator table names for it), and
+//! the operator table names for it), `support` restates the kernels' type
+//! rules so a model the runtime would refuse gets no runtime arena, and
 //! `arena` plans the head and sums the tail both share.
 
 mod arena;
 mod error;
 mod params;
+mod support;
 mod writer;
 
 pub use arena::{RuntimeArena, runtime_arena};
