@@ -742,6 +742,94 @@ pub fn cases() -> Vec<Case> {
         }
     }
 
+    // ---- ABS, SQRT, RSQRT, LOG, EXP, CAST.
+    for (op, oname, ulps) in [
+        (opcode::ABS, "abs", 0),
+        (opcode::SQRT, "sqrt", 0),
+        (opcode::RSQRT, "rsqrt", 0),
+        (opcode::LOG, "log", 1),
+        (opcode::EXP, "exp", 1),
+    ] {
+        if matches!(op, opcode::SQRT | opcode::RSQRT | opcode::LOG) {
+            // Inputs in the function's domain (through ABS): the NaN a negative
+            // input gives has a platform-defined sign and payload.
+            let mut c = Case::new(&format!("{oname}_f32")).libm(ulps);
+            let x = c.input(f32t(&[3, 40]));
+            let a = c.add(f32t(&[3, 40]));
+            let o = c.add(f32t(&[3, 40]));
+            c.op(opcode::ABS, &[x], &[a], none());
+            c.op(op, &[a], &[o], none());
+            c.outputs.push(o);
+            v.push(c);
+        } else {
+            v.push(
+                unary_like(
+                    &format!("{oname}_f32"),
+                    op,
+                    vec![f32t(&[3, 40])],
+                    f32t(&[3, 40]),
+                    none(),
+                )
+                .libm(ulps),
+            );
+        }
+        v.push(unary_like(
+            &format!("{oname}_i8"),
+            op,
+            vec![qt(&[64], I8, 0.031, 5)],
+            qt(&[64], I8, 0.02, -6),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "abs_i8_same_scale",
+        opcode::ABS,
+        vec![qt(&[64], I8, 0.031, 5)],
+        qt(&[64], I8, 0.031, -6),
+        none(),
+    ));
+    v.push(unary_like(
+        "abs_i16",
+        opcode::ABS,
+        vec![qt(&[64], I16, 0.0003, 0)],
+        qt(&[64], I16, 0.0002, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "abs_i16_raw",
+        opcode::ABS,
+        vec![t(&[64], I16)],
+        t(&[64], I16),
+        none(),
+    ));
+    for (from, to) in [
+        ("f32", "i32"),
+        ("f32", "i8"),
+        ("f32", "i16"),
+        ("i32", "f32"),
+        ("i8", "f32"),
+        ("i8", "i32"),
+        ("i16", "i8"),
+        ("i32", "i16"),
+        ("bool", "f32"),
+        ("f32", "bool"),
+    ] {
+        let ty = |n: &str| match n {
+            "f32" => DType::F32,
+            "i32" => I32,
+            "i16" => I16,
+            "bool" => DType::Bool,
+            _ => I8,
+        };
+        v.push(unary_like(
+            &format!("cast_{from}_{to}"),
+            opcode::CAST,
+            vec![t(&[50], ty(from))],
+            t(&[50], ty(to)),
+            none(),
+        ));
+    }
+
     // ---- Shape-only ops.
     v.push(unary_like(
         "squeeze_f32",

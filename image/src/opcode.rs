@@ -90,10 +90,10 @@ operators! {
     SQUEEZE = 43, tflm: true, runtime: NoParams;
     UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: Lstm;
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
-    EXP = 47, tflm: false, runtime: -;
+    EXP = 47, tflm: false, runtime: NoParams;
     SPLIT = 49, tflm: true, runtime: -;
     LOG_SOFTMAX = 50, tflm: false, runtime: -;
-    CAST = 53, tflm: true, runtime: -;
+    CAST = 53, tflm: true, runtime: NoParams;
     PRELU = 54, tflm: false, runtime: NoParams;
     MAXIMUM = 55, tflm: true, runtime: NoParams;
     ARG_MAX = 56, tflm: true, runtime: -;
@@ -110,10 +110,10 @@ operators! {
     EXPAND_DIMS = 70, tflm: false, runtime: NoParams;
     EQUAL = 71, tflm: false, runtime: -;
     NOT_EQUAL = 72, tflm: false, runtime: -;
-    LOG = 73, tflm: false, runtime: -;
+    LOG = 73, tflm: false, runtime: NoParams;
     SUM = 74, tflm: true, runtime: Mean;
-    SQRT = 75, tflm: false, runtime: -;
-    RSQRT = 76, tflm: false, runtime: -;
+    SQRT = 75, tflm: false, runtime: NoParams;
+    RSQRT = 76, tflm: false, runtime: NoParams;
     SHAPE = 77, tflm: true, runtime: NoParams;
     POW = 78, tflm: false, runtime: -;
     ARG_MIN = 79, tflm: true, runtime: -;
@@ -133,7 +133,7 @@ operators! {
     LEAKY_RELU = 98, tflm: true, runtime: LeakyRelu;
     SQUARED_DIFFERENCE = 99, tflm: false, runtime: NoParams;
     MIRROR_PAD = 100, tflm: true, runtime: -;
-    ABS = 101, tflm: false, runtime: -;
+    ABS = 101, tflm: false, runtime: NoParams;
     SPLIT_V = 102, tflm: true, runtime: -;
     CEIL = 104, tflm: false, runtime: -;
     REVERSE_V2 = 105, tflm: false, runtime: -;

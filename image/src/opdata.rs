@@ -37,6 +37,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         // (multiplier, shift) pairs or bounds, see each kernel.
         opcode::RELU | opcode::LEAKY_RELU | opcode::PRELU | opcode::HARD_SWISH if quantized => 16,
         opcode::RELU6 if quantized => 8,
+        // Flags (quantized, rescaled), multiplier, shift.
+        opcode::ABS if quantized => 12,
         // 4 gates × (input FC, recurrent FC) × (multiplier, shift), 3 inter-gate
         // multiplies × (multiplier, shift), quantized cell clip, cell scale power.
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,

@@ -44,7 +44,8 @@ fn multiplier_exponent(m: f64) -> i32 {
         q *= 2.0;
         e -= 1;
     }
-    if (q * 2147483648.0).round() >= 2147483648.0 {
+    // std::round of the positive mantissa (core has no f64::round).
+    if (q * 2147483648.0 + 0.5) as i64 >= 1i64 << 31 {
         e += 1;
     }
     e
@@ -168,6 +169,31 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             }
             Ok(())
         }
+        opcode::SQRT | opcode::RSQRT | opcode::LOG | opcode::EXP => {
+            rule(i0 == Some(F32) && o == F32, "float32 only")
+        }
+        opcode::ABS => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8, I16]),
+                "ABS: float32, int8 or int16, the same in and out",
+            )?;
+            let qi = input(0).map_or((0.0, 0, 0), quant);
+            let qo = quant(out);
+            if o == I8 || (o == I16 && qi.2 > 0) {
+                rule(
+                    qi.2 > 0 && qo.2 > 0,
+                    "quantized ABS needs quantized input and output",
+                )?;
+            }
+            rule(
+                o != I16 || qi.2 == 0 || (qi.1 == 0 && qo.1 == 0),
+                "int16 ABS needs zero points of 0",
+            )
+        }
+        opcode::CAST => rule(
+            matches!(i0, Some(I8 | I16 | I32 | F32 | dtype::BOOL)) && one_of(&[I8, I16, I32, F32]),
+            "CAST: from int8, int16, int32, float32 or bool to int8, int16, int32 or float32",
+        ),
         opcode::EXPAND_DIMS => rule(
             i0 == Some(o) && one_of(&[F32, I16, I8]),
             "EXPAND_DIMS: float32, int16 or int8 only",

@@ -33,6 +33,7 @@ mod epilogue;
 mod fully_connected;
 mod fused;
 mod lstm;
+mod math;
 mod pooling;
 mod quantize;
 mod rectifiers;
@@ -102,6 +103,7 @@ const FAMILIES: &[&[Kernel]] = &[
     binary::KERNELS,
     activations::KERNELS,
     rectifiers::KERNELS,
+    math::KERNELS,
     softmax::KERNELS,
     quantize::KERNELS,
     shape::KERNELS,
