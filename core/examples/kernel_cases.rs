@@ -830,6 +830,24 @@ pub fn cases() -> Vec<Case> {
         ));
     }
 
+    // ---- ARG_MAX / ARG_MIN over each axis (int8 inputs have many ties).
+    for (op, oname) in [(opcode::ARG_MAX, "arg_max"), (opcode::ARG_MIN, "arg_min")] {
+        for axis in [0i32, 1, -1] {
+            let shape = [3, 5, 7];
+            let a = (axis + 3) as usize % 3;
+            let out: Vec<i32> = (0..3).filter(|&k| k != a).map(|k| shape[k]).collect();
+            for (tname, input) in [("f32", f32t(&shape)), ("i8", qt(&shape, I8, 0.1, 0))] {
+                v.push(unary_like(
+                    &format!("{oname}_{tname}_axis{a}"),
+                    op,
+                    vec![input, t(&[1], I32).i32s(&[axis])],
+                    t(&out, I32),
+                    none(),
+                ));
+            }
+        }
+    }
+
     // ---- Shape-only ops.
     v.push(unary_like(
         "squeeze_f32",

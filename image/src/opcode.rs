@@ -96,7 +96,7 @@ operators! {
     CAST = 53, tflm: true, runtime: NoParams;
     PRELU = 54, tflm: false, runtime: NoParams;
     MAXIMUM = 55, tflm: true, runtime: NoParams;
-    ARG_MAX = 56, tflm: true, runtime: -;
+    ARG_MAX = 56, tflm: true, runtime: Axis;
     MINIMUM = 57, tflm: true, runtime: NoParams;
     LESS = 58, tflm: false, runtime: -;
     NEG = 59, tflm: false, runtime: -;
@@ -116,7 +116,7 @@ operators! {
     RSQRT = 76, tflm: false, runtime: NoParams;
     SHAPE = 77, tflm: true, runtime: NoParams;
     POW = 78, tflm: false, runtime: -;
-    ARG_MIN = 79, tflm: true, runtime: -;
+    ARG_MIN = 79, tflm: true, runtime: Axis;
     REDUCE_MAX = 82, tflm: true, runtime: Mean;
     PACK = 83, tflm: false, runtime: -;
     LOGICAL_OR = 84, tflm: false, runtime: -;

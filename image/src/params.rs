@@ -32,6 +32,7 @@ pub enum ParamsKind {
     Transpose,
     Mean,
     LeakyRelu,
+    Axis,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -305,6 +306,25 @@ impl OpParams for LeakyReluParams {
     }
 }
 
+/// ARG_MAX and ARG_MIN: one axis of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AxisParams {
+    /// The axis, already non-negative.
+    pub axis: i32,
+}
+
+impl OpParams for AxisParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = self.axis;
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        AxisParams { axis: w[0] }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,6 +376,7 @@ mod tests {
             keep_dims: true,
         });
         round_trip(LeakyReluParams { alpha: -0.3 });
+        round_trip(AxisParams { axis: 2 });
     }
 
     #[test]

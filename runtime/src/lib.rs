@@ -63,7 +63,8 @@
 //! RELU6, LEAKY_RELU, PRELU, HARD_SWISH, ABS, SQRT, RSQRT, LOG, EXP, CAST,
 //! RESHAPE, SQUEEZE, EXPAND_DIMS, SHAPE, QUANTIZE, DEQUANTIZE (every type pair
 //! TFLM accepts), PAD, TRANSPOSE, CONCATENATION, STRIDED_SLICE, MEAN, SUM,
-//! REDUCE_MAX, REDUCE_MIN (any axes), UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF, in
+//! REDUCE_MAX, REDUCE_MIN (any axes), ARG_MAX, ARG_MIN,
+//! UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF, in
 //! the int8/int16/float32 variants TFLM's reference kernels have
 //! (`scripts/verify-kernels.sh` checks each branch against the wheel). The
 //! integer paths reproduce TFLM's reference kernels bit for bit

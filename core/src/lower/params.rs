@@ -9,9 +9,9 @@ use alloc::vec::Vec;
 use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
-    ConcatParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams,
-    OpParams, PadParams, ParamsKind, SliceParams, SoftmaxParams, SvdfParams, TransposeParams,
-    WindowParams,
+    AxisParams, ConcatParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK,
+    MeanParams, OpParams, PadParams, ParamsKind, SliceParams, SoftmaxParams, SvdfParams,
+    TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -84,6 +84,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Transpose => transpose,
         ParamsKind::Mean => mean,
         ParamsKind::LeakyRelu => leaky_relu,
+        ParamsKind::Axis => axis_input,
     }
 }
 
@@ -335,4 +336,18 @@ fn leaky_relu(v: &OpView<'_, '_>) -> Result<Words, String> {
         _ => 0.0,
     };
     Ok(LeakyReluParams { alpha }.to_words())
+}
+
+/// ARG_MAX / ARG_MIN: the first value of the constant int32 axis input,
+/// made non-negative (TFLM reads only `axis[0]`).
+fn axis_input(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let input = v.input(0)?;
+    let axes = const_i32s(v.model, v.op.input(1)).ok_or("axis must be a constant int32 tensor")?;
+    let rank = input.shape.len() as i32;
+    let a = *axes.first().ok_or("axis is empty")?;
+    let a = if a < 0 { a + rank } else { a };
+    if a < 0 || a >= rank {
+        return Err(format!("axis {a} is out of range"));
+    }
+    Ok(AxisParams { axis: a }.to_words())
 }

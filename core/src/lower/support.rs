@@ -194,6 +194,10 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             matches!(i0, Some(I8 | I16 | I32 | F32 | dtype::BOOL)) && one_of(&[I8, I16, I32, F32]),
             "CAST: from int8, int16, int32, float32 or bool to int8, int16, int32 or float32",
         ),
+        opcode::ARG_MAX | opcode::ARG_MIN => rule(
+            matches!(i0, Some(F32 | I8)) && o == I32,
+            "ARG_MAX/ARG_MIN: float32 or int8 input, int32 output",
+        ),
         opcode::EXPAND_DIMS => rule(
             i0 == Some(o) && one_of(&[F32, I16, I8]),
             "EXPAND_DIMS: float32, int16 or int8 only",

@@ -12,10 +12,13 @@
 //!   the count into that multiplier (`(m << k) / n` with `k = ⌊log₂ n⌋`,
 //!   capped at 32 and at `31 + shift`), as TFLM does since it stopped using
 //!   `integer_ops::Mean`;
+//! * ARG_MAX / ARG_MIN (`micro/kernels/arg_min_max.cc`): float32 or int8
+//!   input, int32 output, the first index where a strictly greater (smaller)
+//!   value appears along the axis;
 //! * int8 MAX and MIN: TFLM requires the output's scale and zero point to
 //!   equal the input's and compares raw values.
 
-use microarena_image::params::MeanParams;
+use microarena_image::params::{AxisParams, MeanParams};
 use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
@@ -33,6 +36,8 @@ pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::SUM, prepare, eval),
     kernel(opcode::REDUCE_MAX, prepare, eval),
     kernel(opcode::REDUCE_MIN, prepare, eval),
+    kernel(opcode::ARG_MAX, prepare_arg, arg),
+    kernel(opcode::ARG_MIN, prepare_arg, arg),
 ];
 
 /// MEAN and SUM accumulate in a scratch buffer; MAX and MIN in the output.
@@ -226,6 +231,62 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             o,
             fx::mbqm(shifted, m, s).wrapping_add(out.zero_point),
         );
+    }
+    Ok(())
+}
+
+pub(crate) fn prepare_arg(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        matches!(input.dtype, dtype::F32 | dtype::I8) && out.dtype == dtype::I32,
+        "ARG_MAX/ARG_MIN: float32 or int8 input, int32 output",
+    )?;
+    let axis = p.op.params::<AxisParams>().axis;
+    p.check(
+        axis >= 0 && (axis as usize) < input.rank,
+        "axis outside the input's rank",
+    )?;
+    let size = input.dim(axis as usize);
+    p.check(size > 0, "empty reduction axis")?;
+    p.check(
+        out.elements() == input.elements() / size,
+        "output size differs from the reduced shape",
+    )
+}
+
+pub(crate) fn arg(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let axis = c.op.params::<AxisParams>().axis.max(0) as usize;
+    let max = c.op.opcode == opcode::ARG_MAX;
+    let size = input.dim(axis);
+    let outer: usize = (0..axis).map(|k| input.dim(k)).product();
+    let inner: usize = (axis + 1..input.rank).map(|k| input.dim(k)).product();
+    let value = |i: usize| {
+        if input.dtype == dtype::F32 {
+            f64::from(f32_at(x, i))
+        } else {
+            f64::from(i8_at(x, i))
+        }
+    };
+    for o in 0..outer {
+        for n in 0..inner {
+            let mut best = value(o * size * inner + n);
+            let mut at = 0;
+            for k in 1..size {
+                let v = value((o * size + k) * inner + n);
+                // GreaterFn / LessFn: strict, so NaN never wins and ties keep the first.
+                if (max && v > best) || (!max && v < best) {
+                    best = v;
+                    at = k;
+                }
+            }
+            put_i32(c.out, o * inner + n, at as i32);
+        }
     }
     Ok(())
 }
