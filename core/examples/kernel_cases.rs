@@ -848,6 +848,57 @@ pub fn cases() -> Vec<Case> {
         }
     }
 
+    // ---- GATHER: axis and batch_dims, float32 and int8 (indices constant and in range).
+    for (name, shape, coords, coord_data, axis, batch_dims, out) in [
+        (
+            "axis0",
+            vec![5, 3],
+            vec![4],
+            vec![4, 0, 2, 2],
+            0,
+            0,
+            vec![4, 3],
+        ),
+        (
+            "axis1",
+            vec![2, 6, 3],
+            vec![2, 2],
+            vec![5, 0, 1, 3],
+            1,
+            0,
+            vec![2, 2, 2, 3],
+        ),
+        (
+            "batch1",
+            vec![2, 6, 3],
+            vec![2, 3],
+            vec![5, 0, 1, 3, 3, 2],
+            1,
+            1,
+            vec![2, 3, 3],
+        ),
+    ] {
+        for (tname, ty) in [("f32", DType::F32), ("i8", I8)] {
+            let values = if ty == I8 {
+                qt(&shape, I8, 0.1, 0)
+            } else {
+                f32t(&shape)
+            };
+            let o = if ty == I8 {
+                qt(&out, I8, 0.1, 0)
+            } else {
+                f32t(&out)
+            };
+            v.push(unary_like(
+                &format!("gather_{tname}_{name}"),
+                opcode::GATHER,
+                vec![values, t(&coords, I32).i32s(&coord_data)],
+                o,
+                OpOptions::Gather { axis, batch_dims },
+            ));
+        }
+    }
+
     // ---- Shape-only ops.
     v.push(unary_like(
         "squeeze_f32",

@@ -80,7 +80,7 @@ operators! {
     CALL = 31, tflm: false, runtime: -;
     CUSTOM = 32, tflm: false, runtime: -;
     PAD = 34, tflm: true, runtime: Pad;
-    GATHER = 36, tflm: true, runtime: -;
+    GATHER = 36, tflm: true, runtime: Gather;
     BATCH_TO_SPACE_ND = 37, tflm: false, runtime: -;
     SPACE_TO_BATCH_ND = 38, tflm: false, runtime: -;
     TRANSPOSE = 39, tflm: true, runtime: Transpose;

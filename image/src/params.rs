@@ -33,6 +33,7 @@ pub enum ParamsKind {
     Mean,
     LeakyRelu,
     Axis,
+    Gather,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -325,6 +326,31 @@ impl OpParams for AxisParams {
     }
 }
 
+/// GATHER.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GatherParams {
+    /// Gathered axis of the input, already non-negative.
+    pub axis: i32,
+    /// Leading batch dims shared by input and indices, already non-negative.
+    pub batch_dims: i32,
+}
+
+impl OpParams for GatherParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = self.axis;
+        w[1] = self.batch_dims;
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        GatherParams {
+            axis: w[0],
+            batch_dims: w[1],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,6 +403,10 @@ mod tests {
         });
         round_trip(LeakyReluParams { alpha: -0.3 });
         round_trip(AxisParams { axis: 2 });
+        round_trip(GatherParams {
+            axis: 2,
+            batch_dims: 1,
+        });
     }
 
     #[test]

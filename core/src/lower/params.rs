@@ -9,9 +9,9 @@ use alloc::vec::Vec;
 use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
-    AxisParams, ConcatParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK,
-    MeanParams, OpParams, PadParams, ParamsKind, SliceParams, SoftmaxParams, SvdfParams,
-    TransposeParams, WindowParams,
+    AxisParams, ConcatParams, GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK,
+    MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, SliceParams, SoftmaxParams,
+    SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -85,6 +85,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Mean => mean,
         ParamsKind::LeakyRelu => leaky_relu,
         ParamsKind::Axis => axis_input,
+        ParamsKind::Gather => gather,
     }
 }
 
@@ -350,4 +351,31 @@ fn axis_input(v: &OpView<'_, '_>) -> Result<Words, String> {
         return Err(format!("axis {a} is out of range"));
     }
     Ok(AxisParams { axis: a }.to_words())
+}
+
+/// GATHER: axis and batch_dims made non-negative and checked as TFLM's
+/// Prepare does.
+fn gather(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let (axis, batch_dims) = match v.op.options {
+        OpOptions::Gather { axis, batch_dims } => (axis, batch_dims),
+        _ => (0, 0),
+    };
+    let rank = v.input(0)?.shape.len() as i32;
+    let coords_rank = v.input(1)?.shape.len() as i32;
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let batch_dims = if batch_dims < 0 {
+        batch_dims + coords_rank
+    } else {
+        batch_dims
+    };
+    if !(0..rank).contains(&axis)
+        || !(0..rank).contains(&batch_dims)
+        || batch_dims > axis
+        || batch_dims > coords_rank
+    {
+        return Err(format!(
+            "axis {axis} / batch_dims {batch_dims} out of range"
+        ));
+    }
+    Ok(GatherParams { axis, batch_dims }.to_words())
 }

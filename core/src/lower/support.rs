@@ -198,6 +198,10 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             matches!(i0, Some(F32 | I8)) && o == I32,
             "ARG_MAX/ARG_MIN: float32 or int8 input, int32 output",
         ),
+        opcode::GATHER => rule(
+            matches!(i0, Some(F32 | I8)) && i1 == Some(I32) && i0 == Some(o),
+            "GATHER: float32 or int8 values, int32 indices",
+        ),
         opcode::EXPAND_DIMS => rule(
             i0 == Some(o) && one_of(&[F32, I16, I8]),
             "EXPAND_DIMS: float32, int16 or int8 only",

@@ -23,6 +23,7 @@ pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::SQUEEZE, prepare_reshape, reshape),
     kernel(opcode::EXPAND_DIMS, prepare_expand_dims, reshape),
     kernel(opcode::SHAPE, prepare_shape, shape),
+    kernel(opcode::GATHER, prepare_gather, gather),
     kernel(opcode::PAD, prepare_pad, pad),
     kernel(opcode::TRANSPOSE, prepare_transpose, transpose),
     kernel(opcode::CONCATENATION, prepare_concatenation, concatenation),
@@ -348,4 +349,87 @@ fn copy_elem(dst: &mut [u8], di: usize, src: &[u8], si: usize, e: usize) {
     if let (Some(d), Some(s)) = (dst.get_mut(di * e..di * e + e), src.get(si * e..si * e + e)) {
         d.copy_from_slice(s);
     }
+}
+
+/// GATHER's loop sizes: (batch, outer, axis, inner, coords per batch), from
+/// the validated dims (`micro/kernels/gather.cc`, 90b983c2).
+fn gather_sizes(
+    input: &TensorInfo,
+    coords: &TensorInfo,
+    axis: usize,
+    batch_dims: usize,
+) -> (usize, usize, usize, usize, usize) {
+    let prod = |t: &TensorInfo, r: core::ops::Range<usize>| r.map(|k| t.dim(k)).product::<usize>();
+    (
+        prod(input, 0..batch_dims),
+        prod(input, batch_dims..axis),
+        input.dim(axis),
+        prod(input, axis + 1..input.rank),
+        prod(coords, batch_dims..coords.rank),
+    )
+}
+
+pub(crate) fn prepare_gather(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    let coords = p.input(1)?;
+    p.need(
+        matches!(input.dtype, dtype::F32 | dtype::I8)
+            && out.dtype == input.dtype
+            && coords.dtype == dtype::I32,
+        "GATHER: float32 or int8 values, int32 indices",
+    )?;
+    let rl::params::GatherParams { axis, batch_dims } = p.op.params();
+    p.check(
+        axis >= 0
+            && (axis as usize) < input.rank
+            && batch_dims >= 0
+            && batch_dims <= axis
+            && (batch_dims as usize) <= coords.rank,
+        "GATHER axis or batch_dims outside the ranks",
+    )?;
+    let (axis, batch_dims) = (axis as usize, batch_dims as usize);
+    for k in 0..batch_dims {
+        p.check(input.dim(k) == coords.dim(k), "GATHER batch dims differ")?;
+    }
+    let (b, o, _, n, c) = gather_sizes(&input, &coords, axis, batch_dims);
+    p.check(
+        out.elements() == b.saturating_mul(o).saturating_mul(c).saturating_mul(n),
+        "GATHER output size",
+    )
+}
+
+pub(crate) fn gather(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (coords, idx) = c.input(1);
+    let rl::params::GatherParams { axis, batch_dims } = c.op.params();
+    let (axis, batch_dims) = (axis.max(0) as usize, batch_dims.max(0) as usize);
+    let (batches, outer, axis_size, inner, per_batch) =
+        gather_sizes(&input, &coords, axis, batch_dims);
+    let e = elem_size(&input);
+    let fail = c.fail();
+    for b in 0..batches {
+        for o in 0..outer {
+            for k in 0..per_batch {
+                // TFLM reads the index at batch · per_batch + k (whatever the outer).
+                let at = super::bytes::i32_at(idx, b * per_batch + k);
+                if at < 0 || at as usize >= axis_size {
+                    return Err(fail("GATHER index out of range"));
+                }
+                let src = ((b * outer + o) * axis_size + at as usize) * inner * e;
+                let dst = ((b * outer + o) * per_batch + k) * inner * e;
+                if let (Some(d), Some(s)) = (
+                    c.out.get_mut(dst..dst + inner * e),
+                    x.get(src..src + inner * e),
+                ) {
+                    d.copy_from_slice(s);
+                }
+            }
+        }
+    }
+    Ok(())
 }
