@@ -611,6 +611,23 @@ pub fn cases() -> Vec<Case> {
         )
         .libm(1),
     );
+    v.push(
+        unary_like(
+            "log_softmax_f32",
+            opcode::LOG_SOFTMAX,
+            vec![f32t(&[3, 10])],
+            f32t(&[3, 10]),
+            none(),
+        )
+        .libm(1),
+    );
+    v.push(unary_like(
+        "log_softmax_i8",
+        opcode::LOG_SOFTMAX,
+        vec![qt(&[3, 10], I8, 0.1, 3)],
+        qt(&[3, 10], I8, 16.0 / 256.0, 127),
+        none(),
+    ));
     v.push(unary_like(
         "softmax_i8",
         opcode::SOFTMAX,

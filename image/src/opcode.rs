@@ -92,7 +92,7 @@ operators! {
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
     EXP = 47, tflm: false, runtime: NoParams;
     SPLIT = 49, tflm: true, runtime: -;
-    LOG_SOFTMAX = 50, tflm: false, runtime: -;
+    LOG_SOFTMAX = 50, tflm: false, runtime: NoParams;
     CAST = 53, tflm: true, runtime: NoParams;
     PRELU = 54, tflm: false, runtime: NoParams;
     MAXIMUM = 55, tflm: true, runtime: NoParams;

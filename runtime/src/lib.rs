@@ -59,7 +59,8 @@
 //! FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (int8 per-channel and float32),
 //! AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL (int8 and float32, with
 //! broadcasting), SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, DIV, SOFTMAX,
-//! LOGISTIC, TANH (int8 gemmlowp fixed point, and float32 via `libm`), RELU,
+//! LOGISTIC, TANH (int8 gemmlowp fixed point, and float32 via `libm`),
+//! LOG_SOFTMAX (float32), RELU,
 //! RELU6, LEAKY_RELU, PRELU, HARD_SWISH, ABS, SQRT, RSQRT, LOG, EXP, CAST,
 //! RESHAPE, SQUEEZE, EXPAND_DIMS, SHAPE, GATHER, QUANTIZE, DEQUANTIZE (every type pair
 //! TFLM accepts), PAD, TRANSPOSE, CONCATENATION, STRIDED_SLICE, MEAN, SUM,

@@ -169,7 +169,7 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             }
             Ok(())
         }
-        opcode::SQRT | opcode::RSQRT | opcode::LOG | opcode::EXP => {
+        opcode::SQRT | opcode::RSQRT | opcode::LOG | opcode::EXP | opcode::LOG_SOFTMAX => {
             rule(i0 == Some(F32) && o == F32, "float32 only")
         }
         opcode::ABS => {
