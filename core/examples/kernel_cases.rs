@@ -73,6 +73,11 @@ impl T {
         self
     }
 
+    fn f32s(mut self, v: &[f32]) -> T {
+        self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
+        self
+    }
+
     fn i32s(mut self, v: &[i32]) -> T {
         self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
         self
@@ -611,6 +616,21 @@ pub fn cases() -> Vec<Case> {
         )
         .libm(1),
     );
+    for (op, name) in [
+        (opcode::LOGISTIC, "logistic_f32"),
+        (opcode::TANH, "tanh_f32"),
+    ] {
+        // Inputs in [-2, 2) scaled by 12 reach LOGISTIC's cut-offs at -9 and 16.6.
+        let mut c = Case::new(name).libm(1);
+        let x = c.input(f32t(&[4, 50]));
+        let k = c.add(f32t(&[1]).f32s(&[12.0]));
+        let s = c.add(f32t(&[4, 50]));
+        let o = c.add(f32t(&[4, 50]));
+        c.op(opcode::MUL, &[x, k], &[s], elementwise(A::None));
+        c.op(op, &[s], &[o], none());
+        c.outputs.push(o);
+        v.push(c);
+    }
     v.push(
         unary_like(
             "log_softmax_f32",

@@ -96,8 +96,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 opcode::ABS => libm::fabsf(v),
                 opcode::SQRT => libm::sqrtf(v),
                 opcode::RSQRT => 1.0 / libm::sqrtf(v),
-                opcode::LOG => libm::logf(v),
-                _ => libm::expf(v),
+                opcode::LOG => super::cmath::logf(v),
+                _ => super::cmath::expf(v),
             };
             put_f32(c.out, i, r);
         }

@@ -25,6 +25,7 @@ mod activations;
 mod binary;
 mod broadcast;
 mod bytes;
+mod cmath;
 mod context;
 mod conv;
 mod depthwise;

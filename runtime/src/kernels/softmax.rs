@@ -55,9 +55,9 @@ pub(crate) fn log_softmax(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
         let mut sum = 0.0f32;
         for k in 0..depth {
-            sum += libm::expf(f32_at(x, row + k) - max);
+            sum += super::cmath::expf(f32_at(x, row + k) - max);
         }
-        let log_sum = libm::logf(sum);
+        let log_sum = super::cmath::logf(sum);
         for k in 0..depth {
             put_f32(c.out, row + k, f32_at(x, row + k) - max - log_sum);
         }
@@ -169,7 +169,7 @@ fn softmax_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
         let mut sum = 0.0f32;
         for k in 0..depth {
-            let e = libm::expf((f32_at(x, row + k) - max) * beta);
+            let e = super::cmath::expf((f32_at(x, row + k) - max) * beta);
             put_f32(c.out, row + k, e);
             sum += e;
         }
