@@ -936,6 +936,84 @@ pub fn cases() -> Vec<Case> {
         }
     }
 
+    // ---- SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND, 4-D and 3-D, with padding and crops.
+    for (tname, ty) in [("f32", DType::F32), ("i8", I8)] {
+        let tt = |shape: &[i32]| {
+            if ty == I8 {
+                qt(shape, I8, 0.1, -5)
+            } else {
+                f32t(shape)
+            }
+        };
+        v.push(unary_like(
+            &format!("space_to_batch_{tname}_4d_unpadded"),
+            opcode::SPACE_TO_BATCH_ND,
+            vec![
+                tt(&[2, 6, 6, 3]),
+                t(&[2], I32).i32s(&[2, 3]),
+                t(&[2, 2], I32).i32s(&[0, 0, 0, 0]),
+            ],
+            tt(&[12, 3, 2, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("space_to_batch_{tname}_3d_unpadded"),
+            opcode::SPACE_TO_BATCH_ND,
+            vec![
+                tt(&[1, 6, 3]),
+                t(&[1], I32).i32s(&[2]),
+                t(&[1, 2], I32).i32s(&[0, 0]),
+            ],
+            tt(&[2, 3, 3]),
+            none(),
+        ));
+        // Padded: TFLM's output there is uninitialized, both sides refuse.
+        v.push(unary_like(
+            &format!("space_to_batch_{tname}_4d"),
+            opcode::SPACE_TO_BATCH_ND,
+            vec![
+                tt(&[2, 5, 4, 3]),
+                t(&[2], I32).i32s(&[2, 3]),
+                t(&[2, 2], I32).i32s(&[1, 0, 1, 1]),
+            ],
+            tt(&[12, 3, 2, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("space_to_batch_{tname}_3d"),
+            opcode::SPACE_TO_BATCH_ND,
+            vec![
+                tt(&[1, 5, 3]),
+                t(&[1], I32).i32s(&[2]),
+                t(&[1, 2], I32).i32s(&[1, 0]),
+            ],
+            tt(&[2, 3, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("batch_to_space_{tname}_4d"),
+            opcode::BATCH_TO_SPACE_ND,
+            vec![
+                tt(&[12, 3, 2, 3]),
+                t(&[2], I32).i32s(&[2, 3]),
+                t(&[2, 2], I32).i32s(&[1, 0, 1, 1]),
+            ],
+            tt(&[2, 5, 4, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("batch_to_space_{tname}_3d"),
+            opcode::BATCH_TO_SPACE_ND,
+            vec![
+                tt(&[4, 2, 3]),
+                t(&[1], I32).i32s(&[2]),
+                t(&[1, 2], I32).i32s(&[0, 1]),
+            ],
+            tt(&[2, 3, 3]),
+            none(),
+        ));
+    }
+
     // ---- Shape-only ops.
     v.push(unary_like(
         "squeeze_f32",

@@ -81,8 +81,8 @@ operators! {
     CUSTOM = 32, tflm: false, runtime: -;
     PAD = 34, tflm: true, runtime: Pad;
     GATHER = 36, tflm: true, runtime: Gather;
-    BATCH_TO_SPACE_ND = 37, tflm: false, runtime: -;
-    SPACE_TO_BATCH_ND = 38, tflm: false, runtime: -;
+    BATCH_TO_SPACE_ND = 37, tflm: false, runtime: SpaceBatch;
+    SPACE_TO_BATCH_ND = 38, tflm: false, runtime: SpaceBatch;
     TRANSPOSE = 39, tflm: true, runtime: Transpose;
     MEAN = 40, tflm: true, runtime: Mean;
     SUB = 41, tflm: true, runtime: NoParams;

@@ -34,6 +34,7 @@ pub enum ParamsKind {
     LeakyRelu,
     Axis,
     Gather,
+    SpaceBatch,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -351,6 +352,34 @@ impl OpParams for GatherParams {
     }
 }
 
+/// SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND: the block and the padding (or
+/// crop) before the first row and column (a 3-D tensor has width block 1 and
+/// no left padding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpaceBatchParams {
+    pub block_h: i32,
+    pub block_w: i32,
+    pub before_h: i32,
+    pub before_w: i32,
+}
+
+impl OpParams for SpaceBatchParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[..4].copy_from_slice(&[self.block_h, self.block_w, self.before_h, self.before_w]);
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        SpaceBatchParams {
+            block_h: w[0],
+            block_w: w[1],
+            before_h: w[2],
+            before_w: w[3],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,6 +432,12 @@ mod tests {
         });
         round_trip(LeakyReluParams { alpha: -0.3 });
         round_trip(AxisParams { axis: 2 });
+        round_trip(SpaceBatchParams {
+            block_h: 2,
+            block_w: 3,
+            before_h: 1,
+            before_w: 0,
+        });
         round_trip(GatherParams {
             axis: 2,
             batch_dims: 1,

@@ -11,7 +11,7 @@ pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
     AxisParams, ConcatParams, GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK,
     MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, SliceParams, SoftmaxParams,
-    SvdfParams, TransposeParams, WindowParams,
+    SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -86,6 +86,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::LeakyRelu => leaky_relu,
         ParamsKind::Axis => axis_input,
         ParamsKind::Gather => gather,
+        ParamsKind::SpaceBatch => space_batch,
     }
 }
 
@@ -378,4 +379,43 @@ fn gather(v: &OpView<'_, '_>) -> Result<Words, String> {
         ));
     }
     Ok(GatherParams { axis, batch_dims }.to_words())
+}
+
+/// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: constant block shape and paddings
+/// (or crops), 3-D or 4-D tensors as TFLM's Prepare requires.
+fn space_batch(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let rank = v.input(0)?.shape.len();
+    if !(3..=4).contains(&rank) || v.output.shape.len() != rank {
+        return Err("input and output must both be 3-D or 4-D".into());
+    }
+    let block =
+        const_i32s(v.model, v.op.input(1)).ok_or("block_shape must be a constant int32 tensor")?;
+    let pads = const_i32s(v.model, v.op.input(2))
+        .ok_or("paddings/crops must be a constant int32 tensor")?;
+    let spatial = rank - 2;
+    if block.len() < spatial || pads.len() < 2 * spatial {
+        return Err("block_shape or paddings/crops too short".into());
+    }
+    let p = SpaceBatchParams {
+        block_h: block[0],
+        block_w: if rank == 4 { block[1] } else { 1 },
+        before_h: pads[0],
+        before_w: if rank == 4 { pads[2] } else { 0 },
+    };
+    if p.block_h < 1 || p.block_w < 1 || p.before_h < 0 || p.before_w < 0 {
+        return Err("block sizes must be positive and paddings/crops non-negative".into());
+    }
+    // TFLM fills SPACE_TO_BATCH_ND's padding with a value its Prepare never
+    // sets (uninitialized arena bytes): there is no output to match.
+    if v.code() == opcode::SPACE_TO_BATCH_ND && pads.iter().take(2 * spatial).any(|&x| x != 0) {
+        return Err("SPACE_TO_BATCH_ND with padding: TFLM pads with an uninitialized value".into());
+    }
+    if v.code() == opcode::SPACE_TO_BATCH_ND {
+        let (i, o) = (&v.input(0)?.shape, &v.output.shape);
+        let w = |t: &[i32]| if rank == 4 { t[2] } else { 1 };
+        if o[1] * p.block_h != i[1] || w(o) * p.block_w != w(i) {
+            return Err("SPACE_TO_BATCH_ND output size differs from the blocked input".into());
+        }
+    }
+    Ok(p.to_words())
 }

@@ -24,6 +24,16 @@ pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::EXPAND_DIMS, prepare_expand_dims, reshape),
     kernel(opcode::SHAPE, prepare_shape, shape),
     kernel(opcode::GATHER, prepare_gather, gather),
+    kernel(
+        opcode::SPACE_TO_BATCH_ND,
+        prepare_space_batch,
+        space_to_batch,
+    ),
+    kernel(
+        opcode::BATCH_TO_SPACE_ND,
+        prepare_space_batch,
+        batch_to_space,
+    ),
     kernel(opcode::PAD, prepare_pad, pad),
     kernel(opcode::TRANSPOSE, prepare_transpose, transpose),
     kernel(opcode::CONCATENATION, prepare_concatenation, concatenation),
@@ -426,6 +436,131 @@ pub(crate) fn gather(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     c.out.get_mut(dst..dst + inner * e),
                     x.get(src..src + inner * e),
                 ) {
+                    d.copy_from_slice(s);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A 3-D or 4-D tensor as TFLM's `ExtendShapeSpaceToBatch` sees it:
+/// (batch, height, width, depth), a 3-D one with width 1.
+fn nhwc(t: &TensorInfo) -> [usize; 4] {
+    if t.rank == 4 {
+        [t.dim(0), t.dim(1), t.dim(2), t.dim(3)]
+    } else {
+        [t.dim(0), t.dim(1), 1, t.dim(2)]
+    }
+}
+
+/// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (`micro/kernels/space_to_batch_nd.cc`,
+/// `batch_to_space_nd.cc`, `reference_ops::SpaceToBatchND`/`BatchToSpaceND`,
+/// 90b983c2): float32 or int8, 3-D or 4-D. Every copied pixel's coordinates
+/// are checked against both tensors, so any block or padding is safe.
+pub(crate) fn prepare_space_batch(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8),
+        "float32 or int8, the same in and out",
+    )?;
+    p.need(
+        (3..=4).contains(&input.rank) && input.rank == out.rank,
+        "input and output must both be 3-D or 4-D",
+    )?;
+    let sb: rl::params::SpaceBatchParams = p.op.params();
+    p.check(
+        sb.block_h >= 1 && sb.block_w >= 1 && sb.before_h >= 0 && sb.before_w >= 0,
+        "block sizes must be positive and paddings/crops non-negative",
+    )?;
+    let (i, o) = (nhwc(&input), nhwc(out));
+    p.check(i[3] == o[3], "depths differ")?;
+    p.check(i[0] > 0 && o[0] > 0, "empty batch")?;
+    if p.op.opcode == opcode::SPACE_TO_BATCH_ND {
+        // TFLM pads with a value its Prepare never sets (uninitialized arena
+        // bytes), so only unpadded blocks have an output to match.
+        let (bh, bw) = (sb.block_h as usize, sb.block_w as usize);
+        p.need(
+            sb.before_h == 0 && sb.before_w == 0 && o[1] * bh == i[1] && o[2] * bw == i[2],
+            "SPACE_TO_BATCH_ND with padding: TFLM pads with an uninitialized value",
+        )?;
+    }
+    Ok(())
+}
+
+pub(crate) fn space_to_batch(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let sb: rl::params::SpaceBatchParams = c.op.params();
+    let (bh, bw) = (sb.block_h.max(1) as usize, sb.block_w.max(1) as usize);
+    let (top, left) = (sb.before_h.max(0) as usize, sb.before_w.max(0) as usize);
+    let [ib, ih, iw, depth] = nhwc(&input);
+    let [ob, oh, ow, _] = nhwc(&out);
+    let e = elem_size(&out);
+    let row = depth * e;
+    for b in 0..ob {
+        let in_b = b % ib.max(1);
+        let shift_w = (b / ib.max(1)) % bw;
+        let shift_h = (b / ib.max(1)) / bw;
+        for y in 0..oh {
+            for xx in 0..ow {
+                let dst = ((b * oh + y) * ow + xx) * row;
+                let (sy, sx) = (y * bh + shift_h, xx * bw + shift_w);
+                let inside = sy >= top && sy < top + ih && sx >= left && sx < left + iw;
+                let Some(d) = c.out.get_mut(dst..dst + row) else {
+                    continue;
+                };
+                if inside {
+                    let src = ((in_b * ih + (sy - top)) * iw + (sx - left)) * row;
+                    match x.get(src..src + row) {
+                        Some(s) => d.copy_from_slice(s),
+                        None => d.fill(0),
+                    }
+                } else {
+                    // Unreachable after Prepare (no padding); zero as a default.
+                    d.fill(0);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn batch_to_space(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let sb: rl::params::SpaceBatchParams = c.op.params();
+    let (bh, bw) = (sb.block_h.max(1) as usize, sb.block_w.max(1) as usize);
+    let (top, left) = (sb.before_h.max(0) as usize, sb.before_w.max(0) as usize);
+    let [ib, ih, iw, depth] = nhwc(&input);
+    let [ob, oh, ow, _] = nhwc(&out);
+    let e = elem_size(&out);
+    let row = depth * e;
+    for b in 0..ib {
+        let out_b = b % ob.max(1);
+        let offset = b / ob.max(1);
+        for y in 0..ih {
+            let Some(out_y) = (y * bh + offset / bw).checked_sub(top) else {
+                continue;
+            };
+            if out_y >= oh {
+                continue;
+            }
+            for xx in 0..iw {
+                let Some(out_x) = (xx * bw + offset % bw).checked_sub(left) else {
+                    continue;
+                };
+                if out_x >= ow {
+                    continue;
+                }
+                let src = ((b * ih + y) * iw + xx) * row;
+                let dst = ((out_b * oh + out_y) * ow + out_x) * row;
+                if let (Some(d), Some(s)) = (c.out.get_mut(dst..dst + row), x.get(src..src + row)) {
                     d.copy_from_slice(s);
                 }
             }
