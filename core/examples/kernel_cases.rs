@@ -1014,6 +1014,30 @@ pub fn cases() -> Vec<Case> {
         ));
     }
 
+    // ---- REDUCE_MIN (the MAX loop with the other comparison).
+    for (aname, axes, out) in [
+        ("1", vec![1], vec![2, 6, 7]),
+        ("23", vec![2, 3], vec![2, 5]),
+    ] {
+        let keep = false;
+        for (tname, a, b) in [
+            ("f32", f32t(&[2, 5, 6, 7]), f32t(&out)),
+            (
+                "i8_same",
+                qt(&[2, 5, 6, 7], I8, 0.027, -3),
+                qt(&out, I8, 0.027, -3),
+            ),
+        ] {
+            v.push(unary_like(
+                &format!("min_{tname}_{aname}_drop"),
+                opcode::REDUCE_MIN,
+                vec![a, t(&[axes.len() as i32], I32).i32s(&axes)],
+                b,
+                OpOptions::Reducer { keep_dims: keep },
+            ));
+        }
+    }
+
     // ---- Shape-only ops.
     v.push(unary_like(
         "squeeze_f32",
