@@ -28,6 +28,13 @@ done
 for m in "$seeds"/runtime/*.tflite; do
   cargo run -q --release -p microarena-core --example lower -- "$m" "$seeds/image/$(basename "$m" .tflite).img" 2>/dev/null || true
 done
+# Image seeds for every kernel branch: the verify-kernels cases the runtime runs.
+rm -rf target/kernel-cases
+cargo run -q --release -p microarena-core --example kernel_cases -- target/kernel-cases
+cargo build -q --release -p microarena-core --example lower
+for m in target/kernel-cases/*.tflite; do
+  "${CARGO_TARGET_DIR:-target}/release/examples/lower" "$m" "$seeds/image/kc-$(basename "$m" .tflite).img" 2>/dev/null || true
+done
 # Share-link seeds: the links of the example and corpus models.
 for m in "$seeds"/plan/*.tflite; do
   cargo run -q --release -p microarena-core --example share_link -- "$m" > "$seeds/share/$(basename "$m" .tflite).txt" 2>/dev/null || true

@@ -22,6 +22,11 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         }
         opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => 8,
         opcode::ADD if quantized => 36,
+        // Bounds, left shift and three (multiplier, shift) pairs.
+        opcode::SUB if quantized => 36,
+        opcode::SQUARED_DIFFERENCE if matches!(dtype, dtype::I8 | dtype::I16) => 36,
+        // Float activation bounds.
+        opcode::SUB | opcode::DIV => 8,
         opcode::ADD => 8,
         opcode::MUL if quantized => 16,
         opcode::MUL => 8,
@@ -29,6 +34,11 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::SOFTMAX if quantized => 12,
         opcode::QUANTIZE => 8,
         opcode::LOGISTIC | opcode::TANH if quantized => 16,
+        // (multiplier, shift) pairs or bounds, see each kernel.
+        opcode::RELU | opcode::LEAKY_RELU | opcode::PRELU | opcode::HARD_SWISH if quantized => 16,
+        opcode::RELU6 if quantized => 8,
+        // Flags (quantized, rescaled), multiplier, shift.
+        opcode::ABS if quantized => 12,
         // 4 gates × (input FC, recurrent FC) × (multiplier, shift), 3 inter-gate
         // multiplies × (multiplier, shift), quantized cell clip, cell scale power.
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,
@@ -42,7 +52,7 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
 /// the head by core, alive only while the op runs), as one buffer.
 ///
 /// `dtype` is the output type; `a` and `b` depend on the op:
-/// * MEAN: `a` = output elements (one 32-bit accumulator each);
+/// * MEAN, SUM: `a` = output elements (one 32-bit accumulator each);
 /// * UNIDIRECTIONAL_SEQUENCE_LSTM: `a` = batch × state units; four gate
 ///   buffers of `a` cell-state elements (int16 for int8 models, f32 for float);
 /// * SVDF: `a` = batch × filters, `b` = batch × units (32-bit each; float needs
@@ -50,7 +60,7 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
 pub const fn op_scratch_bytes(code: u8, dtype: i8, a: u32, b: u32) -> u32 {
     let quantized = dtype != dtype::F32;
     match code {
-        opcode::MEAN => a.saturating_mul(4),
+        opcode::MEAN | opcode::SUM => a.saturating_mul(4),
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
             let cell = if quantized { 2 } else { 4 };
             align4(a.saturating_mul(cell)).saturating_mul(4)

@@ -31,6 +31,10 @@ pub enum ParamsKind {
     Pad,
     Transpose,
     Mean,
+    LeakyRelu,
+    Axis,
+    Gather,
+    SpaceBatch,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -284,6 +288,98 @@ impl OpParams for MeanParams {
     }
 }
 
+/// LEAKY_RELU.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LeakyReluParams {
+    pub alpha: f32,
+}
+
+impl OpParams for LeakyReluParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = self.alpha.to_bits() as i32;
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        LeakyReluParams {
+            alpha: f32::from_bits(w[0] as u32),
+        }
+    }
+}
+
+/// ARG_MAX and ARG_MIN: one axis of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AxisParams {
+    /// The axis, already non-negative.
+    pub axis: i32,
+}
+
+impl OpParams for AxisParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = self.axis;
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        AxisParams { axis: w[0] }
+    }
+}
+
+/// GATHER.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GatherParams {
+    /// Gathered axis of the input, already non-negative.
+    pub axis: i32,
+    /// Leading batch dims shared by input and indices, already non-negative.
+    pub batch_dims: i32,
+}
+
+impl OpParams for GatherParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = self.axis;
+        w[1] = self.batch_dims;
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        GatherParams {
+            axis: w[0],
+            batch_dims: w[1],
+        }
+    }
+}
+
+/// SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND: the block and the padding (or
+/// crop) before the first row and column (a 3-D tensor has width block 1 and
+/// no left padding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpaceBatchParams {
+    pub block_h: i32,
+    pub block_w: i32,
+    pub before_h: i32,
+    pub before_w: i32,
+}
+
+impl OpParams for SpaceBatchParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[..4].copy_from_slice(&[self.block_h, self.block_w, self.before_h, self.before_w]);
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        SpaceBatchParams {
+            block_h: w[0],
+            block_w: w[1],
+            before_h: w[2],
+            before_w: w[3],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +429,18 @@ mod tests {
         round_trip(MeanParams {
             axis_mask: 0b0110,
             keep_dims: true,
+        });
+        round_trip(LeakyReluParams { alpha: -0.3 });
+        round_trip(AxisParams { axis: 2 });
+        round_trip(SpaceBatchParams {
+            block_h: 2,
+            block_w: 3,
+            before_h: 1,
+            before_w: 0,
+        });
+        round_trip(GatherParams {
+            axis: 2,
+            batch_dims: 1,
         });
     }
 

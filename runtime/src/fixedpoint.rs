@@ -16,6 +16,37 @@ pub fn srdhm(a: i32, b: i32) -> i32 {
     ((ab + nudge) / (1i64 << 31)) as i32
 }
 
+/// gemmlowp `SaturatingRoundingDoublingHighMul` for int16 operands.
+pub fn srdhm_i16(a: i16, b: i16) -> i16 {
+    if a == b && a == i16::MIN {
+        return i16::MAX;
+    }
+    let ab = i32::from(a) * i32::from(b);
+    let nudge: i32 = if ab >= 0 { 1 << 14 } else { 1 - (1 << 14) };
+    ((ab + nudge) / (1 << 15)) as i16
+}
+
+/// TFLM's `reference_ops::SaturatingDoublingHighMul` (int16, truncating).
+pub fn sdhm_i16(a: i16, b: i16) -> i16 {
+    if a == b && a == i16::MIN {
+        return i16::MAX;
+    }
+    ((i32::from(a) * i32::from(b)) / (1 << 15)) as i16
+}
+
+/// TFLM's `reference_ops::SaturatingLeftShift` (int16).
+pub fn sat_shl_i16(x: i16, amount: i32) -> i16 {
+    (i64::from(x) << amount.clamp(0, 31)).clamp(i64::from(i16::MIN), i64::from(i16::MAX)) as i16
+}
+
+/// TFLM `DownScaleInt32ToInt16Multiplier`.
+pub fn downscale_multiplier_i16(m: i32) -> i16 {
+    if m >= i32::MAX - (1 << 15) {
+        return i16::MAX;
+    }
+    (m.wrapping_add(1 << 15) >> 16) as i16
+}
+
 /// gemmlowp `RoundingDivideByPOT` (int32), `exponent` in 0..=31.
 pub fn rdbpot(x: i32, exponent: i32) -> i32 {
     let e = exponent.clamp(0, 31) as u32;

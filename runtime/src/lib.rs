@@ -58,19 +58,29 @@
 //!
 //! FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D (int8 per-channel and float32),
 //! AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL (int8 and float32, with
-//! broadcasting), SOFTMAX, LOGISTIC, TANH (int8 gemmlowp fixed point, and
-//! float32 via `libm`), RESHAPE, QUANTIZE, DEQUANTIZE, PAD, TRANSPOSE,
-//! CONCATENATION, STRIDED_SLICE, MEAN. The integer paths reproduce TFLM's
-//! reference kernels bit for bit (`QuantizeMultiplier`,
-//! `MultiplyByQuantizedMultiplier`, `PreprocessSoftmaxScaling`,
-//! `exp_on_negative_values`, …, see [`fixedpoint`]); the float paths keep
-//! TFLM's operation order in `f32`. Float `expf`/`tanhf` results depend on the
-//! platform's libm in TFLM too, so those three float ops are accurate, not
-//! guaranteed bit-identical.
+//! broadcasting), SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, DIV, SOFTMAX,
+//! LOGISTIC, TANH (int8 gemmlowp fixed point, and float32 via `libm`),
+//! LOG_SOFTMAX (float32), RELU,
+//! RELU6, LEAKY_RELU, PRELU, HARD_SWISH, ABS, SQRT, RSQRT, LOG, EXP, CAST,
+//! RESHAPE, SQUEEZE, EXPAND_DIMS, SHAPE, GATHER, SPACE_TO_BATCH_ND (unpadded),
+//! BATCH_TO_SPACE_ND, QUANTIZE, DEQUANTIZE (every type pair
+//! TFLM accepts), PAD, TRANSPOSE, CONCATENATION, STRIDED_SLICE, MEAN, SUM,
+//! REDUCE_MAX, REDUCE_MIN (any axes), ARG_MAX, ARG_MIN,
+//! UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF, in
+//! the int8/int16/float32 variants TFLM's reference kernels have
+//! (`scripts/verify-kernels.sh` checks each branch against the wheel). The
+//! integer paths reproduce TFLM's reference kernels bit for bit
+//! (`QuantizeMultiplier`, `MultiplyByQuantizedMultiplier`,
+//! `PreprocessSoftmaxScaling`, `exp_on_negative_values`, …, see
+//! [`fixedpoint`]); the float paths keep TFLM's operation order in `f32`.
+//! Float `expf`/`logf`/`tanhf` results depend on the platform's libm in TFLM
+//! too, so the float ops that call them (SOFTMAX, LOGISTIC, TANH, LOG, EXP)
+//! are within 1 ULP of the wheel, not guaranteed bit-identical.
 //!
-//! Each operator family (convolutions, pools, elementwise, activations,
-//! softmax, quantize, shape ops, reductions, LSTM, SVDF) is one file under
-//! `kernels/` holding its Prepare and Eval; one table maps every builtin code
+//! Each operator family (convolutions, pools, elementwise, binary,
+//! activations, rectifiers, math, softmax, quantize, shape ops, reductions,
+//! LSTM, SVDF) is one file under `kernels/` holding its Prepare and Eval; one
+//! table maps every builtin code
 //! to them ([`registered_opcodes`] lists it).
 //!
 //! ## Use (host CLI or device)

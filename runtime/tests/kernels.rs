@@ -420,7 +420,7 @@ fn unsupported_op_is_refused_by_core_and_runtime() {
     let bytes = build(
         &t,
         &[OpSpec {
-            opcode: 19,
+            opcode: 8, // FLOOR: no runtime kernel
             inputs: vec![0],
             outputs: vec![1],
             options: OptSpec::None,
@@ -429,28 +429,28 @@ fn unsupported_op_is_refused_by_core_and_runtime() {
         &[1],
     );
     let model = Model::parse(&bytes).expect("parse");
-    let err = lower(&model).expect_err("RELU has no kernel");
+    let err = lower(&model).expect_err("FLOOR has no kernel");
     assert!(
         matches!(err, LowerError::UnsupportedOp { op_index: 0, .. }),
         "{err:?}"
     );
-    assert!(err.to_string().contains("RELU"), "{err}");
+    assert!(err.to_string().contains("FLOOR"), "{err}");
 
     // A hand-patched image: the runtime refuses at construction, naming the op.
     let (mut image, total) = demo_image();
     let ops_off =
         u32::from_le_bytes(image[rl::header::OPS_OFF..][..4].try_into().unwrap()) as usize;
-    image[ops_off + rl::op::OPCODE] = 19;
+    image[ops_off + rl::op::OPCODE] = 8;
     let mut arena = vec![0u8; total as usize];
     let err = Interpreter::new(&image, &mut arena).expect_err("patched op");
     assert_eq!(
         err,
         Error::UnsupportedOp {
             op_index: 0,
-            opcode: 19
+            opcode: 8
         }
     );
-    assert!(err.to_string().contains("RELU"), "{err}");
+    assert!(err.to_string().contains("FLOOR"), "{err}");
 }
 
 /// Single-byte corruptions (five values, every `byte_step`-th byte) of the

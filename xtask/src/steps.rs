@@ -57,6 +57,13 @@ pub const STEPS: &[Step] = &[
         run: offline_plans,
     },
     Step {
+        name: "kernels",
+        summary: "runtime kernels against TFLM itself, one builder model per kernel branch (tflite-micro wheel; needs python3 venv)",
+        args: None,
+        in_all: true,
+        run: kernels,
+    },
+    Step {
         name: "firmware",
         summary: "the firmware workspace: fmt, clippy, tests and runs under QEMU (M4, M0), and TFLM's golden data with the corpus",
         args: None,
@@ -295,6 +302,15 @@ fn offline_plans(_: &[String]) -> Result<(), Error> {
         cmd("bash", ["scripts/verify-offline-plans.sh"]).run()
     } else {
         skipped("needs MICROARENA_CORPUS and python3 with venv");
+        Ok(())
+    }
+}
+
+fn kernels(_: &[String]) -> Result<(), Error> {
+    if probe::python_with_venv() {
+        cmd("bash", ["scripts/verify-kernels.sh"]).run()
+    } else {
+        skipped("needs python3 with venv");
         Ok(())
     }
 }
@@ -578,6 +594,7 @@ mod tests {
                 "test",
                 "wasm-probe",
                 "offline-plans",
+                "kernels",
                 "firmware",
                 "miri",
                 "fuzz-smoke",

@@ -128,6 +128,7 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
             .and_then(|t| sg.tensors.get(t))
             .ok_or_else(|| unsupported("no output".into()))?;
         let p = op_params(model, op, out).map_err(unsupported)?;
+        super::support::check(model, op, out).map_err(unsupported)?;
         params.push(p);
         let code8 = code as u8;
         let channels = match code8 {
@@ -216,7 +217,7 @@ fn scratch_args(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> (u32,
     };
     let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     match op.opcode.0 as u8 {
-        opcode::MEAN => (sat(out.elements()), 0),
+        opcode::MEAN | opcode::SUM => (sat(out.elements()), 0),
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
             let time_major = matches!(op.options, OpOptions::Lstm(o) if o.time_major);
             let batch = dim(t(0), usize::from(time_major));

@@ -9,8 +9,9 @@ use alloc::vec::Vec;
 use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
-    ConcatParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams,
-    ParamsKind, SliceParams, SoftmaxParams, SvdfParams, TransposeParams, WindowParams,
+    AxisParams, ConcatParams, GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK,
+    MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, SliceParams, SoftmaxParams,
+    SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -82,6 +83,10 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Pad => pad,
         ParamsKind::Transpose => transpose,
         ParamsKind::Mean => mean,
+        ParamsKind::LeakyRelu => leaky_relu,
+        ParamsKind::Axis => axis_input,
+        ParamsKind::Gather => gather,
+        ParamsKind::SpaceBatch => space_batch,
     }
 }
 
@@ -324,4 +329,93 @@ fn mean(v: &OpView<'_, '_>) -> Result<Words, String> {
         keep_dims: matches!(v.op.options, OpOptions::Reducer { keep_dims: true }),
     }
     .to_words())
+}
+
+/// LEAKY_RELU: alpha (the schema's default, 0, when options are missing).
+fn leaky_relu(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let alpha = match v.op.options {
+        OpOptions::LeakyRelu { alpha } => alpha,
+        _ => 0.0,
+    };
+    Ok(LeakyReluParams { alpha }.to_words())
+}
+
+/// ARG_MAX / ARG_MIN: the first value of the constant int32 axis input,
+/// made non-negative (TFLM reads only `axis[0]`).
+fn axis_input(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let input = v.input(0)?;
+    let axes = const_i32s(v.model, v.op.input(1)).ok_or("axis must be a constant int32 tensor")?;
+    let rank = input.shape.len() as i32;
+    let a = *axes.first().ok_or("axis is empty")?;
+    let a = if a < 0 { a + rank } else { a };
+    if a < 0 || a >= rank {
+        return Err(format!("axis {a} is out of range"));
+    }
+    Ok(AxisParams { axis: a }.to_words())
+}
+
+/// GATHER: axis and batch_dims made non-negative and checked as TFLM's
+/// Prepare does.
+fn gather(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let (axis, batch_dims) = match v.op.options {
+        OpOptions::Gather { axis, batch_dims } => (axis, batch_dims),
+        _ => (0, 0),
+    };
+    let rank = v.input(0)?.shape.len() as i32;
+    let coords_rank = v.input(1)?.shape.len() as i32;
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let batch_dims = if batch_dims < 0 {
+        batch_dims + coords_rank
+    } else {
+        batch_dims
+    };
+    if !(0..rank).contains(&axis)
+        || !(0..rank).contains(&batch_dims)
+        || batch_dims > axis
+        || batch_dims > coords_rank
+    {
+        return Err(format!(
+            "axis {axis} / batch_dims {batch_dims} out of range"
+        ));
+    }
+    Ok(GatherParams { axis, batch_dims }.to_words())
+}
+
+/// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: constant block shape and paddings
+/// (or crops), 3-D or 4-D tensors as TFLM's Prepare requires.
+fn space_batch(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let rank = v.input(0)?.shape.len();
+    if !(3..=4).contains(&rank) || v.output.shape.len() != rank {
+        return Err("input and output must both be 3-D or 4-D".into());
+    }
+    let block =
+        const_i32s(v.model, v.op.input(1)).ok_or("block_shape must be a constant int32 tensor")?;
+    let pads = const_i32s(v.model, v.op.input(2))
+        .ok_or("paddings/crops must be a constant int32 tensor")?;
+    let spatial = rank - 2;
+    if block.len() < spatial || pads.len() < 2 * spatial {
+        return Err("block_shape or paddings/crops too short".into());
+    }
+    let p = SpaceBatchParams {
+        block_h: block[0],
+        block_w: if rank == 4 { block[1] } else { 1 },
+        before_h: pads[0],
+        before_w: if rank == 4 { pads[2] } else { 0 },
+    };
+    if p.block_h < 1 || p.block_w < 1 || p.before_h < 0 || p.before_w < 0 {
+        return Err("block sizes must be positive and paddings/crops non-negative".into());
+    }
+    // TFLM fills SPACE_TO_BATCH_ND's padding with a value its Prepare never
+    // sets (uninitialized arena bytes): there is no output to match.
+    if v.code() == opcode::SPACE_TO_BATCH_ND && pads.iter().take(2 * spatial).any(|&x| x != 0) {
+        return Err("SPACE_TO_BATCH_ND with padding: TFLM pads with an uninitialized value".into());
+    }
+    if v.code() == opcode::SPACE_TO_BATCH_ND {
+        let (i, o) = (&v.input(0)?.shape, &v.output.shape);
+        let w = |t: &[i32]| if rank == 4 { t[2] } else { 1 };
+        if o[1] * p.block_h != i[1] || w(o) * p.block_w != w(i) {
+            return Err("SPACE_TO_BATCH_ND output size differs from the blocked input".into());
+        }
+    }
+    Ok(p.to_words())
 }

@@ -1,5 +1,6 @@
 //! LOGISTIC and TANH: int8 in gemmlowp fixed point (bit-exact), and float32
-//! via `libm`.
+//! (LOGISTIC through the C library's `expf` as `cmath` computes it, TANH via
+//! `libm::tanhf`).
 
 use microarena_image::{dtype, opcode};
 
@@ -101,8 +102,8 @@ pub(crate) fn sigmoid_f32(v: f32) -> f32 {
     if v > 16.619_047 {
         1.0
     } else if v < -9.0 {
-        libm::expf(v)
+        super::cmath::expf(v)
     } else {
-        1.0 / (1.0 + libm::expf(-v))
+        1.0 / (1.0 + super::cmath::expf(-v))
     }
 }

@@ -3,6 +3,7 @@
 
 use microarena_image::{dtype, opcode};
 
+use super::broadcast::{bcast_index, broadcastable};
 use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_i8};
@@ -17,49 +18,6 @@ pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::ADD, prepare, eval),
     kernel(opcode::MUL, prepare, eval),
 ];
-
-/// Broadcast-compatible shapes for binary ops (ranks up to 6, dims equal or 1).
-fn broadcastable(a: &TensorInfo, b: &TensorInfo, out: &TensorInfo) -> bool {
-    let r = out.rank;
-    if a.rank > r || b.rank > r {
-        return false;
-    }
-    (0..r).all(|k| {
-        let o = out.dim(k);
-        let da = if k + a.rank >= r {
-            a.dim(k + a.rank - r)
-        } else {
-            1
-        };
-        let db = if k + b.rank >= r {
-            b.dim(k + b.rank - r)
-        } else {
-            1
-        };
-        (da == o || da == 1) && (db == o || db == 1) && o == da.max(db)
-    })
-}
-
-/// Index into `t` (right-aligned, broadcast dims of 1) for output element `i`.
-fn bcast_index(i: usize, out: &TensorInfo, t: &TensorInfo) -> usize {
-    let r = out.rank;
-    let mut rem = i;
-    let mut idx = 0usize;
-    let mut stride = 1usize;
-    for k in (0..r).rev() {
-        let o = out.dim(k).max(1);
-        let c = rem % o;
-        rem /= o;
-        if k + t.rank >= r {
-            let d = t.dim(k + t.rank - r);
-            if d > 1 {
-                idx += c * stride;
-            }
-            stride *= d.max(1);
-        }
-    }
-    idx
-}
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,

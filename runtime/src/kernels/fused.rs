@@ -24,8 +24,13 @@ pub(crate) fn act_range_f32(code: u8) -> Option<(f32, f32)> {
 
 /// TFLM `CalculateActivationRangeQuantized` for int8.
 pub(crate) fn act_range_i8(code: u8, out: &TensorInfo) -> Option<(i32, i32)> {
+    act_range_int(code, out, -128, 127)
+}
+
+/// TFLM `CalculateActivationRangeQuantized` for an integer output whose type
+/// spans `lo..=hi`.
+pub(crate) fn act_range_int(code: u8, out: &TensorInfo, lo: i32, hi: i32) -> Option<(i32, i32)> {
     let q = |f: f32| out.zero_point.saturating_add(fx::round_f32(f / out.scale));
-    let (lo, hi) = (-128, 127);
     match code {
         0 => Some((lo, hi)),
         1 => Some((lo.max(q(0.0)), hi)),

@@ -17,12 +17,15 @@
 //!
 //! Shared plumbing the families import (never each other, except LSTM reusing
 //! the float sigmoid of `activations`): [`context`] (what a kernel sees),
-//! [`bytes`] (element accessors), [`fused`] (activation bounds), [`window`]
+//! [`bytes`] (element accessors), [`broadcast`] (binary-op broadcasting), [`fused`] (activation bounds), [`window`]
 //! (the CNN window check and walk), [`epilogue`] (the filter ops' OpData and
 //! output step), and `crate::fixedpoint`.
 
 mod activations;
+mod binary;
+mod broadcast;
 mod bytes;
+mod cmath;
 mod context;
 mod conv;
 mod depthwise;
@@ -31,8 +34,10 @@ mod epilogue;
 mod fully_connected;
 mod fused;
 mod lstm;
+mod math;
 mod pooling;
 mod quantize;
+mod rectifiers;
 mod reductions;
 mod shape;
 mod softmax;
@@ -96,7 +101,10 @@ const FAMILIES: &[&[Kernel]] = &[
     fully_connected::KERNELS,
     pooling::KERNELS,
     elementwise::KERNELS,
+    binary::KERNELS,
     activations::KERNELS,
+    rectifiers::KERNELS,
+    math::KERNELS,
     softmax::KERNELS,
     quantize::KERNELS,
     shape::KERNELS,

@@ -1,11 +1,28 @@
-//! MEAN: int8 over the spatial axes (TFLM's `reference_integer_ops::Mean`)
-//! and float32 over any axes, accumulating in a planned scratch buffer.
+//! MEAN, SUM, REDUCE_MAX and REDUCE_MIN over any axes, either keep_dims, as
+//! TFLM's reduce kernels (`tensorflow/lite/micro/kernels/reduce_common.cc`
+//! and `kernels/internal/reference/reduce.h`, tflite-micro 90b983c2):
+//!
+//! * float32: every input element, in row-major order, is folded into its
+//!   output element (MEAN and SUM accumulate in the planned scratch and
+//!   MEAN divides by the reduced count as a float at the end; MAX and MIN
+//!   start from the type's lowest/highest value);
+//! * int8 / int16 MEAN and SUM: the raw values are summed in int32 (wrapping),
+//!   the input zero point times the count is subtracted, and the sum is
+//!   rescaled by `input_scale / output_scale`; MEAN folds the division by
+//!   the count into that multiplier (`(m << k) / n` with `k = ⌊log₂ n⌋`,
+//!   capped at 32 and at `31 + shift`), as TFLM does since it stopped using
+//!   `integer_ops::Mean`;
+//! * ARG_MAX / ARG_MIN (`micro/kernels/arg_min_max.cc`): float32 or int8
+//!   input, int32 output, the first index where a strictly greater (smaller)
+//!   value appears along the axis;
+//! * int8 MAX and MIN: TFLM requires the output's scale and zero point to
+//!   equal the input's and compares raw values.
 
-use microarena_image::params::MeanParams;
+use microarena_image::params::{AxisParams, MeanParams};
 use microarena_image::{self as rl, dtype};
 
-use super::bytes::{f32_at, i8_at, put_f32, put_i8};
-use super::context::{Ctx, OpDataWriter, Prep, same_element_size};
+use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
+use super::context::{Ctx, OpDataWriter, Prep};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -14,7 +31,19 @@ use crate::image::TensorInfo;
 use microarena_image::opcode;
 
 /// This family's entries in the kernel registry.
-pub(super) const KERNELS: &[Kernel] = &[kernel(opcode::MEAN, prepare, eval)];
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::MEAN, prepare, eval),
+    kernel(opcode::SUM, prepare, eval),
+    kernel(opcode::REDUCE_MAX, prepare, eval),
+    kernel(opcode::REDUCE_MIN, prepare, eval),
+    kernel(opcode::ARG_MAX, prepare_arg, arg),
+    kernel(opcode::ARG_MIN, prepare_arg, arg),
+];
+
+/// MEAN and SUM accumulate in a scratch buffer; MAX and MIN in the output.
+fn accumulates(code: u8) -> bool {
+    matches!(code, opcode::MEAN | opcode::SUM)
+}
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,
@@ -22,100 +51,242 @@ pub(crate) fn prepare(
     _words: &mut OpDataWriter<'_>,
     alloc: &mut ArenaAllocator,
 ) -> Result<(), Error> {
-    let (q, f) = (out.dtype == dtype::I8, out.dtype == dtype::F32);
+    let code = p.op.opcode;
     let input = p.input(0)?;
-    same_element_size(p, &input, out)?;
-    p.need(input.dtype == out.dtype && (q || f), "only int8 or float32")?;
+    p.need(input.dtype == out.dtype, "input and output types differ")?;
+    if accumulates(code) {
+        p.need(
+            matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16),
+            "only float32, int8 or int16",
+        )?;
+    } else {
+        p.need(
+            matches!(out.dtype, dtype::F32 | dtype::I8),
+            "only float32 or int8",
+        )?;
+        if out.dtype == dtype::I8 {
+            // TFLM's EvalMinMaxHelper: the values are compared, never rescaled.
+            p.need(
+                input.scale == out.scale && input.zero_point == out.zero_point,
+                "int8 MAX/MIN needs the output's scale and zero point equal to the input's",
+            )?;
+        }
+    }
     let MeanParams {
-        axis_mask: mask,
-        keep_dims: keep,
+        axis_mask: mask, ..
     } = p.op.params();
     p.check(
         mask >= 0 && mask >> input.rank == 0,
         "reduction axes outside the input's rank",
     )?;
-    let mut n = 1usize;
+    let mut kept = 1usize;
     for k in 0..input.rank {
         if mask & (1 << k) == 0 {
-            n = n.saturating_mul(input.dim(k));
+            kept = kept.saturating_mul(input.dim(k));
         }
     }
-    p.need(n == out.elements(), "reduced shape")?;
-    if q {
-        p.need(
-            keep && input.rank == 4 && mask == 0b0110,
-            "int8 MEAN only over axes 1,2 with keep_dims",
-        )?;
-    }
-    let want = rl::op_scratch_bytes(p.op.opcode, out.dtype, out.elements() as u32, 0) as usize;
+    p.check(
+        kept == out.elements(),
+        "output size differs from the reduced shape",
+    )?;
+    let want = rl::op_scratch_bytes(code, out.dtype, out.elements() as u32, 0) as usize;
     alloc.request_scratch(p.index, want, p.op.scratch)?;
     Ok(())
+}
+
+/// Output element of input element `i`: the input's row-major coordinates
+/// with the reduced axes dropped.
+fn output_index(i: usize, input: &TensorInfo, mask: i32) -> usize {
+    let mut rem = i;
+    let mut oi = 0usize;
+    let mut stride = 1usize;
+    for k in (0..input.rank).rev() {
+        let d = input.dim(k).max(1);
+        let coord = rem % d;
+        rem /= d;
+        if mask & (1 << k) == 0 {
+            oi += coord * stride;
+            stride *= d;
+        }
+    }
+    oi
+}
+
+fn read_int(t: &TensorInfo, x: &[u8], i: usize) -> i32 {
+    if t.dtype == dtype::I16 {
+        i16_at(x, i)
+    } else {
+        i8_at(x, i)
+    }
 }
 
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let out = c.output_info();
+    let code = c.op.opcode;
     let mask = c.op.params::<MeanParams>().axis_mask;
-    if out.dtype == dtype::I8 {
-        // reference_integer_ops::Mean, 4-D over axes 1 and 2.
-        let (b, h, w, d) = (input.dim(0), input.dim(1), input.dim(2), input.dim(3));
-        let n = (h * w) as i32;
-        let (m, s) = fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale));
-        for bb in 0..b {
-            for ch in 0..d {
-                let mut acc = 0i32;
-                for y in 0..h {
-                    for xx in 0..w {
-                        acc = acc.wrapping_add(
-                            i8_at(x, ((bb * h + y) * w + xx) * d + ch)
-                                .wrapping_sub(input.zero_point),
-                        );
-                    }
+    let n_in = input.elements();
+    let n_out = out.elements();
+    let mut count = 1usize;
+    for k in 0..input.rank {
+        if mask & (1 << k) != 0 {
+            count = count.saturating_mul(input.dim(k));
+        }
+    }
+    let empty = (0..input.rank).any(|k| input.dim(k) == 0);
+
+    if !accumulates(code) {
+        // ReduceGeneric: output starts at the type's extreme, then `in > cur`
+        // (MAX) or `in < cur` (MIN) replaces it.
+        let max = code == opcode::REDUCE_MAX;
+        for o in 0..n_out {
+            if out.dtype == dtype::F32 {
+                put_f32(c.out, o, if max { f32::MIN } else { f32::MAX });
+            } else {
+                put_i8(c.out, o, if max { -128 } else { 127 });
+            }
+        }
+        if empty {
+            return Ok(());
+        }
+        for i in 0..n_in {
+            let o = output_index(i, &input, mask);
+            if out.dtype == dtype::F32 {
+                let (cur, v) = (f32_at(c.out, o), f32_at(x, i));
+                let take = if max { v > cur } else { v < cur };
+                if take {
+                    put_f32(c.out, o, v);
                 }
-                acc = fx::mbqm(acc, m, s);
-                if n > 0 {
-                    acc = if acc > 0 {
-                        acc.wrapping_add(n / 2) / n
-                    } else {
-                        acc.wrapping_sub(n / 2) / n
-                    };
+            } else {
+                let (cur, v) = (i8_at(c.out, o), i8_at(x, i));
+                let take = if max { v > cur } else { v < cur };
+                if take {
+                    put_i8(c.out, o, v);
                 }
-                put_i8(
-                    c.out,
-                    bb * d + ch,
-                    acc.wrapping_add(out.zero_point).clamp(-128, 127),
-                );
             }
         }
         return Ok(());
     }
-    // Float: TFLM's generic Mean, accumulating in input order into the scratch.
-    let os = out.elements();
+
     c.scratch.fill(0);
-    let mut count = 1usize;
-    for k in 0..input.rank {
-        if mask & (1 << k) != 0 {
-            count *= input.dim(k);
-        }
-    }
-    for i in 0..input.elements() {
-        let mut rem = i;
-        let mut oi = 0usize;
-        let mut stride = 1usize;
-        for k in (0..input.rank).rev() {
-            let d = input.dim(k).max(1);
-            let coord = rem % d;
-            rem /= d;
-            if mask & (1 << k) == 0 {
-                oi += coord * stride;
-                stride *= d;
+    if out.dtype == dtype::F32 {
+        if !(empty && code == opcode::SUM) {
+            for i in 0..n_in {
+                let o = output_index(i, &input, mask);
+                put_f32(c.scratch, o, f32_at(c.scratch, o) + f32_at(x, i));
             }
         }
-        let v = f32_at(c.scratch, oi) + f32_at(x, i);
-        put_f32(c.scratch, oi, v);
+        for o in 0..n_out {
+            let s = f32_at(c.scratch, o);
+            let v = if code == opcode::MEAN {
+                if count > 0 { s / count as f32 } else { 0.0 }
+            } else {
+                s
+            };
+            put_f32(c.out, o, v);
+        }
+        return Ok(());
     }
-    for i in 0..os {
-        put_f32(c.out, i, f32_at(c.scratch, i) / count as f32);
+
+    // Quantized: QuantizedMeanOrSum. Outputs are 0 (not the zero point) when
+    // the input or the reduced extent is empty.
+    let put = |out_bytes: &mut [u8], o: usize, v: i32| {
+        if out.dtype == dtype::I16 {
+            put_i16(out_bytes, o, v.clamp(-32768, 32767));
+        } else {
+            put_i8(out_bytes, o, v.clamp(-128, 127));
+        }
+    };
+    if empty || count == 0 {
+        for o in 0..n_out {
+            put(c.out, o, 0);
+        }
+        return Ok(());
+    }
+    for i in 0..n_in {
+        let o = output_index(i, &input, mask);
+        put_i32(
+            c.scratch,
+            o,
+            i32_at(c.scratch, o).wrapping_add(read_int(&input, x, i)),
+        );
+    }
+    let (mut m, mut s) = fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale));
+    let n = count as i64;
+    if code == opcode::MEAN {
+        // Fold 1/n into the multiplier: k = ⌊log₂ n⌋, at most 32 and 31 + shift
+        // (quantize_multiplier never returns a shift below −31, so k ≥ 0).
+        let k = (63 - (n as u64).leading_zeros() as i32)
+            .min(32)
+            .min(31 + s)
+            .max(0);
+        m = ((i64::from(m) << k) / n) as i32;
+        s -= k;
+    }
+    let zp_n = i64::from(input.zero_point).wrapping_mul(n);
+    for o in 0..n_out {
+        let shifted = (i64::from(i32_at(c.scratch, o)).wrapping_sub(zp_n)) as i32;
+        put(
+            c.out,
+            o,
+            fx::mbqm(shifted, m, s).wrapping_add(out.zero_point),
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn prepare_arg(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        matches!(input.dtype, dtype::F32 | dtype::I8) && out.dtype == dtype::I32,
+        "ARG_MAX/ARG_MIN: float32 or int8 input, int32 output",
+    )?;
+    let axis = p.op.params::<AxisParams>().axis;
+    p.check(
+        axis >= 0 && (axis as usize) < input.rank,
+        "axis outside the input's rank",
+    )?;
+    let size = input.dim(axis as usize);
+    p.check(size > 0, "empty reduction axis")?;
+    p.check(
+        out.elements() == input.elements() / size,
+        "output size differs from the reduced shape",
+    )
+}
+
+pub(crate) fn arg(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let axis = c.op.params::<AxisParams>().axis.max(0) as usize;
+    let max = c.op.opcode == opcode::ARG_MAX;
+    let size = input.dim(axis);
+    let outer: usize = (0..axis).map(|k| input.dim(k)).product();
+    let inner: usize = (axis + 1..input.rank).map(|k| input.dim(k)).product();
+    let value = |i: usize| {
+        if input.dtype == dtype::F32 {
+            f64::from(f32_at(x, i))
+        } else {
+            f64::from(i8_at(x, i))
+        }
+    };
+    for o in 0..outer {
+        for n in 0..inner {
+            let mut best = value(o * size * inner + n);
+            let mut at = 0;
+            for k in 1..size {
+                let v = value((o * size + k) * inner + n);
+                // GreaterFn / LessFn: strict, so NaN never wins and ties keep the first.
+                if (max && v > best) || (!max && v < best) {
+                    best = v;
+                    at = k;
+                }
+            }
+            put_i32(c.out, o * inner + n, at as i32);
+        }
     }
     Ok(())
 }

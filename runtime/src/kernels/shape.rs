@@ -20,6 +20,20 @@ use microarena_image::opcode;
 /// This family's entries in the kernel registry.
 pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::RESHAPE, prepare_reshape, reshape),
+    kernel(opcode::SQUEEZE, prepare_reshape, reshape),
+    kernel(opcode::EXPAND_DIMS, prepare_expand_dims, reshape),
+    kernel(opcode::SHAPE, prepare_shape, shape),
+    kernel(opcode::GATHER, prepare_gather, gather),
+    kernel(
+        opcode::SPACE_TO_BATCH_ND,
+        prepare_space_batch,
+        space_to_batch,
+    ),
+    kernel(
+        opcode::BATCH_TO_SPACE_ND,
+        prepare_space_batch,
+        batch_to_space,
+    ),
     kernel(opcode::PAD, prepare_pad, pad),
     kernel(opcode::TRANSPOSE, prepare_transpose, transpose),
     kernel(opcode::CONCATENATION, prepare_concatenation, concatenation),
@@ -36,9 +50,50 @@ pub(crate) fn prepare_reshape(
     p.need(input.bytes == out.bytes, "reshape changes the byte size")
 }
 
+/// RESHAPE, SQUEEZE and EXPAND_DIMS copy the bytes (TFLM copies unless the
+/// planner put input and output at one address).
 pub(crate) fn reshape(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (_, src) = c.input(0);
     copy(c.out, src);
+    Ok(())
+}
+
+/// EXPAND_DIMS: TFLM's Eval copies float32, int16 and int8 only
+/// (`tensorflow/lite/micro/kernels/expand_dims.cc`, 90b983c2).
+pub(crate) fn prepare_expand_dims(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I16 | dtype::I8),
+        "EXPAND_DIMS: float32, int16 or int8 only",
+    )?;
+    prepare_reshape(p, out, words, alloc)
+}
+
+/// SHAPE: the input's dims as int32 (TFLM's only output type).
+pub(crate) fn prepare_shape(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(out.dtype == dtype::I32, "SHAPE: int32 output only")?;
+    p.need(
+        out.elements() == input.rank,
+        "SHAPE: the output needs one element per input dim",
+    )
+}
+
+pub(crate) fn shape(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let input = c.tensor(0).ok_or(c.fail()("missing input"))?;
+    for (k, &d) in input.shape().iter().enumerate() {
+        super::bytes::put_i32(c.out, k, d);
+    }
     Ok(())
 }
 
@@ -304,4 +359,212 @@ fn copy_elem(dst: &mut [u8], di: usize, src: &[u8], si: usize, e: usize) {
     if let (Some(d), Some(s)) = (dst.get_mut(di * e..di * e + e), src.get(si * e..si * e + e)) {
         d.copy_from_slice(s);
     }
+}
+
+/// GATHER's loop sizes: (batch, outer, axis, inner, coords per batch), from
+/// the validated dims (`micro/kernels/gather.cc`, 90b983c2).
+fn gather_sizes(
+    input: &TensorInfo,
+    coords: &TensorInfo,
+    axis: usize,
+    batch_dims: usize,
+) -> (usize, usize, usize, usize, usize) {
+    let prod = |t: &TensorInfo, r: core::ops::Range<usize>| r.map(|k| t.dim(k)).product::<usize>();
+    (
+        prod(input, 0..batch_dims),
+        prod(input, batch_dims..axis),
+        input.dim(axis),
+        prod(input, axis + 1..input.rank),
+        prod(coords, batch_dims..coords.rank),
+    )
+}
+
+pub(crate) fn prepare_gather(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    let coords = p.input(1)?;
+    p.need(
+        matches!(input.dtype, dtype::F32 | dtype::I8)
+            && out.dtype == input.dtype
+            && coords.dtype == dtype::I32,
+        "GATHER: float32 or int8 values, int32 indices",
+    )?;
+    let rl::params::GatherParams { axis, batch_dims } = p.op.params();
+    p.check(
+        axis >= 0
+            && (axis as usize) < input.rank
+            && batch_dims >= 0
+            && batch_dims <= axis
+            && (batch_dims as usize) <= coords.rank,
+        "GATHER axis or batch_dims outside the ranks",
+    )?;
+    let (axis, batch_dims) = (axis as usize, batch_dims as usize);
+    for k in 0..batch_dims {
+        p.check(input.dim(k) == coords.dim(k), "GATHER batch dims differ")?;
+    }
+    let (b, o, _, n, c) = gather_sizes(&input, &coords, axis, batch_dims);
+    p.check(
+        out.elements() == b.saturating_mul(o).saturating_mul(c).saturating_mul(n),
+        "GATHER output size",
+    )
+}
+
+pub(crate) fn gather(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (coords, idx) = c.input(1);
+    let rl::params::GatherParams { axis, batch_dims } = c.op.params();
+    let (axis, batch_dims) = (axis.max(0) as usize, batch_dims.max(0) as usize);
+    let (batches, outer, axis_size, inner, per_batch) =
+        gather_sizes(&input, &coords, axis, batch_dims);
+    let e = elem_size(&input);
+    let fail = c.fail();
+    for b in 0..batches {
+        for o in 0..outer {
+            for k in 0..per_batch {
+                // TFLM reads the index at batch · per_batch + k (whatever the outer).
+                let at = super::bytes::i32_at(idx, b * per_batch + k);
+                if at < 0 || at as usize >= axis_size {
+                    return Err(fail("GATHER index out of range"));
+                }
+                let src = ((b * outer + o) * axis_size + at as usize) * inner * e;
+                let dst = ((b * outer + o) * per_batch + k) * inner * e;
+                if let (Some(d), Some(s)) = (
+                    c.out.get_mut(dst..dst + inner * e),
+                    x.get(src..src + inner * e),
+                ) {
+                    d.copy_from_slice(s);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A 3-D or 4-D tensor as TFLM's `ExtendShapeSpaceToBatch` sees it:
+/// (batch, height, width, depth), a 3-D one with width 1.
+fn nhwc(t: &TensorInfo) -> [usize; 4] {
+    if t.rank == 4 {
+        [t.dim(0), t.dim(1), t.dim(2), t.dim(3)]
+    } else {
+        [t.dim(0), t.dim(1), 1, t.dim(2)]
+    }
+}
+
+/// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (`micro/kernels/space_to_batch_nd.cc`,
+/// `batch_to_space_nd.cc`, `reference_ops::SpaceToBatchND`/`BatchToSpaceND`,
+/// 90b983c2): float32 or int8, 3-D or 4-D. Every copied pixel's coordinates
+/// are checked against both tensors, so any block or padding is safe.
+pub(crate) fn prepare_space_batch(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8),
+        "float32 or int8, the same in and out",
+    )?;
+    p.need(
+        (3..=4).contains(&input.rank) && input.rank == out.rank,
+        "input and output must both be 3-D or 4-D",
+    )?;
+    let sb: rl::params::SpaceBatchParams = p.op.params();
+    p.check(
+        sb.block_h >= 1 && sb.block_w >= 1 && sb.before_h >= 0 && sb.before_w >= 0,
+        "block sizes must be positive and paddings/crops non-negative",
+    )?;
+    let (i, o) = (nhwc(&input), nhwc(out));
+    p.check(i[3] == o[3], "depths differ")?;
+    p.check(i[0] > 0 && o[0] > 0, "empty batch")?;
+    if p.op.opcode == opcode::SPACE_TO_BATCH_ND {
+        // TFLM pads with a value its Prepare never sets (uninitialized arena
+        // bytes), so only unpadded blocks have an output to match.
+        let (bh, bw) = (sb.block_h as usize, sb.block_w as usize);
+        p.need(
+            sb.before_h == 0 && sb.before_w == 0 && o[1] * bh == i[1] && o[2] * bw == i[2],
+            "SPACE_TO_BATCH_ND with padding: TFLM pads with an uninitialized value",
+        )?;
+    }
+    Ok(())
+}
+
+pub(crate) fn space_to_batch(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let sb: rl::params::SpaceBatchParams = c.op.params();
+    let (bh, bw) = (sb.block_h.max(1) as usize, sb.block_w.max(1) as usize);
+    let (top, left) = (sb.before_h.max(0) as usize, sb.before_w.max(0) as usize);
+    let [ib, ih, iw, depth] = nhwc(&input);
+    let [ob, oh, ow, _] = nhwc(&out);
+    let e = elem_size(&out);
+    let row = depth * e;
+    for b in 0..ob {
+        let in_b = b % ib.max(1);
+        let shift_w = (b / ib.max(1)) % bw;
+        let shift_h = (b / ib.max(1)) / bw;
+        for y in 0..oh {
+            for xx in 0..ow {
+                let dst = ((b * oh + y) * ow + xx) * row;
+                let (sy, sx) = (y * bh + shift_h, xx * bw + shift_w);
+                let inside = sy >= top && sy < top + ih && sx >= left && sx < left + iw;
+                let Some(d) = c.out.get_mut(dst..dst + row) else {
+                    continue;
+                };
+                if inside {
+                    let src = ((in_b * ih + (sy - top)) * iw + (sx - left)) * row;
+                    match x.get(src..src + row) {
+                        Some(s) => d.copy_from_slice(s),
+                        None => d.fill(0),
+                    }
+                } else {
+                    // Unreachable after Prepare (no padding); zero as a default.
+                    d.fill(0);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn batch_to_space(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let sb: rl::params::SpaceBatchParams = c.op.params();
+    let (bh, bw) = (sb.block_h.max(1) as usize, sb.block_w.max(1) as usize);
+    let (top, left) = (sb.before_h.max(0) as usize, sb.before_w.max(0) as usize);
+    let [ib, ih, iw, depth] = nhwc(&input);
+    let [ob, oh, ow, _] = nhwc(&out);
+    let e = elem_size(&out);
+    let row = depth * e;
+    for b in 0..ib {
+        let out_b = b % ob.max(1);
+        let offset = b / ob.max(1);
+        for y in 0..ih {
+            let Some(out_y) = (y * bh + offset / bw).checked_sub(top) else {
+                continue;
+            };
+            if out_y >= oh {
+                continue;
+            }
+            for xx in 0..iw {
+                let Some(out_x) = (xx * bw + offset % bw).checked_sub(left) else {
+                    continue;
+                };
+                if out_x >= ow {
+                    continue;
+                }
+                let src = ((b * ih + y) * iw + xx) * row;
+                let dst = ((out_b * oh + out_y) * ow + out_x) * row;
+                if let (Some(d), Some(s)) = (c.out.get_mut(dst..dst + row), x.get(src..src + row)) {
+                    d.copy_from_slice(s);
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,5 +1,7 @@
 //! SOFTMAX: int8 input to int8 or int16 output in gemmlowp fixed point
-//! (bit-exact), and float32.
+//! (bit-exact), and float32. LOG_SOFTMAX: float32 (`x − max − log(Σ exp(x −
+//! max))`, `reference_ops::LogSoftmax`, tflite-micro 90b983c2); its int8
+//! path is not implemented (Prepare refuses it).
 
 use microarena_image::dtype;
 use microarena_image::params::SoftmaxParams;
@@ -14,7 +16,54 @@ use crate::image::TensorInfo;
 use microarena_image::opcode;
 
 /// This family's entries in the kernel registry.
-pub(super) const KERNELS: &[Kernel] = &[kernel(opcode::SOFTMAX, prepare, eval)];
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::SOFTMAX, prepare, eval),
+    kernel(opcode::LOG_SOFTMAX, prepare_log_softmax, log_softmax),
+];
+
+pub(crate) fn prepare_log_softmax(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        input.dtype == dtype::F32 && out.dtype == dtype::F32,
+        "LOG_SOFTMAX: float32 only",
+    )?;
+    p.need(
+        input.shape() == out.shape() && input.rank >= 1,
+        "input and output shapes differ",
+    )
+}
+
+/// `reference_ops::LogSoftmax` (float): the row maximum, the sum of
+/// `expf(x − max)`, then `x − max − logf(sum)` (libm's expf/logf: within
+/// 1 ULP of the wheel's C library, see `math`).
+pub(crate) fn log_softmax(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let depth = input.last_dim().max(1);
+    for i in 0..input.elements() / depth {
+        let row = i * depth;
+        let mut max = f32::MIN;
+        for k in 0..depth {
+            let v = f32_at(x, row + k);
+            if max < v {
+                max = v;
+            }
+        }
+        let mut sum = 0.0f32;
+        for k in 0..depth {
+            sum += super::cmath::expf(f32_at(x, row + k) - max);
+        }
+        let log_sum = super::cmath::logf(sum);
+        for k in 0..depth {
+            put_f32(c.out, row + k, f32_at(x, row + k) - max - log_sum);
+        }
+    }
+    Ok(())
+}
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,
@@ -120,7 +169,7 @@ fn softmax_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
         let mut sum = 0.0f32;
         for k in 0..depth {
-            let e = libm::expf((f32_at(x, row + k) - max) * beta);
+            let e = super::cmath::expf((f32_at(x, row + k) - max) * beta);
             put_f32(c.out, row + k, e);
             sum += e;
         }

@@ -1,0 +1,1237 @@
+//! Small one-op (or few-op) builder models, one per kernel branch, with
+//! deterministic inputs, for `scripts/verify-kernels.sh`, which runs each in
+//! the tflite-micro wheel (TFLM's reference kernels) and in
+//! `microarena run` and compares the output bytes.
+//!
+//! `cargo run -p microarena-core --example kernel_cases -- OUT_DIR` writes
+//! `OUT_DIR/<case>.tflite`, `OUT_DIR/<case>.in<k>.bin` (raw little-endian,
+//! one per model input) and `OUT_DIR/cases.tsv` (case, ops).
+//!
+//! A case covers one branch of a kernel: a dtype TFLM supports, per-channel
+//! or per-tensor quantization, a padding, stride, dilation, fused
+//! activation, broadcast shape, axes or keep_dims. Nothing here knows the
+//! expected outputs: TFLM produces them. `runtime/tests/plan_matches_run.rs`
+//! includes this file to check plan and run agree on every case.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
+use microarena_image::opcode;
+
+fn xorshift(mut s: u64) -> impl FnMut() -> u64 {
+    s = s.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    }
+}
+
+/// A tensor of a case: shape, type, quantization and (for constants) data.
+#[derive(Clone, Debug)]
+struct T {
+    shape: Vec<i32>,
+    dtype: DType,
+    /// (scales, zero points, quantized dimension)
+    q: Option<(Vec<f32>, Vec<i64>, i32)>,
+    data: Option<Vec<u8>>,
+}
+
+fn t(shape: &[i32], dtype: DType) -> T {
+    T {
+        shape: shape.to_vec(),
+        dtype,
+        q: None,
+        data: None,
+    }
+}
+
+fn f32t(shape: &[i32]) -> T {
+    t(shape, DType::F32)
+}
+
+/// A per-tensor quantized tensor.
+fn qt(shape: &[i32], dtype: DType, scale: f32, zp: i64) -> T {
+    T {
+        q: Some((vec![scale], vec![zp], 0)),
+        ..t(shape, dtype)
+    }
+}
+
+fn elements(shape: &[i32]) -> usize {
+    shape.iter().map(|&d| d.max(0) as usize).product()
+}
+
+impl T {
+    fn per_channel(mut self, scales: Vec<f32>, dim: i32) -> T {
+        let zps = vec![0; scales.len()];
+        self.q = Some((scales, zps, dim));
+        self
+    }
+
+    fn f32s(mut self, v: &[f32]) -> T {
+        self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
+        self
+    }
+
+    fn i32s(mut self, v: &[i32]) -> T {
+        self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
+        self
+    }
+
+    /// Deterministic constant data for this tensor's type.
+    fn random(mut self, seed: u64) -> T {
+        self.data = Some(random_bytes(&self.shape, self.dtype, seed));
+        self
+    }
+}
+
+/// Deterministic values: integers over their whole range, floats in [-2, 2).
+fn random_bytes(shape: &[i32], dtype: DType, seed: u64) -> Vec<u8> {
+    let mut next = xorshift(seed);
+    let n = elements(shape);
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let r = next();
+        match dtype {
+            DType::F32 => {
+                let v = ((r >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0) as f32;
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            DType::I8 | DType::U8 | DType::Bool => out.push(r as u8),
+            DType::I16 => out.extend_from_slice(&(r as u16).to_le_bytes()),
+            DType::I32 => out.extend_from_slice(&((r as i32) >> 8).to_le_bytes()),
+            DType::I64 => out.extend_from_slice(&((r as i64) >> 24).to_le_bytes()),
+            _ => {}
+        }
+    }
+    if dtype == DType::Bool {
+        for b in &mut out {
+            *b &= 1;
+        }
+    }
+    out
+}
+
+/// One op of a case: code, inputs and outputs as indices into the case's
+/// tensors, options.
+#[derive(Debug)]
+struct Op {
+    code: u8,
+    inputs: Vec<i32>,
+    outputs: Vec<i32>,
+    options: OpOptions,
+}
+
+#[derive(Debug)]
+pub struct Case {
+    pub name: String,
+    tensors: Vec<T>,
+    ops: Vec<Op>,
+    inputs: Vec<i32>,
+    outputs: Vec<i32>,
+    /// Float outputs may differ from TFLM's by this many ULPs: the case calls
+    /// a transcendental function, where the runtime's `libm` and the C
+    /// library the wheel links can round differently.
+    libm_ulps: u32,
+}
+
+impl Case {
+    fn new(name: &str) -> Case {
+        Case {
+            name: name.into(),
+            tensors: Vec::new(),
+            ops: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            libm_ulps: 0,
+        }
+    }
+
+    fn add(&mut self, tensor: T) -> i32 {
+        self.tensors.push(tensor);
+        self.tensors.len() as i32 - 1
+    }
+
+    /// A graph input.
+    fn input(&mut self, tensor: T) -> i32 {
+        let i = self.add(tensor);
+        self.inputs.push(i);
+        i
+    }
+
+    fn op(&mut self, code: u8, inputs: &[i32], outputs: &[i32], options: OpOptions) {
+        self.ops.push(Op {
+            code,
+            inputs: inputs.to_vec(),
+            outputs: outputs.to_vec(),
+            options,
+        });
+    }
+
+    fn libm(mut self, ulps: u32) -> Case {
+        self.libm_ulps = ulps;
+        self
+    }
+
+    pub fn build(&self) -> (Vec<u8>, Vec<Vec<u8>>) {
+        let mut b = ModelBuilder::new();
+        let g = b.subgraph();
+        for (i, tensor) in self.tensors.iter().enumerate() {
+            let mut h = b.tensor(g, &format!("t{i}"), &tensor.shape, tensor.dtype);
+            if let Some((s, z, d)) = &tensor.q {
+                h = h.quant_per_channel(s, z, *d);
+            }
+            if let Some(data) = &tensor.data {
+                h = h.data(data);
+            }
+            h.id();
+        }
+        for op in &self.ops {
+            b.op(g, BuiltinOp(i32::from(op.code)), &op.inputs, &op.outputs)
+                .options(op.options.clone());
+        }
+        b.inputs(g, &self.inputs).outputs(g, &self.outputs);
+        let model = b.build().expect("a valid case model");
+        let inputs = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let tensor = &self.tensors[i as usize];
+                let seed = self
+                    .name
+                    .bytes()
+                    .fold(17u64, |h, c| h.wrapping_mul(31).wrapping_add(u64::from(c)))
+                    + k as u64;
+                random_bytes(&tensor.shape, tensor.dtype, seed)
+            })
+            .collect();
+        (model, inputs)
+    }
+
+    fn ops_text(&self) -> String {
+        let mut s = String::new();
+        for (i, op) in self.ops.iter().enumerate() {
+            if i > 0 {
+                s.push('+');
+            }
+            s.push_str(opcode::op_name(i32::from(op.code)));
+        }
+        s
+    }
+}
+
+/// A one-op case: `inputs` (graph inputs unless they carry data) → `code` → `out`.
+fn unary_like(name: &str, code: u8, inputs: Vec<T>, out: T, options: OpOptions) -> Case {
+    let mut c = Case::new(name);
+    let ins: Vec<i32> = inputs
+        .into_iter()
+        .map(|tensor| {
+            if tensor.data.is_some() {
+                c.add(tensor)
+            } else {
+                c.input(tensor)
+            }
+        })
+        .collect();
+    let o = c.add(out);
+    c.op(code, &ins, &[o], options);
+    c.outputs.push(o);
+    c
+}
+
+fn elementwise(activation: Activation) -> OpOptions {
+    OpOptions::Elementwise {
+        activation,
+        pot_scale_int16: false,
+    }
+}
+
+fn conv(
+    padding: Padding,
+    stride: (i32, i32),
+    dilation: (i32, i32),
+    mult: i32,
+    activation: Activation,
+) -> OpOptions {
+    OpOptions::Conv(microarena_core::read::ops::ConvOptions {
+        padding,
+        stride_w: stride.0,
+        stride_h: stride.1,
+        dilation_w: dilation.0,
+        dilation_h: dilation.1,
+        depth_multiplier: mult,
+        activation,
+    })
+}
+
+pub fn cases() -> Vec<Case> {
+    use Activation as A;
+    use DType::{I8, I16, I32, U8};
+    let mut v = Vec::new();
+    let none = || OpOptions::None;
+
+    // ---- ADD / MUL: the int8 rescaling path and float broadcasting.
+    for (name, act) in [("none", A::None), ("relu6", A::Relu6), ("relu", A::Relu)] {
+        v.push(unary_like(
+            &format!("add_i8_{name}"),
+            opcode::ADD,
+            vec![
+                qt(&[1, 4, 4, 8], I8, 0.0473, -3),
+                qt(&[1, 4, 4, 8], I8, 0.0219, 11),
+            ],
+            qt(&[1, 4, 4, 8], I8, 0.0581, -7),
+            elementwise(act),
+        ));
+    }
+    v.push(unary_like(
+        "add_i8_bcast",
+        opcode::ADD,
+        vec![
+            qt(&[1, 3, 4, 5], I8, 0.0131, 5),
+            qt(&[1, 1, 4, 1], I8, 0.0457, -20),
+        ],
+        qt(&[1, 3, 4, 5], I8, 0.0393, 2),
+        elementwise(A::None),
+    ));
+    v.push(unary_like(
+        "add_i8_same_scale",
+        opcode::ADD,
+        vec![qt(&[64], I8, 0.05, 0), qt(&[64], I8, 0.05, 0)],
+        qt(&[64], I8, 0.1, 0),
+        elementwise(A::None),
+    ));
+    v.push(unary_like(
+        "add_f32",
+        opcode::ADD,
+        vec![f32t(&[2, 3, 4]), f32t(&[2, 3, 4])],
+        f32t(&[2, 3, 4]),
+        elementwise(A::None),
+    ));
+    v.push(unary_like(
+        "add_f32_bcast_relu",
+        opcode::ADD,
+        vec![f32t(&[2, 1, 4]), f32t(&[3, 1])],
+        f32t(&[2, 3, 4]),
+        elementwise(A::Relu),
+    ));
+    v.push(unary_like(
+        "mul_i8",
+        opcode::MUL,
+        vec![qt(&[2, 8], I8, 0.031, 3), qt(&[2, 8], I8, 0.017, -4)],
+        qt(&[2, 8], I8, 0.0072, 1),
+        elementwise(A::None),
+    ));
+    v.push(unary_like(
+        "mul_f32_bcast_relu6",
+        opcode::MUL,
+        vec![f32t(&[2, 3, 4]), f32t(&[4])],
+        f32t(&[2, 3, 4]),
+        elementwise(A::Relu6),
+    ));
+
+    // ---- SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, DIV.
+    let bin_types = |a: &[i32], b: &[i32], o: &[i32]| -> Vec<(&'static str, T, T, T)> {
+        vec![
+            ("f32", f32t(a), f32t(b), f32t(o)),
+            (
+                "i8",
+                qt(a, I8, 0.0473, -3),
+                qt(b, I8, 0.0219, 11),
+                qt(o, I8, 0.0581, -7),
+            ),
+            (
+                "i16",
+                qt(a, I16, 0.00047, 0),
+                qt(b, I16, 0.00021, 0),
+                qt(o, I16, 0.00058, 0),
+            ),
+            ("i32", t(a, I32), t(b, I32), t(o, I32)),
+        ]
+    };
+    for (op, oname) in [
+        (opcode::SUB, "sub"),
+        (opcode::MAXIMUM, "maximum"),
+        (opcode::MINIMUM, "minimum"),
+        (opcode::SQUARED_DIFFERENCE, "squared_difference"),
+        (opcode::DIV, "div"),
+    ] {
+        for (sname, sa, sb, so) in [
+            ("same", &[2, 3, 8][..], &[2, 3, 8][..], &[2, 3, 8][..]),
+            ("bcast", &[2, 1, 8][..], &[3, 1][..], &[2, 3, 8][..]),
+        ] {
+            for (tname, a, b, o) in bin_types(sa, sb, so) {
+                let options = match (op, sname) {
+                    (opcode::SUB | opcode::DIV, "bcast") => elementwise(A::Relu6),
+                    (opcode::SUB | opcode::DIV, _) => elementwise(A::None),
+                    _ => none(),
+                };
+                v.push(unary_like(
+                    &format!("{oname}_{tname}_{sname}"),
+                    op,
+                    vec![a, b],
+                    o,
+                    options,
+                ));
+            }
+        }
+    }
+
+    // ---- CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED: accumulation order, bias, clamps.
+    for (name, pad, stride, dil, act) in [
+        ("same_s1_relu", Padding::Same, (1, 1), (1, 1), A::Relu),
+        ("valid_s2", Padding::Valid, (2, 2), (1, 1), A::None),
+        ("same_s2x1_dil", Padding::Same, (2, 1), (2, 2), A::Relu6),
+    ] {
+        let oh = microarena_image::geometry::out_size(pad, 9, 3, stride.1, dil.1);
+        let ow = microarena_image::geometry::out_size(pad, 8, 3, stride.0, dil.0);
+        v.push(unary_like(
+            &format!("conv_f32_{name}"),
+            opcode::CONV_2D,
+            vec![
+                f32t(&[1, 9, 8, 5]),
+                f32t(&[6, 3, 3, 5]).random(1),
+                f32t(&[6]).random(2),
+            ],
+            f32t(&[1, oh, ow, 6]),
+            conv(pad, stride, dil, 1, act),
+        ));
+        v.push(unary_like(
+            &format!("conv_i8_pc_{name}"),
+            opcode::CONV_2D,
+            vec![
+                qt(&[1, 9, 8, 5], I8, 0.021, -5),
+                qt(&[6, 3, 3, 5], I8, 1.0, 0)
+                    .per_channel(vec![0.011, 0.0053, 0.0071, 0.0029, 0.0131, 0.0083], 0)
+                    .random(3),
+                qt(&[6], I32, 1.0, 0)
+                    .per_channel(
+                        [0.011f32, 0.0053, 0.0071, 0.0029, 0.0131, 0.0083]
+                            .iter()
+                            .map(|s| s * 0.021)
+                            .collect(),
+                        0,
+                    )
+                    .random(4),
+            ],
+            qt(&[1, oh, ow, 6], I8, 0.37, 3),
+            conv(pad, stride, dil, 1, act),
+        ));
+        let oh = microarena_image::geometry::out_size(pad, 9, 3, stride.1, dil.1);
+        v.push(unary_like(
+            &format!("dwconv_f32_{name}"),
+            opcode::DEPTHWISE_CONV_2D,
+            vec![
+                f32t(&[1, 9, 8, 3]),
+                f32t(&[1, 3, 3, 6]).random(5),
+                f32t(&[6]).random(6),
+            ],
+            f32t(&[1, oh, ow, 6]),
+            conv(pad, stride, dil, 2, act),
+        ));
+        v.push(unary_like(
+            &format!("dwconv_i8_pc_{name}"),
+            opcode::DEPTHWISE_CONV_2D,
+            vec![
+                qt(&[1, 9, 8, 3], I8, 0.019, 7),
+                qt(&[1, 3, 3, 6], I8, 1.0, 0)
+                    .per_channel(vec![0.012, 0.0043, 0.0091, 0.0031, 0.0101, 0.0063], 3)
+                    .random(7),
+                qt(&[6], I32, 1.0, 0)
+                    .per_channel(
+                        [0.012f32, 0.0043, 0.0091, 0.0031, 0.0101, 0.0063]
+                            .iter()
+                            .map(|s| s * 0.019)
+                            .collect(),
+                        0,
+                    )
+                    .random(8),
+            ],
+            qt(&[1, oh, ow, 6], I8, 0.11, -2),
+            conv(pad, stride, dil, 2, act),
+        ));
+    }
+    for (name, act) in [("none", A::None), ("relu", A::Relu)] {
+        v.push(unary_like(
+            &format!("fc_f32_bias_{name}"),
+            opcode::FULLY_CONNECTED,
+            vec![
+                f32t(&[2, 37]),
+                f32t(&[9, 37]).random(9),
+                f32t(&[9]).random(10),
+            ],
+            f32t(&[2, 9]),
+            OpOptions::FullyConnected {
+                activation: act,
+                keep_num_dims: false,
+                asymmetric_quantize_inputs: false,
+            },
+        ));
+    }
+    v.push(unary_like(
+        "fc_i8",
+        opcode::FULLY_CONNECTED,
+        vec![
+            qt(&[2, 37], I8, 0.023, -9),
+            qt(&[9, 37], I8, 0.0061, 0).random(11),
+            qt(&[9], I32, 0.023 * 0.0061, 0).random(12),
+        ],
+        qt(&[2, 9], I8, 0.093, 4),
+        OpOptions::FullyConnected {
+            activation: A::Relu6,
+            keep_num_dims: false,
+            asymmetric_quantize_inputs: false,
+        },
+    ));
+
+    // Optional bias left out (input index −1), deeper accumulations, 3-D FC.
+    {
+        let mut c = Case::new("conv_f32_no_bias_deep");
+        let x = c.input(f32t(&[1, 6, 6, 64]));
+        let w = c.add(f32t(&[5, 3, 3, 64]).random(20));
+        let o = c.add(f32t(&[1, 6, 6, 5]));
+        c.op(
+            opcode::CONV_2D,
+            &[x, w, -1],
+            &[o],
+            conv(Padding::Same, (1, 1), (1, 1), 1, A::None),
+        );
+        c.outputs.push(o);
+        v.push(c);
+        let mut c = Case::new("fc_f32_no_bias");
+        let x = c.input(f32t(&[3, 200]));
+        let w = c.add(f32t(&[7, 200]).random(21));
+        let o = c.add(f32t(&[3, 7]));
+        c.op(
+            opcode::FULLY_CONNECTED,
+            &[x, w, -1],
+            &[o],
+            OpOptions::FullyConnected {
+                activation: A::Relu6,
+                keep_num_dims: false,
+                asymmetric_quantize_inputs: false,
+            },
+        );
+        c.outputs.push(o);
+        v.push(c);
+    }
+    v.push(unary_like(
+        "fc_f32_keep_num_dims",
+        opcode::FULLY_CONNECTED,
+        vec![
+            f32t(&[2, 3, 50]),
+            f32t(&[4, 50]).random(22),
+            f32t(&[4]).random(23),
+        ],
+        f32t(&[2, 3, 4]),
+        OpOptions::FullyConnected {
+            activation: A::ReluN1To1,
+            keep_num_dims: true,
+            asymmetric_quantize_inputs: false,
+        },
+    ));
+    v.push(unary_like(
+        "fc_i8_per_channel",
+        opcode::FULLY_CONNECTED,
+        vec![
+            qt(&[2, 37], I8, 0.023, -9),
+            qt(&[3, 37], I8, 1.0, 0)
+                .per_channel(vec![0.0061, 0.0023, 0.0107], 0)
+                .random(24),
+            qt(&[3], I32, 1.0, 0)
+                .per_channel(vec![0.023 * 0.0061, 0.023 * 0.0023, 0.023 * 0.0107], 0)
+                .random(25),
+        ],
+        qt(&[2, 3], I8, 0.093, 4),
+        OpOptions::FullyConnected {
+            activation: A::None,
+            keep_num_dims: false,
+            asymmetric_quantize_inputs: false,
+        },
+    ));
+    for (name, pad, stride, filter) in [
+        ("same_s2_f3", Padding::Same, (2, 2), (3, 3)),
+        ("valid_s1_f2x3", Padding::Valid, (1, 1), (2, 3)),
+    ] {
+        let oh = microarena_image::geometry::out_size(pad, 7, filter.1, stride.1, 1);
+        let ow = microarena_image::geometry::out_size(pad, 8, filter.0, stride.0, 1);
+        for (op, oname) in [
+            (opcode::AVERAGE_POOL_2D, "avgpool"),
+            (opcode::MAX_POOL_2D, "maxpool"),
+        ] {
+            let options = OpOptions::Pool(microarena_core::read::ops::PoolOptions {
+                padding: pad,
+                stride_w: stride.0,
+                stride_h: stride.1,
+                filter_w: filter.0,
+                filter_h: filter.1,
+                activation: A::Relu6,
+            });
+            v.push(unary_like(
+                &format!("{oname}_f32_{name}"),
+                op,
+                vec![f32t(&[2, 7, 8, 3])],
+                f32t(&[2, oh, ow, 3]),
+                options.clone(),
+            ));
+            v.push(unary_like(
+                &format!("{oname}_i8_{name}"),
+                op,
+                vec![qt(&[2, 7, 8, 3], I8, 0.05, -4)],
+                qt(&[2, oh, ow, 3], I8, 0.05, -4),
+                options,
+            ));
+        }
+    }
+    // A MobileNet-style global average pool (int8 MEAN over a 7×7 map).
+    for keep in [true, false] {
+        v.push(unary_like(
+            &format!("mean_i8_global_7x7_{}", if keep { "keep" } else { "drop" }),
+            opcode::MEAN,
+            vec![
+                qt(&[1, 7, 7, 96], I8, 0.0235, -128),
+                t(&[2], I32).i32s(&[1, 2]),
+            ],
+            qt(
+                if keep { &[1, 1, 1, 96] } else { &[1, 96] },
+                I8,
+                0.0117,
+                -128,
+            ),
+            OpOptions::Reducer { keep_dims: keep },
+        ));
+    }
+    v.push(
+        unary_like(
+            "softmax_f32",
+            opcode::SOFTMAX,
+            vec![f32t(&[3, 10])],
+            f32t(&[3, 10]),
+            OpOptions::Softmax { beta: 1.0 },
+        )
+        .libm(1),
+    );
+    for (op, name) in [
+        (opcode::LOGISTIC, "logistic_f32"),
+        (opcode::TANH, "tanh_f32"),
+    ] {
+        // Inputs in [-2, 2) scaled by 12 reach LOGISTIC's cut-offs at -9 and 16.6.
+        let mut c = Case::new(name).libm(1);
+        let x = c.input(f32t(&[4, 50]));
+        let k = c.add(f32t(&[1]).f32s(&[12.0]));
+        let s = c.add(f32t(&[4, 50]));
+        let o = c.add(f32t(&[4, 50]));
+        c.op(opcode::MUL, &[x, k], &[s], elementwise(A::None));
+        c.op(op, &[s], &[o], none());
+        c.outputs.push(o);
+        v.push(c);
+    }
+    v.push(
+        unary_like(
+            "log_softmax_f32",
+            opcode::LOG_SOFTMAX,
+            vec![f32t(&[3, 10])],
+            f32t(&[3, 10]),
+            none(),
+        )
+        .libm(1),
+    );
+    v.push(unary_like(
+        "log_softmax_i8",
+        opcode::LOG_SOFTMAX,
+        vec![qt(&[3, 10], I8, 0.1, 3)],
+        qt(&[3, 10], I8, 16.0 / 256.0, 127),
+        none(),
+    ));
+    v.push(unary_like(
+        "softmax_i8",
+        opcode::SOFTMAX,
+        vec![qt(&[3, 10], I8, 0.1, 3)],
+        qt(&[3, 10], I8, 1.0 / 256.0, -128),
+        OpOptions::Softmax { beta: 1.0 },
+    ));
+
+    // ---- QUANTIZE / DEQUANTIZE: every type pair TFLM accepts.
+    let q_pairs: &[(&str, T, T)] = &[
+        ("f32_i8", f32t(&[40]), qt(&[40], I8, 0.0157, -3)),
+        ("f32_i16", f32t(&[40]), qt(&[40], I16, 0.0001, 0)),
+        ("f32_u8", f32t(&[40]), qt(&[40], U8, 0.0157, 128)),
+        ("i8_i8", qt(&[40], I8, 0.031, 5), qt(&[40], I8, 0.017, -9)),
+        ("u8_i8", qt(&[40], U8, 0.031, 131), qt(&[40], I8, 0.031, 3)),
+        (
+            "u8_i8_rescale",
+            qt(&[40], U8, 0.031, 120),
+            qt(&[40], I8, 0.023, -1),
+        ),
+        ("i8_u8", qt(&[40], I8, 0.031, 3), qt(&[40], U8, 0.031, 131)),
+        ("i8_i16", qt(&[40], I8, 0.031, 5), qt(&[40], I16, 0.0003, 0)),
+        ("i8_i32", qt(&[40], I8, 0.031, 5), qt(&[40], I32, 0.0003, 0)),
+        (
+            "i16_i8",
+            qt(&[40], I16, 0.0003, 0),
+            qt(&[40], I8, 0.031, -4),
+        ),
+        (
+            "i16_i16",
+            qt(&[40], I16, 0.0003, 0),
+            qt(&[40], I16, 0.0007, 0),
+        ),
+        (
+            "i16_i32",
+            qt(&[40], I16, 0.0003, 0),
+            qt(&[40], I32, 0.0001, 0),
+        ),
+        (
+            "i32_i8",
+            qt(&[40], I32, 0.0000003, 0),
+            qt(&[40], I8, 0.031, 2),
+        ),
+    ];
+    for (name, a, b) in q_pairs {
+        v.push(unary_like(
+            &format!("quantize_{name}"),
+            opcode::QUANTIZE,
+            vec![a.clone()],
+            b.clone(),
+            none(),
+        ));
+    }
+    for (name, a) in [
+        ("i8", qt(&[40], I8, 0.031, 5)),
+        ("u8", qt(&[40], U8, 0.031, 127)),
+        ("i16", qt(&[40], I16, 0.0003, 0)),
+    ] {
+        v.push(unary_like(
+            &format!("dequantize_{name}"),
+            opcode::DEQUANTIZE,
+            vec![a],
+            f32t(&[40]),
+            none(),
+        ));
+    }
+
+    // ---- MEAN / SUM / REDUCE_MAX: axes × keep_dims × dtype.
+    let shape = [2, 5, 6, 7];
+    for (aname, axes) in [
+        ("12", vec![1, 2]),
+        ("1", vec![1]),
+        ("3", vec![3]),
+        ("0", vec![0]),
+        ("23", vec![2, -1]),
+        ("all", vec![0, 1, 2, 3]),
+    ] {
+        for keep in [true, false] {
+            let out: Vec<i32> = (0..4)
+                .filter_map(|k| {
+                    let reduced = axes.iter().any(|&a| (a + 4) % 4 == k);
+                    match (reduced, keep) {
+                        (false, _) => Some(shape[k as usize]),
+                        (true, true) => Some(1),
+                        (true, false) => None,
+                    }
+                })
+                .collect();
+            let axis_t = t(&[axes.len() as i32], I32).i32s(&axes);
+            let k = if keep { "keep" } else { "drop" };
+            for (op, oname) in [
+                (opcode::MEAN, "mean"),
+                (opcode::SUM, "sum"),
+                (opcode::REDUCE_MAX, "max"),
+            ] {
+                let types: Vec<(&str, T, T)> = vec![
+                    ("f32", f32t(&shape), f32t(&out)),
+                    (
+                        "i8",
+                        qt(&shape, I8, 0.027, -3),
+                        qt(&out, I8, if op == opcode::SUM { 0.9 } else { 0.023 }, 4),
+                    ),
+                    (
+                        "i8_same",
+                        qt(&shape, I8, 0.027, -3),
+                        qt(&out, I8, 0.027, -3),
+                    ),
+                    (
+                        "i16",
+                        qt(&shape, I16, 0.0004, 0),
+                        qt(&out, I16, if op == opcode::SUM { 0.01 } else { 0.0003 }, 0),
+                    ),
+                ];
+                for (tname, a, b) in types {
+                    // TFLM's int8 MAX needs equal quantization (the others are
+                    // kept as cases TFLM refuses).
+                    if op == opcode::REDUCE_MAX && tname == "i8" {
+                        continue;
+                    }
+                    v.push(unary_like(
+                        &format!("{oname}_{tname}_{aname}_{k}"),
+                        op,
+                        vec![a, axis_t.clone()],
+                        b,
+                        OpOptions::Reducer { keep_dims: keep },
+                    ));
+                }
+            }
+        }
+    }
+
+    // ---- ABS, SQRT, RSQRT, LOG, EXP, CAST.
+    for (op, oname, ulps) in [
+        (opcode::ABS, "abs", 0),
+        (opcode::SQRT, "sqrt", 0),
+        (opcode::RSQRT, "rsqrt", 0),
+        (opcode::LOG, "log", 1),
+        (opcode::EXP, "exp", 1),
+    ] {
+        if matches!(op, opcode::SQRT | opcode::RSQRT | opcode::LOG) {
+            // Inputs in the function's domain (through ABS): the NaN a negative
+            // input gives has a platform-defined sign and payload.
+            let mut c = Case::new(&format!("{oname}_f32")).libm(ulps);
+            let x = c.input(f32t(&[3, 40]));
+            let a = c.add(f32t(&[3, 40]));
+            let o = c.add(f32t(&[3, 40]));
+            c.op(opcode::ABS, &[x], &[a], none());
+            c.op(op, &[a], &[o], none());
+            c.outputs.push(o);
+            v.push(c);
+        } else {
+            v.push(
+                unary_like(
+                    &format!("{oname}_f32"),
+                    op,
+                    vec![f32t(&[3, 40])],
+                    f32t(&[3, 40]),
+                    none(),
+                )
+                .libm(ulps),
+            );
+        }
+        v.push(unary_like(
+            &format!("{oname}_i8"),
+            op,
+            vec![qt(&[64], I8, 0.031, 5)],
+            qt(&[64], I8, 0.02, -6),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "abs_i8_same_scale",
+        opcode::ABS,
+        vec![qt(&[64], I8, 0.031, 5)],
+        qt(&[64], I8, 0.031, -6),
+        none(),
+    ));
+    v.push(unary_like(
+        "abs_i16",
+        opcode::ABS,
+        vec![qt(&[64], I16, 0.0003, 0)],
+        qt(&[64], I16, 0.0002, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "abs_i16_raw",
+        opcode::ABS,
+        vec![t(&[64], I16)],
+        t(&[64], I16),
+        none(),
+    ));
+    for (from, to) in [
+        ("f32", "i32"),
+        ("f32", "i8"),
+        ("f32", "i16"),
+        ("i32", "f32"),
+        ("i8", "f32"),
+        ("i8", "i32"),
+        ("i16", "i8"),
+        ("i32", "i16"),
+        ("bool", "f32"),
+        ("f32", "bool"),
+    ] {
+        let ty = |n: &str| match n {
+            "f32" => DType::F32,
+            "i32" => I32,
+            "i16" => I16,
+            "bool" => DType::Bool,
+            _ => I8,
+        };
+        v.push(unary_like(
+            &format!("cast_{from}_{to}"),
+            opcode::CAST,
+            vec![t(&[50], ty(from))],
+            t(&[50], ty(to)),
+            none(),
+        ));
+    }
+
+    // ---- ARG_MAX / ARG_MIN over each axis (int8 inputs have many ties).
+    for (op, oname) in [(opcode::ARG_MAX, "arg_max"), (opcode::ARG_MIN, "arg_min")] {
+        for axis in [0i32, 1, -1] {
+            let shape = [3, 5, 7];
+            let a = (axis + 3) as usize % 3;
+            let out: Vec<i32> = (0..3).filter(|&k| k != a).map(|k| shape[k]).collect();
+            for (tname, input) in [("f32", f32t(&shape)), ("i8", qt(&shape, I8, 0.1, 0))] {
+                v.push(unary_like(
+                    &format!("{oname}_{tname}_axis{a}"),
+                    op,
+                    vec![input, t(&[1], I32).i32s(&[axis])],
+                    t(&out, I32),
+                    none(),
+                ));
+            }
+        }
+    }
+
+    // ---- GATHER: axis and batch_dims, float32 and int8 (indices constant and in range).
+    for (name, shape, coords, coord_data, axis, batch_dims, out) in [
+        (
+            "axis0",
+            vec![5, 3],
+            vec![4],
+            vec![4, 0, 2, 2],
+            0,
+            0,
+            vec![4, 3],
+        ),
+        (
+            "axis1",
+            vec![2, 6, 3],
+            vec![2, 2],
+            vec![5, 0, 1, 3],
+            1,
+            0,
+            vec![2, 2, 2, 3],
+        ),
+        (
+            "batch1",
+            vec![2, 6, 3],
+            vec![2, 3],
+            vec![5, 0, 1, 3, 3, 2],
+            1,
+            1,
+            vec![2, 3, 3],
+        ),
+    ] {
+        for (tname, ty) in [("f32", DType::F32), ("i8", I8)] {
+            let values = if ty == I8 {
+                qt(&shape, I8, 0.1, 0)
+            } else {
+                f32t(&shape)
+            };
+            let o = if ty == I8 {
+                qt(&out, I8, 0.1, 0)
+            } else {
+                f32t(&out)
+            };
+            v.push(unary_like(
+                &format!("gather_{tname}_{name}"),
+                opcode::GATHER,
+                vec![values, t(&coords, I32).i32s(&coord_data)],
+                o,
+                OpOptions::Gather { axis, batch_dims },
+            ));
+        }
+    }
+
+    // ---- SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND, 4-D and 3-D, with padding and crops.
+    for (tname, ty) in [("f32", DType::F32), ("i8", I8)] {
+        let tt = |shape: &[i32]| {
+            if ty == I8 {
+                qt(shape, I8, 0.1, -5)
+            } else {
+                f32t(shape)
+            }
+        };
+        v.push(unary_like(
+            &format!("space_to_batch_{tname}_4d_unpadded"),
+            opcode::SPACE_TO_BATCH_ND,
+            vec![
+                tt(&[2, 6, 6, 3]),
+                t(&[2], I32).i32s(&[2, 3]),
+                t(&[2, 2], I32).i32s(&[0, 0, 0, 0]),
+            ],
+            tt(&[12, 3, 2, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("space_to_batch_{tname}_3d_unpadded"),
+            opcode::SPACE_TO_BATCH_ND,
+            vec![
+                tt(&[1, 6, 3]),
+                t(&[1], I32).i32s(&[2]),
+                t(&[1, 2], I32).i32s(&[0, 0]),
+            ],
+            tt(&[2, 3, 3]),
+            none(),
+        ));
+        // Padded: TFLM's output there is uninitialized, both sides refuse.
+        v.push(unary_like(
+            &format!("space_to_batch_{tname}_4d"),
+            opcode::SPACE_TO_BATCH_ND,
+            vec![
+                tt(&[2, 5, 4, 3]),
+                t(&[2], I32).i32s(&[2, 3]),
+                t(&[2, 2], I32).i32s(&[1, 0, 1, 1]),
+            ],
+            tt(&[12, 3, 2, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("space_to_batch_{tname}_3d"),
+            opcode::SPACE_TO_BATCH_ND,
+            vec![
+                tt(&[1, 5, 3]),
+                t(&[1], I32).i32s(&[2]),
+                t(&[1, 2], I32).i32s(&[1, 0]),
+            ],
+            tt(&[2, 3, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("batch_to_space_{tname}_4d"),
+            opcode::BATCH_TO_SPACE_ND,
+            vec![
+                tt(&[12, 3, 2, 3]),
+                t(&[2], I32).i32s(&[2, 3]),
+                t(&[2, 2], I32).i32s(&[1, 0, 1, 1]),
+            ],
+            tt(&[2, 5, 4, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("batch_to_space_{tname}_3d"),
+            opcode::BATCH_TO_SPACE_ND,
+            vec![
+                tt(&[4, 2, 3]),
+                t(&[1], I32).i32s(&[2]),
+                t(&[1, 2], I32).i32s(&[0, 1]),
+            ],
+            tt(&[2, 3, 3]),
+            none(),
+        ));
+    }
+
+    // ---- REDUCE_MIN (the MAX loop with the other comparison).
+    for (aname, axes, out) in [
+        ("1", vec![1], vec![2, 6, 7]),
+        ("23", vec![2, 3], vec![2, 5]),
+    ] {
+        let keep = false;
+        for (tname, a, b) in [
+            ("f32", f32t(&[2, 5, 6, 7]), f32t(&out)),
+            (
+                "i8_same",
+                qt(&[2, 5, 6, 7], I8, 0.027, -3),
+                qt(&out, I8, 0.027, -3),
+            ),
+        ] {
+            v.push(unary_like(
+                &format!("min_{tname}_{aname}_drop"),
+                opcode::REDUCE_MIN,
+                vec![a, t(&[axes.len() as i32], I32).i32s(&axes)],
+                b,
+                OpOptions::Reducer { keep_dims: keep },
+            ));
+        }
+    }
+
+    // ---- Shape-only ops.
+    v.push(unary_like(
+        "squeeze_f32",
+        opcode::SQUEEZE,
+        vec![f32t(&[1, 3, 1, 4])],
+        f32t(&[3, 4]),
+        OpOptions::Squeeze { dims: vec![0, 2] },
+    ));
+    v.push(unary_like(
+        "squeeze_i8_all",
+        opcode::SQUEEZE,
+        vec![qt(&[1, 6, 1], I8, 0.1, 0)],
+        qt(&[6], I8, 0.1, 0),
+        OpOptions::Squeeze { dims: vec![] },
+    ));
+    v.push(unary_like(
+        "expand_dims_i8",
+        opcode::EXPAND_DIMS,
+        vec![qt(&[3, 4], I8, 0.1, 0), t(&[1], I32).i32s(&[-1])],
+        qt(&[3, 4, 1], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "expand_dims_f32",
+        opcode::EXPAND_DIMS,
+        vec![f32t(&[3, 4]), t(&[1], I32).i32s(&[0])],
+        f32t(&[1, 3, 4]),
+        none(),
+    ));
+    v.push(unary_like(
+        "shape_f32",
+        opcode::SHAPE,
+        vec![f32t(&[2, 3, 5])],
+        t(&[3], I32),
+        none(),
+    ));
+
+    // ---- Activations.
+    let act_types = |shape: &[i32]| -> Vec<(&'static str, T, T)> {
+        vec![
+            ("f32", f32t(shape), f32t(shape)),
+            ("i8", qt(shape, I8, 0.031, -7), qt(shape, I8, 0.027, -128)),
+            ("i16", qt(shape, I16, 0.0003, 0), qt(shape, I16, 0.0002, 0)),
+        ]
+    };
+    for (op, oname) in [(opcode::RELU, "relu"), (opcode::RELU6, "relu6")] {
+        for (tname, a, b) in act_types(&[2, 50]) {
+            v.push(unary_like(
+                &format!("{oname}_{tname}"),
+                op,
+                vec![a],
+                b,
+                none(),
+            ));
+        }
+    }
+    for (tname, a, b) in act_types(&[2, 50]) {
+        let b = if tname == "i8" {
+            qt(&[2, 50], I8, 0.017, 3)
+        } else {
+            b
+        };
+        v.push(unary_like(
+            &format!("leaky_relu_{tname}"),
+            opcode::LEAKY_RELU,
+            vec![a],
+            b,
+            OpOptions::LeakyRelu { alpha: 0.2 },
+        ));
+    }
+    v.push(unary_like(
+        "prelu_f32_bcast",
+        opcode::PRELU,
+        vec![f32t(&[1, 3, 4, 5]), f32t(&[1, 1, 5]).random(13)],
+        f32t(&[1, 3, 4, 5]),
+        none(),
+    ));
+    v.push(unary_like(
+        "prelu_i8_bcast",
+        opcode::PRELU,
+        vec![
+            qt(&[1, 3, 4, 5], I8, 0.031, 2),
+            qt(&[1, 1, 5], I8, 0.0041, -1).random(14),
+        ],
+        qt(&[1, 3, 4, 5], I8, 0.019, -3),
+        none(),
+    ));
+    v.push(unary_like(
+        "prelu_i16_bcast",
+        opcode::PRELU,
+        vec![
+            qt(&[2, 3, 5], I16, 0.0004, 0),
+            qt(&[5], I8, 0.0041, 3).random(15),
+        ],
+        qt(&[2, 3, 5], I16, 0.0003, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "relu_i8_same_scale",
+        opcode::RELU,
+        vec![qt(&[64], I8, 0.031, 17)],
+        qt(&[64], I8, 0.031, 17),
+        none(),
+    ));
+    v.push(unary_like(
+        "relu6_i8_zp",
+        opcode::RELU6,
+        vec![qt(&[64], I8, 0.031, -90)],
+        qt(&[64], I8, 0.031, -90),
+        none(),
+    ));
+    // Scales whose quotient rounds differently in float and in double.
+    for (k, (si, so, alpha)) in [
+        (0.031f32, 0.02f32, 0.3f32),
+        (0.0173, 0.0291, 0.11),
+        (0.047, 0.013, 0.7),
+        (0.0091, 0.0093, 0.01),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        v.push(unary_like(
+            &format!("leaky_relu_i8_scales{k}"),
+            opcode::LEAKY_RELU,
+            vec![qt(&[256], I8, si, 5)],
+            qt(&[256], I8, so, -6),
+            OpOptions::LeakyRelu { alpha },
+        ));
+        v.push(unary_like(
+            &format!("relu_i8_scales{k}"),
+            opcode::RELU,
+            vec![qt(&[256], I8, si, 5)],
+            qt(&[256], I8, so, -6),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "leaky_relu_i8_negative_alpha",
+        opcode::LEAKY_RELU,
+        vec![qt(&[64], I8, 0.031, 5)],
+        qt(&[64], I8, 0.02, -6),
+        OpOptions::LeakyRelu { alpha: -0.7 },
+    ));
+    for (tname, a, b) in [
+        ("f32", f32t(&[2, 64]), f32t(&[2, 64])),
+        (
+            "i8",
+            qt(&[2, 64], I8, 0.047, -1),
+            qt(&[2, 64], I8, 0.025, -100),
+        ),
+        (
+            "i8_small_in",
+            qt(&[2, 64], I8, 0.011, 9),
+            qt(&[2, 64], I8, 0.013, -3),
+        ),
+        (
+            "i8_refused",
+            qt(&[2, 64], I8, 0.5, 0),
+            qt(&[2, 64], I8, 0.001, 0),
+        ),
+    ] {
+        v.push(unary_like(
+            &format!("hard_swish_{tname}"),
+            opcode::HARD_SWISH,
+            vec![a],
+            b,
+            none(),
+        ));
+    }
+    v
+}
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .expect("usage: kernel_cases OUT_DIR");
+    let dir = Path::new(&dir);
+    std::fs::create_dir_all(dir).expect("create the output directory");
+    let mut tsv = String::new();
+    for case in cases() {
+        let (model, inputs) = case.build();
+        std::fs::write(dir.join(format!("{}.tflite", case.name)), model).expect("write model");
+        for (k, bytes) in inputs.iter().enumerate() {
+            std::fs::write(dir.join(format!("{}.in{k}.bin", case.name)), bytes)
+                .expect("write input");
+        }
+        let _ = writeln!(
+            tsv,
+            "{}\t{}\t{}\t{}",
+            case.name,
+            case.ops_text(),
+            inputs.len(),
+            case.libm_ulps
+        );
+    }
+    std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
+}

@@ -1,0 +1,227 @@
+//! SUB, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE and DIV with broadcasting, as
+//! TFLM's reference kernels (tflite-micro 90b983c2: `micro/kernels/sub.cc`,
+//! `sub_common.cc`, `maximum_minimum.cc`, `squared_difference.cc`, `div.cc`,
+//! `kernels/internal/reference/sub.h`).
+//!
+//! * SUB: float32 (fused activation), int8/int16 rescaled as ADD is (left
+//!   shift 20 for int8, 15 for int16, per-input multipliers of
+//!   `scale / (2 · max scale)`, output multiplier of
+//!   `2 · max scale / (2^shift · scale_out)`);
+//! * MAXIMUM/MINIMUM: raw values compared (`a > b ? a : b`), no rescaling,
+//!   float32, int8, int16, int32;
+//! * SQUARED_DIFFERENCE: float32 and int32 `(a − b)²`; int8 (left shift 7,
+//!   zero points within int8) and int16 (left shift 0, zero points 0) square
+//!   the rescaled difference and requantize with `(2 · max scale)² /
+//!   (2^(2·shift) · scale_out)`;
+//! * DIV: float32 with a fused activation.
+//!
+//! TFLM's broadcasting for SQUARED_DIFFERENCE (and PRELU) is 4-D at most.
+
+use microarena_image::{dtype, opcode};
+
+use super::broadcast::{bcast_index, broadcastable};
+use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
+use super::context::{Ctx, OpDataWriter, Prep};
+use super::fused::{act_f32, act_range_f32, act_range_int};
+use super::{Kernel, kernel};
+use crate::arena::ArenaAllocator;
+use crate::error::Error;
+use crate::fixedpoint as fx;
+use crate::image::TensorInfo;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::SUB, prepare, eval),
+    kernel(opcode::MAXIMUM, prepare, eval),
+    kernel(opcode::MINIMUM, prepare, eval),
+    kernel(opcode::SQUARED_DIFFERENCE, prepare, eval),
+    kernel(opcode::DIV, prepare, eval),
+];
+
+fn type_range(t: i8) -> (i32, i32) {
+    if t == dtype::I16 {
+        (-32768, 32767)
+    } else {
+        (-128, 127)
+    }
+}
+
+fn read_int(t: i8, x: &[u8], i: usize) -> i32 {
+    match t {
+        dtype::I16 => i16_at(x, i),
+        dtype::I32 => i32_at(x, i),
+        _ => i8_at(x, i),
+    }
+}
+
+fn write_int(t: i8, out: &mut [u8], i: usize, v: i32) {
+    match t {
+        dtype::I16 => put_i16(out, i, v),
+        dtype::I32 => put_i32(out, i, v),
+        _ => put_i8(out, i, v),
+    }
+}
+
+pub(crate) fn prepare(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let code = p.op.opcode;
+    let a = p.input(0)?;
+    let b = p.input(1)?;
+    p.need(
+        a.dtype == out.dtype && b.dtype == out.dtype,
+        "inputs and output must have one type",
+    )?;
+    let ok = match code {
+        opcode::SUB => matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16),
+        opcode::MAXIMUM | opcode::MINIMUM => {
+            matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32)
+        }
+        opcode::SQUARED_DIFFERENCE => {
+            matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32)
+        }
+        _ => out.dtype == dtype::F32,
+    };
+    p.need(ok, "type not supported by this op in TFLM")?;
+    p.need(broadcastable(&a, &b, out), "shapes do not broadcast")?;
+    if code == opcode::SQUARED_DIFFERENCE && !a.shape().eq(b.shape()) {
+        p.need(out.rank <= 4, "broadcasting is 4-D at most")?;
+    }
+    match (code, out.dtype) {
+        (opcode::SUB | opcode::DIV, dtype::F32) => {
+            let (lo, hi) = act_range_f32(p.op.activation).ok_or(p.err("fused activation"))?;
+            words.push(lo.to_bits() as i32);
+            words.push(hi.to_bits() as i32);
+        }
+        (opcode::SUB, _) => {
+            let (tlo, thi) = type_range(out.dtype);
+            let (lo, hi) =
+                act_range_int(p.op.activation, out, tlo, thi).ok_or(p.err("fused activation"))?;
+            let left_shift = if out.dtype == dtype::I16 { 15 } else { 20 };
+            // sub_common.cc writes these quotients in float, but the wheel
+            // computes them in double (as RELU's, see `rectifiers`): the
+            // float quotients are 1 LSB off on case sub_i16_same.
+            let twice_max = 2.0 * f64::from(a.scale.max(b.scale));
+            let (m1, s1) = fx::quantize_multiplier(f64::from(a.scale) / twice_max);
+            let (m2, s2) = fx::quantize_multiplier(f64::from(b.scale) / twice_max);
+            let (mo, so) = fx::quantize_multiplier(
+                twice_max / (f64::from(1i32 << left_shift) * f64::from(out.scale)),
+            );
+            for w in [lo, hi, left_shift, m1, s1, m2, s2, mo, so] {
+                words.push(w);
+            }
+        }
+        (opcode::SQUARED_DIFFERENCE, dtype::I8 | dtype::I16) => {
+            let left_shift = if out.dtype == dtype::I8 {
+                let in_range = |zp: i32| (-128..=127).contains(&zp);
+                p.need(
+                    in_range(a.zero_point) && in_range(b.zero_point) && in_range(out.zero_point),
+                    "int8 zero points must be within int8",
+                )?;
+                7
+            } else {
+                p.need(
+                    a.zero_point == 0 && b.zero_point == 0 && out.zero_point == 0,
+                    "int16 zero points must be 0",
+                )?;
+                0
+            };
+            let (lo, hi) = type_range(out.dtype);
+            let twice_max = 2.0 * f64::from(a.scale.max(b.scale));
+            let (m1, s1) = fx::quantize_multiplier(f64::from(a.scale) / twice_max);
+            let (m2, s2) = fx::quantize_multiplier(f64::from(b.scale) / twice_max);
+            let denominator = (1i32 << (2 * left_shift)) as f32 * out.scale;
+            let (mo, so) = fx::quantize_multiplier(twice_max * twice_max / f64::from(denominator));
+            for w in [lo, hi, left_shift, m1, s1, m2, s2, mo, so] {
+                words.push(w);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (a, xa) = c.input(0);
+    let (b, xb) = c.input(1);
+    let out = c.output_info();
+    let code = c.op.opcode;
+    let n = out.elements();
+    let same = a.elements() == n && b.elements() == n;
+    let w: [i32; 9] = core::array::from_fn(|k| c.word(k));
+    for i in 0..n {
+        let (ia, ib) = if same {
+            (i, i)
+        } else {
+            (bcast_index(i, &out, &a), bcast_index(i, &out, &b))
+        };
+        if out.dtype == dtype::F32 {
+            let (va, vb) = (f32_at(xa, ia), f32_at(xb, ib));
+            let r = match code {
+                opcode::SUB => va - vb,
+                opcode::DIV => va / vb,
+                opcode::MAXIMUM => {
+                    if va > vb {
+                        va
+                    } else {
+                        vb
+                    }
+                }
+                opcode::MINIMUM => {
+                    if va < vb {
+                        va
+                    } else {
+                        vb
+                    }
+                }
+                _ => {
+                    let d = va - vb;
+                    d * d
+                }
+            };
+            let r = if matches!(code, opcode::SUB | opcode::DIV) {
+                act_f32(r, f32::from_bits(w[0] as u32), f32::from_bits(w[1] as u32))
+            } else {
+                r
+            };
+            put_f32(c.out, i, r);
+            continue;
+        }
+        let (va, vb) = (read_int(a.dtype, xa, ia), read_int(b.dtype, xb, ib));
+        let r = match code {
+            opcode::MAXIMUM => va.max(vb),
+            opcode::MINIMUM => va.min(vb),
+            opcode::SQUARED_DIFFERENCE if out.dtype == dtype::I32 => {
+                let d = va.wrapping_sub(vb);
+                d.wrapping_mul(d)
+            }
+            _ => {
+                // SUB and quantized SQUARED_DIFFERENCE: both inputs rescaled
+                // to a common scale with `left_shift` bits of headroom.
+                let (lo, hi, ls) = (w[0], w[1], w[2]);
+                let sa = fx::mbqm_smaller_than_one(
+                    va.wrapping_sub(a.zero_point).wrapping_shl(ls as u32),
+                    w[3],
+                    w[4],
+                );
+                let sb = fx::mbqm_smaller_than_one(
+                    vb.wrapping_sub(b.zero_point).wrapping_shl(ls as u32),
+                    w[5],
+                    w[6],
+                );
+                let d = sa.wrapping_sub(sb);
+                let raw = if code == opcode::SUB {
+                    fx::mbqm_smaller_than_one(d, w[7], w[8])
+                } else {
+                    fx::mbqm(d.wrapping_mul(d), w[7], w[8])
+                };
+                raw.wrapping_add(out.zero_point).max(lo).min(hi)
+            }
+        };
+        write_int(out.dtype, c.out, i, r);
+    }
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! ABS, SQRT, RSQRT, LOG, EXP and CAST, as TFLM's reference kernels
+//! (tflite-micro 90b983c2: `micro/kernels/elementwise.cc`, `exp.cc`,
+//! `cast.cc`).
+//!
+//! * ABS: float32; int8 and int16 as `|x − zp_in|`, rescaled by
+//!   `scale_in / scale_out` only when the scales differ, + zp_out, clamped
+//!   (int16 needs zero points 0; an int16 tensor without quantization takes
+//!   the plain absolute value);
+//! * SQRT, RSQRT (`1 / sqrt(x)`), LOG, EXP: float32. SQRT is correctly
+//!   rounded everywhere, so it is exact; LOG and EXP call `libm`'s `logf` and
+//!   `expf` where TFLM calls the C library's, which may round differently:
+//!   at most 1 ULP apart (verify-kernels lists them as such);
+//! * CAST between int8, int16, int32, float32 and bool (input only) with
+//!   C's `static_cast`: integers wrap, floats truncate toward zero (x86's
+//!   `cvttss2si` gives `i32::MIN` out of range, and so does this kernel).
+//!
+//! RSQRT on int8/int16 (TFLM's `GetInvSqrtQuantizedMultiplierExp` path) is
+//! not implemented: Prepare refuses it.
+
+use microarena_image::{dtype, opcode};
+
+use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
+use super::context::{Ctx, OpDataWriter, Prep, same_len};
+use super::{Kernel, kernel};
+use crate::arena::ArenaAllocator;
+use crate::error::Error;
+use crate::fixedpoint as fx;
+use crate::image::TensorInfo;
+
+/// This family's entries in the kernel registry.
+pub(super) const KERNELS: &[Kernel] = &[
+    kernel(opcode::ABS, prepare, eval),
+    kernel(opcode::SQRT, prepare, eval),
+    kernel(opcode::RSQRT, prepare, eval),
+    kernel(opcode::LOG, prepare, eval),
+    kernel(opcode::EXP, prepare, eval),
+    kernel(opcode::CAST, prepare_cast, cast),
+];
+
+pub(crate) fn prepare(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(same_len(&input, out), "input and output sizes differ")?;
+    if p.op.opcode != opcode::ABS {
+        return p.need(
+            input.dtype == dtype::F32 && out.dtype == dtype::F32,
+            "float32 only",
+        );
+    }
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16),
+        "ABS: float32, int8 or int16, the same in and out",
+    )?;
+    if out.dtype == dtype::F32 {
+        return Ok(());
+    }
+    let quantized = out.dtype == dtype::I8 || input.n_scales > 0;
+    if quantized {
+        p.need(
+            input.n_scales > 0 && out.n_scales > 0,
+            "quantized ABS needs quantized input and output",
+        )?;
+        if out.dtype == dtype::I16 {
+            p.need(
+                input.zero_point == 0 && out.zero_point == 0,
+                "int16 ABS needs zero points of 0",
+            )?;
+        }
+    }
+    let rescale = quantized && input.scale != out.scale;
+    // The source writes the quotient in float; the wheel computes it in
+    // double, as RELU's (see `rectifiers`).
+    let (m, s) = if rescale {
+        fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale))
+    } else {
+        (0, 0)
+    };
+    words.push(i32::from(quantized) | (i32::from(rescale) << 1));
+    words.push(m);
+    words.push(s);
+    Ok(())
+}
+
+pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let code = c.op.opcode;
+    if out.dtype == dtype::F32 {
+        for i in 0..out.elements() {
+            let v = f32_at(x, i);
+            let r = match code {
+                opcode::ABS => libm::fabsf(v),
+                opcode::SQRT => libm::sqrtf(v),
+                opcode::RSQRT => 1.0 / libm::sqrtf(v),
+                opcode::LOG => super::cmath::logf(v),
+                _ => super::cmath::expf(v),
+            };
+            put_f32(c.out, i, r);
+        }
+        return Ok(());
+    }
+    // ABS, int8/int16.
+    let (flags, m, s) = (c.word(0), c.word(1), c.word(2));
+    let (quantized, rescale) = (flags & 1 != 0, flags & 2 != 0);
+    let (lo, hi) = if out.dtype == dtype::I16 {
+        (-32768, 32767)
+    } else {
+        (-128, 127)
+    };
+    for i in 0..out.elements() {
+        let v = if out.dtype == dtype::I16 {
+            i16_at(x, i)
+        } else {
+            i8_at(x, i)
+        };
+        let r = if !quantized {
+            // AbsHelper on raw int16: std::abs, stored back as int16.
+            i32::from((v as i16).wrapping_abs())
+        } else {
+            let a = v.wrapping_sub(input.zero_point).wrapping_abs();
+            let r = if rescale { fx::mbqm(a, m, s) } else { a };
+            r.wrapping_add(out.zero_point).clamp(lo, hi)
+        };
+        if out.dtype == dtype::I16 {
+            put_i16(c.out, i, r);
+        } else {
+            put_i8(c.out, i, r);
+        }
+    }
+    Ok(())
+}
+
+fn cast_in(t: i8) -> bool {
+    matches!(
+        t,
+        dtype::I8 | dtype::I16 | dtype::I32 | dtype::F32 | dtype::BOOL
+    )
+}
+
+fn cast_out(t: i8) -> bool {
+    matches!(t, dtype::I8 | dtype::I16 | dtype::I32 | dtype::F32)
+}
+
+pub(crate) fn prepare_cast(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        cast_in(input.dtype) && cast_out(out.dtype),
+        "CAST: from int8, int16, int32, float32 or bool to int8, int16, int32 or float32",
+    )?;
+    p.need(same_len(&input, out), "input and output sizes differ")
+}
+
+/// C's float-to-int32 conversion as x86 performs it (`cvttss2si`).
+fn f32_to_i32(v: f32) -> i32 {
+    if (-2147483648.0..2147483648.0).contains(&v) {
+        v as i32
+    } else {
+        i32::MIN
+    }
+}
+
+pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    for i in 0..out.elements() {
+        // Every input value as i32 (exact for the integer types) or f32.
+        let (iv, fv) = match input.dtype {
+            dtype::F32 => {
+                let f = f32_at(x, i);
+                (f32_to_i32(f), f)
+            }
+            dtype::I32 => {
+                let v = i32_at(x, i);
+                (v, v as f32)
+            }
+            dtype::I16 => {
+                let v = i16_at(x, i);
+                (v, v as f32)
+            }
+            dtype::BOOL => {
+                let v = i32::from(x.get(i).is_some_and(|&b| b != 0));
+                (v, v as f32)
+            }
+            _ => {
+                let v = i8_at(x, i);
+                (v, v as f32)
+            }
+        };
+        match out.dtype {
+            dtype::F32 => put_f32(c.out, i, fv),
+            dtype::I32 => put_i32(c.out, i, iv),
+            dtype::I16 => put_i16(c.out, i, iv),
+            _ => {
+                if let Some(b) = c.out.get_mut(i) {
+                    *b = iv as u8;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,98 @@
+//! `plan`'s runtime figure is null exactly when `run` refuses: for every
+//! shared model, every model of `core/examples/kernel_cases.rs` (the
+//! verify-kernels cases) and the builder's example models,
+//! `lower::runtime_arena(model).is_ok()` ⇔ the runtime's `Interpreter`
+//! accepts the lowered image in the predicted arena.
+
+use std::path::Path;
+
+use microarena_core::Model;
+use microarena_core::build::example;
+use microarena_core::lower::{lower, runtime_arena};
+use microarena_runtime::Interpreter;
+
+#[allow(dead_code)]
+#[path = "../../core/examples/kernel_cases.rs"]
+mod kernel_cases;
+
+/// `Ok(())` when plan and run agree on `bytes`, else what each said.
+fn agree(bytes: &[u8]) -> Result<bool, String> {
+    let Ok(model) = Model::parse(bytes) else {
+        return Ok(false);
+    };
+    let planned = runtime_arena(&model);
+    let run = lower(&model).map_err(|e| e.to_string()).and_then(|image| {
+        let total = planned.as_ref().map_or(1 << 20, |a| a.total_bytes as usize);
+        let mut arena = vec![0u8; total];
+        Interpreter::new(&image, &mut arena)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    match (&planned, &run) {
+        (Ok(_), Ok(())) => Ok(true),
+        (Err(_), Err(_)) => Ok(false),
+        (Ok(a), Err(e)) => Err(format!(
+            "plan gives a runtime arena ({} B) but run refuses: {e}",
+            a.total_bytes
+        )),
+        (Err(e), Ok(())) => Err(format!("run accepts but plan refuses: {e}")),
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "lowers hundreds of models")]
+fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
+    let mut models: Vec<(String, Vec<u8>)> = kernel_cases::cases()
+        .into_iter()
+        .map(|c| {
+            let (m, _) = c.build();
+            (c.name.clone(), m)
+        })
+        .collect();
+    models.push((
+        "mobilenet_v1_025_96_int8".into(),
+        example::mobilenet_v1_025_96_int8(),
+    ));
+    models.push(("synthetic".into(), example::synthetic(50)));
+    models.push(("branchy_float".into(), example::branchy_float()));
+    models.push(("resize_then_fc".into(), example::resize_then_fc()));
+    models.push(("demo_model".into(), example::demo_model()));
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models");
+    let corpus = std::env::var_os("MICROARENA_CORPUS")
+        .map(|c| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join(c)
+                .join("models")
+        })
+        .unwrap_or(shared);
+    if let Ok(entries) = std::fs::read_dir(&corpus) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "tflite") {
+                let name = p
+                    .file_stem()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                models.push((name, std::fs::read(&p).expect("read model")));
+            }
+        }
+    } else {
+        eprintln!("no corpus at {}: builder models only", corpus.display());
+    }
+    let mut failures = Vec::new();
+    let (mut runs, mut refused) = (0, 0);
+    for (name, bytes) in &models {
+        match agree(bytes) {
+            Ok(true) => runs += 1,
+            Ok(false) => refused += 1,
+            Err(why) => failures.push(format!("{name}: {why}")),
+        }
+    }
+    println!(
+        "{} models: {runs} run, {refused} refused by both plan and run",
+        models.len()
+    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
