@@ -885,6 +885,39 @@ pub fn cases() -> Vec<Case> {
         }
     }
 
+    // ---- RESIZE_NEAREST_NEIGHBOR: up and down, odd ratios, every corner/centre mode, each type.
+    for (name, from, to) in [
+        ("up", [1, 3, 4, 2], [1, 6, 9, 2]),
+        ("down", [1, 5, 7, 3], [1, 3, 4, 3]),
+        ("odd", [2, 4, 4, 1], [2, 7, 5, 1]),
+    ] {
+        for (mode, align_corners, half_pixel_centers) in [
+            ("plain", false, false),
+            ("align", true, false),
+            ("half", false, true),
+        ] {
+            for (tname, ty) in [("f32", DType::F32), ("i8", I8), ("i16", DType::I16)] {
+                let tensor = |shape: &[i32]| {
+                    if ty == DType::F32 {
+                        f32t(shape)
+                    } else {
+                        qt(shape, ty, 0.05, 0)
+                    }
+                };
+                v.push(unary_like(
+                    &format!("resize_nearest_{tname}_{name}_{mode}"),
+                    opcode::RESIZE_NEAREST_NEIGHBOR,
+                    vec![tensor(&from), t(&[2], I32).i32s(&to[1..3])],
+                    tensor(&to),
+                    OpOptions::Resize {
+                        align_corners,
+                        half_pixel_centers,
+                    },
+                ));
+            }
+        }
+    }
+
     // ---- GATHER: axis and batch_dims, float32 and int8 (indices constant and in range).
     for (name, shape, coords, coord_data, axis, batch_dims, out) in [
         (

@@ -129,7 +129,7 @@ operators! {
     ZEROS_LIKE = 93, tflm: false, runtime: -;
     FILL = 94, tflm: false, runtime: -;
     FLOOR_MOD = 95, tflm: false, runtime: -;
-    RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: -;
+    RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: Resize;
     LEAKY_RELU = 98, tflm: true, runtime: LeakyRelu;
     SQUARED_DIFFERENCE = 99, tflm: false, runtime: NoParams;
     MIRROR_PAD = 100, tflm: true, runtime: -;

@@ -35,6 +35,7 @@ pub enum ParamsKind {
     Axis,
     Gather,
     SpaceBatch,
+    Resize,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -380,6 +381,31 @@ impl OpParams for SpaceBatchParams {
     }
 }
 
+/// RESIZE_NEAREST_NEIGHBOR (the output size is the output tensor's dims).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ResizeParams {
+    /// Corner pixels of input and output are aligned.
+    pub align_corners: bool,
+    /// Pixels are sampled at their centres (+0.5).
+    pub half_pixel_centers: bool,
+}
+
+impl OpParams for ResizeParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = i32::from(self.align_corners);
+        w[1] = i32::from(self.half_pixel_centers);
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        ResizeParams {
+            align_corners: w[0] != 0,
+            half_pixel_centers: w[1] != 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,6 +463,10 @@ mod tests {
             block_w: 3,
             before_h: 1,
             before_w: 0,
+        });
+        round_trip(ResizeParams {
+            align_corners: false,
+            half_pixel_centers: true,
         });
         round_trip(GatherParams {
             axis: 2,

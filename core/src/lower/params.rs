@@ -10,8 +10,8 @@ use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
     AxisParams, ConcatParams, GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK,
-    MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, SliceParams, SoftmaxParams,
-    SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
+    MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, ResizeParams, SliceParams,
+    SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -87,6 +87,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Axis => axis_input,
         ParamsKind::Gather => gather,
         ParamsKind::SpaceBatch => space_batch,
+        ParamsKind::Resize => resize,
     }
 }
 
@@ -418,4 +419,36 @@ fn space_batch(v: &OpView<'_, '_>) -> Result<Words, String> {
         }
     }
     Ok(p.to_words())
+}
+
+/// RESIZE_NEAREST_NEIGHBOR: 4-D input and output of one batch and depth, and
+/// a constant size tensor equal to the output's height and width (TFLM takes
+/// the size from that tensor; the runtime from the output's dims).
+fn resize(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let (i, o) = (&v.input(0)?.shape, &v.output.shape);
+    if i.len() != 4 || o.len() != 4 {
+        return Err("input and output must be 4-D".into());
+    }
+    if i[0] != o[0] || i[3] != o[3] {
+        return Err("batch and depth must be the input's".into());
+    }
+    let size = const_i32s(v.model, v.op.input(1)).ok_or("size must be a constant int32 tensor")?;
+    if size[..] != o[1..3] {
+        return Err(format!(
+            "size {size:?} differs from the output's height and width {:?}",
+            &o[1..3]
+        ));
+    }
+    let (align_corners, half_pixel_centers) = match v.op.options {
+        OpOptions::Resize {
+            align_corners,
+            half_pixel_centers,
+        } => (align_corners, half_pixel_centers),
+        _ => (false, false),
+    };
+    Ok(ResizeParams {
+        align_corners,
+        half_pixel_centers,
+    }
+    .to_words())
 }

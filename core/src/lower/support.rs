@@ -202,6 +202,10 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             matches!(i0, Some(F32 | I8)) && i1 == Some(I32) && i0 == Some(o),
             "GATHER: float32 or int8 values, int32 indices",
         ),
+        opcode::RESIZE_NEAREST_NEIGHBOR => rule(
+            i0 == Some(o) && one_of(&[F32, I16, I8]) && i1 == Some(I32),
+            "RESIZE_NEAREST_NEIGHBOR: float32, int16 or int8, int32 size",
+        ),
         opcode::SPACE_TO_BATCH_ND | opcode::BATCH_TO_SPACE_ND => rule(
             i0 == Some(o) && one_of(&[F32, I8]),
             "float32 or int8, the same in and out",

@@ -260,6 +260,11 @@ pub enum OpOptions {
         axis: i32,
         batch_dims: i32,
     },
+    /// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
+    Resize {
+        align_corners: bool,
+        half_pixel_centers: bool,
+    },
 }
 
 impl OpOptions {
@@ -494,6 +499,20 @@ impl OpOptions {
                     batch_dims: o.batch_dims(),
                 },
             ),
+            B::RESIZE_BILINEAR => {
+                let o = op.builtin_options_as_resize_bilinear_options();
+                OpOptions::Resize {
+                    align_corners: o.is_some_and(|o| o.align_corners()),
+                    half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
+                }
+            }
+            B::RESIZE_NEAREST_NEIGHBOR => {
+                let o = op.builtin_options_as_resize_nearest_neighbor_options();
+                OpOptions::Resize {
+                    align_corners: o.is_some_and(|o| o.align_corners()),
+                    half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
+                }
+            }
             _ => OpOptions::None,
         }
     }

@@ -25,6 +25,11 @@ pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::SHAPE, prepare_shape, shape),
     kernel(opcode::GATHER, prepare_gather, gather),
     kernel(
+        opcode::RESIZE_NEAREST_NEIGHBOR,
+        prepare_resize_nearest,
+        resize_nearest,
+    ),
+    kernel(
         opcode::SPACE_TO_BATCH_ND,
         prepare_space_batch,
         space_to_batch,
@@ -563,6 +568,75 @@ pub(crate) fn batch_to_space(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 if let (Some(d), Some(s)) = (c.out.get_mut(dst..dst + row), x.get(src..src + row)) {
                     d.copy_from_slice(s);
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// TFLM's `GetNearestNeighbor` (`reference/resize_nearest_neighbor.h`,
+/// 90b983c2): the source row or column of output index `at`, computed in
+/// float as TFLM does, so the rounding is the same.
+fn nearest(at: usize, in_size: usize, out_size: usize, align: bool, half: bool) -> usize {
+    let scale = if align && out_size > 1 {
+        (in_size as f32 - 1.0) / (out_size as f32 - 1.0)
+    } else {
+        in_size as f32 / out_size as f32
+    };
+    let offset = if half { 0.5f32 } else { 0.0 };
+    let v = (at as f32 + offset) * scale;
+    // TfLiteRound rounds half away from zero; the values are never negative here.
+    let picked = if align {
+        libm::roundf(v) as i64
+    } else {
+        libm::floorf(v) as i64
+    };
+    picked.clamp(0, in_size as i64 - 1) as usize
+}
+
+pub(crate) fn prepare_resize_nearest(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        matches!(input.dtype, dtype::F32 | dtype::I8 | dtype::I16) && out.dtype == input.dtype,
+        "RESIZE_NEAREST_NEIGHBOR: float32, int16 or int8, the same in and out",
+    )?;
+    p.check(
+        input.rank == 4
+            && out.rank == 4
+            && input.dim(0) == out.dim(0)
+            && input.dim(3) == out.dim(3)
+            && input.dim(1) > 0
+            && input.dim(2) > 0,
+        "RESIZE_NEAREST_NEIGHBOR shapes",
+    )
+}
+
+pub(crate) fn resize_nearest(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let rl::params::ResizeParams {
+        align_corners,
+        half_pixel_centers,
+    } = c.op.params();
+    let (in_h, in_w) = (input.dim(1), input.dim(2));
+    let out = c.output_info();
+    let (batches, out_h, out_w, depth) = (out.dim(0), out.dim(1), out.dim(2), out.dim(3));
+    let row = depth * elem_size(&input);
+    let mut dst = 0;
+    for b in 0..batches {
+        for y in 0..out_h {
+            let in_y = nearest(y, in_h, out_h, align_corners, half_pixel_centers);
+            for xo in 0..out_w {
+                let in_x = nearest(xo, in_w, out_w, align_corners, half_pixel_centers);
+                let src = ((b * in_h + in_y) * in_w + in_x) * row;
+                if let (Some(d), Some(s)) = (c.out.get_mut(dst..dst + row), x.get(src..src + row)) {
+                    d.copy_from_slice(s);
+                }
+                dst += row;
             }
         }
     }

@@ -209,6 +209,26 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
                 batch_dims: *batch_dims,
             }))
         }
+        (
+            B::RESIZE_BILINEAR,
+            OpOptions::Resize {
+                align_corners,
+                half_pixel_centers,
+            },
+        ) => O::ResizeBilinearOptions(Box::new(fb::ResizeBilinearOptionsT {
+            align_corners: *align_corners,
+            half_pixel_centers: *half_pixel_centers,
+        })),
+        (
+            B::RESIZE_NEAREST_NEIGHBOR,
+            OpOptions::Resize {
+                align_corners,
+                half_pixel_centers,
+            },
+        ) => O::ResizeNearestNeighborOptions(Box::new(fb::ResizeNearestNeighborOptionsT {
+            align_corners: *align_corners,
+            half_pixel_centers: *half_pixel_centers,
+        })),
         _ => return None,
     })
 }
