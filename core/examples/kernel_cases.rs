@@ -885,7 +885,8 @@ pub fn cases() -> Vec<Case> {
         }
     }
 
-    // ---- RESIZE_NEAREST_NEIGHBOR: up and down, odd ratios, every corner/centre mode, each type.
+    // ---- RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR: up and down, odd ratios, every
+    // corner/centre mode TFLM accepts, each type.
     for (name, from, to) in [
         ("up", [1, 3, 4, 2], [1, 6, 9, 2]),
         ("down", [1, 5, 7, 3], [1, 3, 4, 3]),
@@ -896,7 +897,18 @@ pub fn cases() -> Vec<Case> {
             ("align", true, false),
             ("half", false, true),
         ] {
-            for (tname, ty) in [("f32", DType::F32), ("i8", I8), ("i16", DType::I16)] {
+            for (op, tname, ty) in [
+                ("nearest", "f32", DType::F32),
+                ("nearest", "i8", I8),
+                ("nearest", "i16", DType::I16),
+                ("bilinear", "f32", DType::F32),
+                ("bilinear", "i8", I8),
+            ] {
+                let code = if op == "nearest" {
+                    opcode::RESIZE_NEAREST_NEIGHBOR
+                } else {
+                    opcode::RESIZE_BILINEAR
+                };
                 let tensor = |shape: &[i32]| {
                     if ty == DType::F32 {
                         f32t(shape)
@@ -905,8 +917,8 @@ pub fn cases() -> Vec<Case> {
                     }
                 };
                 v.push(unary_like(
-                    &format!("resize_nearest_{tname}_{name}_{mode}"),
-                    opcode::RESIZE_NEAREST_NEIGHBOR,
+                    &format!("resize_{op}_{tname}_{name}_{mode}"),
+                    code,
                     vec![tensor(&from), t(&[2], I32).i32s(&to[1..3])],
                     tensor(&to),
                     OpOptions::Resize {

@@ -72,7 +72,7 @@ operators! {
     RELU = 19, tflm: true, runtime: NoParams;
     RELU6 = 21, tflm: true, runtime: NoParams;
     RESHAPE = 22, tflm: true, runtime: NoParams;
-    RESIZE_BILINEAR = 23, tflm: true, runtime: -;
+    RESIZE_BILINEAR = 23, tflm: true, runtime: Resize;
     SOFTMAX = 25, tflm: true, runtime: Softmax;
     SPACE_TO_DEPTH = 26, tflm: false, runtime: -;
     SVDF = 27, tflm: true, runtime: Svdf;

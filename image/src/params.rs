@@ -381,7 +381,7 @@ impl OpParams for SpaceBatchParams {
     }
 }
 
-/// RESIZE_NEAREST_NEIGHBOR (the output size is the output tensor's dims).
+/// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (the output size is the output tensor's dims).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ResizeParams {
     /// Corner pixels of input and output are aligned.

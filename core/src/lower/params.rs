@@ -421,7 +421,7 @@ fn space_batch(v: &OpView<'_, '_>) -> Result<Words, String> {
     Ok(p.to_words())
 }
 
-/// RESIZE_NEAREST_NEIGHBOR: 4-D input and output of one batch and depth, and
+/// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR: 4-D input and output of one batch and depth, and
 /// a constant size tensor equal to the output's height and width (TFLM takes
 /// the size from that tensor; the runtime from the output's dims).
 fn resize(v: &OpView<'_, '_>) -> Result<Words, String> {
@@ -446,6 +446,10 @@ fn resize(v: &OpView<'_, '_>) -> Result<Words, String> {
         } => (align_corners, half_pixel_centers),
         _ => (false, false),
     };
+    if v.code() == opcode::RESIZE_BILINEAR && align_corners && half_pixel_centers {
+        // TFLM's Prepare refuses the pair.
+        return Err("half_pixel_centers with align_corners".into());
+    }
     Ok(ResizeParams {
         align_corners,
         half_pixel_centers,

@@ -202,6 +202,10 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             matches!(i0, Some(F32 | I8)) && i1 == Some(I32) && i0 == Some(o),
             "GATHER: float32 or int8 values, int32 indices",
         ),
+        opcode::RESIZE_BILINEAR => rule(
+            i0 == Some(o) && one_of(&[F32, I8]) && i1 == Some(I32),
+            "RESIZE_BILINEAR: float32 or int8, int32 size",
+        ),
         opcode::RESIZE_NEAREST_NEIGHBOR => rule(
             i0 == Some(o) && one_of(&[F32, I16, I8]) && i1 == Some(I32),
             "RESIZE_NEAREST_NEIGHBOR: float32, int16 or int8, int32 size",

@@ -30,6 +30,11 @@ pub(super) const KERNELS: &[Kernel] = &[
         resize_nearest,
     ),
     kernel(
+        opcode::RESIZE_BILINEAR,
+        prepare_resize_bilinear,
+        resize_bilinear,
+    ),
+    kernel(
         opcode::SPACE_TO_BATCH_ND,
         prepare_space_batch,
         space_to_batch,
@@ -637,6 +642,150 @@ pub(crate) fn resize_nearest(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     d.copy_from_slice(s);
                 }
                 dst += row;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn prepare_resize_bilinear(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        matches!(input.dtype, dtype::F32 | dtype::I8) && out.dtype == input.dtype,
+        "RESIZE_BILINEAR: float32 or int8, the same in and out",
+    )?;
+    let rl::params::ResizeParams {
+        align_corners,
+        half_pixel_centers,
+    } = p.op.params();
+    p.check(
+        !(align_corners && half_pixel_centers),
+        "RESIZE_BILINEAR with half_pixel_centers and align_corners",
+    )?;
+    p.check(
+        input.rank == 4
+            && out.rank == 4
+            && input.dim(0) == out.dim(0)
+            && input.dim(3) == out.dim(3)
+            && input.dim(1) > 0
+            && input.dim(2) > 0
+            && out.dim(1) > 0
+            && out.dim(2) > 0,
+        "RESIZE_BILINEAR shapes",
+    )
+}
+
+/// RESIZE_BILINEAR as TFLM's reference kernels compute it
+/// (`reference/resize_bilinear.h`, 90b983c2): float32 in float with TFLM's
+/// operation order; int8 in 10-bit fixed point with its double rounding.
+pub(crate) fn resize_bilinear(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let rl::params::ResizeParams {
+        align_corners,
+        half_pixel_centers,
+    } = c.op.params();
+    let out = c.output_info();
+    let (in_h, in_w) = (input.dim(1) as i32, input.dim(2) as i32);
+    let (batches, out_h, out_w, depth) = (out.dim(0), out.dim(1), out.dim(2), out.dim(3));
+    let at = |b: usize, y: i32, xx: i32, ch: usize| {
+        ((b * in_h as usize + y as usize) * in_w as usize + xx as usize) * depth + ch
+    };
+    if input.dtype == dtype::F32 {
+        let scale = |i: i32, o: usize| {
+            if align_corners && o > 1 {
+                (i - 1) as f32 / (o - 1) as f32
+            } else {
+                i as f32 / o as f32
+            }
+        };
+        let (hs, ws) = (scale(in_h, out_h), scale(in_w, out_w));
+        // ComputeInterpolationValues: the source coordinate and its two neighbours.
+        let interp = |v: usize, s: f32, size: i32| {
+            let scaled = if half_pixel_centers {
+                (v as f32 + 0.5) * s - 0.5
+            } else {
+                v as f32 * s
+            };
+            let lo = (libm::floorf(scaled) as i32).max(0);
+            let hi = (libm::ceilf(scaled) as i32).min(size - 1);
+            (scaled, lo, hi)
+        };
+        let get = |i: usize| super::bytes::f32_at(x, i);
+        let mut o = 0;
+        for b in 0..batches {
+            for y in 0..out_h {
+                let (iy, y0, y1) = interp(y, hs, in_h);
+                let dy = iy - y0 as f32;
+                for xo in 0..out_w {
+                    let (ix, x0, x1) = interp(xo, ws, in_w);
+                    let dx = ix - x0 as f32;
+                    for ch in 0..depth {
+                        let v = get(at(b, y0, x0, ch)) * (1.0 - dy) * (1.0 - dx)
+                            + get(at(b, y1, x0, ch)) * dy * (1.0 - dx)
+                            + get(at(b, y0, x1, ch)) * (1.0 - dy) * dx
+                            + get(at(b, y1, x1, ch)) * dy * dx
+                            + 0.0;
+                        super::bytes::put_f32(c.out, o, v);
+                        o += 1;
+                    }
+                }
+            }
+        }
+        return Ok(());
+    }
+    // int8: scales and coordinates in 1/1024 units.
+    let scale_10 = |i: i32, o: usize| {
+        let o = o as i32;
+        if align_corners && o > 1 {
+            ((1 << 10) * (i - 1) + (o - 1) / 2) / (o - 1)
+        } else {
+            ((1 << 10) * i + o / 2) / o
+        }
+    };
+    let (hs, ws) = (scale_10(in_h, out_h), scale_10(in_w, out_w));
+    let interp = |v: usize, s: i32, size: i32| {
+        let v = v as i32;
+        let scaled = if half_pixel_centers {
+            v * s + s / 2 - (1 << 9)
+        } else {
+            v * s
+        };
+        let lo = (scaled / (1 << 10)).max(0);
+        let hi = ((scaled + (1 << 10) - 1) / (1 << 10)).min(size - 1);
+        (scaled, lo, hi)
+    };
+    let get = |i: usize| i64::from(x.get(i).map_or(0, |&b| b as i8));
+    let mut o = 0;
+    for b in 0..batches {
+        for y in 0..out_h {
+            let (iy, y0, y1) = interp(y, hs, in_h);
+            let (wy1, wy0) = (
+                i64::from(iy - (1 << 10) * y0),
+                i64::from((1 << 10) - (iy - (1 << 10) * y0)),
+            );
+            for xo in 0..out_w {
+                let (ix, x0, x1) = interp(xo, ws, in_w);
+                let (wx1, wx0) = (
+                    i64::from(ix - (1 << 10) * x0),
+                    i64::from((1 << 10) - (ix - (1 << 10) * x0)),
+                );
+                for ch in 0..depth {
+                    let sum = get(at(b, y0, x0, ch)) * wy0 * wx0
+                        + get(at(b, y1, x0, ch)) * wy1 * wx0
+                        + get(at(b, y0, x1, ch)) * wy0 * wx1
+                        + get(at(b, y1, x1, ch)) * wy1 * wx1;
+                    // TFLM's default (not TFLITE_SINGLE_ROUNDING): half away from zero, then truncate.
+                    let round = if sum > 0 { 1 << 19 } else { -(1 << 19) };
+                    if let Some(d) = c.out.get_mut(o) {
+                        *d = ((sum + round) / (1 << 20)) as i8 as u8;
+                    }
+                    o += 1;
+                }
             }
         }
     }
