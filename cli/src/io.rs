@@ -40,6 +40,18 @@ pub fn display_name(path: &Path) -> String {
 /// a rename, so readers see the old file or the complete new one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     let fail = |what: String| Failure::usage(format!("{}: {what}", path.display()));
+    // A device, pipe or socket (`-o /dev/stdout`, a FIFO) is written in place: renaming a
+    // temporary file over it would replace the node itself, not feed it.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| fail(format!("cannot open: {e}")))?;
+        return f
+            .write_all(bytes)
+            .and_then(|()| f.flush())
+            .map_err(|e| fail(format!("cannot write: {e}")));
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

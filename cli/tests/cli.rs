@@ -608,7 +608,11 @@ fn device_checks_place_the_arena_in_the_fastest_memory_that_holds_it() {
     let f7 = check("STM32F746");
     // Its 1 MiB of on-chip flash holds the model file (no --code: 0 B of firmware).
     let file = std::fs::metadata(&model).expect("metadata").len();
-    assert_eq!(f7["flash"]["flash_bytes"].as_u64(), Some(1024 * 1024), "{f7}");
+    assert_eq!(
+        f7["flash"]["flash_bytes"].as_u64(),
+        Some(1024 * 1024),
+        "{f7}"
+    );
     assert_eq!(f7["flash"]["used_bytes"].as_u64(), Some(file));
     let placed = &f7["placement"]["buffers"];
     assert_eq!(placed.as_array().map(Vec::len), Some(1), "{f7}");

@@ -99,3 +99,35 @@ fn usage_errors_still_speak_with_stdout_closed() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.starts_with("microarena: /nonexistent/model.tflite: cannot open"));
 }
+
+/// `-o` naming a device writes into it rather than renaming a file over the
+/// node: `/dev/full` reports its error (and stays a device), `/dev/stdout`
+/// feeds the pipe.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_that_is_a_device_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let full = Path::new("/dev/full");
+    if !std::fs::metadata(full).is_ok_and(|m| m.file_type().is_char_device()) {
+        eprintln!("skipped: no /dev/full character device");
+        return;
+    }
+    let o = bin()
+        .args(["example", "-o", "/dev/full"])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("/dev/full: cannot write") && err.contains("No space left"),
+        "{err}"
+    );
+    assert!(std::fs::metadata(full).is_ok_and(|m| m.file_type().is_char_device()));
+
+    let o = bin()
+        .args(["example", "-o", "/dev/stdout"])
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(&o.stdout[4..8], b"TFL3");
+}

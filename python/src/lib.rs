@@ -291,6 +291,17 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// Temporary file beside `path`, then rename: no half-written model is ever left.
 fn write_atomic(path: &Path, bytes: &[u8]) -> PyResult<()> {
     let io = |what: &str, e: std::io::Error| fail(format!("{}: {what}: {e}", path.display()));
+    // A device, pipe or socket is written in place: a rename would replace the node.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| io("cannot open", e))?;
+        return f
+            .write_all(bytes)
+            .and_then(|()| f.flush())
+            .map_err(|e| io("cannot write", e));
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
