@@ -16,6 +16,7 @@ use microarena_core::report::budget::{self, Budget, McuPreset, Reserve};
 use microarena_core::report::diff::{self, Growth};
 use microarena_core::report::flash::FlashBudget;
 use microarena_core::report::optimized::OptimizeReport;
+use microarena_core::report::placement::{Memory, MemoryKind};
 use microarena_core::report::{Report, c_header};
 use microarena_core::rewrite::optimize;
 use microarena_core::tflm::profile::{self, TargetProfile};
@@ -83,8 +84,9 @@ enum Command {
         /// `--ram` and `--target` override either.
         #[arg(long, value_parser = budget::mcu_preset)]
         device: Option<&'static McuPreset>,
-        /// Device RAM (bytes; K, KiB, M, MiB suffixes accepted). Required without `--device`.
-        #[arg(long, value_parser = budget::parse_bytes, required_unless_present = "device")]
+        /// Device RAM (bytes; K, KiB, M, MiB suffixes accepted). Default: the device's, else
+        /// the on-chip `--memory` sizes added up.
+        #[arg(long, value_parser = budget::parse_bytes, required_unless_present_any = ["device", "memory"])]
         ram: Option<u64>,
         /// Other RAM users, e.g. `stack=8K,rtos=16K,isr=2K,dma=4K,log=1K`.
         #[arg(long, value_delimiter = ',', value_parser = parse_reserve)]
@@ -106,6 +108,11 @@ enum Command {
         /// linker's .text + .rodata).
         #[arg(long, default_value = "0", value_parser = budget::parse_bytes)]
         code: u64,
+        /// A memory of a custom device, for the placement: `NAME=SIZE[@ORIGIN][:tcm|sram|ext]`,
+        /// e.g. `--memory DTCM=64K@0x20000000:tcm --memory SRAM1=240K@0x20010000`. Replaces the
+        /// device's list; the reserves go to the largest SRAM; adjacent ones may share a buffer.
+        #[arg(long, value_parser = parse_memory)]
+        memory: Vec<Memory>,
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
@@ -207,6 +214,68 @@ fn parse_reserve(s: &str) -> Result<Reserve, String> {
         name: name.trim().into(),
         bytes: budget::parse_bytes(size)?,
     })
+}
+
+/// `NAME=SIZE[@ORIGIN][:tcm|sram|ext]` → a memory for `check --memory`. The
+/// name lives for the rest of the process (one per argument).
+fn parse_memory(s: &str) -> Result<Memory, String> {
+    let (name, rest) = s.split_once('=').ok_or_else(|| {
+        format!("'{s}': expected NAME=SIZE[@ORIGIN][:tcm|sram|ext], e.g. DTCM=64K@0x20000000:tcm")
+    })?;
+    let (rest, kind) = match rest.rsplit_once(':') {
+        Some((r, k)) => (r, k.trim()),
+        None => (rest, "sram"),
+    };
+    let (kind, rank) = match kind {
+        "tcm" => (MemoryKind::Tcm, 0),
+        "sram" => (MemoryKind::Sram, 1),
+        "ext" => (MemoryKind::ExternalRam, 2),
+        k => return Err(format!("'{s}': unknown kind '{k}' (tcm, sram or ext)")),
+    };
+    let (size, origin) = match rest.split_once('@') {
+        Some((size, o)) => {
+            let o = o.trim();
+            let origin = match o.strip_prefix("0x").or_else(|| o.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(&h.replace('_', ""), 16),
+                None => o.parse(),
+            }
+            .map_err(|_| format!("'{s}': origin '{o}' is not a number (e.g. 0x20000000)"))?;
+            (size, Some(origin))
+        }
+        None => (rest, None),
+    };
+    let bytes = budget::parse_bytes(size)?;
+    if name.trim().is_empty() || bytes == 0 {
+        return Err(format!("'{s}': a memory needs a name and a size"));
+    }
+    Ok(Memory {
+        name: Box::leak(name.trim().to_string().into_boxed_str()),
+        // Without an origin no two memories are adjacent (see `custom_memories`).
+        origin: origin.unwrap_or(u64::MAX),
+        bytes,
+        kind,
+        rank,
+        main: false,
+    })
+}
+
+/// The `--memory` list: distinct far-apart origins where none was given, and
+/// the largest SRAM (else the largest memory) marked as holding the reserves.
+fn custom_memories(mut list: Vec<Memory>) -> Vec<Memory> {
+    let mut next = u64::MAX;
+    for m in list.iter_mut().filter(|m| m.origin == u64::MAX) {
+        next -= 1 << 40;
+        m.origin = next;
+    }
+    let main = list
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, m)| (m.kind == MemoryKind::Sram, m.bytes))
+        .map(|(i, _)| i);
+    if let Some(i) = main {
+        list[i].main = true;
+    }
+    list
 }
 
 fn parse_headroom(s: &str) -> Result<u32, String> {
@@ -336,6 +405,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Check {
             model,
             device,
+            memory,
             ram,
             reserve,
             headroom,
@@ -345,6 +415,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             code,
             json,
         } => {
+            let memory = custom_memories(memory);
             let target = match (target, device) {
                 (Some(t), _) => t,
                 (None, Some(d)) => d.profile().map_err(|e| {
@@ -352,8 +423,14 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 })?,
                 (None, None) => &profile::CORTEX_M,
             };
+            let on_chip: u64 = memory
+                .iter()
+                .filter(|m| matches!(m.kind, MemoryKind::Tcm | MemoryKind::Sram))
+                .map(|m| m.bytes)
+                .sum();
             let ram = ram
                 .or(device.map(|d| d.ram_bytes))
+                .or((on_chip > 0).then_some(on_chip))
                 .ok_or_else(|| Failure::usage("give --ram or --device".into()))?;
             let bytes = io::read_model(&model)?;
             let parsed = Model::parse(&bytes).map_err(in_file(&model))?;
@@ -371,7 +448,12 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 },
                 &budget,
                 &name,
-                device,
+                device.map(|d| d.name),
+                if memory.is_empty() {
+                    device.map_or(&[][..], |d| d.memories)
+                } else {
+                    &memory
+                },
             )
             .map_err(in_file(&model))?;
             // Flash: --flash, else the device's on-chip flash.

@@ -668,3 +668,65 @@ fn grouped(n: u64) -> String {
     }
     out
 }
+
+/// A custom device's memories: the head goes to the fast one when a whole
+/// arena would not fit it, the reserves to the largest SRAM, RAM adds up.
+#[test]
+fn custom_memories_place_head_and_tail_apart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let plan = run(&["plan", m, "--json", "--target", "cortex-m"]);
+    let v: serde_json::Value = serde_json::from_slice(&plan.stdout).expect("json");
+    let head = v["arena"]["head_bytes"].as_u64().expect("head");
+    let with_headroom = |b: u64| (b * 12).div_ceil(10).div_ceil(16) * 16;
+    // A TCM that holds the head with 20 % but not the whole arena, and a big SRAM.
+    let tcm_kib = with_headroom(head).div_ceil(1024) + 1;
+    let tcm = format!("TCM={tcm_kib}K:tcm");
+    let o = run(&[
+        "check",
+        m,
+        "--target",
+        "cortex-m",
+        "--memory",
+        &tcm,
+        "--memory",
+        "MAIN=256K",
+        "--reserve",
+        "stack=8K",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["ram_bytes"].as_u64(), Some((tcm_kib + 256) * 1024));
+    let placed = v["placement"]["buffers"].as_array().expect("buffers");
+    assert_eq!(placed.len(), 2, "{v}");
+    assert_eq!(
+        (
+            placed[0]["buffer"].as_str(),
+            placed[0]["area"]["name"].as_str()
+        ),
+        (Some("head"), Some("TCM"))
+    );
+    assert_eq!(
+        placed[0]["minimum_bytes"].as_u64(),
+        Some(head.div_ceil(16) * 16)
+    );
+    assert_eq!(
+        (
+            placed[1]["buffer"].as_str(),
+            placed[1]["area"]["name"].as_str()
+        ),
+        (Some("tail"), Some("MAIN"))
+    );
+    assert_eq!(placed[1]["area"]["reserved_bytes"].as_u64(), Some(8 * 1024));
+    assert!(
+        v["placement"]["cpp"]
+            .as_str()
+            .is_some_and(|c| c.contains("MicroAllocator::Create("))
+    );
+    // A bad kind is a usage error naming it.
+    let o = run(&["check", m, "--memory", "X=1K:fast"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown kind 'fast'"), "{}", stderr(&o));
+}

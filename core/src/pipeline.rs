@@ -8,8 +8,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::read::model::Model;
-use crate::report::budget::{Budget, CheckReport, McuPreset, ReferenceCheck};
-use crate::report::placement;
+use crate::report::budget::{Budget, CheckReport, ReferenceCheck};
+use crate::report::placement::{self, Memory};
 use crate::report::{Report, WhatIfInfo};
 use crate::tflm::analysis::{Analysis, AnalysisError, Config, analyze};
 use crate::tflm::profile::{self, Backend};
@@ -101,15 +101,17 @@ pub fn plan<'a>(
 /// Checks `model` against `budget` as `microarena check` does: the verdict on
 /// `config`'s target, the head buffers at the peak, and on a CMSIS-NN target
 /// the same budget with TFLM's reference kernels (`cortex-m`), so the user
-/// sees how much the backend's scratch and OpData cost. `device` is the
-/// preset the budget came from; with one, the report also proposes where the
-/// arena goes among its memories ([`placement::place`]).
+/// sees how much the backend's scratch and OpData cost. `device` names the
+/// preset the budget came from; with `memories` (a preset's, or a custom
+/// device's), the report also proposes where the arena goes among them
+/// ([`placement::place`]).
 pub fn check(
     model: &Model<'_>,
     config: &Config,
     budget: &Budget,
     file: &str,
-    device: Option<&McuPreset>,
+    device: Option<&str>,
+    memories: &[Memory],
 ) -> Result<CheckReport, AnalysisError> {
     let analysis = analyze(model, config)?;
     let report = Report::new(model, &analysis, file);
@@ -131,12 +133,11 @@ pub fn check(
             })
         }
     };
-    let mut checked =
-        CheckReport::new(budget, &verdict, &report, device.map(|d| d.name), reference);
-    if let Some(d) = device {
+    let mut checked = CheckReport::new(budget, &verdict, &report, device, reference);
+    if !memories.is_empty() {
         let split = split_arena(model, config)?;
         checked.placement = Some(placement::place(
-            d.memories,
+            memories,
             analysis.minimum_bytes,
             split,
             budget.reserved_bytes(),

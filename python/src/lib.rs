@@ -203,8 +203,15 @@ fn check(
         profile,
         planner: self::planner(planner)?,
     };
-    let checked = pipeline::check(&parsed, &config, &budget, &src.name, device)
-        .map_err(|e| fail(format!("{}: {e}", src.name)))?;
+    let checked = pipeline::check(
+        &parsed,
+        &config,
+        &budget,
+        &src.name,
+        device.map(|d| d.name),
+        device.map_or(&[][..], |d| d.memories),
+    )
+    .map_err(|e| fail(format!("{}: {e}", src.name)))?;
     to_python(py, serde_json::to_string(&checked))
 }
 
