@@ -5,41 +5,32 @@ use alloc::vec::Vec;
 
 use super::instance::Sub;
 
+/// MiniMalloc's three default static orders: lifetime length (W), area (A)
+/// and the largest section total (T), compared in the order spelled, all
+/// descending, ties to the lower index.
+const RANKING_KEYS: [&[u8]; 3] = [b"WAT", b"TAW", b"TWA"];
+
 /// Static rankings the search restarts with (rank per local buffer).
 fn rankings(sub: &Sub) -> Vec<Vec<u32>> {
     let n = sub.n();
     let peak = sub.peak_totals();
-    let size = &sub.size;
-    let len = &sub.len;
-    let area = |b: usize| size[b].saturating_mul(len[b]);
-    let mut keys: Vec<Vec<usize>> = Vec::new();
-    let mut push = |cmp: &dyn Fn(usize, usize) -> core::cmp::Ordering| {
-        let mut o: Vec<usize> = (0..n).collect();
-        o.sort_by(|&a, &b| cmp(a, b).then(a.cmp(&b)));
-        keys.push(o);
+    let key_of = |c: u8, b: usize| -> i64 {
+        match c {
+            b'W' => sub.len[b],
+            b'A' => sub.size[b].saturating_mul(sub.len[b]),
+            _ => peak[b],
+        }
     };
-    // MiniMalloc's three default static orders ("WAT", "TAW", "TWA"): lifetime
-    // length (W), area (A) and the largest section total (T), all descending.
-    push(&|a, b| {
-        len[b]
-            .cmp(&len[a])
-            .then(area(b).cmp(&area(a)))
-            .then(peak[b].cmp(&peak[a]))
-    });
-    push(&|a, b| {
-        peak[b]
-            .cmp(&peak[a])
-            .then(area(b).cmp(&area(a)))
-            .then(len[b].cmp(&len[a]))
-    });
-    push(&|a, b| {
-        peak[b]
-            .cmp(&peak[a])
-            .then(len[b].cmp(&len[a]))
-            .then(area(b).cmp(&area(a)))
-    });
-    keys.into_iter()
-        .map(|o| {
+    RANKING_KEYS
+        .iter()
+        .map(|k| {
+            let mut o: Vec<usize> = (0..n).collect();
+            o.sort_by(|&a, &b| {
+                k.iter()
+                    .map(|&c| key_of(c, b).cmp(&key_of(c, a)))
+                    .find(|x| x.is_ne())
+                    .unwrap_or(a.cmp(&b))
+            });
             let mut rank = alloc::vec![0u32; n];
             for (r, &b) in o.iter().enumerate() {
                 rank[b] = r as u32;
@@ -149,16 +140,22 @@ struct Search<'a> {
     rank: &'a [u32],
     cap: i64,
     min_off: Vec<i64>,
+    /// `min_off` from placed conflicts alone, without the canonical lifts:
+    /// where a buffer fits, which the gap dominance rule asks.
+    reach: Vec<i64>,
     off: Vec<i64>,
     placed: Vec<bool>,
     remaining: usize,
     total: Vec<i64>,
     floor: Vec<i64>,
-    off_log: Vec<(u32, i64)>,
+    /// (buffer, min_off, reach) before a change.
+    off_log: Vec<(u32, i64, i64)>,
     floor_log: Vec<(u32, i64)>,
     stamp: Vec<u32>,
     generation: u32,
     affected: Vec<u32>,
+    /// Scratch: (lowest offset, size) of a section's raised buffers.
+    released: Vec<(i64, i64)>,
     nodes: u64,
     /// Unplaced buffers alive across each section boundary.
     cuts: Vec<u32>,
@@ -206,6 +203,7 @@ impl<'a> Search<'a> {
             rank,
             cap,
             min_off: sub.base.clone(),
+            reach: sub.base.clone(),
             off: alloc::vec![0; n],
             placed: alloc::vec![false; n],
             remaining: n,
@@ -216,6 +214,7 @@ impl<'a> Search<'a> {
             stamp: alloc::vec![0; nsec],
             generation: 0,
             affected: Vec::new(),
+            released: Vec::new(),
             nodes: 0,
             cuts,
             cut_freed: false,
@@ -252,17 +251,56 @@ impl<'a> Search<'a> {
         self.affected.clear();
         for &c in &sub.overlaps[b] {
             let c = c as usize;
-            if self.placed[c] || self.min_off[c] >= top {
+            if self.placed[c] || self.reach[c] >= top {
                 continue;
             }
-            self.off_log.push((c as u32, self.min_off[c]));
+            self.off_log
+                .push((c as u32, self.min_off[c], self.reach[c]));
             let m = sub.lift(c, top);
+            self.reach[c] = m;
+            if self.min_off[c] >= m {
+                continue;
+            }
             self.min_off[c] = m;
             if m + sub.size[c] > self.cap {
                 return false;
             }
             for s in sub.lo[c]..sub.hi[c] {
                 // The section's floor can only rise if this buffer now starts above it.
+                if m > self.floor[s as usize] && self.stamp[s as usize] != self.generation {
+                    self.stamp[s as usize] = self.generation;
+                    self.affected.push(s);
+                }
+            }
+        }
+        // A buffer now behind the canonical order (lower key than the one
+        // just placed) can only be placed once an unplaced conflicting buffer,
+        // put at or above `o`, pushes it up: it starts at least on the lowest
+        // such top, and is dead if it has no unplaced conflict left (this
+        // subsumes MiniMalloc's "hatless" pruning).
+        let canon = (o, self.rank[b]);
+        for c in 0..sub.n() {
+            if self.placed[c] || (self.min_off[c], self.rank[c]) >= canon {
+                continue;
+            }
+            let mut lift = i64::MAX;
+            for &d in &sub.overlaps[c] {
+                let d = d as usize;
+                if !self.placed[d] {
+                    lift = lift.min(self.min_off[d].max(o) + sub.size[d]);
+                }
+            }
+            if lift == i64::MAX {
+                return false;
+            }
+            let m = sub.lift(c, lift);
+            if m + sub.size[c] > self.cap {
+                return false;
+            }
+            self.off_log
+                .push((c as u32, self.min_off[c], self.reach[c]));
+            self.min_off[c] = m;
+            for s in sub.lo[c]..sub.hi[c] {
                 if m > self.floor[s as usize] && self.stamp[s as usize] != self.generation {
                     self.stamp[s as usize] = self.generation;
                     self.affected.push(s);
@@ -292,14 +330,41 @@ impl<'a> Search<'a> {
                 return false;
             }
         }
+        // Where some buffer was just pushed above a section's floor, the
+        // buffers of that section that must start at or above any height t
+        // must also fit between t and the cap (one-machine release dates;
+        // the check above is the case t = floor).
+        for k in 0..self.affected.len() {
+            let s = self.affected[k] as usize;
+            let floor = self.floor[s].max(o);
+            self.released.clear();
+            for &c in &sub.members[s] {
+                let c = c as usize;
+                if !self.placed[c] && self.min_off[c] > floor {
+                    self.released.push((self.min_off[c], sub.size[c]));
+                }
+            }
+            if self.released.len() < 2 {
+                continue;
+            }
+            self.released.sort_unstable_by(|a, b| b.cmp(a));
+            let mut above = 0i64;
+            for &(r, size) in &self.released {
+                above += size;
+                if r + above > self.cap {
+                    return false;
+                }
+            }
+        }
         true
     }
 
     fn undo(&mut self, b: usize, off_mark: usize, floor_mark: usize) {
         let sub = self.sub;
         while self.off_log.len() > off_mark {
-            if let Some((c, m)) = self.off_log.pop() {
+            if let Some((c, m, r)) = self.off_log.pop() {
                 self.min_off[c as usize] = m;
+                self.reach[c as usize] = r;
             }
         }
         while self.floor_log.len() > floor_mark {
@@ -329,11 +394,10 @@ impl<'a> Search<'a> {
                 continue;
             }
             let m = self.min_off[b];
-            let h = m + sub.size[b];
-            if h > self.cap {
+            if m + sub.size[b] > self.cap {
                 return None;
             }
-            min_height = min_height.min(h);
+            min_height = min_height.min(self.reach[b] + sub.size[b]);
             let key = (m, self.rank[b]);
             if key < canon || tried.is_some_and(|t| key <= t) {
                 continue;
