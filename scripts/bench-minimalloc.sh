@@ -24,7 +24,8 @@
 # bench (none are needed); MICROARENA_BEST_BUDGET and MICROARENA_MM_ONLY apply.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-src=${1:-${MINIMALLOC_SRC:-}}
+src=${MINIMALLOC_SRC:-}
+if [ $# -gt 0 ]; then src=$1; shift; fi
 [ -n "$src" ] || { echo "usage: $0 MINIMALLOC_SRC (a checkout or bare clone of google/minimalloc)" >&2; exit 2; }
 out=${CARGO_TARGET_DIR:-target}/minimalloc
 mkdir -p "$out"

@@ -5,20 +5,35 @@ use alloc::vec::Vec;
 
 use super::instance::Sub;
 
-/// MiniMalloc's three default static orders: lifetime length (W), area (A)
-/// and the largest section total (T), compared in the order spelled, all
-/// descending, ties to the lower index.
-const RANKING_KEYS: [&[u8]; 3] = [b"WAT", b"TAW", b"TWA"];
+/// Static orders the search restarts with, each a list of keys compared in
+/// turn, all descending, ties to the lower index. The first three are
+/// MiniMalloc's defaults: lifetime length (W), area (A) and the largest
+/// section total (T). Widths are those of the caller's time units, so with
+/// lifetimes compressed to ranks W and A only count sections; the last two
+/// use no widths at all and cover that case: latest end section first (U),
+/// and the total size of conflicting buffers (D), both then size (Z).
+const RANKING_KEYS: [&[u8]; 5] = [b"WAT", b"TAW", b"TWA", b"UZ", b"DZ"];
 
 /// Static rankings the search restarts with (rank per local buffer).
 fn rankings(sub: &Sub) -> Vec<Vec<u32>> {
     let n = sub.n();
     let peak = sub.peak_totals();
+    let degree: Vec<i64> = (0..n)
+        .map(|b| {
+            sub.overlaps[b]
+                .iter()
+                .map(|&c| sub.size[c as usize])
+                .sum::<i64>()
+        })
+        .collect();
     let key_of = |c: u8, b: usize| -> i64 {
         match c {
             b'W' => sub.len[b],
             b'A' => sub.size[b].saturating_mul(sub.len[b]),
-            _ => peak[b],
+            b'T' => peak[b],
+            b'U' => i64::from(sub.hi[b]),
+            b'D' => degree[b],
+            _ => sub.size[b],
         }
     };
     RANKING_KEYS
