@@ -15,13 +15,17 @@
 # abseil (20220623) predates absl/log, which MiniMalloc's main.cc and
 # solver.cc include; the script then supplies a minimal stand-in for the few
 # logging macros they use (LOG to stderr, DLOG compiled out as in a release
-# build). MiniMalloc is built with -O3 -DNDEBUG (its README builds Release)
-# into target/minimalloc/.
+# build), and Debian's abseil has its own absl::string_view, so one loop in
+# converter.cc is edited to take it by value (on a copy of the sources).
+# MiniMalloc is built with -O3 -DNDEBUG (its README builds Release) into
+# $CARGO_TARGET_DIR/minimalloc/ (default target/minimalloc/).
 #
 # Its time is the "Elapsed time" its CLI logs around Solver::Solve (parsing
 # excluded); ours is the time around best::plan_with_options. Both stop at the
-# 1 MiB capacity (MiniMalloc's decision problem). Extra arguments go to the
-# bench (none are needed); MICROARENA_BEST_BUDGET and MICROARENA_MM_ONLY apply.
+# 1 MiB capacity (MiniMalloc's decision problem); MiniMalloc is stopped after
+# MICROARENA_MM_TIMEOUT (default 60s). Extra arguments go to the bench (none
+# are needed); MICROARENA_BEST_BUDGET and MICROARENA_MM_ONLY apply. Figures:
+# docs/planner-best.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=${MINIMALLOC_SRC:-}

@@ -12,8 +12,16 @@
 //!   lifetime widths (and areas) are MiniMalloc's, which its static orders
 //!   rank by. `MICROARENA_MM_COMPRESS=1` compresses times to ranks instead
 //!   (`[rank(lower), rank(upper)-1]`): same conflicts, but the widths become
-//!   counts of event points and the search orders buffers differently.
+//!   counts of event points. MiniMalloc's width-based static orders then
+//!   degrade (MiniMalloc itself solves 6/11 so within 60 s); `best` adds two
+//!   width-free orders and canonical lifts, see `plan::best`.
 //! * `MICROARENA_MM_ONLY=D,E` runs only those instances (no generated ones).
+//! * `MICROARENA_MM_BIN=path/to/minimalloc` (set by
+//!   `scripts/bench-minimalloc.sh`, which builds it from source) runs
+//!   MiniMalloc's CLI and `best` on the same instances, raw then
+//!   rank-compressed (written to a temporary CSV for MiniMalloc), and prints
+//!   both solve times, their ratio (best / MiniMalloc) and both heads.
+//!   MiniMalloc gets `--timeout=$MICROARENA_MM_TIMEOUT` (default 60s).
 //! * Sizes are used raw with alignment 1 (they happen to be multiples of 16).
 //! * `MICROARENA_BEST_BUDGET` overrides the node budget (default 5,000,000).
 //!   The search stops early once the head is within the 1 MiB capacity
