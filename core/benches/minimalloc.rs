@@ -12,8 +12,16 @@
 //!   lifetime widths (and areas) are MiniMalloc's, which its static orders
 //!   rank by. `MICROARENA_MM_COMPRESS=1` compresses times to ranks instead
 //!   (`[rank(lower), rank(upper)-1]`): same conflicts, but the widths become
-//!   counts of event points and the search orders buffers differently.
+//!   counts of event points. MiniMalloc's width-based static orders then
+//!   degrade (MiniMalloc itself solves 6/11 so within 60 s); `best` adds two
+//!   width-free orders and canonical lifts, see `plan::best`.
 //! * `MICROARENA_MM_ONLY=D,E` runs only those instances (no generated ones).
+//! * `MICROARENA_MM_BIN=path/to/minimalloc` (set by
+//!   `scripts/bench-minimalloc.sh`, which builds it from source) runs
+//!   MiniMalloc's CLI and `best` on the same instances, raw then
+//!   rank-compressed (written to a temporary CSV for MiniMalloc), and prints
+//!   both solve times, their ratio (best / MiniMalloc) and both heads.
+//!   MiniMalloc gets `--timeout=$MICROARENA_MM_TIMEOUT` (default 60s).
 //! * Sizes are used raw with alignment 1 (they happen to be multiples of 16).
 //! * `MICROARENA_BEST_BUDGET` overrides the node budget (default 5,000,000).
 //!   The search stops early once the head is within the 1 MiB capacity
@@ -69,6 +77,12 @@ fn main() -> ExitCode {
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
 
+    let compress = std::env::var("MICROARENA_MM_COMPRESS").is_ok_and(|v| v == "1");
+    if let Some(bin) = std::env::var_os("MICROARENA_MM_BIN") {
+        files.retain(|f| only.as_ref().is_none_or(|o| o.contains(&instance_name(f))));
+        return side_by_side(&files, Path::new(&bin), budget);
+    }
+
     let mut rows = Vec::new();
     if files.is_empty() {
         if explicit {
@@ -93,17 +107,11 @@ fn main() -> ExitCode {
         }
         let good_enough = (!minimize).then_some(CAPACITY);
         for f in &files {
-            let name = f.file_stem().map_or_else(String::new, |s| {
-                s.to_string_lossy()
-                    .split('.')
-                    .next()
-                    .unwrap_or("")
-                    .to_owned()
-            });
+            let name = instance_name(f);
             if only.as_ref().is_some_and(|o| !o.contains(&name)) {
                 continue;
             }
-            let buffers = match read_csv(f) {
+            let buffers = match read_csv(f, compress) {
                 Ok(b) => b,
                 Err(e) => {
                     eprintln!("error: {}: {e}", f.display());
@@ -157,6 +165,146 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `A` for `A.1048576.csv`.
+fn instance_name(f: &Path) -> String {
+    f.file_stem().map_or_else(String::new, |s| {
+        s.to_string_lossy()
+            .split('.')
+            .next()
+            .unwrap_or("")
+            .to_owned()
+    })
+}
+
+/// What one MiniMalloc run reported: its solve time and, when it found a
+/// placement within the capacity, the placement's height.
+struct MmRun {
+    seconds: f64,
+    head: Option<u64>,
+}
+
+/// Runs the MiniMalloc CLI on `csv` with the 1 MiB capacity.
+fn run_minimalloc(bin: &Path, csv: &Path, out: &Path, timeout: &str) -> Result<MmRun, String> {
+    let o = std::process::Command::new(bin)
+        .arg(format!("--capacity={CAPACITY}"))
+        .arg(format!("--input={}", csv.display()))
+        .arg(format!("--output={}", out.display()))
+        .arg(format!("--timeout={timeout}"))
+        .arg("--validate")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+    let text = String::from_utf8_lossy(&o.stderr);
+    // Its CLI logs "Elapsed time 1.234s" around the solve, then
+    // "Validation PASS, height N" when a placement was found and checked.
+    let seconds = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Elapsed time "))
+        .and_then(|v| v.trim().trim_end_matches('s').parse().ok())
+        .ok_or_else(|| format!("no elapsed time in MiniMalloc's output: {text}"))?;
+    let head = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Validation PASS, height "))
+        .and_then(|v| v.trim().parse().ok());
+    if o.status.success() && head.is_none() {
+        return Err(format!(
+            "MiniMalloc succeeded without a validated height: {text}"
+        ));
+    }
+    Ok(MmRun { seconds, head })
+}
+
+/// Writes the instance with times compressed to ranks, in MiniMalloc's CSV
+/// format (half-open `[lower, upper)`).
+fn write_compressed(buffers: &[PlanBuffer], path: &Path) -> std::io::Result<()> {
+    let mut text = String::from("id,lower,upper,size\n");
+    for (i, b) in buffers.iter().enumerate() {
+        text.push_str(&format!("{i},{},{},{}\n", b.first, b.last + 1, b.size));
+    }
+    std::fs::write(path, text)
+}
+
+/// MiniMalloc and `best` on the same instances, raw and rank-compressed.
+fn side_by_side(files: &[PathBuf], bin: &Path, budget: u64) -> ExitCode {
+    let timeout = std::env::var("MICROARENA_MM_TIMEOUT").unwrap_or_else(|_| "60s".to_owned());
+    let tmp = std::env::temp_dir().join(format!("microarena-mm-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&tmp) {
+        eprintln!("error: {}: {e}", tmp.display());
+        return ExitCode::FAILURE;
+    }
+    let show = |h: Option<u64>| match h {
+        Some(h) if h <= CAPACITY => format!("{h} yes"),
+        Some(h) => format!("{h} no"),
+        None => "- no".to_owned(),
+    };
+    println!(
+        "MiniMalloc: {} (timeout {timeout}); best: budget {budget} nodes; both stop at 1 MiB",
+        bin.display()
+    );
+    println!(
+        "{:<4} {:<10} {:>5} {:>9} {:>9} {:>8} {:>15} {:>15}",
+        "inst", "times", "bufs", "mm s", "best s", "best/mm", "mm head ok", "best head ok"
+    );
+    for compress in [false, true] {
+        let (mut mm_solved, mut ours_solved, mut mm_total, mut ours_total) = (0, 0, 0.0, 0.0);
+        for f in files {
+            let name = instance_name(f);
+            let buffers = match read_csv(f, compress) {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", f.display());
+                    return ExitCode::FAILURE;
+                }
+            };
+            let csv = if compress {
+                let p = tmp.join(format!("{name}.ranks.csv"));
+                if let Err(e) = write_compressed(&buffers, &p) {
+                    eprintln!("error: {}: {e}", p.display());
+                    return ExitCode::FAILURE;
+                }
+                p
+            } else {
+                f.clone()
+            };
+            let mm = match run_minimalloc(bin, &csv, &tmp.join("out.csv"), &timeout) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {name}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let ours = run(&name, &buffers, budget, Some(CAPACITY));
+            mm_solved += usize::from(mm.head.is_some_and(|h| h <= CAPACITY));
+            ours_solved += usize::from(ours.head <= CAPACITY);
+            mm_total += mm.seconds;
+            ours_total += ours.seconds;
+            println!(
+                "{:<4} {:<10} {:>5} {:>9.3} {:>9.3} {:>8.3} {:>15} {:>15}",
+                name,
+                if compress { "ranks" } else { "raw" },
+                ours.buffers,
+                mm.seconds,
+                ours.seconds,
+                ours.seconds / mm.seconds.max(1e-6),
+                show(mm.head),
+                show(Some(ours.head)),
+            );
+        }
+        println!(
+            "{:<4} {:<10} {:>5} {:>9.3} {:>9.3} {:>8.3} {:>15} {:>15}",
+            "all",
+            if compress { "ranks" } else { "raw" },
+            "",
+            mm_total,
+            ours_total,
+            ours_total / f64::max(mm_total, 1e-6),
+            format!("{mm_solved}/{} solved", files.len()),
+            format!("{ours_solved}/{} solved", files.len()),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    ExitCode::SUCCESS
+}
+
 fn run(name: &str, buffers: &[PlanBuffer], budget: u64, good_enough: Option<u64>) -> Row {
     let opts = BestOptions {
         budget_nodes: budget,
@@ -206,7 +354,7 @@ fn check(buffers: &[PlanBuffer], offsets: &[i64], head: u64) {
     assert_eq!(top as u64, head, "head mismatch");
 }
 
-fn read_csv(path: &Path) -> Result<Vec<PlanBuffer>, String> {
+fn read_csv(path: &Path, compress: bool) -> Result<Vec<PlanBuffer>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let mut raw = Vec::new();
     for (n, line) in text.lines().enumerate().skip(1) {
@@ -228,7 +376,6 @@ fn read_csv(path: &Path) -> Result<Vec<PlanBuffer>, String> {
     let mut times: Vec<u64> = raw.iter().flat_map(|&(l, u, _)| [l, u]).collect();
     times.sort_unstable();
     times.dedup();
-    let compress = std::env::var("MICROARENA_MM_COMPRESS").is_ok_and(|v| v == "1");
     let rank = |t: u64| -> Result<i32, String> {
         if compress {
             Ok(times.partition_point(|&x| x < t) as i32)

@@ -178,6 +178,83 @@ proptest! {
     }
 }
 
+/// The same instance with every time replaced by its rank among the distinct
+/// times: the conflicts are unchanged, only the lifetime widths shrink.
+fn compress_to_ranks(buffers: &[PlanBuffer]) -> Vec<PlanBuffer> {
+    let mut times: Vec<i32> = buffers.iter().flat_map(|b| [b.first, b.last]).collect();
+    times.sort_unstable();
+    times.dedup();
+    let rank = |t: i32| times.partition_point(|&x| x < t) as i32;
+    buffers
+        .iter()
+        .map(|b| PlanBuffer {
+            first: rank(b.first),
+            last: rank(b.last),
+            ..*b
+        })
+        .collect()
+}
+
+/// Well-formed online buffers with widely spread times (widths up to 1,000).
+fn spread_instance(max: usize) -> impl Strategy<Value = Vec<PlanBuffer>> {
+    prop::collection::vec((1u64..=8, 0i32..2_000, 0i32..1_000), 1..=max).prop_map(|raw| {
+        raw.into_iter()
+            .map(|(units, first, len)| PlanBuffer::online(units * 16, first, first + len))
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// The search must not depend on raw lifetime widths for correctness:
+    /// raw and rank-compressed forms of one instance both give valid plans,
+    /// and when both are proven optimal they have the same head (the optimum,
+    /// checked by brute force on small instances).
+    #[test]
+    fn rank_compressed_instances_plan_alike(buffers in spread_instance(7)) {
+        let ranked = compress_to_ranks(&buffers);
+        let raw = best::plan_with_budget(&buffers, 200_000);
+        let cmp = best::plan_with_budget(&ranked, 200_000);
+        prop_assert_eq!(validate(&buffers, &raw.plan), Ok(()));
+        prop_assert_eq!(validate(&ranked, &cmp.plan), Ok(()));
+        // Same conflicts, so the compressed plan is valid for the raw times too.
+        prop_assert_eq!(validate(&buffers, &cmp.plan), Ok(()));
+        let opt = brute_force(&buffers);
+        prop_assert!(raw.proven_optimal && cmp.proven_optimal);
+        prop_assert_eq!(raw.plan.head_bytes, opt);
+        prop_assert_eq!(cmp.plan.head_bytes, opt);
+    }
+
+    /// Larger rank-compressed instances: valid, never above greedy, and no
+    /// lower than the live-sum bound.
+    #[test]
+    fn rank_compressed_larger_instances_validate(buffers in spread_instance(60)) {
+        let ranked = compress_to_ranks(&buffers);
+        let r = best::plan_with_budget(&ranked, 20_000);
+        prop_assert_eq!(validate(&ranked, &r.plan), Ok(()));
+        prop_assert_eq!(validate(&buffers, &r.plan), Ok(()));
+        prop_assert!(r.plan.head_bytes <= greedy::plan(&ranked).head_bytes);
+        prop_assert!(r.plan.head_bytes >= plan::lower_bound(&buffers));
+    }
+
+    /// A stop target (`good_enough`, the decision search with dynamic
+    /// decomposition) still yields valid plans, at or below the target when
+    /// the optimum is, on rank-compressed instances.
+    #[test]
+    fn rank_compressed_decision_search_is_sound(buffers in spread_instance(7)) {
+        let ranked = compress_to_ranks(&buffers);
+        let opt = brute_force(&ranked);
+        for target in [opt, opt + 16] {
+            let opts = BestOptions { budget_nodes: 200_000, good_enough: Some(target), ..BestOptions::default() };
+            let r = best::plan_with_options(&ranked, &opts);
+            prop_assert_eq!(validate(&ranked, &r.plan), Ok(()));
+            prop_assert!(r.plan.head_bytes >= opt);
+            prop_assert!(r.plan.head_bytes <= target, "target {} reachable, got {}", target, r.plan.head_bytes);
+        }
+    }
+}
+
 #[test]
 fn best_is_a_planner_kind() {
     let kind = PlannerKind::by_name("best").expect("registered");

@@ -7,9 +7,10 @@
 //!    the head is the highest component (or fixed buffer).
 //! 3. Per component, a dozen constructive heuristics (`heuristics`)
 //!    give the incumbent.
-//! 4. A branch-and-bound in the spirit of MiniMalloc (Moffitt, ASPLOS 2023)
-//!    then looks for strictly lower plans. It builds *canonical* solutions:
-//!    buffers are placed in non-decreasing offset order, each at the lowest
+//! 4. A branch-and-bound in the spirit of MiniMalloc (Moffitt, ASPLOS 2023;
+//!    rules read from the paper and google/minimalloc's `src/solver.cc` at
+//!    9f5cf81, implemented anew) then looks for strictly lower plans. It
+//!    builds *canonical* solutions: buffers are placed in non-decreasing offset order, each at the lowest
 //!    offset above every placed buffer it conflicts with (skipping fixed
 //!    buffers). Some optimal plan is always canonical (take the optimal plan
 //!    with the smallest sum of offsets and place its buffers by offset). The
@@ -18,14 +19,25 @@
 //!      with a smaller static rank (symmetry);
 //!    * some unplaced buffer would fit entirely below the chosen offset
 //!      (dominance: that gap can only stay empty, so moving the buffer down is
-//!      no worse and is explored elsewhere);
+//!      no worse and is explored elsewhere; "fit" counts placed conflicts only);
 //!    * some unplaced buffer can no longer be placed under the incumbent;
 //!    * in some time section, the floor (highest placed buffer there, the
 //!      current offset, and the lowest offset any unplaced buffer of the section
-//!      can take) plus the unplaced sizes of the section exceed the incumbent.
+//!      can take) plus the unplaced sizes of the section exceed the incumbent;
+//!    * in a section where some buffer was pushed above the floor, the buffers
+//!      that must start at or above some height do not fit between it and the
+//!      incumbent (release dates on one machine);
+//!    * a buffer left *behind* the canonical order (its key is below the one
+//!      just placed) has no unplaced conflicting buffer left to push it up.
+//!      Otherwise its lowest offset is raised to the lowest top such a
+//!      conflict can have (placed at or above the current offset), which
+//!      feeds the bounds above. This generalizes MiniMalloc's "hatless" rule
+//!      and is what makes the search hold up when lifetimes are compressed to
+//!      ranks: the static orders then see only section counts, not widths.
 //!
-//!    The search restarts round-robin over several static buffer rankings
-//!    with doubling node limits, sharing the incumbent.
+//!    The search restarts round-robin over five static buffer rankings
+//!    (MiniMalloc's three, and two that ignore lifetime widths) with
+//!    doubling node limits, sharing the incumbent.
 //!
 //! The only budget is a count of search nodes (one per tentative placement),
 //! so the plan is the same on every host, wasm32 included.
