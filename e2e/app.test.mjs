@@ -262,7 +262,7 @@ test("person_detect: timing, target/planner re-plan, share link in a fresh page"
       "--planner", await page.$eval('[data-testid="planner-select"]', (e) => e.value));
     await page.waitForFunction((h) => document.querySelector('[data-testid="arena-head"]')?.getAttribute("data-bytes") === String(h) &&
       document.querySelector('[data-testid="arena-tail"]')?.getAttribute("data-bytes") !== null, want.json.arena.head_bytes);
-    await page.waitForFunction((tail) => document.querySelector('[data-testid="arena-tail"]').getAttribute("data-bytes") === String(tail), want.json.arena.tail_bytes);
+    await page.waitForFunction((tail) => document.querySelector('[data-testid="arena-tail"]')?.getAttribute("data-bytes") === String(tail), want.json.arena.tail_bytes);
     assert.deepEqual(await shown(page), expected(want.json), `${flag} ${value}`);
   }
 
@@ -340,7 +340,7 @@ test("the budget verdict flips when the RAM shrinks", async () => {
   await page.screenshot({ path: join(SHOTS, "budget-placement.png") });
   await page.selectOption('[data-testid="mcu-preset"]', "custom");
   await page.fill('.budget input[type=number] >> nth=0', "48");
-  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]').getAttribute("data-fits") === "false");
+  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]')?.getAttribute("data-fits") === "false");
   await page.locator('[data-testid="budget-verdict"]').scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SHOTS, "budget-fail.png") });
   await close();
@@ -363,13 +363,13 @@ test("RP2040: choosing the device re-plans for CMSIS-NN and the im2col scratch i
   // 48 KiB of RTOS and stacks: main stack 8 + RTOS 40, nothing else.
   const inputs = page.locator(".budget input[type=number]");
   for (const [i, kib] of [[0, "8"], [1, "40"], [2, "0"], [3, "0"], [4, "0"]]) await inputs.nth(i).fill(kib);
-  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]').getAttribute("data-fits") === "false");
+  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]')?.getAttribute("data-fits") === "false");
   const peak = await page.textContent('[data-testid="budget-peak"]');
   assert.match(peak, /8,800 B scratch 0 of CONV_2D 1: im2col \(CMSIS-NN\)/);
   // The same budget on the reference kernels fits.
   await page.selectOption('[data-testid="target-select"]', "cortex-m");
   await waitForFigures(page, planJson(file).json);
-  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]').getAttribute("data-fits") === "true");
+  await page.waitForFunction(() => document.querySelector('[data-testid="budget-verdict"]')?.getAttribute("data-fits") === "true");
   await page.selectOption('[data-testid="target-select"]', "cortex-m0plus-cmsis-nn");
   await waitForFigures(page, cmsis);
   // Hovering the scratch buffer in the arena map names it and its op.
@@ -421,7 +421,7 @@ test("the flash view, compute bars and op table show the CLI's flash and MAC fig
   await page.locator('section.panel:has([data-testid="flash-verdict"])').screenshot({ path: join(SHOTS, "budget-flash.png") });
   const code = page.locator('.budget label:has-text("Firmware code") input');
   await code.fill("1024");
-  await page.waitForFunction(() => document.querySelector('[data-testid="flash-verdict"]').getAttribute("data-fits") === "false");
+  await page.waitForFunction(() => document.querySelector('[data-testid="flash-verdict"]')?.getAttribute("data-fits") === "false");
   assert.deepEqual(await fv(), ["false", want.flash.file_bytes + 1024 * 1024]);
   const check = cli("check", file, "--ram", "320K", "--flash", "1M", "--code", "1M", "--json");
   assert.equal(check.code, 1);
