@@ -8,7 +8,7 @@ use microarena_core::report::budget::{Budget, CheckReport, Verdict};
 use microarena_core::report::diff::{Change, ReportDiff};
 use microarena_core::report::flash::FlashVerdict;
 use microarena_core::report::placement::Placement;
-use microarena_core::report::{Report, grouped};
+use microarena_core::report::{Report, grouped, grouped_signed};
 use microarena_core::rewrite::optimize::Optimized;
 
 /// One line saying whether the model fits, and by how much.
@@ -19,12 +19,12 @@ pub fn verdict_line(file: &str, b: &Budget, v: &Verdict, target: &str) -> String
         "{file} ({target}): arena {} B (minimum {} B + {headroom} headroom) vs {} B free (RAM {} B - reserves {} B)",
         grouped(v.arena_bytes),
         grouped(v.minimum_bytes),
-        signed(v.available_bytes),
+        grouped_signed(v.available_bytes),
         grouped(b.ram_bytes),
         grouped(b.reserved_bytes())
     );
     if v.fits {
-        format!("fits: {what}; margin {} B", signed(v.margin_bytes))
+        format!("fits: {what}; margin {} B", grouped_signed(v.margin_bytes))
     } else {
         format!(
             "does not fit: {what}; short by {} B",
@@ -43,7 +43,7 @@ pub fn flash_verdict_line(file: &str, v: &FlashVerdict) -> String {
         grouped(v.flash_bytes)
     );
     if v.fits {
-        format!("fits: {what}; margin {} B", signed(v.margin_bytes))
+        format!("fits: {what}; margin {} B", grouped_signed(v.margin_bytes))
     } else {
         format!(
             "does not fit: {what}; short by {} B",
@@ -51,9 +51,6 @@ pub fn flash_verdict_line(file: &str, v: &FlashVerdict) -> String {
         )
     }
 }
-
-/// Most peak buffers `check` names.
-const PEAK_SHOWN: usize = 4;
 
 /// What `check` prints: the verdict line; when it does not fit, the largest
 /// buffers at the head's peak and, on a CMSIS-NN target, the reference-kernel
@@ -92,27 +89,16 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
     if c.margin_bytes >= 0 && c.placement.as_ref().is_none_or(|p| p.fits()) {
         return lines;
     }
-    if !c.peak.is_empty() {
-        let total: u64 = c.peak.iter().map(|p| p.bytes).sum();
-        let mut named: Vec<String> = c
-            .peak
-            .iter()
-            .take(PEAK_SHOWN)
-            .map(|p| format!("{} B {}", grouped(p.bytes), p.name))
-            .collect();
-        if c.peak.len() > PEAK_SHOWN {
-            named.push(format!("{} more", c.peak.len() - PEAK_SHOWN));
-        }
+    if let Some(p) = c.peak_summary() {
         lines.push(format!(
             "  head at its peak holds {} B: {}",
-            grouped(total),
-            named.join("; ")
+            grouped(p.total_bytes),
+            p.named
         ));
-        let scratch = c.peak_scratch_bytes();
-        if scratch > 0 {
+        if p.scratch_bytes > 0 {
             lines.push(format!(
                 "  of which {} B is kernel scratch requested in Prepare",
-                grouped(scratch)
+                grouped(p.scratch_bytes)
             ));
         }
     }
@@ -134,37 +120,11 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
 
 /// Where the arena goes among the device's memories, and the C++ for it.
 fn placement_lines(device: &str, p: &Placement) -> Vec<String> {
-    if !p.fits() {
-        return vec![format!("  placement on {device}: {}", p.why)];
+    let mut lines = vec![format!("  placement on {device}: {}", p.summary())];
+    if p.fits() {
+        lines.extend(p.cpp.lines().map(|l| format!("    {l}")));
     }
-    let parts: Vec<String> = p
-        .buffers
-        .iter()
-        .map(|x| {
-            format!(
-                "{} {} B in {} (margin {} B)",
-                x.buffer,
-                grouped(x.bytes),
-                x.area.name,
-                signed(x.margin_bytes)
-            )
-        })
-        .collect();
-    let mut lines = vec![format!(
-        "  placement on {device}: {} — {}",
-        parts.join(", "),
-        p.why
-    )];
-    lines.extend(p.cpp.lines().map(|l| format!("    {l}")));
     lines
-}
-
-fn signed(n: i64) -> String {
-    if n < 0 {
-        format!("-{}", grouped(n.unsigned_abs()))
-    } else {
-        grouped(n as u64)
-    }
 }
 
 fn pct(part: u64, whole: u64) -> String {
@@ -613,6 +573,6 @@ fn signed_plus(n: i64) -> String {
     if n > 0 {
         format!("+{}", grouped(n as u64))
     } else {
-        signed(n)
+        grouped_signed(n)
     }
 }

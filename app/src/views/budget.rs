@@ -7,9 +7,10 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use microarena_core::report::BufferClass;
 use microarena_core::report::Report;
-use microarena_core::report::budget::{Budget, MCU_PRESETS, McuPreset, Reserve, peak_buffers};
+use microarena_core::report::budget::{
+    Budget, MCU_PRESETS, McuPreset, Reserve, peak_buffers, peak_summary,
+};
 use microarena_core::report::flash::FlashBudget;
 use microarena_core::report::placement::place;
 use microarena_view::format::{grouped, grouped_i};
@@ -32,9 +33,6 @@ fn kib_input(label: &'static str, value: RwSignal<u64>) -> impl IntoView {
         </label>
     }
 }
-
-/// Most peak buffers the panel names when the model does not fit.
-const PEAK_SHOWN: usize = 3;
 
 /// The budget panel. `shared`: the report came from a share link, so the
 /// target cannot change (there is no model to re-plan).
@@ -124,29 +122,16 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
             replan.run(());
         }
     };
-    let peak = peak_buffers(&r);
-    let peak_scratch: u64 = peak
-        .iter()
-        .filter(|b| b.kind == BufferClass::Scratch)
-        .map(|b| b.bytes)
-        .sum();
-    let peak_text = (!peak.is_empty()).then(|| {
-        let total: u64 = peak.iter().map(|b| b.bytes).sum();
-        let named: Vec<String> = peak
-            .iter()
-            .take(PEAK_SHOWN)
-            .map(|b| format!("{} B {}", grouped(b.bytes), b.name))
-            .collect();
-        let scratch = if peak_scratch > 0 {
-            format!(" — {} B of it kernel scratch", grouped(peak_scratch))
+    let peak_text = peak_summary(&peak_buffers(&r)).map(|p| {
+        let scratch = if p.scratch_bytes > 0 {
+            format!(" — {} B of it kernel scratch", grouped(p.scratch_bytes))
         } else {
             String::new()
         };
         format!(
-            "The head at its peak holds {} B{scratch}: {}{}",
-            grouped(total),
-            named.join("; "),
-            if peak.len() > PEAK_SHOWN { "; …" } else { "" }
+            "The head at its peak holds {} B{scratch}: {}",
+            grouped(p.total_bytes),
+            p.named
         )
     });
     view! {
@@ -253,23 +238,12 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                         )}
                     </pre>
                     {placement().map(|p| {
-                        let parts: Vec<String> = p
-                            .buffers
-                            .iter()
-                            .map(|x| format!(
-                                "{} {} B in {} (margin {} B)",
-                                x.buffer,
-                                grouped(x.bytes),
-                                x.area.name,
-                                grouped_i(x.margin_bytes),
-                            ))
-                            .collect();
                         let fits = p.fits();
                         view! {
                             <div class="placement" data-testid="placement" data-fits=fits.to_string()>
                                 <p class="muted">
                                     <strong>"Placement: "</strong>
-                                    {if fits { format!("{} — {}", parts.join(", "), p.why) } else { p.why.clone() }}
+                                    {p.summary()}
                                 </p>
                                 {fits.then(|| view! { <pre class="snippet" data-testid="placement-cpp">{p.cpp.clone()}</pre> })}
                             </div>

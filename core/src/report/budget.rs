@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 
 use crate::plan::align16;
 use crate::report::placement::{Memory, MemoryKind, Placement};
-use crate::report::{BufferClass, Report};
+use crate::report::{BufferClass, Report, grouped};
 use crate::tflm::profile::{self, TargetProfile};
 
 /// A named RAM reservation.
@@ -358,6 +358,47 @@ pub fn peak_buffers(report: &Report) -> Vec<PeakBuffer> {
     live
 }
 
+/// Most peak buffers a summary names; the rest are counted.
+pub const PEAK_SHOWN: usize = 4;
+
+/// What fills the head at its peak, in the words the CLI and the app both
+/// print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeakSummary {
+    /// Bytes of every buffer live at the peak.
+    pub total_bytes: u64,
+    /// Of which kernel scratch requested in Prepare.
+    pub scratch_bytes: u64,
+    /// The largest [`PEAK_SHOWN`] buffers, `8,800 B name`, then `N more`,
+    /// joined by `; `.
+    pub named: String,
+}
+
+/// The summary of `peak` (largest first, as [`peak_buffers`] returns it);
+/// `None` when nothing is live.
+pub fn peak_summary(peak: &[PeakBuffer]) -> Option<PeakSummary> {
+    if peak.is_empty() {
+        return None;
+    }
+    let mut named: Vec<String> = peak
+        .iter()
+        .take(PEAK_SHOWN)
+        .map(|p| format!("{} B {}", grouped(p.bytes), p.name))
+        .collect();
+    if peak.len() > PEAK_SHOWN {
+        named.push(format!("{} more", peak.len() - PEAK_SHOWN));
+    }
+    Some(PeakSummary {
+        total_bytes: peak.iter().map(|p| p.bytes).sum(),
+        scratch_bytes: peak
+            .iter()
+            .filter(|b| b.kind == BufferClass::Scratch)
+            .map(|b| b.bytes)
+            .sum(),
+        named: named.join("; "),
+    })
+}
+
 impl CheckReport {
     /// The record of `budget` checked with `verdict` for `report` (its
     /// target and peak); `device` names the preset used, `reference` the
@@ -392,13 +433,9 @@ impl CheckReport {
         }
     }
 
-    /// Bytes of kernel scratch in the head at its peak.
-    pub fn peak_scratch_bytes(&self) -> u64 {
-        self.peak
-            .iter()
-            .filter(|b| b.kind == BufferClass::Scratch)
-            .map(|b| b.bytes)
-            .sum()
+    /// What fills the head at its peak.
+    pub fn peak_summary(&self) -> Option<PeakSummary> {
+        peak_summary(&self.peak)
     }
 }
 
@@ -462,6 +499,36 @@ mod tests {
             );
         }
         assert!(mcu_preset("ESP32").unwrap_err().contains("choose one of"));
+    }
+
+    #[test]
+    fn peak_summary_names_the_largest_and_counts_the_rest() {
+        assert_eq!(peak_summary(&[]), None);
+        let buf = |name: &str, kind, bytes| PeakBuffer {
+            name: name.into(),
+            kind,
+            op: None,
+            bytes,
+        };
+        let peak = vec![
+            buf("a", BufferClass::Tensor, 90_112),
+            buf(
+                "scratch 0 of CONV_2D 1: im2col (CMSIS-NN)",
+                BufferClass::Scratch,
+                8_800,
+            ),
+            buf("b", BufferClass::Tensor, 1_024),
+            buf("c", BufferClass::Tensor, 32),
+            buf("d", BufferClass::Scratch, 16),
+            buf("e", BufferClass::Tensor, 16),
+        ];
+        let s = peak_summary(&peak).unwrap();
+        assert_eq!(s.total_bytes, 90_112 + 8_800 + 1_024 + 32 + 16 + 16);
+        assert_eq!(s.scratch_bytes, 8_816);
+        assert_eq!(
+            s.named,
+            "90,112 B a; 8,800 B scratch 0 of CONV_2D 1: im2col (CMSIS-NN); 1,024 B b; 32 B c; 2 more"
+        );
     }
 
     #[test]

@@ -588,9 +588,18 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// `-1024` → `"-1,024"`: signed byte counts (margins, deltas).
+pub fn grouped_signed(n: i64) -> String {
+    if n < 0 {
+        alloc::format!("-{}", grouped(n.unsigned_abs()))
+    } else {
+        grouped(n as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::grouped;
+    use super::{grouped, grouped_signed};
 
     #[test]
     fn grouped_groups_digits_by_thousands() {
@@ -598,6 +607,8 @@ mod tests {
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1,000");
         assert_eq!(grouped(85264), "85,264");
+        assert_eq!(grouped_signed(-1024), "-1,024");
+        assert_eq!(grouped_signed(i64::MIN), "-9,223,372,036,854,775,808");
         assert_eq!(grouped(1048576), "1,048,576");
     }
 }

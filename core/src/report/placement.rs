@@ -16,7 +16,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::report::budget::arena_with_headroom;
-use crate::report::grouped;
+use crate::report::{grouped, grouped_signed};
 use crate::tflm::split::SplitArena;
 
 /// What a memory is.
@@ -155,6 +155,28 @@ impl Placement {
     /// Some layout fits.
     pub fn fits(&self) -> bool {
         !self.buffers.is_empty()
+    }
+
+    /// One line: each buffer with its size, memory and margin, then why
+    /// (only why when nothing fits). The CLI and the app print it as is.
+    pub fn summary(&self) -> String {
+        if !self.fits() {
+            return self.why.clone();
+        }
+        let parts: Vec<String> = self
+            .buffers
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} {} B in {} (margin {} B)",
+                    x.buffer,
+                    grouped(x.bytes),
+                    x.area.name,
+                    grouped_signed(x.margin_bytes)
+                )
+            })
+            .collect();
+        format!("{} — {}", parts.join(", "), self.why)
     }
 }
 
