@@ -193,17 +193,11 @@ enum Command {
 }
 
 fn parse_target(s: &str) -> Result<&'static TargetProfile, String> {
-    profile::by_name(s).ok_or_else(|| {
-        let names: Vec<&str> = profile::PROFILES.iter().map(|p| p.name).collect();
-        format!("unknown target '{s}'; choose one of: {}", names.join(", "))
-    })
+    profile::lookup(s).map_err(|e| e.to_string())
 }
 
 fn parse_planner(s: &str) -> Result<PlannerKind, String> {
-    PlannerKind::by_name(s).ok_or_else(|| {
-        let names: Vec<&str> = PlannerKind::ALL.iter().map(|p| p.name()).collect();
-        format!("unknown planner '{s}'; choose one of: {}", names.join(", "))
-    })
+    PlannerKind::lookup(s).map_err(|e| e.to_string())
 }
 
 fn parse_reserve(s: &str) -> Result<Reserve, String> {

@@ -48,4 +48,26 @@ pub mod tflm;
 pub mod whatif;
 
 pub use read::model::{Model, ReadError, is_tflite};
+
+/// A target or planner name that is not one of the choices; the message
+/// lists them, as every shell prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName {
+    /// `target` or `planner`.
+    pub kind: &'static str,
+    pub name: alloc::string::String,
+    pub choices: alloc::vec::Vec<&'static str>,
+}
+
+impl core::fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "unknown {} '{}'; choose one of: {}",
+            self.kind,
+            self.name,
+            self.choices.join(", ")
+        )
+    }
+}
 pub use tflm::analysis::{Analysis, Config, analyze};

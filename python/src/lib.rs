@@ -7,7 +7,6 @@
 //! the TFLite converter returns. Failures raise `microarena.MicroarenaError`
 //! with the CLI's one-line message.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use microarena_core::pipeline::{self, PipelineError};
@@ -51,33 +50,17 @@ fn source(model: &Bound<'_, PyAny>) -> PyResult<Source> {
     let path: PathBuf = model
         .extract()
         .map_err(|_| fail("model must be a path (str or os.PathLike) or bytes"))?;
-    let bytes =
-        std::fs::read(&path).map_err(|e| fail(format!("{}: cannot read: {e}", path.display())))?;
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let bytes = microarena_shell::read_model(&path).map_err(|e| fail(e.to_string()))?;
+    let name = microarena_shell::display_name(&path);
     Ok(Source { bytes, name })
 }
 
 fn target(name: &str) -> PyResult<&'static TargetProfile> {
-    profile::by_name(name).ok_or_else(|| {
-        let names: Vec<&str> = profile::PROFILES.iter().map(|p| p.name).collect();
-        fail(format!(
-            "unknown target '{name}'; choose one of: {}",
-            names.join(", ")
-        ))
-    })
+    profile::lookup(name).map_err(|e| fail(e.to_string()))
 }
 
 fn planner(name: &str) -> PyResult<PlannerKind> {
-    PlannerKind::by_name(name).ok_or_else(|| {
-        let names: Vec<&str> = PlannerKind::ALL.iter().map(|p| p.name()).collect();
-        fail(format!(
-            "unknown planner '{name}'; choose one of: {}",
-            names.join(", ")
-        ))
-    })
+    PlannerKind::lookup(name).map_err(|e| fail(e.to_string()))
 }
 
 /// `input_shapes` as the CLI's `NAME=DIMS` strings: a dict `{name: dims}` or
@@ -242,7 +225,7 @@ fn optimize(
     };
     if model
         .extract::<PathBuf>()
-        .is_ok_and(|p| same_file(&p, &output))
+        .is_ok_and(|p| microarena_shell::same_file(&p, &output))
     {
         return Err(fail(format!(
             "{}: refusing to write over the input model; choose another output path",
@@ -291,35 +274,8 @@ fn diff(
     to_python(py, serde_json::to_string(&d))
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
-}
-
-/// Temporary file beside `path`, then rename: no half-written model is ever left.
 fn write_atomic(path: &Path, bytes: &[u8]) -> PyResult<()> {
-    let io = |what: &str, e: std::io::Error| fail(format!("{}: {what}: {e}", path.display()));
-    // A device, pipe or socket is written in place: a rename would replace the node.
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| io("cannot open", e))?;
-        return f
-            .write_all(bytes)
-            .and_then(|()| f.flush())
-            .map_err(|e| io("cannot write", e));
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| io("cannot create a temporary file", e))?;
-    tmp.write_all(bytes).map_err(|e| io("cannot write", e))?;
-    tmp.as_file().sync_all().map_err(|e| io("cannot sync", e))?;
-    tmp.persist(path)
-        .map_err(|e| io("cannot rename into place", e.error))?;
-    Ok(())
+    microarena_shell::write_atomic(path, bytes).map_err(|e| fail(e.to_string()))
 }
 
 /// microarena: exactly how much RAM a TensorFlow Lite Micro model needs.

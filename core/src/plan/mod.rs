@@ -99,6 +99,15 @@ impl PlannerKind {
         PlannerKind::ALL.iter().copied().find(|p| p.name() == name)
     }
 
+    /// [`PlannerKind::by_name`], with the error the shells print.
+    pub fn lookup(name: &str) -> Result<PlannerKind, crate::UnknownName> {
+        PlannerKind::by_name(name).ok_or_else(|| crate::UnknownName {
+            kind: "planner",
+            name: name.into(),
+            choices: PlannerKind::ALL.iter().map(|p| p.name()).collect(),
+        })
+    }
+
     /// Runs the planner.
     pub fn plan(self, buffers: &[PlanBuffer]) -> Result<Plan, PlanError> {
         // TFLM's greedy placement is quadratic; refuse inputs that would take

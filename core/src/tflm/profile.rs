@@ -394,6 +394,15 @@ pub fn by_name(name: &str) -> Option<&'static TargetProfile> {
     PROFILES.iter().find(|p| p.name == name)
 }
 
+/// [`by_name`], with the error the shells print.
+pub fn lookup(name: &str) -> Result<&'static TargetProfile, crate::UnknownName> {
+    by_name(name).ok_or_else(|| crate::UnknownName {
+        kind: "target",
+        name: name.into(),
+        choices: PROFILES.iter().map(|p| p.name).collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
