@@ -3,20 +3,24 @@
 # TFLM's reference kernels (the tflite-micro wheel's `invoke`), same machine,
 # same model, same golden input; prints both and the ratio.
 #
-#   bash scripts/bench-vs-tflm.sh [MODEL_NAME] [N]      (default: person_detect 50)
+#   bash scripts/bench-vs-tflm.sh [MODEL_NAME] [N] [ROUNDS]   (default: person_detect 50 5)
 #
 # Needs the corpus (MICROARENA_CORPUS, default ../shared) and a venv with
-# tflite-micro + numpy (created under target/venv when missing). Run it on an
-# otherwise idle machine: both figures are wall-clock means.
+# tflite-micro + numpy (target/venv-tflm, the one `cargo xtask offline-plans`
+# makes; created when missing). The two engines alternate, ROUNDS times N
+# inferences each, so a machine whose load changes during the run weighs on
+# both alike; each round prints its pair and ratio, the last line the median
+# ratio. Both figures are CPU time (user + system) per inference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=${1:-person_detect}
 n=${2:-50}
+rounds=${3:-5}
 corpus=${MICROARENA_CORPUS:-../shared}
 model="$corpus/models/$name.tflite"
 golden="$corpus/golden/$name"
 [ -f "$model" ] && [ -d "$golden" ] || { echo "no model or golden data for $name under $corpus" >&2; exit 2; }
-venv=target/venv
+venv=target/venv-tflm
 if ! "$venv/bin/python" -c "import tflite_micro, numpy" 2>/dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q tflite-micro numpy
@@ -24,10 +28,27 @@ fi
 cargo build --release -q -p microarena-cli
 inputs=()
 for f in "$golden"/input*.bin; do inputs+=(--input "$f"); done
-# One warm-up run, then N timed runs (the CLI prints "X ms per inference").
+# One warm-up run of each, then alternating timed rounds.
 ./target/release/microarena run "$model" "${inputs[@]}" >/dev/null 2>&1
-ours=$(./target/release/microarena run "$model" "${inputs[@]}" --repeat "$n" 2>/dev/null | awk '/ms per inference/ {print $1}')
-tflm=$("$venv/bin/python" - "$model" "$golden" "$n" <<'PY' 2>/dev/null | tail -1
+# CPU time (user + system) per inference, not wall time: on a shared or busy
+# machine wall time measures the scheduler, CPU time the engine. Ours: the
+# child's rusage of `run --repeat n+1` minus that of `run --repeat 1`, so
+# reading and planning the model cancel out.
+ours_round() {
+  "$venv/bin/python" - "$n" ./target/release/microarena run "$model" "${inputs[@]}" <<'PY'
+import resource, subprocess, sys
+n, cmd = int(sys.argv[1]), sys.argv[2:]
+def cpu(repeat):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd + ["--repeat", str(repeat)], check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+one = cpu(1)
+print(f"{(cpu(n + 1) - one) * 1e3 / n:.3f}")
+PY
+}
+tflm_round() {
+  "$venv/bin/python" - "$model" "$golden" "$n" <<'PY' 2>/dev/null | tail -1
 import json, sys, time
 import numpy as np
 from tflite_micro.python.tflite_micro import runtime
@@ -41,13 +62,21 @@ def once():
         it.set_input(x, i)
     it.invoke()
 once()
-t = time.perf_counter()
+t = time.process_time()
 for _ in range(n):
     once()
-print(f"{(time.perf_counter() - t) * 1e3 / n:.3f}")
+print(f"{(time.process_time() - t) * 1e3 / n:.3f}")
 PY
-)
-echo "model: $name, $n inferences each, $(nproc) CPU(s)"
-echo "microarena-runtime : $ours ms per inference"
-echo "TFLM reference     : $tflm ms per inference (tflite-micro wheel, set_input + invoke)"
-awk -v a="$ours" -v b="$tflm" 'BEGIN { if (b > 0) printf "ratio microarena/TFLM: %.2f\n", a / b }'
+}
+echo "model: $name, $rounds rounds of $n inferences per engine, $(nproc) CPU(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "CPU time per inference (user + system)"
+echo "round  microarena-runtime  TFLM reference (wheel: set_input + invoke)  ratio"
+ratios=()
+for r in $(seq 1 "$rounds"); do
+  ours=$(ours_round)
+  tflm=$(tflm_round)
+  ratio=$(awk -v a="$ours" -v b="$tflm" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+  ratios+=("$ratio")
+  printf "%5d  %15s ms  %15s ms  %27s\n" "$r" "$ours" "$tflm" "$ratio"
+done
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "median ratio microarena/TFLM: %s (of %d rounds)\n", v[int((NR + 1) / 2)], NR }'

@@ -97,22 +97,103 @@ pub(crate) fn push_opdata(
 /// contiguous form is bit-exact and lets the compiler vectorize it).
 #[inline]
 pub(crate) fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: i32) -> i32 {
-    match (
+    dot_i8_zp(x, xb, x_off.wrapping_neg(), w, wb, 0, n)
+}
+
+/// `Σ w·x` for four int8 weight runs `stride` apart against the same run
+/// of `x` (no zero point: the caller adds `x_off·Σw`): the input is widened
+/// once for four products, and the loop carries only the four sums.
+#[inline]
+pub(crate) fn dot4_i8(
+    x: &[u8],
+    xb: usize,
+    w: &[u8],
+    wb: usize,
+    stride: usize,
+    n: usize,
+) -> [i32; 4] {
+    let run = |k: usize| {
+        let at = wb.saturating_add(k.saturating_mul(stride));
+        w.get(at..at.saturating_add(n))
+    };
+    let (Some(xs), Some(w0), Some(w1), Some(w2), Some(w3)) = (
+        x.get(xb..xb.saturating_add(n)),
+        run(0),
+        run(1),
+        run(2),
+        run(3),
+    ) else {
+        return [0; 4];
+    };
+    let mut p = [0i32; 4];
+    for i in 0..xs
+        .len()
+        .min(w0.len())
+        .min(w1.len())
+        .min(w2.len())
+        .min(w3.len())
+    {
+        let xv = i32::from(xs[i] as i8);
+        for (k, wk) in [w0[i], w1[i], w2[i], w3[i]].into_iter().enumerate() {
+            p[k] = p[k].wrapping_add(i32::from(wk as i8).wrapping_mul(xv));
+        }
+    }
+    p
+}
+
+/// `Σ w` over `n` int8 values from `at` (0 when out of range).
+#[inline]
+pub(crate) fn sum_i8(w: &[u8], at: usize, n: usize) -> i32 {
+    w.get(at..at.saturating_add(n)).map_or(0, |ws| {
+        ws.iter()
+            .fold(0i32, |s, &b| s.wrapping_add(i32::from(b as i8)))
+    })
+}
+
+/// `Σ (w − w_zp)·(x − x_zp)` over `n` int8 values of `x` from `xb` and of
+/// `w` from `wb`; 0 when either run is out of range (construction's
+/// validation rules that out).
+///
+/// Computed as `Σw·x − x_zp·Σw − w_zp·Σx + n·w_zp·x_zp`: equal modulo 2³² to
+/// the direct sum (so to TFLM's int32 sum whenever that does not overflow,
+/// which TFLM relies on too), in plain loops of reductions that LLVM
+/// vectorizes, where subtracting in the loop does not.
+#[inline]
+pub(crate) fn dot_i8_zp(
+    x: &[u8],
+    xb: usize,
+    x_zp: i32,
+    w: &[u8],
+    wb: usize,
+    w_zp: i32,
+    n: usize,
+) -> i32 {
+    let (Some(xs), Some(ws)) = (
         x.get(xb..xb.saturating_add(n)),
         w.get(wb..wb.saturating_add(n)),
-    ) {
-        (Some(xs), Some(ws)) => {
-            let mut acc = 0i32;
-            let mut wsum = 0i32;
-            for (&a, &b) in xs.iter().zip(ws) {
-                let wv = i32::from(b as i8);
-                acc = acc.wrapping_add(wv.wrapping_mul(i32::from(a as i8)));
-                wsum = wsum.wrapping_add(wv);
-            }
-            acc.wrapping_add(wsum.wrapping_mul(x_off))
-        }
-        _ => 0,
+    ) else {
+        return 0;
+    };
+    // i8×i8 products fit in i16, which SSE2/NEON multiply eight at a time;
+    // folding the zero point into x first would need 32-bit products.
+    let (mut wx, mut sw) = (0i32, 0i32);
+    for (&a, &b) in xs.iter().zip(ws) {
+        let (xv, wv) = (i32::from(a as i8), i32::from(b as i8));
+        wx = wx.wrapping_add(wv.wrapping_mul(xv));
+        sw = sw.wrapping_add(wv);
     }
+    let mut acc = wx.wrapping_sub(x_zp.wrapping_mul(sw));
+    // int8 weights are symmetric (zero point 0) in every TFLM int8 kernel
+    // but the LSTM's; only then is Σx needed.
+    if w_zp != 0 {
+        let sx = xs
+            .iter()
+            .fold(0i32, |s, &a| s.wrapping_add(i32::from(a as i8)));
+        acc = acc
+            .wrapping_sub(w_zp.wrapping_mul(sx))
+            .wrapping_add((n as i32).wrapping_mul(w_zp).wrapping_mul(x_zp));
+    }
+    acc
 }
 
 /// The end of every FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D output
