@@ -137,9 +137,9 @@ fn conv_i8_by_four(
                         });
                         part
                     };
-                    for k in 0..4 {
+                    for (k, (a, s)) in acc.into_iter().zip(sums).enumerate() {
                         let oc = first + k;
-                        let v = acc[k].wrapping_add(sums[k].wrapping_mul(in_off));
+                        let v = a.wrapping_add(s.wrapping_mul(in_off));
                         end.put_i8(c.out, g.out_index(b, oy, ox, oc), oc, oc, v);
                     }
                 }

@@ -126,16 +126,10 @@ pub(crate) fn dot4_i8(
         return [0; 4];
     };
     let mut p = [0i32; 4];
-    for i in 0..xs
-        .len()
-        .min(w0.len())
-        .min(w1.len())
-        .min(w2.len())
-        .min(w3.len())
-    {
-        let xv = i32::from(xs[i] as i8);
-        for (k, wk) in [w0[i], w1[i], w2[i], w3[i]].into_iter().enumerate() {
-            p[k] = p[k].wrapping_add(i32::from(wk as i8).wrapping_mul(xv));
+    for ((((&a, &b0), &b1), &b2), &b3) in xs.iter().zip(w0).zip(w1).zip(w2).zip(w3) {
+        let xv = i32::from(a as i8);
+        for (pk, wk) in p.iter_mut().zip([b0, b1, b2, b3]) {
+            *pk = pk.wrapping_add(i32::from(wk as i8).wrapping_mul(xv));
         }
     }
     p
