@@ -377,12 +377,19 @@ pub struct Figure {
     pub bytes: u64,
     /// Where they came from.
     pub source: Source,
-    /// For a measured region: its reservation (the counted bytes are the larger of the two).
+    /// For a region the device measured: its reservation (the counted bytes
+    /// are the larger of this and the high-water).
     #[cfg_attr(
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub reserved_bytes: Option<u64>,
+    /// For a region the device measured: its high-water.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub high_water_bytes: Option<u64>,
 }
 
 /// What `check --measured/--elf` adds to the check's record.
@@ -456,14 +463,17 @@ pub fn budget(
         bytes: ram_bytes,
         source: ram_source,
         reserved_bytes: None,
+        high_water_bytes: None,
     }];
     let mut reserves = Vec::new();
     for r in &m.regions {
         if typed.iter().any(|t| t.name == r.name) {
             continue;
         }
+        // The reservation is what the budget counts, unless the device used more.
         let (source, reserved) = match r.high_water_bytes {
-            Some(_) => (Source::Measured, Some(r.reserved_bytes)),
+            Some(hw) if hw > r.reserved_bytes => (Source::Measured, Some(r.reserved_bytes)),
+            Some(_) => (regions_source, Some(r.reserved_bytes)),
             None => (regions_source, None),
         };
         figures.push(Figure {
@@ -471,6 +481,7 @@ pub fn budget(
             bytes: r.counted_bytes(),
             source,
             reserved_bytes: reserved,
+            high_water_bytes: r.high_water_bytes,
         });
         reserves.push(Reserve {
             name: r.name.clone(),
@@ -483,6 +494,7 @@ pub fn budget(
             bytes: t.bytes,
             source: Source::Assumed,
             reserved_bytes: None,
+            high_water_bytes: None,
         });
         reserves.push(t.clone());
     }
@@ -517,6 +529,7 @@ pub fn check(
         bytes: minimum.0,
         source: minimum.1,
         reserved_bytes: None,
+        high_water_bytes: None,
     });
     // Comparable only when this check used exactly the firmware's inputs.
     let same_inputs = figures
@@ -703,9 +716,10 @@ mod tests {
         assert_eq!(v.margin_bytes, 232_784);
         assert_eq!(c.device_agrees, Some(true));
         let stack = c.figures.iter().find(|f| f.name == "stack").unwrap();
+        // Within its reservation: the linked size counts; the high-water is shown.
         assert_eq!(
-            (stack.bytes, stack.source, stack.reserved_bytes),
-            (16_384, Source::Measured, Some(16_384))
+            (stack.bytes, stack.source, stack.high_water_bytes),
+            (16_384, Source::Linked, Some(2_312))
         );
         let stat = c.figures.iter().find(|f| f.name == "static").unwrap();
         assert_eq!(stat.source, Source::Linked);
@@ -737,6 +751,11 @@ mod tests {
         );
         assert_eq!(c.device_agrees, Some(true));
         assert!(!m.device_verdict.unwrap().fits);
+        let stack = c.figures.iter().find(|f| f.name == "stack").unwrap();
+        assert_eq!(
+            (stack.bytes, stack.source, stack.reserved_bytes),
+            (40_000, Source::Measured, Some(16_384))
+        );
         let a = advice(&b, &v, &c);
         assert!(
             a[0].contains("stack reservation from 16384 B to at least 40000 B"),
