@@ -660,7 +660,16 @@ fn device_figures(elf: Option<&Path>, report: Option<&Path>) -> Result<Option<Me
         None => None,
     };
     Ok(match (linked, run) {
-        (Some(l), Some(r)) => Some(l.merged_with(r)),
+        (Some(l), Some(r)) => {
+            let differ = l.disagreements(&r);
+            if !differ.is_empty() {
+                return Err(Failure::usage(format!(
+                    "the report is not from this ELF's build ({}); give the pair from one build",
+                    differ.join("; ")
+                )));
+            }
+            Some(l.merged_with(r))
+        }
         (l, r) => l.or(r),
     })
 }

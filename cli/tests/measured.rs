@@ -222,4 +222,15 @@ fn elf_gives_the_linked_layout_and_a_report_completes_it() {
         "{s}"
     );
     assert!(s.contains("the firmware's own verdict agrees"), "{s}");
+    // A report from another build (here: another model's arena) is refused.
+    let f = write(dir.path(), "deep.txt", DEEP_STACK.as_bytes());
+    let o = run(&["check", "--elf", &elf, "--measured", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains(
+            "the report is not from this ELF's build (arena: ELF 77444 B, report 1204 B)"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -316,6 +316,31 @@ impl Measured {
         }
     }
 
+    /// Where `self` (from an ELF) and `run` (a report line) disagree on a
+    /// figure both have (RAM, a reservation, the arena's size): then the
+    /// report came from another build than the ELF. Empty when they agree.
+    pub fn disagreements(&self, run: &Measured) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut differ = |what: &str, a: Option<u64>, b: Option<u64>| {
+            if let (Some(a), Some(b)) = (a, b)
+                && a != b
+            {
+                out.push(format!("{what}: ELF {a} B, report {b} B"));
+            }
+        };
+        differ("RAM", self.ram_bytes, run.ram_bytes);
+        differ("arena", self.arena_bytes, run.arena_bytes);
+        for r in &self.regions {
+            let other = run.regions.iter().find(|x| x.name == r.name);
+            differ(
+                &format!("{} reservation", r.name),
+                Some(r.reserved_bytes),
+                other.map(|x| x.reserved_bytes),
+            );
+        }
+        out
+    }
+
     /// The minimum arena these figures give without a model: the arena's
     /// high-water when measured, else the arena the firmware was linked with.
     pub fn minimum(&self) -> Option<(u64, Source)> {
@@ -791,8 +816,18 @@ mod tests {
         };
         assert_eq!(elf.minimum(), Some((6_960, Source::Linked)));
         let run = Measured::parse(&line(&figures(2_312))).unwrap();
-        let m = elf.merged_with(run.clone());
+        assert!(elf.disagreements(&run).is_empty());
+        let m = elf.clone().merged_with(run.clone());
         assert_eq!(m, run);
+        let other = Measured::parse(&line(&firmware_line::Figures {
+            arena_bytes: 7_000,
+            ..figures(2_312)
+        }))
+        .unwrap();
+        assert_eq!(
+            elf.disagreements(&other),
+            ["arena: ELF 6960 B, report 7000 B"]
+        );
         assert!(budget(&Measured::default(), Ram::None, &[], 0, Source::Linked).is_err());
     }
 
