@@ -198,9 +198,11 @@ enum Command {
         /// Output .tflite path (written atomically).
         #[arg(short, long)]
         output: PathBuf,
-        /// Which example: `mobilenet` (the person-detection MobileNet-v1 0.25 the app opens)
-        /// or `rp2040-cnn` (a CNN that fits an RP2040 with reference kernels, not with CMSIS-NN).
-        #[arg(long, default_value = "mobilenet", value_parser = ["mobilenet", "rp2040-cnn"])]
+        /// Which example: `mobilenet` (the person-detection MobileNet-v1 0.25 the app opens),
+        /// `rp2040-cnn` (a CNN that fits an RP2040 with reference kernels, not with CMSIS-NN) or
+        /// `rp2040-anomaly` (a 1-D CNN anomaly detector whose arena fits an RP2040 alone, not
+        /// beside 48 KiB of RTOS and stacks).
+        #[arg(long, default_value = "mobilenet", value_parser = ["mobilenet", "rp2040-cnn", "rp2040-anomaly"])]
         name: String,
     },
 }
@@ -629,6 +631,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Example { output, name } => {
             let bytes = match name.as_str() {
                 "rp2040-cnn" => microarena_core::build::example::rp2040_cnn(),
+                "rp2040-anomaly" => microarena_core::build::example::rp2040_anomaly(),
                 _ => microarena_core::build::example::mobilenet_v1_025_96_int8(),
             };
             io::write_atomic(&output, &bytes)?;

@@ -234,3 +234,51 @@ fn elf_gives_the_linked_layout_and_a_report_completes_it() {
         text(&o.stderr)
     );
 }
+
+/// docs/rp2040-case.md, second part: the seed's anomaly detector on an
+/// RP2040. The report line holds the seed's figures in the firmware's format
+/// (40 KiB RTOS, 6 + 2 KiB stacks); no RP2040 ran here.
+#[test]
+fn rp2040_anomaly_looks_fine_alone_and_fails_with_the_measured_reserves() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = dir.path().join("anomaly.tflite");
+    let m = model.to_str().expect("utf-8");
+    let o = run(&["example", "--name", "rp2040-anomaly", "-o", m]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // Minimum 201,456 B × 1.2 = 241,747.2 → 241,748 → 241,760 B (16) against 264 KiB.
+    let o = run(&["check", m, "--device", "RP2040"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).starts_with("fits: anomaly.tflite (RP2040, cortex-m0plus-cmsis-nn): arena 241,760 B (minimum 201,456 B + 20% headroom) vs 270,336 B free (RAM 270,336 B - reserves 0 B); margin 28,576 B"),
+        "{}",
+        text(&o.stdout)
+    );
+    let report = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/rp2040-anomaly-report.txt"
+    );
+    let o = run(&["check", m, "--device", "RP2040", "--measured", report]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    // 270,336 − 49,152 = 221,184 B free; 221,184 − 241,760 = −20,576; the bare
+    // minimum leaves 221,184 − 201,456 = 19,728 B.
+    assert!(
+        e.contains("vs 221,184 B free (RAM 270,336 B - reserves 49,152 B); short by 20,576 B"),
+        "{e}"
+    );
+    assert!(
+        e.contains("6,144 B stack (linked; measured high-water 5,632 B)"),
+        "{e}"
+    );
+    assert!(e.contains("40,960 B rtos (linked)"), "{e}");
+    assert!(e.contains("201,456 B minimum arena (predicted)"), "{e}");
+    assert!(
+        e.contains("to change: free 20576 B: the largest reserve is rtos at 40960 B"),
+        "{e}"
+    );
+    assert!(
+        e.contains("the bare minimum arena fits with 19728 B to spare, but not the headroom"),
+        "{e}"
+    );
+    assert!(e.contains("head at its peak holds 198,528 B"), "{e}");
+}
