@@ -68,7 +68,7 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "firmware",
-        summary: "the firmware workspace: fmt, clippy, tests and runs under QEMU (M4, M0), and TFLM's golden data with the corpus",
+        summary: "the firmware workspace: fmt, clippy, tests, and the acceptance procedure under QEMU (M4, M0) held to check --measured/--elf, a deep-stack build that must fail, TFLM's golden data with the corpus",
         args: None,
         in_all: true,
         run: firmware,
