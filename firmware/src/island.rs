@@ -81,20 +81,18 @@ pub fn layout() -> Layout {
     // the compiler assumes distinct statics have distinct addresses and would
     // fold `stack_top == isr_stack_limit` (one address, two symbols) to false.
     let a = |p: *const u8| core::hint::black_box(p) as usize;
-    {
-        Layout {
-            ram_start: a(&raw const _microarena_ram_start),
-            ram_bytes: a(&raw const _microarena_ram_bytes),
-            noinit_start: a(&raw const _microarena_noinit_start),
-            noinit_end: a(&raw const _microarena_noinit_end),
-            static_end: a(&raw const _microarena_static_end),
-            stack_limit: a(&raw const _microarena_stack_limit),
-            stack_top: a(&raw const _microarena_stack_top),
-            isr_stack_limit: a(&raw const _microarena_isr_stack_limit),
-            isr_stack_top: a(&raw const _microarena_isr_stack_top),
-            dma_bytes: a(&raw const _microarena_dma_bytes),
-            log_bytes: a(&raw const _microarena_log_bytes),
-        }
+    Layout {
+        ram_start: a(&raw const _microarena_ram_start),
+        ram_bytes: a(&raw const _microarena_ram_bytes),
+        noinit_start: a(&raw const _microarena_noinit_start),
+        noinit_end: a(&raw const _microarena_noinit_end),
+        static_end: a(&raw const _microarena_static_end),
+        stack_limit: a(&raw const _microarena_stack_limit),
+        stack_top: a(&raw const _microarena_stack_top),
+        isr_stack_limit: a(&raw const _microarena_isr_stack_limit),
+        isr_stack_top: a(&raw const _microarena_isr_stack_top),
+        dma_bytes: a(&raw const _microarena_dma_bytes),
+        log_bytes: a(&raw const _microarena_log_bytes),
     }
 }
 
