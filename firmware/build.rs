@@ -29,8 +29,11 @@ fn main() {
         "memory-mps2.x"
     };
     fs::copy(memory, out.join("memory.x")).expect("copy memory.x");
+    // memory.x INCLUDEs the layout both boards share.
+    fs::copy("regions.x", out.join("regions.x")).expect("copy regions.x");
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed={memory}");
+    println!("cargo:rerun-if-changed=regions.x");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_MODEL");
     println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_INPUT");
@@ -63,6 +66,12 @@ fn main() {
         None => ("demo (generated)".to_string(), demo_model()),
     };
     let model = Model::parse(&tflite).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // A model with variable tensors (LSTM state) may answer differently on
+    // each invoke, so only a stateless model's outputs must be stable.
+    let stateful = model
+        .subgraphs
+        .iter()
+        .any(|g| g.tensors.iter().any(|t| t.is_variable));
     let image = lower(&model).unwrap_or_else(|e| panic!("{name}: {e}"));
     let arena = runtime_arena(&model).unwrap_or_else(|e| panic!("{name}: {e}"));
 
@@ -118,7 +127,8 @@ fn main() {
              /// Exact arena the runtime needs (core's prediction, checked on the host).\npub const ARENA_BYTES: usize = {};\n\
              /// Planned head.\npub const HEAD_BYTES: usize = {};\n\
              /// Runtime tail (OpData).\npub const TAIL_BYTES: usize = {};\n\
-             /// Where the expected outputs come from.\npub const EXPECTED_SOURCE: &str = {source:?};\n",
+             /// Where the expected outputs come from.\npub const EXPECTED_SOURCE: &str = {source:?};\n\
+             /// The model has variable tensors (state kept across invokes).\npub const STATEFUL: bool = {stateful};\n",
             arena.total_bytes, arena.head_bytes, arena.tail_bytes
         ),
     )

@@ -3,6 +3,7 @@
 //! The only crate that knows about files, exit codes and terminals; every
 //! number comes from `microarena-core`.
 
+mod elf;
 mod io;
 mod render;
 
@@ -12,9 +13,10 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use microarena_core::pipeline::{self, PipelineError, Planned};
 use microarena_core::plan::PlannerKind;
-use microarena_core::report::budget::{self, Budget, McuPreset, Reserve};
+use microarena_core::report::budget::{self, Budget, CheckReport, McuPreset, Reserve};
 use microarena_core::report::diff::{self, Growth};
 use microarena_core::report::flash::FlashBudget;
+use microarena_core::report::measured::{self, Measured, Source};
 use microarena_core::report::optimized::OptimizeReport;
 use microarena_core::report::placement::{Memory, MemoryKind};
 use microarena_core::report::{Report, c_header};
@@ -77,8 +79,10 @@ enum Command {
     /// buffers at the head's peak (kernel scratch named by owning op) and, on a CMSIS-NN
     /// target, what the same budget gives with TFLM's reference kernels.
     Check {
-        /// The .tflite file.
-        model: PathBuf,
+        /// The .tflite file. Optional with --measured or --elf: the minimum arena is then the
+        /// device's (its measured high-water, else the arena it was linked with).
+        #[arg(required_unless_present_any = ["measured", "elf"])]
+        model: Option<PathBuf>,
         /// A device preset (STM32F746, RP2040, nRF52840, ESP32-S3, STM32H743): its RAM and the
         /// target modelling its core and its SDK's kernels (RP2040 → cortex-m0plus-cmsis-nn).
         /// `--ram` and `--target` override either.
@@ -86,7 +90,7 @@ enum Command {
         device: Option<&'static McuPreset>,
         /// Device RAM (bytes; K, KiB, M, MiB suffixes accepted). Default: the device's, else
         /// the on-chip `--memory` sizes added up.
-        #[arg(long, value_parser = budget::parse_bytes, required_unless_present_any = ["device", "memory"])]
+        #[arg(long, value_parser = budget::parse_bytes, required_unless_present_any = ["device", "memory", "measured", "elf"])]
         ram: Option<u64>,
         /// Other RAM users, e.g. `stack=8K,rtos=16K,isr=2K,dma=4K,log=1K`.
         #[arg(long, value_delimiter = ',', value_parser = parse_reserve)]
@@ -113,6 +117,15 @@ enum Command {
         /// device's list; the reserves go to the largest SRAM; adjacent ones may share a buffer.
         #[arg(long, value_parser = parse_memory)]
         memory: Vec<Memory>,
+        /// The firmware's report (its MICROARENA-REPORT line, or QEMU's whole output): the
+        /// RAM, reserved regions, stack high-waters and arena it measured replace guesses;
+        /// a stack past its reservation fails. `--ram`/`--reserve` still override.
+        #[arg(long, value_name = "FILE")]
+        measured: Option<PathBuf>,
+        /// The firmware's ELF: RAM size, reserved regions and the .noinit arena read from
+        /// its linker-script symbols and sections (completed by --measured when given).
+        #[arg(long, value_name = "FILE")]
+        elf: Option<PathBuf>,
         /// Print the verdict as JSON.
         #[arg(long)]
         json: bool,
@@ -185,9 +198,11 @@ enum Command {
         /// Output .tflite path (written atomically).
         #[arg(short, long)]
         output: PathBuf,
-        /// Which example: `mobilenet` (the person-detection MobileNet-v1 0.25 the app opens)
-        /// or `rp2040-cnn` (a CNN that fits an RP2040 with reference kernels, not with CMSIS-NN).
-        #[arg(long, default_value = "mobilenet", value_parser = ["mobilenet", "rp2040-cnn"])]
+        /// Which example: `mobilenet` (the person-detection MobileNet-v1 0.25 the app opens),
+        /// `rp2040-cnn` (a CNN that fits an RP2040 with reference kernels, not with CMSIS-NN) or
+        /// `rp2040-anomaly` (a 1-D CNN anomaly detector whose arena fits an RP2040 alone, not
+        /// beside 48 KiB of RTOS and stacks).
+        #[arg(long, default_value = "mobilenet", value_parser = ["mobilenet", "rp2040-cnn", "rp2040-anomaly"])]
         name: String,
     },
 }
@@ -407,6 +422,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             planner,
             flash,
             code,
+            measured,
+            elf,
             json,
         } => {
             let memory = custom_memories(memory);
@@ -422,34 +439,93 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 .filter(|m| matches!(m.kind, MemoryKind::Tcm | MemoryKind::Sram))
                 .map(|m| m.bytes)
                 .sum();
-            let ram = ram
-                .or(device.map(|d| d.ram_bytes))
-                .or((on_chip > 0).then_some(on_chip))
-                .ok_or_else(|| Failure::usage("give --ram or --device".into()))?;
-            let bytes = io::read_model(&model)?;
-            let parsed = Model::parse(&bytes).map_err(in_file(&model))?;
-            let budget = Budget {
-                ram_bytes: ram,
-                reserves: reserve,
-                headroom_bp: headroom,
+            let from_device = device_figures(elf.as_deref(), measured.as_deref())?;
+            let preset_ram = device
+                .map(|d| d.ram_bytes)
+                .or((on_chip > 0).then_some(on_chip));
+            let (budget, figures) = match &from_device {
+                Some(m) => {
+                    let ram = match (ram, preset_ram) {
+                        (Some(r), _) => measured::Ram::Typed(r),
+                        (None, Some(r)) => measured::Ram::Preset(r),
+                        (None, None) => measured::Ram::None,
+                    };
+                    let (b, f) = measured::budget(m, ram, &reserve, headroom, Source::Linked)
+                        .map_err(|e| Failure::usage(e.to_string()))?;
+                    (b, Some(f))
+                }
+                None => (
+                    Budget {
+                        ram_bytes: ram
+                            .or(preset_ram)
+                            .ok_or_else(|| Failure::usage("give --ram or --device".into()))?,
+                        reserves: reserve,
+                        headroom_bp: headroom,
+                    },
+                    None,
+                ),
             };
-            let name = io::display_name(&model);
-            let mut checked = pipeline::check(
-                &parsed,
-                &Config {
-                    profile: target,
-                    planner,
-                },
-                &budget,
-                &name,
-                device.map(|d| d.name),
-                if memory.is_empty() {
-                    device.map_or(&[][..], |d| d.memories)
-                } else {
-                    &memory
-                },
-            )
-            .map_err(in_file(&model))?;
+            let memories = if memory.is_empty() {
+                device.map_or(&[][..], |d| d.memories)
+            } else {
+                &memory
+            };
+            let (name, mut checked, file_bytes) = match &model {
+                Some(model) => {
+                    let bytes = io::read_model(model)?;
+                    let parsed = Model::parse(&bytes).map_err(in_file(model))?;
+                    let name = io::display_name(model);
+                    let checked = pipeline::check(
+                        &parsed,
+                        &Config {
+                            profile: target,
+                            planner,
+                        },
+                        &budget,
+                        &name,
+                        device.map(|d| d.name),
+                        memories,
+                    )
+                    .map_err(in_file(model))?;
+                    (name, checked, Some(parsed.file_bytes))
+                }
+                None => {
+                    // Clap requires a model unless --measured or --elf gave figures.
+                    let m = from_device.as_ref().ok_or_else(|| {
+                        Failure::usage("give the model, --measured or --elf".into())
+                    })?;
+                    let minimum = m.minimum().ok_or_else(|| {
+                        Failure::usage(
+                            "the firmware figures have no arena size; give the model".into(),
+                        )
+                    })?;
+                    let verdict = budget.check(minimum.0);
+                    let origin = if m.arena_used_bytes.is_some() {
+                        "measured on the device"
+                    } else {
+                        "linked in the ELF"
+                    };
+                    let name = m.model.clone().unwrap_or_else(|| {
+                        measured
+                            .as_deref()
+                            .or(elf.as_deref())
+                            .map(io::display_name)
+                            .unwrap_or_default()
+                    });
+                    let mut c = CheckReport::without_model(&budget, &verdict, origin);
+                    c.device = device.map(|d| d.name.to_string());
+                    (name, c, None)
+                }
+            };
+            if let (Some(m), Some(figures)) = (&from_device, figures) {
+                let minimum = match (&model, m.minimum()) {
+                    (Some(_), _) | (None, None) => (checked.minimum_bytes, Source::Predicted),
+                    (None, Some(min)) => min,
+                };
+                let (verdict, mc) = measured::check(m, &budget, figures, minimum);
+                checked.fits &= verdict.fits;
+                checked.measured = Some(mc);
+            }
             // Flash: --flash, else the device's on-chip flash.
             let flash_bytes = flash.or(device.and_then(|d| d.flash_bytes));
             if code > 0 && flash_bytes.is_none() {
@@ -459,11 +535,17 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 ));
             }
             if let Some(flash_bytes) = flash_bytes {
+                let Some(file_bytes) = file_bytes else {
+                    return Err(Failure::usage(
+                        "the flash check needs the model file (its size is the flash figure)"
+                            .into(),
+                    ));
+                };
                 let v = FlashBudget {
                     flash_bytes,
                     code_bytes: code,
                 }
-                .check(parsed.file_bytes);
+                .check(file_bytes);
                 checked.fits &= v.fits;
                 checked.flash = Some(v);
             }
@@ -543,6 +625,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Example { output, name } => {
             let bytes = match name.as_str() {
                 "rp2040-cnn" => microarena_core::build::example::rp2040_cnn(),
+                "rp2040-anomaly" => microarena_core::build::example::rp2040_anomaly(),
                 _ => microarena_core::build::example::mobilenet_v1_025_96_int8(),
             };
             io::write_atomic(&output, &bytes)?;
@@ -554,6 +637,38 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// The figures of `check --elf` and `--measured`: the ELF's, completed by the
+/// report's (which include what was measured); `None` when neither was given.
+fn device_figures(elf: Option<&Path>, report: Option<&Path>) -> Result<Option<Measured>, Failure> {
+    let read = |p: &Path| {
+        std::fs::read(p).map_err(|e| Failure::usage(format!("{}: cannot read: {e}", p.display())))
+    };
+    let linked = match elf {
+        Some(p) => Some(elf::read(&read(p)?).map_err(in_file(p))?),
+        None => None,
+    };
+    let run = match report {
+        Some(p) => {
+            let text = String::from_utf8_lossy(&read(p)?).into_owned();
+            Some(Measured::parse(&text).map_err(in_file(p))?)
+        }
+        None => None,
+    };
+    Ok(match (linked, run) {
+        (Some(l), Some(r)) => {
+            let differ = l.disagreements(&r);
+            if !differ.is_empty() {
+                return Err(Failure::usage(format!(
+                    "the report is not from this ELF's build ({}); give the pair from one build",
+                    differ.join("; ")
+                )));
+            }
+            Some(l.merged_with(r))
+        }
+        (l, r) => l.or(r),
+    })
 }
 
 /// Writes the C header for `report` to `path`, atomically, and only when its

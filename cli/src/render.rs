@@ -7,6 +7,7 @@ use microarena_core::report::advice::Advice;
 use microarena_core::report::budget::{Budget, CheckReport, Verdict};
 use microarena_core::report::diff::{Change, ReportDiff};
 use microarena_core::report::flash::FlashVerdict;
+use microarena_core::report::measured::{self, MeasuredCheck, Source};
 use microarena_core::report::placement::Placement;
 use microarena_core::report::{Report, grouped, grouped_signed};
 use microarena_core::rewrite::optimize::Optimized;
@@ -85,6 +86,25 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
             p,
         ));
     }
+    if let Some(m) = &c.measured {
+        if c.margin_bytes >= 0 && !m.overflows.is_empty() {
+            // The RAM adds up, but a stack already used more than was reserved for it.
+            lines[0] = format!(
+                "does not fit: {}, but {} outgrew its reservation (below)",
+                lines[0].trim_start_matches("fits: "),
+                m.overflows
+                    .iter()
+                    .map(|o| o.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            );
+        }
+        lines.extend(measured_lines(m));
+        if !c.fits {
+            let advice = measured::advice(b, &v, m);
+            lines.extend(advice.iter().map(|a| format!("  to change: {a}")));
+        }
+    }
     // What fills the head matters when the RAM is short, not the flash.
     if c.margin_bytes >= 0 && c.placement.as_ref().is_none_or(|p| p.fits()) {
         return lines;
@@ -114,6 +134,77 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
             grouped(r.arena_bytes),
             if r.fits { "would fit" } else { "would not fit either" },
         ));
+    }
+    lines
+}
+
+/// Which figure of a measured check came from where, what outgrew its
+/// reservation, what the inference loop showed and whether the firmware's
+/// own verdict agrees.
+fn measured_lines(m: &MeasuredCheck) -> Vec<String> {
+    let figures: Vec<String> = m
+        .figures
+        .iter()
+        .map(|f| {
+            let what = match (f.name.as_str(), f.source) {
+                ("minimum", Source::Measured) => "minimum arena (measured high-water)".to_string(),
+                ("minimum", Source::Linked) => {
+                    "minimum arena (the linked .noinit arena)".to_string()
+                }
+                ("minimum", s) => format!("minimum arena ({})", s.as_str()),
+                ("ram", s) => format!("RAM ({})", s.as_str()),
+                (name, s) => match (f.high_water_bytes, f.reserved_bytes) {
+                    (Some(hw), Some(r)) if hw > r => {
+                        format!("{name} (measured high-water; {} B reserved)", grouped(r))
+                    }
+                    (Some(hw), _) => format!(
+                        "{name} ({}; measured high-water {} B)",
+                        s.as_str(),
+                        grouped(hw)
+                    ),
+                    (None, _) => format!("{name} ({})", s.as_str()),
+                },
+            };
+            format!("{} B {what}", grouped(f.bytes))
+        })
+        .collect();
+    let mut lines = vec![format!("  figures: {}", figures.join("; "))];
+    for o in &m.overflows {
+        lines.push(format!(
+            "  {}: high-water {} B exceeds its {} B reservation by {} B",
+            o.name,
+            grouped(o.high_water_bytes),
+            grouped(o.reserved_bytes),
+            grouped(o.high_water_bytes - o.reserved_bytes)
+        ));
+    }
+    if let Some(p) = &m.procedure {
+        lines.push(format!(
+            "  on the device: {} invokes, arena high-water {}, outputs {}; {} timer interrupts during inference; free gap {} B; .noinit arena {} B not zeroed at boot",
+            p.invokes,
+            if p.arena_stable { "identical after each" } else { "CHANGED between invokes" },
+            match p.outputs_stable {
+                Some(true) => "identical each time",
+                Some(false) => "NOT identical each time",
+                None => "not compared (the model keeps state)",
+            },
+            p.ticks,
+            grouped_signed(p.gap_bytes),
+            grouped(p.noinit_bytes)
+        ));
+    }
+    match (m.device_agrees, &m.device_verdict) {
+        (Some(true), _) => {
+            lines.push("  the firmware's own verdict agrees, figure for figure".into())
+        }
+        (Some(false), Some(d)) => lines.push(format!(
+            "  the firmware's own verdict DIFFERS: arena {} B, {} B free, margin {} B, {}",
+            grouped(d.arena_bytes),
+            grouped_signed(d.available_bytes),
+            grouped_signed(d.margin_bytes),
+            if d.fits { "fits" } else { "does not fit" }
+        )),
+        _ => {}
     }
     lines
 }

@@ -2,13 +2,68 @@
 //! and runs it through the QEMU runner; the exit code is the verdict.
 #![no_std]
 #![no_main]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
+use microarena_firmware::island::{self, arena, high_water, layout};
 use microarena_firmware::{ARENA_BYTES, IMAGE, run_and_compare};
 use microarena_runtime::{Error, Image, Interpreter};
 use panic_semihosting as _;
+
+/// Uses `n` bytes of stack the optimiser cannot remove.
+#[inline(never)]
+fn use_stack<const N: usize>() -> u32 {
+    let mut buf = [0u8; N];
+    core::hint::black_box(&mut buf);
+    buf.iter().map(|&b| u32::from(b)).sum()
+}
+
+/// Runs first: the stack (this test runs on MSP from the top of RAM through
+/// both reservations) was painted at reset and little of it is used yet.
+fn painted_stack_high_water_follows_use() -> bool {
+    let l = layout();
+    let Some(before) = high_water(l.static_end, l.isr_stack_top) else {
+        return false;
+    };
+    core::hint::black_box(use_stack::<4096>());
+    let Some(after) = high_water(l.static_end, l.isr_stack_top) else {
+        return false;
+    };
+    // `after` counts from the top down to the 4 KiB frame's bottom.
+    before < 2048 && after > before && after >= 4096
+}
+
+fn measuring_outside_the_painted_area_is_refused() -> bool {
+    let l = layout();
+    high_water(l.ram_start, l.stack_top).is_none()
+        && high_water(l.static_end + 1, l.stack_top).is_none()
+        && high_water(l.stack_limit, l.isr_stack_top + 4).is_none()
+        // Repainting needs thread mode on PSP; this test runs on MSP.
+        && !island::repaint_isr_stack()
+}
+
+fn layout_is_the_linker_scripts() -> bool {
+    let l = layout();
+    l.ram_start <= l.noinit_start
+        && l.noinit_start.is_multiple_of(16)
+        && l.noinit_end - l.noinit_start == ARENA_BYTES
+        && l.static_end - l.noinit_end >= l.dma_bytes + l.log_bytes
+        && l.static_end <= l.stack_limit
+        && l.stack_limit < l.stack_top
+        && l.stack_top == l.isr_stack_limit
+        && l.isr_stack_limit < l.isr_stack_top
+        && l.isr_stack_top == l.ram_start + l.ram_bytes
+}
+
+fn noinit_arena_is_handed_out_once() -> bool {
+    match arena() {
+        Some(a) => {
+            a.len() == ARENA_BYTES && (a.as_ptr() as usize).is_multiple_of(16) && arena().is_none()
+        }
+        None => false,
+    }
+}
 
 fn image_parses() -> bool {
     Image::parse(IMAGE).is_ok() && Image::parse(&IMAGE[..8]).is_err()
@@ -47,7 +102,20 @@ type Check = (&'static str, fn() -> bool);
 
 #[entry]
 fn main() -> ! {
-    let tests: [Check; 4] = [
+    let tests: [Check; 8] = [
+        (
+            "painted_stack_high_water_follows_use",
+            painted_stack_high_water_follows_use,
+        ),
+        (
+            "measuring_outside_the_painted_area_is_refused",
+            measuring_outside_the_painted_area_is_refused,
+        ),
+        ("layout_is_the_linker_scripts", layout_is_the_linker_scripts),
+        (
+            "noinit_arena_is_handed_out_once",
+            noinit_arena_is_handed_out_once,
+        ),
         ("image_parses", image_parses),
         ("too_small_arena_is_an_error", too_small_arena_is_an_error),
         ("inference_matches_host", inference_matches_host),

@@ -18,6 +18,8 @@ pub enum Error {
     NotStarted { command: String, source: io::Error },
     /// `MICROARENA_CORPUS` is set but names no readable directory.
     Corpus { path: PathBuf, source: io::Error },
+    /// A comparison the step makes between outputs did not hold.
+    Mismatch(String),
 }
 
 impl Error {
@@ -26,7 +28,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Failed { status, .. } => status.code().filter(|&c| c != 0).unwrap_or(1),
-            Error::NotStarted { .. } | Error::Corpus { .. } => 1,
+            Error::NotStarted { .. } | Error::Corpus { .. } | Error::Mismatch(_) => 1,
         }
     }
 }
@@ -44,11 +46,25 @@ impl fmt::Display for Error {
                 "MICROARENA_CORPUS={} is not a readable directory: {source} (point it at the shared corpus, e.g. ../shared, or unset it)",
                 path.display()
             ),
+            Error::Mismatch(what) => f.write_str(what),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+/// What [`Cmd::capture`] saw.
+#[derive(Debug)]
+pub struct Captured {
+    /// Exit status 0.
+    pub success: bool,
+    /// The exit code, if it exited (not killed).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
 
 /// One command line: program, arguments, extra environment and working directory.
 #[derive(Debug)]
@@ -99,6 +115,29 @@ impl Cmd {
         eprintln!("+ {self}");
         let status = self.command().status();
         self.check(status)
+    }
+
+    /// Prints the command, runs it with stdout and stderr captured (then shown),
+    /// and returns them with the exit status whatever it is: for steps that
+    /// compare outputs or expect a failure. Fails only if it could not start.
+    pub fn capture(self) -> Result<Captured, Error> {
+        eprintln!("+ {self}");
+        let out = self
+            .command()
+            .output()
+            .map_err(|source| Error::NotStarted {
+                command: self.to_string(),
+                source,
+            })?;
+        let captured = Captured {
+            success: out.status.success(),
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        print!("{}", captured.stdout);
+        eprint!("{}", captured.stderr);
+        Ok(captured)
     }
 
     /// Runs with stdout and stderr discarded and reports only whether it succeeded:

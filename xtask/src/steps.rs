@@ -3,8 +3,11 @@
 //! together they run exactly the commands test.sh ran before it called the xtask.
 
 use std::env;
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
 
-use crate::cmd::{Error, cmd};
+use crate::cmd::{Captured, Error, cmd};
 use crate::probe;
 
 /// One named step.
@@ -65,7 +68,7 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         name: "firmware",
-        summary: "the firmware workspace: fmt, clippy, tests and runs under QEMU (M4, M0), and TFLM's golden data with the corpus",
+        summary: "the firmware workspace: fmt, clippy, tests, and the acceptance procedure under QEMU (M4, M0) held to check --measured/--elf, a deep-stack build that must fail, TFLM's golden data with the corpus",
         args: None,
         in_all: true,
         run: firmware,
@@ -339,15 +342,22 @@ fn firmware(_: &[String]) -> Result<(), Error> {
         "warnings",
     ])?;
     fw(&["test", "--release", "--target", "thumbv6m-none-eabi"])?;
-    fw(&["run", "--release"])?;
+    part(
+        "the acceptance procedure (issue 17): the firmware's report against `microarena check --measured` / `--elf`",
+    );
+    cmd("cargo", ["build", "-q", "-p", "microarena-cli"]).run()?;
+    procedure("demo-m4", M4, &[], &[])?;
     cmd(
         "arm-none-eabi-size",
-        ["target/thumbv7em-none-eabihf/release/microarena-firmware"],
+        [firmware_elf(M4).to_string_lossy().into_owned()],
     )
-    .dir("firmware")
     .run_best_effort();
+    procedure("demo-m0", M0, &["--target", M0], &[])?;
+    deep_stack()?;
 
-    part("firmware under QEMU on TFLM's golden data (device output must equal TFLM's)");
+    part(
+        "firmware under QEMU on TFLM's golden data (device output must equal TFLM's), with the procedure",
+    );
     let Some(corpus) = probe::corpus() else {
         skipped("needs MICROARENA_CORPUS");
         return Ok(());
@@ -355,17 +365,179 @@ fn firmware(_: &[String]) -> Result<(), Error> {
     let corpus = probe::corpus_absolute(&corpus)?;
     for m in ["person_detect", "micro_speech_lstm"] {
         let golden = corpus.join("golden").join(m);
-        cmd("cargo", ["run", "--release"])
-            .dir("firmware")
-            .env(
-                "MICROARENA_FIRMWARE_MODEL",
-                corpus.join("models").join(format!("{m}.tflite")),
-            )
-            .env("MICROARENA_FIRMWARE_INPUT", golden.join("input0.bin"))
-            .env("MICROARENA_FIRMWARE_EXPECTED", golden.join("output0.bin"))
-            .run()?;
+        let model = corpus.join("models").join(format!("{m}.tflite"));
+        procedure(
+            m,
+            M4,
+            &[],
+            &[
+                ("MICROARENA_FIRMWARE_MODEL", model.into_os_string()),
+                (
+                    "MICROARENA_FIRMWARE_INPUT",
+                    golden.join("input0.bin").into_os_string(),
+                ),
+                (
+                    "MICROARENA_FIRMWARE_EXPECTED",
+                    golden.join("output0.bin").into_os_string(),
+                ),
+            ],
+        )?;
     }
     Ok(())
+}
+
+/// The Cortex-M4 target (mps2-an386) and the Cortex-M0 one (microbit).
+const M4: &str = "thumbv7em-none-eabihf";
+const M0: &str = "thumbv6m-none-eabi";
+
+/// The firmware ELF cargo built for `triple` (the firmware workspace's
+/// target directory, or `CARGO_TARGET_DIR`, relative to `firmware/`).
+fn firmware_elf(triple: &str) -> PathBuf {
+    firmware_target_dir()
+        .join(triple)
+        .join("release")
+        .join("microarena-firmware")
+}
+
+fn firmware_target_dir() -> PathBuf {
+    match env::var_os("CARGO_TARGET_DIR").filter(|v| !v.is_empty()) {
+        Some(d) => Path::new("firmware").join(d),
+        None => PathBuf::from("firmware/target"),
+    }
+}
+
+/// `microarena check ARGS` through cargo (built once above), captured.
+fn check(args: &[&OsStr]) -> Result<Captured, Error> {
+    cmd(
+        "cargo",
+        ["run", "-q", "-p", "microarena-cli", "--", "check"],
+    )
+    .args(args.iter().copied())
+    .capture()
+}
+
+/// The verdict line's figures, without the name and origin in front:
+/// `arena … vs … free (…); margin … B`.
+fn verdict_figures(out: &str) -> Option<&str> {
+    let first = out.lines().next()?;
+    let (_, figures) = first.split_once("): ")?;
+    Some(figures)
+}
+
+/// Runs the firmware (its procedure must pass), saves its output, and holds
+/// `check --measured` on it and `check --elf` on the ELF to the firmware's
+/// own report: both fit, the same verdict figures, the firmware's verdict
+/// confirmed figure for figure, and the ELF and the report from one build.
+fn procedure(
+    name: &str,
+    triple: &str,
+    cargo_args: &[&str],
+    env: &[(&str, std::ffi::OsString)],
+) -> Result<(), Error> {
+    let mut run = cmd("cargo", ["run", "--release"])
+        .args(cargo_args.iter().copied())
+        .dir("firmware");
+    for (k, v) in env {
+        run = run.env(k, v.clone());
+    }
+    let fw = run.capture()?;
+    if !fw.success || !fw.stdout.contains("MICROARENA-REPORT ") {
+        return Err(Error::Mismatch(format!(
+            "{name}: the firmware's procedure failed (exit {:?}); its output is above",
+            fw.code
+        )));
+    }
+    let report = firmware_target_dir().join(format!("procedure-{name}.txt"));
+    fs::write(&report, &fw.stdout).map_err(|source| Error::NotStarted {
+        command: format!("write {}", report.display()),
+        source,
+    })?;
+    let elf = firmware_elf(triple);
+    let measured = check(&["--measured".as_ref(), report.as_os_str()])?;
+    let linked = check(&["--elf".as_ref(), elf.as_os_str()])?;
+    let both = check(&[
+        "--elf".as_ref(),
+        elf.as_os_str(),
+        "--measured".as_ref(),
+        report.as_os_str(),
+    ])?;
+    let agrees = "the firmware's own verdict agrees, figure for figure";
+    let same = verdict_figures(&measured.stdout).is_some()
+        && verdict_figures(&measured.stdout) == verdict_figures(&linked.stdout)
+        && verdict_figures(&measured.stdout) == verdict_figures(&both.stdout);
+    let held = measured.success
+        && linked.success
+        && both.success
+        && measured.stdout.contains(agrees)
+        && both.stdout.contains(agrees)
+        && same;
+    if !held {
+        return Err(Error::Mismatch(format!(
+            "{name}: `check --measured`, `check --elf` and the firmware's report do not agree (outputs above)"
+        )));
+    }
+    eprintln!("{name}: the firmware's report, check --measured and check --elf agree");
+    Ok(())
+}
+
+/// The `deep-stack` build (24 KiB of locals per invoke, 16 KiB reserved):
+/// the firmware's verdict and `check --measured` must both fail, naming the
+/// stack's measured high-water against its reservation.
+fn deep_stack() -> Result<(), Error> {
+    let fw = cmd("cargo", ["run", "--release", "--features", "deep-stack"])
+        .dir("firmware")
+        .capture()?;
+    let line = fw
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("MICROARENA-REPORT "))
+        .unwrap_or_default();
+    let token = |key: &str| {
+        line.split_ascii_whitespace()
+            .find_map(|t| t.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let (Some(hw), Some(reserved)) = (token("high_water.stack"), token("reserve.stack")) else {
+        return Err(Error::Mismatch(
+            "deep-stack: no report line with the stack figures (output above)".into(),
+        ));
+    };
+    if fw.success || !line.ends_with(" fits=0") || hw <= reserved {
+        return Err(Error::Mismatch(format!(
+            "deep-stack: the firmware should fail its verdict on the stack (high-water {hw} B, reserved {reserved} B)"
+        )));
+    }
+    let report = firmware_target_dir().join("procedure-deep-stack.txt");
+    fs::write(&report, &fw.stdout).map_err(|source| Error::NotStarted {
+        command: format!("write {}", report.display()),
+        source,
+    })?;
+    let c = check(&["--measured".as_ref(), report.as_os_str()])?;
+    let want = format!(
+        "stack: high-water {} B exceeds its {} B reservation",
+        grouped(hw),
+        grouped(reserved)
+    );
+    if c.code != Some(1) || !c.stderr.contains(&want) {
+        return Err(Error::Mismatch(format!(
+            "deep-stack: `check --measured` should exit 1 with '{want}' (output above)"
+        )));
+    }
+    eprintln!("deep-stack: the firmware and check --measured fail on the stack ({want})");
+    Ok(())
+}
+
+/// `1234567` → `1,234,567`, as the CLI prints figures.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn miri(_: &[String]) -> Result<(), Error> {
@@ -569,6 +741,19 @@ pub fn find(name: &str) -> Option<&'static Step> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_are_compared_as_the_cli_prints_them() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(16_384), "16,384");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        let line = "fits: fw.elf (linked in the ELF): arena 1,456 B (minimum 1,204 B + 20% headroom) vs 2 B free; margin 1 B\n  figures: x";
+        assert_eq!(
+            verdict_figures(line),
+            Some("arena 1,456 B (minimum 1,204 B + 20% headroom) vs 2 B free; margin 1 B")
+        );
+        assert_eq!(verdict_figures(""), None);
+    }
 
     #[test]
     fn names_are_unique_and_not_reserved() {

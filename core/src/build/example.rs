@@ -103,6 +103,28 @@ impl Net {
         (self.x, self.hw, self.c, self.scale) = (y, hw, out_c, scale);
     }
 
+    /// A 1-D convolution as TFLite writes one: CONV_2D 1×k over `[1, 1, W, C]`,
+    /// stride 1, SAME padding, ReLU6 (`hw` holds the width).
+    fn conv1d(&mut self, k: i32, out_c: i32) {
+        let name = format!("{}/Conv1d_{}", self.prefix, self.layer);
+        let (w, bias) = self.weights(&name, [out_c, 1, k, self.c], 0);
+        let g = self.g;
+        let y = self
+            .b
+            .tensor(
+                g,
+                &format!("{name}/Relu6"),
+                &[1, 1, self.hw, out_c],
+                DType::I8,
+            )
+            .quant(RELU6_SCALE, -128)
+            .id();
+        self.b
+            .op(g, BuiltinOp::CONV_2D, &[self.x, w, bias], &[y])
+            .conv_options(Padding::Same, 1, 1, Activation::Relu6);
+        (self.x, self.c, self.scale) = (y, out_c, RELU6_SCALE);
+    }
+
     /// DEPTHWISE_CONV_2D 3×3, depth multiplier 1, SAME padding, ReLU6.
     fn depthwise(&mut self, stride: i32) {
         let name = format!("{}/Conv2d_{}_depthwise", self.prefix, self.layer);
@@ -538,6 +560,111 @@ pub fn rp2040_cnn() -> Vec<u8> {
 /// Channels of [`rp2040_cnn`]'s two large convolutions.
 pub const RP2040_CHANNELS: i32 = 88;
 
+/// Samples in [`rp2040_anomaly`]'s input window (three sensor axes each).
+pub const ANOMALY_SAMPLES: i32 = 1024;
+/// Channels of [`rp2040_anomaly`]'s two convolutions.
+pub const ANOMALY_CHANNELS: i32 = 96;
+
+/// The seed's other RP2040 case: an anomaly detector over a window of
+/// three-axis sensor samples, a 1-D CNN and three fully connected layers, the
+/// shape TFLite gives a Keras Conv1D model (height 1). Its arena plus 20 %
+/// fits the part's 264 KiB on its own; the 48 KiB the RTOS and the stacks
+/// take (what a device measurement shows) leave too little for it.
+///
+/// `[1, 1, ANOMALY_SAMPLES, 3]` int8 input; CONV_2D 1×7 and 1×5 (SAME, ReLU6)
+/// to `ANOMALY_CHANNELS` channels each (the head's peak: both
+/// `1024 × 96` activations, 2 × 98,304 B, are live during the second);
+/// AVERAGE_POOL_2D 1×32 to `[1, 1, 32, 96]`; RESHAPE (Keras' Flatten) to
+/// `[1, 3072]`; FULLY_CONNECTED 3,072 → 64 (ReLU) → 16 (ReLU) → 1, the
+/// anomaly score.
+pub fn rp2040_anomaly() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description(
+        "microarena example: the seed's RP2040 anomaly detector, a 1-D CNN and three fully connected layers",
+    );
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "window", &[1, 1, ANOMALY_SAMPLES, 3], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = Net {
+        b,
+        g,
+        rng: XorShift(0x00a0_a11e),
+        x: input,
+        hw: ANOMALY_SAMPLES,
+        c: 3,
+        scale: 1.0 / 128.0,
+        layer: 0,
+        prefix: "anomaly",
+    };
+    net.conv1d(7, ANOMALY_CHANNELS);
+    net.layer = 1;
+    net.conv1d(5, ANOMALY_CHANNELS);
+    let width = ANOMALY_SAMPLES / 32;
+    let pooled = net
+        .b
+        .tensor(g, "anomaly/pool", &[1, 1, width, net.c], DType::I8)
+        .quant(net.scale, -128)
+        .id();
+    net.b
+        .op(g, BuiltinOp::AVERAGE_POOL_2D, &[net.x], &[pooled])
+        .pool_options(Padding::Valid, (32, 1), (32, 1), Activation::None);
+    // Keras' Flatten: a RESHAPE to [1, 32 × 96] before the dense layers.
+    let mut inputs = width * net.c;
+    let shape = net
+        .b
+        .tensor(g, "anomaly/flatten_shape", &[2], DType::I32)
+        .data_i32(&[1, inputs])
+        .id();
+    let flat = net
+        .b
+        .tensor(g, "anomaly/flatten", &[1, inputs], DType::I8)
+        .quant(net.scale, -128)
+        .id();
+    net.b
+        .op(g, BuiltinOp::RESHAPE, &[pooled, shape], &[flat])
+        .reshape_options(&[1, inputs]);
+    net.x = flat;
+    for (i, (units, relu)) in [(64, true), (16, true), (1, false)].into_iter().enumerate() {
+        let name = format!("anomaly/dense_{i}");
+        let w_scale = net.rng.scale();
+        let values: Vec<i8> = (0..units * inputs).map(|_| net.rng.weight()).collect();
+        let biases: Vec<i32> = (0..units)
+            .map(|_| (net.rng.next() % 2001) as i32 - 1000)
+            .collect();
+        let w = net
+            .b
+            .tensor(g, &format!("{name}/weights"), &[units, inputs], DType::I8)
+            .quant(w_scale, 0)
+            .data_i8(&values)
+            .id();
+        let bias = net
+            .b
+            .tensor(g, &format!("{name}/bias"), &[units], DType::I32)
+            .quant(w_scale * net.scale, 0)
+            .data_i32(&biases)
+            .id();
+        let (scale, zp, act) = if relu {
+            (0.05, -128, Activation::Relu)
+        } else {
+            (0.1, 0, Activation::None)
+        };
+        let y = net
+            .b
+            .tensor(g, &name, &[1, units], DType::I8)
+            .quant(scale, zp)
+            .id();
+        net.b
+            .op(g, BuiltinOp::FULLY_CONNECTED, &[net.x, w, bias], &[y])
+            .fc_options(act, false);
+        (net.x, net.scale, inputs) = (y, scale, units);
+    }
+    let score = net.x;
+    net.b.inputs(g, &[input]).outputs(g, &[score]);
+    net.b.finish()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(
@@ -581,6 +708,82 @@ mod tests {
             "{:?}",
             a.diagnostics
         );
+    }
+
+    /// The seed's anomaly detector on an RP2040: the arena alone "looks fine",
+    /// the 48 KiB of RTOS and stacks a device measurement shows do not leave
+    /// room for it (docs/rp2040-case.md).
+    #[test]
+    fn rp2040_anomaly_fits_alone_and_not_with_the_measured_reserves() {
+        use crate::report::budget::{Budget, DEFAULT_HEADROOM_BP, Reserve, mcu_preset};
+        use crate::report::measured::{self, Measured, Ram, Source};
+        let bytes = rp2040_anomaly();
+        let m = Model::parse(&bytes).unwrap();
+        let ops: Vec<BuiltinOp> = m.main().operators.iter().map(|o| o.opcode).collect();
+        assert_eq!(
+            ops,
+            [
+                BuiltinOp::CONV_2D,
+                BuiltinOp::CONV_2D,
+                BuiltinOp::AVERAGE_POOL_2D,
+                BuiltinOp::RESHAPE,
+                BuiltinOp::FULLY_CONNECTED,
+                BuiltinOp::FULLY_CONNECTED,
+                BuiltinOp::FULLY_CONNECTED
+            ]
+        );
+        let rp2040 = mcu_preset("RP2040").unwrap();
+        let config = Config {
+            profile: rp2040.profile().unwrap(),
+            planner: PlannerKind::TflmGreedy,
+        };
+        let a = analyze(&m, &config).unwrap();
+        // The head's peak, by hand: both 1 × 1024 × 96 int8 activations (98,304 B
+        // each) and CMSIS-NN's im2col for the 1×5 convolution over 96 channels on
+        // an ARMv6-M core, two columns of 5 · 96 int16 = 1,920 B.
+        assert_eq!(a.head_bytes, 2 * 98_304 + 1_920);
+        let alone = Budget {
+            ram_bytes: rp2040.ram_bytes,
+            reserves: alloc::vec![],
+            headroom_bp: DEFAULT_HEADROOM_BP,
+        }
+        .check(a.minimum_bytes);
+        assert!(alone.fits, "{alone:?}");
+        // The device's figures (the seed's 48 KiB: RTOS 40 KiB, stacks 6 + 2 KiB).
+        let line = include_str!("../../../docs/rp2040-anomaly-report.txt");
+        let device = Measured::parse(line).unwrap();
+        let (budget, figures) =
+            measured::budget(&device, Ram::None, &[], DEFAULT_HEADROOM_BP, Source::Linked).unwrap();
+        assert_eq!(budget.ram_bytes, 264 * 1024);
+        assert_eq!(budget.reserved_bytes(), 48 * 1024);
+        let (v, checked) = measured::check(
+            &device,
+            &budget,
+            figures,
+            (a.minimum_bytes, Source::Predicted),
+        );
+        assert!(!v.fits);
+        // 264 KiB − 48 KiB = 221,184 B free; the bare minimum fits, the headroom does not.
+        assert_eq!(v.available_bytes, 221_184);
+        assert!(a.minimum_bytes < 221_184);
+        let advice = measured::advice(&budget, &v, &checked);
+        assert!(
+            advice[0].contains("the largest reserve is rtos at 40960 B"),
+            "{advice:?}"
+        );
+        assert!(
+            advice[1].contains("the bare minimum arena fits"),
+            "{advice:?}"
+        );
+        // Typed, the same reserves give the same verdict: only their source differs.
+        let typed = Budget {
+            reserves: alloc::vec![Reserve {
+                name: "rtos_and_stacks".into(),
+                bytes: 48 * 1024,
+            }],
+            ..budget.clone()
+        };
+        assert_eq!(typed.check(a.minimum_bytes), budget.check(a.minimum_bytes));
     }
 
     #[test]

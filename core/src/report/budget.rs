@@ -310,6 +310,14 @@ pub struct CheckReport {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub flash: Option<crate::report::flash::FlashVerdict>,
+    /// With `check --measured/--elf`: which figure came from the device, the
+    /// linker script, the model or the command line, the regions that outgrew
+    /// their reservation, and the firmware's own verdict.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub measured: Option<crate::report::measured::MeasuredCheck>,
 }
 
 /// One head buffer live at the peak.
@@ -430,6 +438,35 @@ impl CheckReport {
             reference,
             placement: None,
             flash: None,
+            measured: None,
+        }
+    }
+
+    /// The record of a check without a model (`check --measured/--elf`
+    /// alone): the minimum arena is the device's, so there is no target and
+    /// no peak to name; `target` says where the figures came from.
+    pub fn without_model(budget: &Budget, verdict: &Verdict, target: &str) -> CheckReport {
+        CheckReport {
+            target: target.into(),
+            device: None,
+            fits: verdict.fits,
+            ram_bytes: budget.ram_bytes,
+            reserves: budget
+                .reserves
+                .iter()
+                .map(|r| (r.name.clone(), r.bytes))
+                .collect(),
+            reserved_bytes: budget.reserved_bytes(),
+            available_bytes: verdict.available_bytes,
+            headroom_percent: f64::from(budget.headroom_bp) / 100.0,
+            minimum_bytes: verdict.minimum_bytes,
+            arena_bytes: verdict.arena_bytes,
+            margin_bytes: verdict.margin_bytes,
+            peak: Vec::new(),
+            reference: None,
+            placement: None,
+            flash: None,
+            measured: None,
         }
     }
 

@@ -12,6 +12,7 @@ pub mod c_header;
 pub mod compute;
 pub mod diff;
 pub mod flash;
+pub mod measured;
 mod names;
 pub mod optimized;
 pub mod placement;
