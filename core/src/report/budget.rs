@@ -421,33 +421,16 @@ impl CheckReport {
         CheckReport {
             target: report.target.clone(),
             device: device.map(String::from),
-            fits: verdict.fits,
-            ram_bytes: budget.ram_bytes,
-            reserves: budget
-                .reserves
-                .iter()
-                .map(|r| (r.name.clone(), r.bytes))
-                .collect(),
-            reserved_bytes: budget.reserved_bytes(),
-            available_bytes: verdict.available_bytes,
-            headroom_percent: f64::from(budget.headroom_bp) / 100.0,
-            minimum_bytes: verdict.minimum_bytes,
-            arena_bytes: verdict.arena_bytes,
-            margin_bytes: verdict.margin_bytes,
             peak: peak_buffers(report),
             reference,
-            placement: None,
-            flash: None,
-            measured: None,
+            ..CheckReport::new_budget(budget, verdict)
         }
     }
 
-    /// The record of a check without a model (`check --measured/--elf`
-    /// alone): the minimum arena is the device's, so there is no target and
-    /// no peak to name; `target` says where the figures came from.
-    pub fn without_model(budget: &Budget, verdict: &Verdict, target: &str) -> CheckReport {
+    /// The budget and verdict fields; the callers name the target.
+    fn new_budget(budget: &Budget, verdict: &Verdict) -> CheckReport {
         CheckReport {
-            target: target.into(),
+            target: String::new(),
             device: None,
             fits: verdict.fits,
             ram_bytes: budget.ram_bytes,
@@ -467,6 +450,16 @@ impl CheckReport {
             placement: None,
             flash: None,
             measured: None,
+        }
+    }
+
+    /// The record of a check without a model (`check --measured/--elf`
+    /// alone): the minimum arena is the device's, so there is no target and
+    /// no peak to name; `target` says where the figures came from.
+    pub fn without_model(budget: &Budget, verdict: &Verdict, target: &str) -> CheckReport {
+        CheckReport {
+            target: target.into(),
+            ..CheckReport::new_budget(budget, verdict)
         }
     }
 
