@@ -5,7 +5,7 @@ use microarena_image::dtype;
 
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::epilogue::{Epilogue, check_operands, dot_i8, push_opdata};
+use super::epilogue::{Epilogue, check_operands, dot_i8, dot2_i8, dot2_i8_slices, push_opdata};
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -46,6 +46,61 @@ pub(crate) fn prepare(
     )
 }
 
+/// All output channels of one pixel (one group, every tap inside the input):
+/// channel `oc`'s filter is row `oc` of `w`, `taps.len() · fic` bytes, tap
+/// `t` at `t · fic`; outputs from `oi` on.
+fn pixel_pairs(
+    out: &mut [u8],
+    oi: usize,
+    (x, w): (&[u8], &[u8]),
+    taps: &[(usize, usize)],
+    fic: usize,
+    end: &Epilogue<'_>,
+    in_off: i32,
+) {
+    let row = taps.len() * fic;
+    if row == 0 {
+        return;
+    }
+    let mut params = end.channels();
+    let mut at = oi;
+    let mut rows = w.chunks_exact(row);
+    while let Some(w0) = rows.next() {
+        let w1 = rows.next();
+        let (mut a0, mut a1) = (0i32, 0i32);
+        match w1 {
+            Some(w1) => {
+                for (t, &(_, ii)) in taps.iter().enumerate() {
+                    let (Some(xs), Some(f0), Some(f1)) = (
+                        x.get(ii..ii + fic),
+                        w0.get(t * fic..(t + 1) * fic),
+                        w1.get(t * fic..(t + 1) * fic),
+                    ) else {
+                        continue;
+                    };
+                    let (d0, d1) = dot2_i8_slices(xs, f0, f1, in_off);
+                    a0 = a0.wrapping_add(d0);
+                    a1 = a1.wrapping_add(d1);
+                }
+            }
+            None => {
+                for (t, &(_, ii)) in taps.iter().enumerate() {
+                    a0 = a0.wrapping_add(dot_i8(x, ii, w0, t * fic, fic, in_off));
+                }
+            }
+        }
+        end.put_i8_with(out, at, params.next().unwrap_or((0, 0, 0)), a0);
+        at += 1;
+        if w1.is_some() {
+            end.put_i8_with(out, at, params.next().unwrap_or((0, 0, 0)), a1);
+            at += 1;
+        }
+    }
+}
+
+/// Filters with more taps than this take the per-channel path.
+const MAX_TAPS: usize = 64;
+
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
@@ -53,33 +108,90 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     let g = Geo::with_filter(c, &input, &out, &filter);
     let fic = filter.dim(3);
-    let taps = g.fh as usize * g.fw as usize;
+    let taps_n = g.fh as usize * g.fw as usize;
     let groups = g.ic / fic.max(1);
     let per_group = g.oc / groups.max(1);
     let float = out.dtype == dtype::F32;
     let in_off = input.zero_point.wrapping_neg();
+    // Filter [oc][ky][kx][ic]: tap t of channel oc starts at (oc·taps + t)·fic.
+    let fbase = |oc: usize, tap: usize| (oc * taps_n + tap) * fic;
+    let group_of = |oc: usize| {
+        if groups == 1 {
+            0
+        } else {
+            oc / per_group.max(1)
+        }
+    };
+    // The taps inside the input of one output pixel, found once per pixel
+    // rather than once per output channel: (tap, input index of channel 0).
+    let mut taps = [(0usize, 0usize); MAX_TAPS];
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {
-                for oc in 0..g.oc {
-                    let group = oc / per_group.max(1);
+                if float || taps_n > MAX_TAPS {
+                    for oc in 0..g.oc {
+                        let group = group_of(oc);
+                        let oi = g.out_index(b, oy, ox, oc);
+                        if float {
+                            let mut total = 0.0f32;
+                            g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
+                                for ic in 0..fic {
+                                    total += f32_at(x, ii + ic) * f32_at(w, fbase(oc, tap) + ic);
+                                }
+                            });
+                            end.put_f32(c.out, oi, oc, total);
+                        } else {
+                            let mut acc = 0i32;
+                            g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
+                                let d = dot_i8(x, ii, w, fbase(oc, tap), fic, in_off);
+                                acc = acc.wrapping_add(d);
+                            });
+                            end.put_i8(c.out, oi, oc, oc, acc);
+                        }
+                    }
+                    continue;
+                }
+                let mut nt = 0;
+                g.for_each_tap(b, oy, ox, 0, |tap, ii| {
+                    if let Some(t) = taps.get_mut(nt) {
+                        *t = (tap, ii);
+                        nt += 1;
+                    }
+                });
+                let taps = taps.get(..nt).unwrap_or(&[]);
+                if groups == 1 && nt == taps_n {
+                    // Every tap inside the input and one group: filter rows
+                    // are contiguous, taken two channels at a time.
+                    let oi = g.out_index(b, oy, ox, 0);
+                    pixel_pairs(c.out, oi, (x, w), taps, fic, &end, in_off);
+                    continue;
+                }
+                let mut oc = 0;
+                while oc < g.oc {
+                    let group = group_of(oc);
+                    let gin = group * fic;
                     let oi = g.out_index(b, oy, ox, oc);
-                    // Filter [oc][ky][kx][ic]: tap t of channel oc starts at (oc·taps + t)·fic.
-                    let fbase = |tap: usize| (oc * taps + tap) * fic;
-                    if float {
-                        let mut total = 0.0f32;
-                        g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
-                            for ic in 0..fic {
-                                total += f32_at(x, ii + ic) * f32_at(w, fbase(tap) + ic);
-                            }
-                        });
-                        end.put_f32(c.out, oi, oc, total);
+                    // Two channels of one group at once: each input word is
+                    // unpacked once for both (DSP cores).
+                    if oc + 1 < g.oc && group_of(oc + 1) == group {
+                        let (mut a0, mut a1) = (0i32, 0i32);
+                        for &(tap, ii) in taps {
+                            let f = (fbase(oc, tap), fbase(oc + 1, tap));
+                            let (d0, d1) = dot2_i8(x, ii + gin, w, f, fic, in_off);
+                            a0 = a0.wrapping_add(d0);
+                            a1 = a1.wrapping_add(d1);
+                        }
+                        end.put_i8(c.out, oi, oc, oc, a0);
+                        end.put_i8(c.out, oi + 1, oc + 1, oc + 1, a1);
+                        oc += 2;
                     } else {
                         let mut acc = 0i32;
-                        g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
-                            acc = acc.wrapping_add(dot_i8(x, ii, w, fbase(tap), fic, in_off));
-                        });
+                        for &(tap, ii) in taps {
+                            let d = dot_i8(x, ii + gin, w, fbase(oc, tap), fic, in_off);
+                            acc = acc.wrapping_add(d);
+                        }
                         end.put_i8(c.out, oi, oc, oc, acc);
+                        oc += 1;
                     }
                 }
             }

@@ -102,6 +102,10 @@ pub(crate) fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: 
         w.get(wb..wb.saturating_add(n)),
     ) {
         (Some(xs), Some(ws)) => {
+            #[cfg(microarena_dsp)]
+            if let Some(acc) = super::dsp::dot_i8(xs, ws, x_off) {
+                return acc;
+            }
             let mut acc = 0i32;
             let mut wsum = 0i32;
             for (&a, &b) in xs.iter().zip(ws) {
@@ -113,6 +117,43 @@ pub(crate) fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: 
         }
         _ => 0,
     }
+}
+
+/// [`dot_i8`] for two filter rows at `wb0` and `wb1` over the same input:
+/// on DSP cores each input word is unpacked once for both.
+#[inline]
+pub(crate) fn dot2_i8(
+    x: &[u8],
+    xb: usize,
+    w: &[u8],
+    (wb0, wb1): (usize, usize),
+    n: usize,
+    x_off: i32,
+) -> (i32, i32) {
+    #[cfg(microarena_dsp)]
+    if let (Some(xs), Some(w0), Some(w1)) = (
+        x.get(xb..xb.saturating_add(n)),
+        w.get(wb0..wb0.saturating_add(n)),
+        w.get(wb1..wb1.saturating_add(n)),
+    ) && let Some(pair) = super::dsp::dot2_i8(xs, w0, w1, x_off)
+    {
+        return pair;
+    }
+    (
+        dot_i8(x, xb, w, wb0, n, x_off),
+        dot_i8(x, xb, w, wb1, n, x_off),
+    )
+}
+
+/// [`dot2_i8`] on slices: `x` against `w0` and `w1` (`x.len()` pairs).
+#[inline]
+pub(crate) fn dot2_i8_slices(x: &[u8], w0: &[u8], w1: &[u8], x_off: i32) -> (i32, i32) {
+    #[cfg(microarena_dsp)]
+    if let Some(pair) = super::dsp::dot2_i8(x, w0, w1, x_off) {
+        return pair;
+    }
+    let n = x.len();
+    (dot_i8(x, 0, w0, 0, n, x_off), dot_i8(x, 0, w1, 0, n, x_off))
 }
 
 /// The end of every FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D output
@@ -150,6 +191,36 @@ impl<'e> Epilogue<'e> {
             i32_at(self.opdata, 2 + 2 * k),
             i32_at(self.opdata, 3 + 2 * k),
         );
+        put_i8(
+            out,
+            oi,
+            acc.wrapping_add(self.out_zp).max(self.lo).min(self.hi),
+        );
+    }
+
+    /// `(bias, multiplier, shift)` of channels 0, 1, … in order — what
+    /// [`Epilogue::put_i8`] reads for channel `k`, without an index check per
+    /// value (0 past the end, as the accessors).
+    pub(crate) fn channels(&self) -> impl Iterator<Item = (i32, i32, i32)> + '_ {
+        let word = |c: &[u8]| c.first_chunk::<4>().map_or(0, |b| i32::from_le_bytes(*b));
+        let bias = self.bias.unwrap_or(&[]).chunks_exact(4).map(word);
+        let pairs = self.opdata.get(8..).unwrap_or(&[]).chunks_exact(8);
+        let pairs = pairs.map(move |c| (word(c), c.get(4..).map_or(0, word)));
+        bias.chain(core::iter::repeat(0))
+            .zip(pairs.chain(core::iter::repeat((0, 0))))
+            .map(|(b, (m, s))| (b, m, s))
+    }
+
+    /// [`Epilogue::put_i8`] with the channel's parameters from [`Epilogue::channels`].
+    #[inline]
+    pub(crate) fn put_i8_with(
+        &self,
+        out: &mut [u8],
+        oi: usize,
+        (bias, m, s): (i32, i32, i32),
+        acc: i32,
+    ) {
+        let acc = fx::mbqm(acc.wrapping_add(bias), m, s);
         put_i8(
             out,
             oi,

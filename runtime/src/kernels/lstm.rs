@@ -12,6 +12,7 @@ use microarena_image::{self as rl, dtype};
 use super::activations::sigmoid_f32;
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
+use super::epilogue::dot_i8;
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -239,14 +240,21 @@ fn gate_i8(
                  dst: &mut [u8]| {
         for r in 0..s.rows {
             for o in 0..s.state {
-                let mut acc = 0i32;
                 let wrow = o * n_in;
                 let xrow = off + r * n_in;
-                for d in 0..n_in {
-                    let wv = i8_at(w.0, wrow + d).wrapping_sub(w.1);
-                    let xv = i8_at(inp, xrow + d).wrapping_sub(zp);
-                    acc = acc.wrapping_add(wv.wrapping_mul(xv));
-                }
+                // Symmetric weights (the usual case) take the contiguous
+                // dot product; the sum is the same integer either way.
+                let mut acc = if w.1 == 0 {
+                    dot_i8(inp, xrow, w.0, wrow, n_in, zp.wrapping_neg())
+                } else {
+                    let mut acc = 0i32;
+                    for d in 0..n_in {
+                        let wv = i8_at(w.0, wrow + d).wrapping_sub(w.1);
+                        let xv = i8_at(inp, xrow + d).wrapping_sub(zp);
+                        acc = acc.wrapping_add(wv.wrapping_mul(xv));
+                    }
+                    acc
+                };
                 if let Some(b) = bias {
                     acc = acc.wrapping_add(i32_at(b, o));
                 }
