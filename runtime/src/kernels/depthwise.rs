@@ -73,13 +73,16 @@ fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilo
                     }
                 });
                 let taps = taps.get(..nt).unwrap_or(&[]);
+                // Channel parameters in order, outputs contiguous from `oi`.
+                let mut params = end.channels();
+                let oi = g.out_index(b, oy, ox, 0);
                 let mut c0 = 0;
                 while c0 < g.oc {
                     let n = CH.min(g.oc - c0);
                     let acc = channels(x, w, taps, c0, n, in_off);
                     for (k, &a) in acc.iter().take(n).enumerate() {
-                        let oc = c0 + k;
-                        end.put_i8(c.out, g.out_index(b, oy, ox, oc), oc, oc, a);
+                        let p = params.next().unwrap_or((0, 0, 0));
+                        end.put_i8_with(c.out, oi + c0 + k, p, a);
                     }
                     c0 += n;
                 }

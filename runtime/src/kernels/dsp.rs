@@ -84,35 +84,11 @@ pub(crate) fn dot2_i8(x: &[u8], w0: &[u8], w1: &[u8], x_off: i32) -> Option<(i32
     let (bq, br) = w1.as_chunks::<4>();
     let (mut s0, mut s1) = (0i32, 0i32);
     for ((xb, ab), bb) in xq.iter().zip(aq).zip(bq) {
-        let xv = u32::from_le_bytes(*xb);
-        let av = u32::from_le_bytes(*ab);
-        let bv = u32::from_le_bytes(*bb);
-        // SAFETY: register-only arithmetic (see the module doc).
-        unsafe {
-            asm!(
-                "sxtab16 {xe}, {off}, {x}",
-                "sxtab16 {xo}, {off}, {x}, ror #8",
-                "sxtb16 {we}, {a}",
-                "sxtb16 {wo}, {a}, ror #8",
-                "smlad {s0}, {xe}, {we}, {s0}",
-                "smlad {s0}, {xo}, {wo}, {s0}",
-                "sxtb16 {we}, {b}",
-                "sxtb16 {wo}, {b}, ror #8",
-                "smlad {s1}, {xe}, {we}, {s1}",
-                "smlad {s1}, {xo}, {wo}, {s1}",
-                x = in(reg) xv,
-                a = in(reg) av,
-                b = in(reg) bv,
-                off = in(reg) off2,
-                xe = out(reg) _,
-                xo = out(reg) _,
-                we = out(reg) _,
-                wo = out(reg) _,
-                s0 = inout(reg) s0,
-                s1 = inout(reg) s1,
-                options(pure, nomem, nostack),
-            );
-        }
+        // Three small blocks rather than one, so that the register allocator
+        // can reuse registers between them instead of spilling in the loop.
+        let (xe, xo) = unpack_x(u32::from_le_bytes(*xb), off2);
+        s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
+        s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
     }
     for ((&xv, &a), &b) in xr.iter().zip(ar).zip(br) {
         let xv = i32::from(xv as i8).wrapping_add(x_off);
@@ -172,4 +148,47 @@ pub(crate) fn depthwise4_i8(
         }
     }
     Some([a0, a1, a2, a3])
+}
+
+/// Bytes 0 and 2, and bytes 1 and 3, of `x` sign-extended into 16-bit lanes,
+/// plus `off2` (the offset in both lanes).
+#[inline(always)]
+fn unpack_x(x: u32, off2: u32) -> (u32, u32) {
+    let (xe, xo);
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {xo}, {off}, {x}, ror #8",
+            x = in(reg) x,
+            off = in(reg) off2,
+            xe = out(reg) xe,
+            xo = out(reg) xo,
+            options(pure, nomem, nostack),
+        );
+    }
+    (xe, xo)
+}
+
+/// `acc` plus the four products of the int8 lanes of `w` with the 16-bit
+/// lanes `xe` (bytes 0, 2) and `xo` (bytes 1, 3).
+#[inline(always)]
+fn mac2(acc: i32, xe: u32, xo: u32, w: u32) -> i32 {
+    let mut acc = acc;
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            "sxtb16 {we}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {acc}, {xe}, {we}, {acc}",
+            "smlad {acc}, {xo}, {w}, {acc}",
+            w = inout(reg) w => _,
+            xe = in(reg) xe,
+            xo = in(reg) xo,
+            we = out(reg) _,
+            acc = inout(reg) acc,
+            options(pure, nomem, nostack),
+        );
+    }
+    acc
 }
