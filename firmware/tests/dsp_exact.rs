@@ -46,7 +46,12 @@ fn main() -> ! {
             bad += u32::from(want != got);
             let (want, got) = dsp_check::dot2(&x[..n], &w, 0, n + 5, n, off);
             bad += u32::from(want != got);
-            cases += 2;
+            // 1 to 5 rows (pairs and a remainder), stride longer than a row
+            let rows = 1 + n % 5;
+            let stride = n + n % 3;
+            let (want, got) = dsp_check::rows(&x[..n.min(27)], &w, stride.min(27), rows, off);
+            bad += u32::from(want != got);
+            cases += 3;
         }
     }
     // Extremes: every product at its largest magnitude, so the sum wraps.

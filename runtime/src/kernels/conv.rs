@@ -5,7 +5,7 @@ use microarena_image::dtype;
 
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::epilogue::{Epilogue, check_operands, dot_i8, dot2_i8, dot2_i8_slices, push_opdata};
+use super::epilogue::{Epilogue, accumulate_rows, check_operands, dot_i8, dot2_i8, push_opdata};
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -58,43 +58,31 @@ fn pixel_pairs(
     end: &Epilogue<'_>,
     in_off: i32,
 ) {
+    /// Output channels accumulated per block (a stack array).
+    const BLOCK: usize = 32;
     let row = taps.len() * fic;
     if row == 0 {
         return;
     }
+    let channels = w.len() / row;
     let mut params = end.channels();
-    let mut at = oi;
-    let mut rows = w.chunks_exact(row);
-    while let Some(w0) = rows.next() {
-        let w1 = rows.next();
-        let (mut a0, mut a1) = (0i32, 0i32);
-        match w1 {
-            Some(w1) => {
-                for (t, &(_, ii)) in taps.iter().enumerate() {
-                    let (Some(xs), Some(f0), Some(f1)) = (
-                        x.get(ii..ii + fic),
-                        w0.get(t * fic..(t + 1) * fic),
-                        w1.get(t * fic..(t + 1) * fic),
-                    ) else {
-                        continue;
-                    };
-                    let (d0, d1) = dot2_i8_slices(xs, f0, f1, in_off);
-                    a0 = a0.wrapping_add(d0);
-                    a1 = a1.wrapping_add(d1);
-                }
-            }
-            None => {
-                for (t, &(_, ii)) in taps.iter().enumerate() {
-                    a0 = a0.wrapping_add(dot_i8(x, ii, w0, t * fic, fic, in_off));
-                }
+    let mut c0 = 0;
+    while c0 < channels {
+        let n = BLOCK.min(channels - c0);
+        let mut acc = [0i32; BLOCK];
+        let Some(acc) = acc.get_mut(..n) else {
+            return;
+        };
+        for (t, &(_, ii)) in taps.iter().enumerate() {
+            // Tap t of channel c0 + k is w[(c0 + k)·row + t·fic ..][..fic].
+            if let (Some(xs), Some(wt)) = (x.get(ii..ii + fic), w.get(c0 * row + t * fic..)) {
+                accumulate_rows(xs, wt, row, acc, in_off);
             }
         }
-        end.put_i8_with(out, at, params.next().unwrap_or((0, 0, 0)), a0);
-        at += 1;
-        if w1.is_some() {
-            end.put_i8_with(out, at, params.next().unwrap_or((0, 0, 0)), a1);
-            at += 1;
+        for (k, &a) in acc.iter().enumerate() {
+            end.put_i8_with(out, oi + c0 + k, params.next().unwrap_or((0, 0, 0)), a);
         }
+        c0 += n;
     }
 }
 

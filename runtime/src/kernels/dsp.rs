@@ -192,3 +192,54 @@ fn mac2(acc: i32, xe: u32, xo: u32, w: u32) -> i32 {
     }
     acc
 }
+
+/// `acc[k] += Σ w[k·stride + i]·(x[i] + x_off)` for `i < x.len()` and every
+/// `k < acc.len()`, two rows per pass over `x`. `None` (and `acc` untouched)
+/// when `x_off` does not fit a lane or a row leaves `w`.
+#[inline(never)]
+pub(crate) fn accumulate_rows(
+    x: &[u8],
+    w: &[u8],
+    stride: usize,
+    acc: &mut [i32],
+    x_off: i32,
+) -> Option<()> {
+    let n = x.len();
+    let last = acc.len().checked_sub(1)?;
+    if !(-32640..=32640).contains(&x_off) || w.len() < last * stride + n {
+        return None;
+    }
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (xq, xr) = x.as_chunks::<4>();
+    let mut pairs = acc.chunks_exact_mut(2);
+    let mut k = 0;
+    for pair in &mut pairs {
+        let (w0, w1) = (
+            w.get(k * stride..)?.get(..n)?,
+            w.get((k + 1) * stride..)?.get(..n)?,
+        );
+        let (aq, ar) = w0.as_chunks::<4>();
+        let (bq, br) = w1.as_chunks::<4>();
+        let (mut s0, mut s1) = (0i32, 0i32);
+        for ((xb, ab), bb) in xq.iter().zip(aq).zip(bq) {
+            let (xe, xo) = unpack_x(u32::from_le_bytes(*xb), off2);
+            s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
+            s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
+        }
+        for ((&xv, &a), &b) in xr.iter().zip(ar).zip(br) {
+            let xv = i32::from(xv as i8).wrapping_add(x_off);
+            s0 = s0.wrapping_add(i32::from(a as i8).wrapping_mul(xv));
+            s1 = s1.wrapping_add(i32::from(b as i8).wrapping_mul(xv));
+        }
+        if let [a0, a1] = pair {
+            *a0 = a0.wrapping_add(s0);
+            *a1 = a1.wrapping_add(s1);
+        }
+        k += 2;
+    }
+    if let [a] = pairs.into_remainder() {
+        let w0 = w.get(k * stride..)?.get(..n)?;
+        *a = a.wrapping_add(dot_i8(x, w0, x_off)?);
+    }
+    Some(())
+}

@@ -44,6 +44,23 @@ pub fn dot2(
     )
 }
 
+/// `rows` (≤ 8) rows of `x.len()` weights, `stride` apart in `w`, each added
+/// to a start value `k` (to catch a path that overwrites instead of adding).
+pub fn rows(x: &[u8], w: &[u8], stride: usize, rows: usize, x_off: i32) -> ([i32; 8], [i32; 8]) {
+    let rows = rows.min(8);
+    let n = x.len();
+    let mut want = [0i32; 8];
+    let mut got = [0i32; 8];
+    for (k, (a, g)) in want.iter_mut().zip(got.iter_mut()).enumerate().take(rows) {
+        *a = (k as i32).wrapping_add(reference(x, 0, w, k * stride, n, x_off));
+        *g = k as i32;
+    }
+    if let Some(acc) = got.get_mut(..rows) {
+        super::epilogue::accumulate_rows(x, w, stride, acc, x_off);
+    }
+    (want, got)
+}
+
 /// Depthwise accumulators of channels `c0..c0 + 4` over `taps` (filter
 /// index, input index of channel 0).
 pub fn depthwise4(

@@ -145,15 +145,18 @@ pub(crate) fn dot2_i8(
     )
 }
 
-/// [`dot2_i8`] on slices: `x` against `w0` and `w1` (`x.len()` pairs).
+/// `acc[k] += Σ w[k·stride + i]·(x[i] + x_off)` for `i < x.len()`: one
+/// call for a block of channels (on DSP cores, two rows per input read).
 #[inline]
-pub(crate) fn dot2_i8_slices(x: &[u8], w0: &[u8], w1: &[u8], x_off: i32) -> (i32, i32) {
+pub(crate) fn accumulate_rows(x: &[u8], w: &[u8], stride: usize, acc: &mut [i32], x_off: i32) {
     #[cfg(microarena_dsp)]
-    if let Some(pair) = super::dsp::dot2_i8(x, w0, w1, x_off) {
-        return pair;
+    if super::dsp::accumulate_rows(x, w, stride, acc, x_off).is_some() {
+        return;
     }
     let n = x.len();
-    (dot_i8(x, 0, w0, 0, n, x_off), dot_i8(x, 0, w1, 0, n, x_off))
+    for (k, a) in acc.iter_mut().enumerate() {
+        *a = a.wrapping_add(dot_i8(x, 0, w, k * stride, n, x_off));
+    }
 }
 
 /// The end of every FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D output
