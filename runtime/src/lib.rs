@@ -39,7 +39,7 @@
 //!   the allocator hands out offsets, tensors are re-borrowed by splitting the
 //!   arena, bytes are read with `from_le_bytes` and `get`. The one exception
 //!   is `kernels/dsp.rs`, compiled only for Cortex-M cores with the DSP
-//!   extension (`thumbv7em`, `thumbv8m.main`; see `build.rs`): register-only
+//!   extension (`thumbv7em`; see `build.rs`): register-only
 //!   `asm!` (SXTB16/SMLAD) for the int8 multiply-accumulate, checked bit for
 //!   bit on the device by `firmware/tests/dsp_exact.rs`.
 //!

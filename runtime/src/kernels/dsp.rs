@@ -1,6 +1,6 @@
 //! The one `unsafe` island of the runtime, compiled only for Cortex-M cores
 //! with the DSP extension (`cfg(microarena_dsp)`, set by build.rs for
-//! `thumbv7em-*` and `thumbv8m.main-*`): the int8 dot product with
+//! `thumbv7em-*`): the int8 dot product with
 //! SXTB16/SXTAB16 and SMLAD, two multiply-accumulates per instruction.
 //!
 //! Why asm: LLVM's ARM parallel-DSP pass forms SMLAD only from pairs of
