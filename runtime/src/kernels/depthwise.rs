@@ -119,6 +119,44 @@ pub(super) fn channels(
     acc
 }
 
+/// Int8 depthwise with any multiplier (e.g. one input channel to eight):
+/// the taps of an output pixel found once, the output channels in order with
+/// their parameters read in order (bit-exact: the same integer sums).
+fn depthwise_i8(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>, mult: usize) {
+    let in_off = c.input(0).0.zero_point.wrapping_neg();
+    // (filter index of channel 0, input index of channel 0) per tap.
+    let mut taps = [(0usize, 0usize); MAX_TAPS];
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                let mut nt = 0;
+                g.for_each_tap(b, oy, ox, 0, |tap, ii| {
+                    if let Some(t) = taps.get_mut(nt) {
+                        // Filter [1][ky][kx][oc].
+                        *t = (tap * g.oc, ii);
+                        nt += 1;
+                    }
+                });
+                let taps = taps.get(..nt).unwrap_or(&[]);
+                let mut params = end.channels();
+                let oi = g.out_index(b, oy, ox, 0);
+                for ic in 0..g.ic {
+                    for m in 0..mult {
+                        let oc = m + ic * mult;
+                        let mut acc = 0i32;
+                        for &(fi, ii) in taps {
+                            let iv = i8_at(x, ii + ic).wrapping_add(in_off);
+                            acc = acc.wrapping_add(i8_at(w, fi + oc).wrapping_mul(iv));
+                        }
+                        let p = params.next().unwrap_or((0, 0, 0));
+                        end.put_i8_with(c.out, oi + oc, p, acc);
+                    }
+                }
+            }
+        }
+    }
+}
+
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
@@ -129,6 +167,10 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let float = out.dtype == dtype::F32;
     if !float && mult == 1 && g.ic == g.oc {
         depthwise_i8_m1(c, &g, x, w, &end);
+        return Ok(());
+    }
+    if !float && (g.fh as usize) * (g.fw as usize) <= MAX_TAPS {
+        depthwise_i8(c, &g, x, w, &end, mult);
         return Ok(());
     }
     let in_off = input.zero_point.wrapping_neg();
