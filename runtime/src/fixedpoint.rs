@@ -73,6 +73,8 @@ pub fn sat_shl(x: i32, exponent: i32) -> i32 {
 }
 
 /// TFLM `MultiplyByQuantizedMultiplier` (double rounding, the default build).
+/// Inlined: it is the per-output step of every int8 filter op.
+#[inline]
 pub fn mbqm(x: i32, multiplier: i32, shift: i32) -> i32 {
     let left = if shift > 0 { shift.min(31) } else { 0 };
     let right = if shift > 0 { 0 } else { -shift };

@@ -37,7 +37,11 @@
 //!   dims, so a corrupted image cannot make it run unbounded.
 //! * **No `unsafe`, no heap, no panics** reachable from an image or an arena:
 //!   the allocator hands out offsets, tensors are re-borrowed by splitting the
-//!   arena, bytes are read with `from_le_bytes` and `get`.
+//!   arena, bytes are read with `from_le_bytes` and `get`. The one exception
+//!   is `kernels/dsp.rs`, compiled only for Cortex-M cores with the DSP
+//!   extension (`thumbv7em`; see `build.rs`): register-only
+//!   `asm!` (SXTB16/SMLAD) for the int8 multiply-accumulate, checked bit for
+//!   bit on the device by `firmware/tests/dsp_exact.rs`.
 //!
 //! ## Arena layout
 //!
@@ -101,7 +105,9 @@
 //! ```
 
 #![no_std]
-#![forbid(unsafe_code)]
+// The only exception is `kernels/dsp.rs` (inline SXTB16/SMLAD on DSP cores).
+#![cfg_attr(not(microarena_dsp), forbid(unsafe_code))]
+#![cfg_attr(microarena_dsp, deny(unsafe_code))]
 #![cfg_attr(
     not(test),
     deny(
@@ -123,6 +129,8 @@ pub use arena::{ArenaAllocator, MemoryUsage, Phase};
 pub use error::Error;
 pub use image::{Image, OpInfo, TensorInfo};
 pub use interpreter::Interpreter;
+#[doc(hidden)]
+pub use kernels::dsp_check;
 pub use kernels::registered_opcodes;
 /// The program image format, re-exported so a firmware needs this one dependency.
 pub use microarena_image as runtime_layout;

@@ -5,7 +5,7 @@ use microarena_image::dtype;
 
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::epilogue::{Epilogue, check_operands, dot_i8, dot4_i8, push_opdata, sum_i8};
+use super::epilogue::{Epilogue, accumulate_rows, check_operands, dot_i8, dot2_i8, push_opdata};
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -46,6 +46,49 @@ pub(crate) fn prepare(
     )
 }
 
+/// All output channels of one pixel (one group, every tap inside the input):
+/// channel `oc`'s filter is row `oc` of `w`, `taps.len() · fic` bytes, tap
+/// `t` at `t · fic`; outputs from `oi` on.
+fn pixel_pairs(
+    out: &mut [u8],
+    oi: usize,
+    (x, w): (&[u8], &[u8]),
+    taps: &[(usize, usize)],
+    fic: usize,
+    end: &Epilogue<'_>,
+    in_off: i32,
+) {
+    /// Output channels accumulated per block (a stack array).
+    const BLOCK: usize = 32;
+    let row = taps.len() * fic;
+    if row == 0 {
+        return;
+    }
+    let channels = w.len() / row;
+    let mut params = end.channels();
+    let mut c0 = 0;
+    while c0 < channels {
+        let n = BLOCK.min(channels - c0);
+        let mut acc = [0i32; BLOCK];
+        let Some(acc) = acc.get_mut(..n) else {
+            return;
+        };
+        for (t, &(_, ii)) in taps.iter().enumerate() {
+            // Tap t of channel c0 + k is w[(c0 + k)·row + t·fic ..][..fic].
+            if let (Some(xs), Some(wt)) = (x.get(ii..ii + fic), w.get(c0 * row + t * fic..)) {
+                accumulate_rows(xs, wt, row, acc, in_off);
+            }
+        }
+        for (k, &a) in acc.iter().enumerate() {
+            end.put_i8_with(out, oi + c0 + k, params.next().unwrap_or((0, 0, 0)), a);
+        }
+        c0 += n;
+    }
+}
+
+/// Filters with more taps than this take the per-channel path.
+const MAX_TAPS: usize = 64;
+
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
@@ -53,97 +96,94 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     let g = Geo::with_filter(c, &input, &out, &filter);
     let fic = filter.dim(3);
-    let taps = g.fh as usize * g.fw as usize;
+    let taps_n = g.fh as usize * g.fw as usize;
     let groups = g.ic / fic.max(1);
     let per_group = g.oc / groups.max(1);
     let float = out.dtype == dtype::F32;
     let in_off = input.zero_point.wrapping_neg();
-    if !float && groups == 1 {
-        conv_i8_by_four(c, &g, (x, w), &end, in_off, (taps, fic));
-    }
+    // Filter [oc][ky][kx][ic]: tap t of channel oc starts at (oc·taps + t)·fic.
+    let fbase = |oc: usize, tap: usize| (oc * taps_n + tap) * fic;
+    let group_of = |oc: usize| {
+        if groups == 1 {
+            0
+        } else {
+            oc / per_group.max(1)
+        }
+    };
+    // The taps inside the input of one output pixel, found once per pixel
+    // rather than once per output channel: (tap, input index of channel 0).
+    let mut taps = [(0usize, 0usize); MAX_TAPS];
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {
-                let first = if !float && groups == 1 {
-                    g.oc / 4 * 4
-                } else {
-                    0
-                };
-                for oc in first..g.oc {
-                    let group = oc / per_group.max(1);
+                if float || taps_n > MAX_TAPS {
+                    for oc in 0..g.oc {
+                        let group = group_of(oc);
+                        let oi = g.out_index(b, oy, ox, oc);
+                        if float {
+                            let mut total = 0.0f32;
+                            g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
+                                for ic in 0..fic {
+                                    total += f32_at(x, ii + ic) * f32_at(w, fbase(oc, tap) + ic);
+                                }
+                            });
+                            end.put_f32(c.out, oi, oc, total);
+                        } else {
+                            let mut acc = 0i32;
+                            g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
+                                let d = dot_i8(x, ii, w, fbase(oc, tap), fic, in_off);
+                                acc = acc.wrapping_add(d);
+                            });
+                            end.put_i8(c.out, oi, oc, oc, acc);
+                        }
+                    }
+                    continue;
+                }
+                let mut nt = 0;
+                g.for_each_tap(b, oy, ox, 0, |tap, ii| {
+                    if let Some(t) = taps.get_mut(nt) {
+                        *t = (tap, ii);
+                        nt += 1;
+                    }
+                });
+                let taps = taps.get(..nt).unwrap_or(&[]);
+                if groups == 1 && nt == taps_n {
+                    // Every tap inside the input and one group: filter rows
+                    // are contiguous, taken two channels at a time.
+                    let oi = g.out_index(b, oy, ox, 0);
+                    pixel_pairs(c.out, oi, (x, w), taps, fic, &end, in_off);
+                    continue;
+                }
+                let mut oc = 0;
+                while oc < g.oc {
+                    let group = group_of(oc);
+                    let gin = group * fic;
                     let oi = g.out_index(b, oy, ox, oc);
-                    // Filter [oc][ky][kx][ic]: tap t of channel oc starts at (oc·taps + t)·fic.
-                    let fbase = |tap: usize| (oc * taps + tap) * fic;
-                    if float {
-                        let mut total = 0.0f32;
-                        g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
-                            for ic in 0..fic {
-                                total += f32_at(x, ii + ic) * f32_at(w, fbase(tap) + ic);
-                            }
-                        });
-                        end.put_f32(c.out, oi, oc, total);
+                    // Two channels of one group at once: each input word is
+                    // unpacked once for both (DSP cores).
+                    if oc + 1 < g.oc && group_of(oc + 1) == group {
+                        let (mut a0, mut a1) = (0i32, 0i32);
+                        for &(tap, ii) in taps {
+                            let f = (fbase(oc, tap), fbase(oc + 1, tap));
+                            let (d0, d1) = dot2_i8(x, ii + gin, w, f, fic, in_off);
+                            a0 = a0.wrapping_add(d0);
+                            a1 = a1.wrapping_add(d1);
+                        }
+                        end.put_i8(c.out, oi, oc, oc, a0);
+                        end.put_i8(c.out, oi + 1, oc + 1, oc + 1, a1);
+                        oc += 2;
                     } else {
                         let mut acc = 0i32;
-                        g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
-                            acc = acc.wrapping_add(dot_i8(x, ii, w, fbase(tap), fic, in_off));
-                        });
+                        for &(tap, ii) in taps {
+                            let d = dot_i8(x, ii + gin, w, fbase(oc, tap), fic, in_off);
+                            acc = acc.wrapping_add(d);
+                        }
                         end.put_i8(c.out, oi, oc, oc, acc);
+                        oc += 1;
                     }
                 }
             }
         }
     }
     Ok(())
-}
-
-/// int8 CONV_2D without groups, output channels four at a time (the
-/// channels past the last multiple of four are left to the caller).
-/// `Σ w·(x + in_off)` is taken as `Σ w·x + in_off·Σw`; `Σw` over the whole
-/// filter is computed once per four channels, and again over the taps that
-/// fall inside the input only where padding cuts some off, so the inner loop
-/// carries the four products alone.
-fn conv_i8_by_four(
-    c: &mut Ctx<'_, '_>,
-    g: &Geo,
-    (x, w): (&[u8], &[u8]),
-    end: &Epilogue<'_>,
-    in_off: i32,
-    (taps, fic): (usize, usize),
-) {
-    let per_oc = taps * fic;
-    for first in (0..g.oc / 4).map(|q| q * 4) {
-        let whole: [i32; 4] = core::array::from_fn(|k| sum_i8(w, (first + k) * per_oc, per_oc));
-        for b in 0..g.batches {
-            for oy in 0..g.oh {
-                for ox in 0..g.ow {
-                    let mut acc = [0i32; 4];
-                    let mut seen = 0;
-                    g.for_each_tap(b, oy, ox, 0, |tap, ii| {
-                        let d = dot4_i8(x, ii, w, first * per_oc + tap * fic, per_oc, fic);
-                        for (a, v) in acc.iter_mut().zip(d) {
-                            *a = a.wrapping_add(v);
-                        }
-                        seen += 1;
-                    });
-                    let sums = if seen == taps {
-                        whole
-                    } else {
-                        let mut part = [0i32; 4];
-                        g.for_each_tap(b, oy, ox, 0, |tap, _| {
-                            for (k, p) in part.iter_mut().enumerate() {
-                                let at = (first + k) * per_oc + tap * fic;
-                                *p = p.wrapping_add(sum_i8(w, at, fic));
-                            }
-                        });
-                        part
-                    };
-                    for (k, (a, s)) in acc.into_iter().zip(sums).enumerate() {
-                        let oc = first + k;
-                        let v = a.wrapping_add(s.wrapping_mul(in_off));
-                        end.put_i8(c.out, g.out_index(b, oy, ox, oc), oc, oc, v);
-                    }
-                }
-            }
-        }
-    }
 }

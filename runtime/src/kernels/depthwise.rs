@@ -50,38 +50,107 @@ pub(crate) fn prepare(
     )
 }
 
-/// Int8 depthwise with multiplier 1: all channels of one output pixel at
-/// once, 64 accumulators on the stack (bit-exact: integer sums reordered).
+/// Filters with more taps than this take the general path.
+const MAX_TAPS: usize = 64;
+
+/// Int8 depthwise with multiplier 1: the taps of an output pixel are found
+/// once, then `CH` channels at a time accumulate over them (bit-exact: the
+/// same integer sums, reordered; the input offset is added to each input).
 fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>) {
-    const CH: usize = 64;
+    const CH: usize = 4;
     let in_off = c.input(0).0.zero_point.wrapping_neg();
+    // (filter index of channel 0, input index of channel 0) per tap.
+    let mut taps = [(0usize, 0usize); MAX_TAPS];
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {
+                let mut nt = 0;
+                g.for_each_tap(b, oy, ox, 0, |tap, ii| {
+                    if let Some(t) = taps.get_mut(nt) {
+                        // Filter [1][ky][kx][oc].
+                        *t = (tap * g.oc, ii);
+                        nt += 1;
+                    }
+                });
+                let taps = taps.get(..nt).unwrap_or(&[]);
+                // Channel parameters in order, outputs contiguous from `oi`.
+                let mut params = end.channels();
+                let oi = g.out_index(b, oy, ox, 0);
                 let mut c0 = 0;
                 while c0 < g.oc {
                     let n = CH.min(g.oc - c0);
-                    let mut acc = [0i32; CH];
-                    let mut wsum = [0i32; CH];
-                    g.for_each_tap(b, oy, ox, c0, |tap, ii| {
-                        // Filter [1][ky][kx][oc].
-                        let fi = tap * g.oc + c0;
-                        if let (Some(xs), Some(ws)) = (x.get(ii..ii + n), w.get(fi..fi + n)) {
-                            for (((a, s), &xv), &wv) in
-                                acc.iter_mut().zip(wsum.iter_mut()).zip(xs).zip(ws)
-                            {
-                                let wv = i32::from(wv as i8);
-                                *a = a.wrapping_add(wv.wrapping_mul(i32::from(xv as i8)));
-                                *s = s.wrapping_add(wv);
-                            }
-                        }
-                    });
-                    for (k, (&a, &s)) in acc.iter().zip(&wsum).take(n).enumerate() {
-                        let oc = c0 + k;
-                        let v = a.wrapping_add(s.wrapping_mul(in_off));
-                        end.put_i8(c.out, g.out_index(b, oy, ox, oc), oc, oc, v);
+                    let acc = channels(x, w, taps, c0, n, in_off);
+                    for (k, &a) in acc.iter().take(n).enumerate() {
+                        let p = params.next().unwrap_or((0, 0, 0));
+                        end.put_i8_with(c.out, oi + c0 + k, p, a);
                     }
                     c0 += n;
+                }
+            }
+        }
+    }
+}
+
+/// The accumulators of channels `c0..c0 + n` (`n` ≤ 4) over `taps`.
+#[inline]
+pub(super) fn channels(
+    x: &[u8],
+    w: &[u8],
+    taps: &[(usize, usize)],
+    c0: usize,
+    n: usize,
+    in_off: i32,
+) -> [i32; 4] {
+    #[cfg(microarena_dsp)]
+    if n == 4
+        && let Some(acc) = super::dsp::depthwise4_i8(x, w, taps, c0, in_off)
+    {
+        return acc;
+    }
+    let mut acc = [0i32; 4];
+    for &(fi, ii) in taps {
+        if let (Some(xs), Some(ws)) = (x.get(ii + c0..ii + c0 + n), w.get(fi + c0..fi + c0 + n)) {
+            for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(ws) {
+                let xv = i32::from(xv as i8).wrapping_add(in_off);
+                *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
+            }
+        }
+    }
+    acc
+}
+
+/// Int8 depthwise with any multiplier (e.g. one input channel to eight):
+/// the taps of an output pixel found once, the output channels in order with
+/// their parameters read in order (bit-exact: the same integer sums).
+fn depthwise_i8(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>, mult: usize) {
+    let in_off = c.input(0).0.zero_point.wrapping_neg();
+    // (filter index of channel 0, input index of channel 0) per tap.
+    let mut taps = [(0usize, 0usize); MAX_TAPS];
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                let mut nt = 0;
+                g.for_each_tap(b, oy, ox, 0, |tap, ii| {
+                    if let Some(t) = taps.get_mut(nt) {
+                        // Filter [1][ky][kx][oc].
+                        *t = (tap * g.oc, ii);
+                        nt += 1;
+                    }
+                });
+                let taps = taps.get(..nt).unwrap_or(&[]);
+                let mut params = end.channels();
+                let oi = g.out_index(b, oy, ox, 0);
+                for ic in 0..g.ic {
+                    for m in 0..mult {
+                        let oc = m + ic * mult;
+                        let mut acc = 0i32;
+                        for &(fi, ii) in taps {
+                            let iv = i8_at(x, ii + ic).wrapping_add(in_off);
+                            acc = acc.wrapping_add(i8_at(w, fi + oc).wrapping_mul(iv));
+                        }
+                        let p = params.next().unwrap_or((0, 0, 0));
+                        end.put_i8_with(c.out, oi + oc, p, acc);
+                    }
                 }
             }
         }
@@ -98,6 +167,10 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let float = out.dtype == dtype::F32;
     if !float && mult == 1 && g.ic == g.oc {
         depthwise_i8_m1(c, &g, x, w, &end);
+        return Ok(());
+    }
+    if !float && (g.fh as usize) * (g.fw as usize) <= MAX_TAPS {
+        depthwise_i8(c, &g, x, w, &end, mult);
         return Ok(());
     }
     let in_off = input.zero_point.wrapping_neg();

@@ -97,97 +97,66 @@ pub(crate) fn push_opdata(
 /// contiguous form is bit-exact and lets the compiler vectorize it).
 #[inline]
 pub(crate) fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: i32) -> i32 {
-    dot_i8_zp(x, xb, x_off.wrapping_neg(), w, wb, 0, n)
-}
-
-/// `Σ w·x` for four int8 weight runs `stride` apart against the same run
-/// of `x` (no zero point: the caller adds `x_off·Σw`): the input is widened
-/// once for four products, and the loop carries only the four sums.
-#[inline]
-pub(crate) fn dot4_i8(
-    x: &[u8],
-    xb: usize,
-    w: &[u8],
-    wb: usize,
-    stride: usize,
-    n: usize,
-) -> [i32; 4] {
-    let run = |k: usize| {
-        let at = wb.saturating_add(k.saturating_mul(stride));
-        w.get(at..at.saturating_add(n))
-    };
-    let (Some(xs), Some(w0), Some(w1), Some(w2), Some(w3)) = (
-        x.get(xb..xb.saturating_add(n)),
-        run(0),
-        run(1),
-        run(2),
-        run(3),
-    ) else {
-        return [0; 4];
-    };
-    let mut p = [0i32; 4];
-    for ((((&a, &b0), &b1), &b2), &b3) in xs.iter().zip(w0).zip(w1).zip(w2).zip(w3) {
-        let xv = i32::from(a as i8);
-        for (pk, wk) in p.iter_mut().zip([b0, b1, b2, b3]) {
-            *pk = pk.wrapping_add(i32::from(wk as i8).wrapping_mul(xv));
-        }
-    }
-    p
-}
-
-/// `Σ w` over `n` int8 values from `at` (0 when out of range).
-#[inline]
-pub(crate) fn sum_i8(w: &[u8], at: usize, n: usize) -> i32 {
-    w.get(at..at.saturating_add(n)).map_or(0, |ws| {
-        ws.iter()
-            .fold(0i32, |s, &b| s.wrapping_add(i32::from(b as i8)))
-    })
-}
-
-/// `Σ (w − w_zp)·(x − x_zp)` over `n` int8 values of `x` from `xb` and of
-/// `w` from `wb`; 0 when either run is out of range (construction's
-/// validation rules that out).
-///
-/// Computed as `Σw·x − x_zp·Σw − w_zp·Σx + n·w_zp·x_zp`: equal modulo 2³² to
-/// the direct sum (so to TFLM's int32 sum whenever that does not overflow,
-/// which TFLM relies on too), in plain loops of reductions that LLVM
-/// vectorizes, where subtracting in the loop does not.
-#[inline]
-pub(crate) fn dot_i8_zp(
-    x: &[u8],
-    xb: usize,
-    x_zp: i32,
-    w: &[u8],
-    wb: usize,
-    w_zp: i32,
-    n: usize,
-) -> i32 {
-    let (Some(xs), Some(ws)) = (
+    match (
         x.get(xb..xb.saturating_add(n)),
         w.get(wb..wb.saturating_add(n)),
-    ) else {
-        return 0;
-    };
-    // i8×i8 products fit in i16, which SSE2/NEON multiply eight at a time;
-    // folding the zero point into x first would need 32-bit products.
-    let (mut wx, mut sw) = (0i32, 0i32);
-    for (&a, &b) in xs.iter().zip(ws) {
-        let (xv, wv) = (i32::from(a as i8), i32::from(b as i8));
-        wx = wx.wrapping_add(wv.wrapping_mul(xv));
-        sw = sw.wrapping_add(wv);
+    ) {
+        (Some(xs), Some(ws)) => {
+            #[cfg(microarena_dsp)]
+            if let Some(acc) = super::dsp::dot_i8(xs, ws, x_off) {
+                return acc;
+            }
+            let mut acc = 0i32;
+            let mut wsum = 0i32;
+            for (&a, &b) in xs.iter().zip(ws) {
+                let wv = i32::from(b as i8);
+                acc = acc.wrapping_add(wv.wrapping_mul(i32::from(a as i8)));
+                wsum = wsum.wrapping_add(wv);
+            }
+            acc.wrapping_add(wsum.wrapping_mul(x_off))
+        }
+        _ => 0,
     }
-    let mut acc = wx.wrapping_sub(x_zp.wrapping_mul(sw));
-    // int8 weights are symmetric (zero point 0) in every TFLM int8 kernel
-    // but the LSTM's; only then is Σx needed.
-    if w_zp != 0 {
-        let sx = xs
-            .iter()
-            .fold(0i32, |s, &a| s.wrapping_add(i32::from(a as i8)));
-        acc = acc
-            .wrapping_sub(w_zp.wrapping_mul(sx))
-            .wrapping_add((n as i32).wrapping_mul(w_zp).wrapping_mul(x_zp));
+}
+
+/// [`dot_i8`] for two filter rows at `wb0` and `wb1` over the same input:
+/// on DSP cores each input word is unpacked once for both.
+#[inline]
+pub(crate) fn dot2_i8(
+    x: &[u8],
+    xb: usize,
+    w: &[u8],
+    (wb0, wb1): (usize, usize),
+    n: usize,
+    x_off: i32,
+) -> (i32, i32) {
+    #[cfg(microarena_dsp)]
+    if let (Some(xs), Some(w0), Some(w1)) = (
+        x.get(xb..xb.saturating_add(n)),
+        w.get(wb0..wb0.saturating_add(n)),
+        w.get(wb1..wb1.saturating_add(n)),
+    ) && let Some(pair) = super::dsp::dot2_i8(xs, w0, w1, x_off)
+    {
+        return pair;
     }
-    acc
+    (
+        dot_i8(x, xb, w, wb0, n, x_off),
+        dot_i8(x, xb, w, wb1, n, x_off),
+    )
+}
+
+/// `acc[k] += Σ w[k·stride + i]·(x[i] + x_off)` for `i < x.len()`: one
+/// call for a block of channels (on DSP cores, two rows per input read).
+#[inline]
+pub(crate) fn accumulate_rows(x: &[u8], w: &[u8], stride: usize, acc: &mut [i32], x_off: i32) {
+    #[cfg(microarena_dsp)]
+    if super::dsp::accumulate_rows(x, w, stride, acc, x_off).is_some() {
+        return;
+    }
+    let n = x.len();
+    for (k, a) in acc.iter_mut().enumerate() {
+        *a = a.wrapping_add(dot_i8(x, 0, w, k * stride, n, x_off));
+    }
 }
 
 /// The end of every FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D output
@@ -225,6 +194,36 @@ impl<'e> Epilogue<'e> {
             i32_at(self.opdata, 2 + 2 * k),
             i32_at(self.opdata, 3 + 2 * k),
         );
+        put_i8(
+            out,
+            oi,
+            acc.wrapping_add(self.out_zp).max(self.lo).min(self.hi),
+        );
+    }
+
+    /// `(bias, multiplier, shift)` of channels 0, 1, … in order — what
+    /// [`Epilogue::put_i8`] reads for channel `k`, without an index check per
+    /// value (0 past the end, as the accessors).
+    pub(crate) fn channels(&self) -> impl Iterator<Item = (i32, i32, i32)> + '_ {
+        let word = |c: &[u8]| c.first_chunk::<4>().map_or(0, |b| i32::from_le_bytes(*b));
+        let bias = self.bias.unwrap_or(&[]).chunks_exact(4).map(word);
+        let pairs = self.opdata.get(8..).unwrap_or(&[]).chunks_exact(8);
+        let pairs = pairs.map(move |c| (word(c), c.get(4..).map_or(0, word)));
+        bias.chain(core::iter::repeat(0))
+            .zip(pairs.chain(core::iter::repeat((0, 0))))
+            .map(|(b, (m, s))| (b, m, s))
+    }
+
+    /// [`Epilogue::put_i8`] with the channel's parameters from [`Epilogue::channels`].
+    #[inline]
+    pub(crate) fn put_i8_with(
+        &self,
+        out: &mut [u8],
+        oi: usize,
+        (bias, m, s): (i32, i32, i32),
+        acc: i32,
+    ) {
+        let acc = fx::mbqm(acc.wrapping_add(bias), m, s);
         put_i8(
             out,
             oi,

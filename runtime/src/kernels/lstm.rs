@@ -10,9 +10,9 @@ use microarena_image::params::LstmParams;
 use microarena_image::{self as rl, dtype};
 
 use super::activations::sigmoid_f32;
-use super::bytes::{f32_at, i16_at, i32_at, put_f32, put_i8, put_i16};
+use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
-use super::epilogue::dot_i8_zp;
+use super::epilogue::{dot_i8, dot2_i8};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -238,14 +238,44 @@ fn gate_i8(
                  m: i32,
                  sh: i32,
                  dst: &mut [u8]| {
+        let finish = |dst: &mut [u8], r: usize, o: usize, acc: i32| {
+            let acc = match bias {
+                Some(b) => acc.wrapping_add(i32_at(b, o)),
+                None => acc,
+            };
+            let v = fx::mbqm(acc, m, sh).clamp(-32768, 32767);
+            put_i16(dst, r * s.state + o, v);
+        };
         for r in 0..s.rows {
-            for o in 0..s.state {
-                let mut acc = dot_i8_zp(inp, off + r * n_in, zp, w.0, o * n_in, w.1, n_in);
-                if let Some(b) = bias {
-                    acc = acc.wrapping_add(i32_at(b, o));
+            let xrow = off + r * n_in;
+            let mut o = 0;
+            // Symmetric weights (the usual case) take the contiguous dot
+            // product, two weight rows per pass over the input (one input
+            // read on DSP cores); the sums are the same integers either way.
+            if w.1 == 0 {
+                while o + 1 < s.state {
+                    let rows = (o * n_in, (o + 1) * n_in);
+                    let (a0, a1) = dot2_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());
+                    finish(dst, r, o, a0);
+                    finish(dst, r, o + 1, a1);
+                    o += 2;
                 }
-                let v = fx::mbqm(acc, m, sh).clamp(-32768, 32767);
-                put_i16(dst, r * s.state + o, v);
+            }
+            while o < s.state {
+                let wrow = o * n_in;
+                let acc = if w.1 == 0 {
+                    dot_i8(inp, xrow, w.0, wrow, n_in, zp.wrapping_neg())
+                } else {
+                    let mut acc = 0i32;
+                    for d in 0..n_in {
+                        let wv = i8_at(w.0, wrow + d).wrapping_sub(w.1);
+                        let xv = i8_at(inp, xrow + d).wrapping_sub(zp);
+                        acc = acc.wrapping_add(wv.wrapping_mul(xv));
+                    }
+                    acc
+                };
+                finish(dst, r, o, acc);
+                o += 1;
             }
         }
     };

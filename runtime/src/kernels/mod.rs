@@ -8,7 +8,8 @@
 //! little-endian words; Eval reads it back. Tensor bytes are read with
 //! `from_le_bytes` and `get` ([`bytes`]), so there is no `unsafe` and no panic
 //! path: sizes are validated in Prepare, and an impossible out-of-range read
-//! yields 0.
+//! yields 0. (Except `dsp`: the int8 dot products in register-only `asm!` on
+//! DSP Cortex-M cores; `dsp_check` lets the firmware test them on the device.)
 //!
 //! Adding an operator: its `prepare`, `eval` and `KERNELS` entry in its
 //! family's file, and its row in the image crate's operator table, which
@@ -29,6 +30,9 @@ mod cmath;
 mod context;
 mod conv;
 mod depthwise;
+#[cfg(microarena_dsp)]
+mod dsp;
+pub mod dsp_check;
 mod elementwise;
 mod epilogue;
 mod fully_connected;

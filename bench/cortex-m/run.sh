@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Instructions per inference on a Cortex-M4 (QEMU mps2-an386, -icount shift=0):
+# microarena-runtime (thumbv7em, with and without its DSP path) against TFLM
+# with reference kernels and TFLM with CMSIS-NN, plus the flash (text) of each
+# firmware. See README.md for the method and how the TFLM harness ELFs are made.
+#
+# usage: bench/cortex-m/run.sh [MODEL ...]     (default: person_detect micro_speech_lstm)
+# environment:
+#   MICROARENA_CORPUS  the shared corpus (models/, golden/); default ../shared
+#   TFLM_BENCH_ELFS    directory with bench-ref-<model>.elf and bench-cmsis-<model>.elf
+#                      (harness/ linked against TFLM); missing ones print "-"
+#   QEMU_SYSTEM_ARM    default qemu-system-arm
+#   PROFILE=1          also write a per-function profile of each run (needs tbprof.so,
+#                      built from tbprof.c by this script with the host cc)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CORPUS=$(cd "${MICROARENA_CORPUS:-$ROOT/../shared}" && pwd)
+QEMU=${QEMU_SYSTEM_ARM:-qemu-system-arm}
+ELFS=${TFLM_BENCH_ELFS:-}
+OUT=${BENCH_OUT:-$ROOT/target/bench-cortex-m}
+mkdir -p "$OUT"
+models=("$@")
+[ ${#models[@]} -eq 0 ] && models=(person_detect micro_speech_lstm)
+
+plugin=()
+if [ -n "${PROFILE:-}" ]; then
+  cc -O2 -shared -fPIC -o "$OUT/tbprof.so" "$HERE/tbprof.c"
+fi
+
+# run ELF NAME -> prints the harness output, keeps it in $OUT/NAME.txt
+run() {
+  local elf=$1 name=$2
+  local prof=()
+  [ -n "${PROFILE:-}" ] && prof=(-plugin "$OUT/tbprof.so,out=$OUT/$name.tbprof")
+  timeout 900 "$QEMU" -cpu cortex-m4 -machine mps2-an386 -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -icount shift=0 "${prof[@]}" -kernel "$elf" \
+    > "$OUT/$name.txt" 2>&1
+  if [ -n "${PROFILE:-}" ]; then
+    python3 "$HERE/profile.py" "$elf" "$OUT/$name.tbprof" 15 > "$OUT/$name.profile.txt"
+  fi
+}
+# first invoke's instructions, "!" appended when its outputs differ from TFLM's golden output
+count() {
+  sed -n 's/^invoke 0 instructions \([0-9]*\) outputs=\(.*\)/\1 \2/p' "$OUT/$1.txt" \
+    | awk '{ printf "%s%s", $1, ($2 == "golden" ? "" : "!") }'
+}
+text() { arm-none-eabi-size "$1" | awk 'NR == 2 { print $1 }'; }
+embedded() { sed -n 's/.* embedded_model_bytes \([0-9]*\).*/\1/p' "$OUT/$1.txt"; }
+
+declare -A R
+for m in "${models[@]}"; do
+  for variant in dsp portable; do
+    name=microarena-$variant-$m
+    portable=; [ $variant = portable ] && portable=1
+    (cd "$ROOT/firmware" &&
+      MICROARENA_PORTABLE=$portable \
+      MICROARENA_FIRMWARE_MODEL="$CORPUS/models/$m.tflite" \
+      MICROARENA_FIRMWARE_INPUT="$CORPUS/golden/$m/input0.bin" \
+      MICROARENA_FIRMWARE_EXPECTED="$CORPUS/golden/$m/output0.bin" \
+      nice cargo build -q -j1 --release --features bench --bin bench)
+    tdir=${CARGO_TARGET_DIR:-$ROOT/firmware/target}
+    cp "$tdir/thumbv7em-none-eabihf/release/bench" "$OUT/$name.elf"
+    run "$OUT/$name.elf" "$name"
+    R[$m,$variant]=$(count "$name")
+    R[$m,$variant,text]=$(text "$OUT/$name.elf")
+    R[$m,$variant,model]=$(embedded "$name")
+  done
+  for b in ref cmsis; do
+    elf=${ELFS:+$ELFS/bench-$b-$m.elf}
+    if [ -n "$elf" ] && [ -f "$elf" ]; then
+      run "$elf" "tflm-$b-$m"
+      R[$m,$b]=$(count "tflm-$b-$m")
+      R[$m,$b,text]=$(text "$elf")
+      R[$m,$b,model]=$(embedded "tflm-$b-$m")
+    else
+      R[$m,$b]=-; R[$m,$b,text]=-; R[$m,$b,model]=-
+    fi
+  done
+done
+
+echo
+echo "Instructions per inference (first invoke on TFLM's golden input; QEMU mps2-an386 Cortex-M4, -icount shift=0; '!' = outputs differ from TFLM's golden output)"
+printf '| %-22s | %15s | %15s | %15s | %15s |\n' model "microarena" "microarena" "TFLM" "TFLM"
+printf '| %-22s | %15s | %15s | %15s | %15s |\n' "" "(DSP path)" "(portable)" "reference" "CMSIS-NN"
+printf '|%s|%s|%s|%s|%s|\n' "------------------------" "----------------:" "----------------:" "----------------:" "----------------:"
+for m in "${models[@]}"; do
+  printf '| %-22s | %15s | %15s | %15s | %15s |\n' "$m" "${R[$m,dsp]}" "${R[$m,portable]}" "${R[$m,ref]}" "${R[$m,cmsis]}"
+done
+echo
+echo "Flash: text bytes of each firmware (of which the embedded model: .tflite for TFLM, the lowered image for microarena)"
+for m in "${models[@]}"; do
+  printf '| %-22s | %15s | %15s | %15s | %15s |\n' "$m text" "${R[$m,dsp,text]}" "${R[$m,portable,text]}" "${R[$m,ref,text]}" "${R[$m,cmsis,text]}"
+  printf '| %-22s | %15s | %15s | %15s | %15s |\n' "  of it the model" "${R[$m,dsp,model]}" "${R[$m,portable,model]}" "${R[$m,ref,model]}" "${R[$m,cmsis,model]}"
+done

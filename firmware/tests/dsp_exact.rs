@@ -1,0 +1,91 @@
+//! On-target check of the runtime's int8 multiply-accumulate paths (harness =
+//! false, run under QEMU by `cargo test`): on thumbv7em they are the
+//! SXTB16/SMLAD `asm!` island, on thumbv6m the portable loops. Each is
+//! compared with a plain per-element sum on pseudo-random data: every length
+//! 0..=67 (all word remainders), input offsets at the edges of the int8 range
+//! and of the 16-bit lane (±32640), and accumulations long enough to wrap.
+#![no_std]
+#![no_main]
+#![forbid(unsafe_code)]
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+use microarena_runtime::dsp_check;
+use panic_semihosting as _;
+
+/// xorshift32: deterministic bytes without a heap.
+struct Rng(u32);
+impl Rng {
+    fn byte(&mut self) -> u8 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        (self.0 >> 7) as u8
+    }
+    fn fill(&mut self, b: &mut [u8]) {
+        for v in b {
+            *v = self.byte();
+        }
+    }
+}
+
+const OFFSETS: [i32; 9] = [0, 1, -1, 128, -127, 127, -128, 32640, -32640];
+
+#[entry]
+fn main() -> ! {
+    let mut rng = Rng(0x1234_5678);
+    let mut x = [0u8; 67];
+    let mut w = [0u8; 2 * 67 + 5];
+    let mut bad = 0u32;
+    let mut cases = 0u32;
+    for n in 0..=67usize {
+        for &off in &OFFSETS {
+            rng.fill(&mut x);
+            rng.fill(&mut w);
+            let (want, got) = dsp_check::dot(&x, &w, n, off);
+            bad += u32::from(want != got);
+            let (want, got) = dsp_check::dot2(&x[..n], &w, 0, n + 5, n, off);
+            bad += u32::from(want != got);
+            // 1 to 5 rows (pairs and a remainder), stride longer than a row
+            let rows = 1 + n % 5;
+            let stride = n + n % 3;
+            let (want, got) = dsp_check::rows(&x[..n.min(27)], &w, stride.min(27), rows, off);
+            bad += u32::from(want != got);
+            cases += 3;
+        }
+    }
+    // Extremes: every product at its largest magnitude, so the sum wraps.
+    let (want, got) = dsp_check::dot(&[0x80; 67], &[0x80; 67], 67, -32640);
+    bad += u32::from(want != got);
+    let (want, got) = dsp_check::dot(&[0x7f; 67], &[0x80; 67], 67, 32640);
+    bad += u32::from(want != got);
+    cases += 2;
+    // Depthwise: 3x3 taps over a 3x3x8 input, channels 0..4 and 4..8.
+    let mut xi = [0u8; 72];
+    let mut wf = [0u8; 72];
+    let taps: [(usize, usize); 9] = core::array::from_fn(|t| (t * 8, t * 8));
+    for round in 0..40 {
+        rng.fill(&mut xi);
+        rng.fill(&mut wf);
+        let off = OFFSETS[round % OFFSETS.len()];
+        for c0 in [0, 4] {
+            let (want, got) = dsp_check::depthwise4(&xi, &wf, &taps, c0, off);
+            bad += u32::from(want != got);
+            cases += 1;
+        }
+    }
+    hprintln!(
+        "dsp_exact: {} cases, {} differ (DSP path {})",
+        cases,
+        bad,
+        if dsp_check::ENABLED { "on" } else { "off" }
+    );
+    debug::exit(if bad == 0 {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
+    loop {
+        cortex_m::asm::wfi();
+    }
+}

@@ -1,0 +1,245 @@
+//! The one `unsafe` island of the runtime, compiled only for Cortex-M cores
+//! with the DSP extension (`cfg(microarena_dsp)`, set by build.rs for
+//! `thumbv7em-*`): the int8 dot product with
+//! SXTB16/SXTAB16 and SMLAD, two multiply-accumulates per instruction.
+//!
+//! Why asm: LLVM's ARM parallel-DSP pass forms SMLAD only from pairs of
+//! sign-extended *16-bit loads*; int8 data gives SMLABB (one MAC each), and
+//! the `core::arch::arm` DSP intrinsics (`__smlad`, `__sxtb16`) are unstable.
+//! Stable `asm!` on registers is the remaining way.
+//!
+//! Soundness: each `asm!` reads and writes only the registers it names
+//! (`pure, nomem, nostack`); memory is read in safe Rust before it.
+//!
+//! Bit-exactness: SMLAD's accumulate is a wrapping 32-bit add (overflow only
+//! sets the sticky Q flag), and the lanes hold exact 16-bit values
+//! (`x + x_off` with |x_off| ≤ 32640), so the result equals the portable
+//! `Σ w·(x + x_off)` in wrapping int32 — integer sums do not depend on order.
+#![allow(unsafe_code)]
+
+use core::arch::asm;
+
+/// `Σ w[k]·(x[k] + x_off)` over `min(x.len(), w.len())` int8 pairs, wrapping.
+/// `None` when `x_off` does not fit a 16-bit lane next to an int8 value
+/// (the caller then takes the portable loop). Not inlined: inside the big
+/// kernel loops the register allocator spilled the loop state to the stack.
+#[inline(never)]
+pub(crate) fn dot_i8(x: &[u8], w: &[u8], x_off: i32) -> Option<i32> {
+    if !(-32640..=32640).contains(&x_off) {
+        return None;
+    }
+    let n = x.len().min(w.len());
+    let (x, w) = (x.get(..n)?, w.get(..n)?);
+    // x_off in both 16-bit lanes, for SXTAB16.
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (xq, xr) = x.as_chunks::<4>();
+    let (wq, wr) = w.as_chunks::<4>();
+    let mut acc = 0i32;
+    for (xb, wb) in xq.iter().zip(wq) {
+        let xv = u32::from_le_bytes(*xb);
+        let wv = u32::from_le_bytes(*wb);
+        // SAFETY: register-only arithmetic (see the module doc).
+        unsafe {
+            asm!(
+                // bytes 0 and 2 (then 1 and 3) of x, sign-extended, plus x_off
+                "sxtab16 {xe}, {off}, {x}",
+                "sxtab16 {xo}, {off}, {x}, ror #8",
+                // the same bytes of w, sign-extended
+                "sxtb16 {we}, {w}",
+                "sxtb16 {wo}, {w}, ror #8",
+                "smlad {acc}, {xe}, {we}, {acc}",
+                "smlad {acc}, {xo}, {wo}, {acc}",
+                x = in(reg) xv,
+                w = in(reg) wv,
+                off = in(reg) off2,
+                xe = out(reg) _,
+                xo = out(reg) _,
+                we = out(reg) _,
+                wo = out(reg) _,
+                acc = inout(reg) acc,
+                options(pure, nomem, nostack),
+            );
+        }
+    }
+    for (&a, &b) in xr.iter().zip(wr) {
+        let xv = i32::from(a as i8).wrapping_add(x_off);
+        acc = acc.wrapping_add(i32::from(b as i8).wrapping_mul(xv));
+    }
+    Some(acc)
+}
+
+/// Two dot products sharing `x`: `(Σ w0·(x + x_off), Σ w1·(x + x_off))` over
+/// `x.len()` pairs (both filters at least that long), each input word unpacked
+/// once for two output channels. `None` as [`dot_i8`].
+#[inline(never)]
+pub(crate) fn dot2_i8(x: &[u8], w0: &[u8], w1: &[u8], x_off: i32) -> Option<(i32, i32)> {
+    if !(-32640..=32640).contains(&x_off) {
+        return None;
+    }
+    let n = x.len();
+    let (w0, w1) = (w0.get(..n)?, w1.get(..n)?);
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (xq, xr) = x.as_chunks::<4>();
+    let (aq, ar) = w0.as_chunks::<4>();
+    let (bq, br) = w1.as_chunks::<4>();
+    let (mut s0, mut s1) = (0i32, 0i32);
+    for ((xb, ab), bb) in xq.iter().zip(aq).zip(bq) {
+        // Three small blocks rather than one, so that the register allocator
+        // can reuse registers between them instead of spilling in the loop.
+        let (xe, xo) = unpack_x(u32::from_le_bytes(*xb), off2);
+        s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
+        s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
+    }
+    for ((&xv, &a), &b) in xr.iter().zip(ar).zip(br) {
+        let xv = i32::from(xv as i8).wrapping_add(x_off);
+        s0 = s0.wrapping_add(i32::from(a as i8).wrapping_mul(xv));
+        s1 = s1.wrapping_add(i32::from(b as i8).wrapping_mul(xv));
+    }
+    Some((s0, s1))
+}
+
+/// Depthwise (multiplier 1) for 4 channels: `acc[k] = Σ_taps w·(x + x_off)`
+/// of channel `c0 + k`, with `taps` = (filter index of channel 0, input index
+/// of channel 0) per tap inside the input. `None` as [`dot_i8`], or when a tap
+/// leaves `x` or `w` (the caller then takes the portable loop).
+#[inline(never)]
+pub(crate) fn depthwise4_i8(
+    x: &[u8],
+    w: &[u8],
+    taps: &[(usize, usize)],
+    c0: usize,
+    x_off: i32,
+) -> Option<[i32; 4]> {
+    if !(-32640..=32640).contains(&x_off) {
+        return None;
+    }
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (mut a0, mut a1, mut a2, mut a3) = (0i32, 0i32, 0i32, 0i32);
+    for &(fi, ii) in taps {
+        let xb = x.get(ii + c0..)?.first_chunk::<4>()?;
+        let wb = w.get(fi + c0..)?.first_chunk::<4>()?;
+        let xv = u32::from_le_bytes(*xb);
+        let wv = u32::from_le_bytes(*wb);
+        // SAFETY: register-only arithmetic (see the module doc).
+        unsafe {
+            asm!(
+                // lanes: bytes 0 and 2 (channels c0, c0+2), then 1 and 3
+                "sxtab16 {xe}, {off}, {x}",
+                "sxtab16 {xo}, {off}, {x}, ror #8",
+                "sxtb16 {we}, {w}",
+                "sxtb16 {wo}, {w}, ror #8",
+                "smlabb {a0}, {xe}, {we}, {a0}",
+                "smlatt {a2}, {xe}, {we}, {a2}",
+                "smlabb {a1}, {xo}, {wo}, {a1}",
+                "smlatt {a3}, {xo}, {wo}, {a3}",
+                x = in(reg) xv,
+                w = in(reg) wv,
+                off = in(reg) off2,
+                xe = out(reg) _,
+                xo = out(reg) _,
+                we = out(reg) _,
+                wo = out(reg) _,
+                a0 = inout(reg) a0,
+                a1 = inout(reg) a1,
+                a2 = inout(reg) a2,
+                a3 = inout(reg) a3,
+                options(pure, nomem, nostack),
+            );
+        }
+    }
+    Some([a0, a1, a2, a3])
+}
+
+/// Bytes 0 and 2, and bytes 1 and 3, of `x` sign-extended into 16-bit lanes,
+/// plus `off2` (the offset in both lanes).
+#[inline(always)]
+fn unpack_x(x: u32, off2: u32) -> (u32, u32) {
+    let (xe, xo);
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {xo}, {off}, {x}, ror #8",
+            x = in(reg) x,
+            off = in(reg) off2,
+            xe = out(reg) xe,
+            xo = out(reg) xo,
+            options(pure, nomem, nostack),
+        );
+    }
+    (xe, xo)
+}
+
+/// `acc` plus the four products of the int8 lanes of `w` with the 16-bit
+/// lanes `xe` (bytes 0, 2) and `xo` (bytes 1, 3).
+#[inline(always)]
+fn mac2(acc: i32, xe: u32, xo: u32, w: u32) -> i32 {
+    let mut acc = acc;
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            "sxtb16 {we}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {acc}, {xe}, {we}, {acc}",
+            "smlad {acc}, {xo}, {w}, {acc}",
+            w = inout(reg) w => _,
+            xe = in(reg) xe,
+            xo = in(reg) xo,
+            we = out(reg) _,
+            acc = inout(reg) acc,
+            options(pure, nomem, nostack),
+        );
+    }
+    acc
+}
+
+/// `acc[k] += Σ w[k·stride + i]·(x[i] + x_off)` for `i < x.len()` and every
+/// `k < acc.len()`, two rows per pass over `x`. `None` (and `acc` untouched)
+/// when `x_off` does not fit a lane or a row leaves `w`.
+#[inline(never)]
+pub(crate) fn accumulate_rows(
+    x: &[u8],
+    w: &[u8],
+    stride: usize,
+    acc: &mut [i32],
+    x_off: i32,
+) -> Option<()> {
+    let n = x.len();
+    let last = acc.len().checked_sub(1)?;
+    if !(-32640..=32640).contains(&x_off) || w.len() < last * stride + n {
+        return None;
+    }
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (xq, xr) = x.as_chunks::<4>();
+    let mut pairs = acc.chunks_exact_mut(2);
+    let mut k = 0;
+    for pair in &mut pairs {
+        let (w0, w1) = (
+            w.get(k * stride..)?.get(..n)?,
+            w.get((k + 1) * stride..)?.get(..n)?,
+        );
+        let (aq, ar) = w0.as_chunks::<4>();
+        let (bq, br) = w1.as_chunks::<4>();
+        let (mut s0, mut s1) = (0i32, 0i32);
+        for ((xb, ab), bb) in xq.iter().zip(aq).zip(bq) {
+            let (xe, xo) = unpack_x(u32::from_le_bytes(*xb), off2);
+            s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
+            s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
+        }
+        for ((&xv, &a), &b) in xr.iter().zip(ar).zip(br) {
+            let xv = i32::from(xv as i8).wrapping_add(x_off);
+            s0 = s0.wrapping_add(i32::from(a as i8).wrapping_mul(xv));
+            s1 = s1.wrapping_add(i32::from(b as i8).wrapping_mul(xv));
+        }
+        if let [a0, a1] = pair {
+            *a0 = a0.wrapping_add(s0);
+            *a1 = a1.wrapping_add(s1);
+        }
+        k += 2;
+    }
+    if let [a] = pairs.into_remainder() {
+        let w0 = w.get(k * stride..)?.get(..n)?;
+        *a = a.wrapping_add(dot_i8(x, w0, x_off)?);
+    }
+    Some(())
+}

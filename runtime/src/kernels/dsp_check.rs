@@ -1,0 +1,80 @@
+//! Hidden hooks for the firmware's on-target test (`firmware/tests/dsp_exact.rs`):
+//! each returns (a plain per-element reference, what the kernels compute in
+//! this build), so the test can check the `asm!` island of `dsp.rs` bit for
+//! bit under QEMU on random data. Builds without the DSP path compare the
+//! portable loops with the same reference.
+
+/// Whether this build has the SXTB16/SMLAD path (`cfg(microarena_dsp)`).
+pub const ENABLED: bool = cfg!(microarena_dsp);
+
+/// The reference: `Σ w[wb + k]·(x[xb + k] + x_off)` for `k < n`, wrapping.
+fn reference(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: i32) -> i32 {
+    let mut acc = 0i32;
+    for k in 0..n {
+        let xv = x.get(xb + k).map_or(0, |&v| i32::from(v as i8));
+        let wv = w.get(wb + k).map_or(0, |&v| i32::from(v as i8));
+        acc = acc.wrapping_add(wv.wrapping_mul(xv.wrapping_add(x_off)));
+    }
+    acc
+}
+
+/// One dot product of `n` pairs from `x[0..]` and `w[0..]`.
+pub fn dot(x: &[u8], w: &[u8], n: usize, x_off: i32) -> (i32, i32) {
+    (
+        reference(x, 0, w, 0, n, x_off),
+        super::epilogue::dot_i8(x, 0, w, 0, n, x_off),
+    )
+}
+
+/// Two dot products of `n` pairs: `x[0..]` with `w[wb0..]` and with `w[wb1..]`.
+pub fn dot2(
+    x: &[u8],
+    w: &[u8],
+    wb0: usize,
+    wb1: usize,
+    n: usize,
+    x_off: i32,
+) -> ((i32, i32), (i32, i32)) {
+    (
+        (
+            reference(x, 0, w, wb0, n, x_off),
+            reference(x, 0, w, wb1, n, x_off),
+        ),
+        super::epilogue::dot2_i8(x, 0, w, (wb0, wb1), n, x_off),
+    )
+}
+
+/// `rows` (≤ 8) rows of `x.len()` weights, `stride` apart in `w`, each added
+/// to a start value `k` (to catch a path that overwrites instead of adding).
+pub fn rows(x: &[u8], w: &[u8], stride: usize, rows: usize, x_off: i32) -> ([i32; 8], [i32; 8]) {
+    let rows = rows.min(8);
+    let n = x.len();
+    let mut want = [0i32; 8];
+    let mut got = [0i32; 8];
+    for (k, (a, g)) in want.iter_mut().zip(got.iter_mut()).enumerate().take(rows) {
+        *a = (k as i32).wrapping_add(reference(x, 0, w, k * stride, n, x_off));
+        *g = k as i32;
+    }
+    if let Some(acc) = got.get_mut(..rows) {
+        super::epilogue::accumulate_rows(x, w, stride, acc, x_off);
+    }
+    (want, got)
+}
+
+/// Depthwise accumulators of channels `c0..c0 + 4` over `taps` (filter
+/// index, input index of channel 0).
+pub fn depthwise4(
+    x: &[u8],
+    w: &[u8],
+    taps: &[(usize, usize)],
+    c0: usize,
+    x_off: i32,
+) -> ([i32; 4], [i32; 4]) {
+    let mut want = [0i32; 4];
+    for (k, a) in want.iter_mut().enumerate() {
+        for &(fi, ii) in taps {
+            *a = a.wrapping_add(reference(x, ii + c0 + k, w, fi + c0 + k, 1, x_off));
+        }
+    }
+    (want, super::depthwise::channels(x, w, taps, c0, 4, x_off))
+}
