@@ -41,11 +41,18 @@ def check(
     target: Optional[str] = None,
     planner: str = "tflm-greedy",
     device: Optional[str] = None,
+    flash: Optional[Union[int, str]] = None,
+    code: Optional[Union[int, str]] = None,
+    measured: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Dict[str, Any]:
-    """The budget verdict `microarena check --json` prints. `ram` and the
-    reserves are bytes (`262144`) or sizes (`"256K"`); `device` (e.g.
-    `"RP2040"`) gives the RAM and the target when they are not given (target
-    defaults to `cortex-m` otherwise). `result["fits"]` says whether the minimum
+    """The budget verdict `microarena check --json` prints. `ram`, the
+    reserves, `flash` and `code` are bytes (`262144`) or sizes (`"256K"`);
+    `device` (e.g. `"RP2040"`) gives the RAM, the target and the on-chip flash
+    when they are not given (target defaults to `cortex-m` otherwise);
+    `measured` is the firmware's report (the `MICROARENA-REPORT` line, or the
+    whole semihosting output holding it, as `check --measured` reads it), whose
+    RAM, reserved regions and stack high-waters replace guesses
+    (`result["measured"]["figures"]` says which figure came from where). `result["fits"]` says whether the minimum
     arena plus headroom fits RAM minus the reserves, `result["arena_bytes"]` is
     the arena to configure and `result["peak"]` lists the buffers at the head's
     peak, kernel scratch named by its owning op."""

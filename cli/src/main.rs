@@ -13,10 +13,9 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use microarena_core::pipeline::{self, PipelineError, Planned};
 use microarena_core::plan::PlannerKind;
-use microarena_core::report::budget::{self, Budget, CheckReport, McuPreset, Reserve};
+use microarena_core::report::budget::{self, McuPreset, Reserve};
 use microarena_core::report::diff::{self, Growth};
-use microarena_core::report::flash::FlashBudget;
-use microarena_core::report::measured::{self, Measured, Source};
+use microarena_core::report::measured::Measured;
 use microarena_core::report::optimized::OptimizeReport;
 use microarena_core::report::placement::{Memory, MemoryKind};
 use microarena_core::report::{Report, c_header};
@@ -434,121 +433,39 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 })?,
                 (None, None) => &profile::CORTEX_M,
             };
-            let on_chip: u64 = memory
-                .iter()
-                .filter(|m| matches!(m.kind, MemoryKind::Tcm | MemoryKind::Sram))
-                .map(|m| m.bytes)
-                .sum();
             let from_device = device_figures(elf.as_deref(), measured.as_deref())?;
-            let preset_ram = device
-                .map(|d| d.ram_bytes)
-                .or((on_chip > 0).then_some(on_chip));
-            let (budget, figures) = match &from_device {
-                Some(m) => {
-                    let ram = match (ram, preset_ram) {
-                        (Some(r), _) => measured::Ram::Typed(r),
-                        (None, Some(r)) => measured::Ram::Preset(r),
-                        (None, None) => measured::Ram::None,
-                    };
-                    let (b, f) = measured::budget(m, ram, &reserve, headroom, Source::Linked)
-                        .map_err(|e| Failure::usage(e.to_string()))?;
-                    (b, Some(f))
-                }
-                None => (
-                    Budget {
-                        ram_bytes: ram
-                            .or(preset_ram)
-                            .ok_or_else(|| Failure::usage("give --ram or --device".into()))?,
-                        reserves: reserve,
-                        headroom_bp: headroom,
-                    },
-                    None,
-                ),
+            let bytes = model.as_deref().map(io::read_model).transpose()?;
+            let parsed = match (&model, &bytes) {
+                (Some(path), Some(b)) => Some(Model::parse(b).map_err(in_file(path))?),
+                _ => None,
             };
-            let memories = if memory.is_empty() {
-                device.map_or(&[][..], |d| d.memories)
-            } else {
-                &memory
+            let name = model.as_deref().map(io::display_name);
+            let figures_file = measured.as_deref().or(elf.as_deref()).map(io::display_name);
+            let request = pipeline::CheckRequest {
+                model: parsed.as_ref().zip(name.as_deref()),
+                config: Config {
+                    profile: target,
+                    planner,
+                },
+                device,
+                memories: &memory,
+                ram_bytes: ram,
+                reserves: reserve,
+                headroom_bp: headroom,
+                flash_bytes: flash,
+                code_bytes: code,
+                file_bytes: parsed.as_ref().map(|p| p.file_bytes),
+                measured: from_device.as_ref(),
+                measured_file: figures_file.as_deref(),
             };
-            let (name, mut checked, file_bytes) = match &model {
-                Some(model) => {
-                    let bytes = io::read_model(model)?;
-                    let parsed = Model::parse(&bytes).map_err(in_file(model))?;
-                    let name = io::display_name(model);
-                    let checked = pipeline::check(
-                        &parsed,
-                        &Config {
-                            profile: target,
-                            planner,
-                        },
-                        &budget,
-                        &name,
-                        device.map(|d| d.name),
-                        memories,
-                    )
-                    .map_err(in_file(model))?;
-                    (name, checked, Some(parsed.file_bytes))
-                }
-                None => {
-                    // Clap requires a model unless --measured or --elf gave figures.
-                    let m = from_device.as_ref().ok_or_else(|| {
-                        Failure::usage("give the model, --measured or --elf".into())
-                    })?;
-                    let minimum = m.minimum().ok_or_else(|| {
-                        Failure::usage(
-                            "the firmware figures have no arena size; give the model".into(),
-                        )
-                    })?;
-                    let verdict = budget.check(minimum.0);
-                    let origin = if m.arena_used_bytes.is_some() {
-                        "measured on the device"
-                    } else {
-                        "linked in the ELF"
-                    };
-                    let name = m.model.clone().unwrap_or_else(|| {
-                        measured
-                            .as_deref()
-                            .or(elf.as_deref())
-                            .map(io::display_name)
-                            .unwrap_or_default()
-                    });
-                    let mut c = CheckReport::without_model(&budget, &verdict, origin);
-                    c.device = device.map(|d| d.name.to_string());
-                    (name, c, None)
-                }
-            };
-            if let (Some(m), Some(figures)) = (&from_device, figures) {
-                let minimum = match (&model, m.minimum()) {
-                    (Some(_), _) | (None, None) => (checked.minimum_bytes, Source::Predicted),
-                    (None, Some(min)) => min,
-                };
-                let (verdict, mc) = measured::check(m, &budget, figures, minimum);
-                checked.fits &= verdict.fits;
-                checked.measured = Some(mc);
-            }
-            // Flash: --flash, else the device's on-chip flash.
-            let flash_bytes = flash.or(device.and_then(|d| d.flash_bytes));
-            if code > 0 && flash_bytes.is_none() {
-                return Err(Failure::usage(
-                    "--code needs a flash size: give --flash (the device's flash is external)"
-                        .into(),
-                ));
-            }
-            if let Some(flash_bytes) = flash_bytes {
-                let Some(file_bytes) = file_bytes else {
-                    return Err(Failure::usage(
-                        "the flash check needs the model file (its size is the flash figure)"
-                            .into(),
-                    ));
-                };
-                let v = FlashBudget {
-                    flash_bytes,
-                    code_bytes: code,
-                }
-                .check(file_bytes);
-                checked.fits &= v.fits;
-                checked.flash = Some(v);
-            }
+            let pipeline::Checked {
+                name,
+                budget,
+                report: checked,
+            } = pipeline::check_request(&request).map_err(|e| match (e, &model) {
+                (pipeline::CheckError::Analysis(e), Some(path)) => in_file(path)(e),
+                (e, _) => Failure::usage(e.to_string()),
+            })?;
             if json {
                 // A reader that stopped early does not turn a failed budget into a pass.
                 past_closed_stdout(print_sorted_json(serde_json::to_value(&checked), false))?;

@@ -8,8 +8,10 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::read::model::Model;
-use crate::report::budget::{Budget, CheckReport, ReferenceCheck};
-use crate::report::placement::{self, Memory};
+use crate::report::budget::{Budget, CheckReport, McuPreset, ReferenceCheck, Reserve};
+use crate::report::flash::FlashBudget;
+use crate::report::measured::{self, Measured, MeasuredBudgetError, Source};
+use crate::report::placement::{self, Memory, MemoryKind};
 use crate::report::{Report, WhatIfInfo};
 use crate::tflm::analysis::{Analysis, AnalysisError, Config, analyze};
 use crate::tflm::profile::{self, Backend};
@@ -147,6 +149,187 @@ pub fn check(
         checked.fits &= checked.placement.as_ref().is_some_and(|p| p.fits());
     }
     Ok(checked)
+}
+
+/// Everything `microarena check` is given, its files already read: the
+/// one orchestration of a budget check that the CLI, the Python package
+/// and the app share.
+#[derive(Debug, Clone)]
+pub struct CheckRequest<'r, 'm> {
+    /// The model and the name reports show; `None` when the device's
+    /// figures alone give the arena (`check --measured/--elf` without a model).
+    pub model: Option<(&'r Model<'m>, &'r str)>,
+    pub config: Config,
+    /// The device preset (RAM, memories, flash), if one was chosen.
+    pub device: Option<&'static McuPreset>,
+    /// A custom device's memories; they replace the preset's, and their
+    /// on-chip sum is the RAM when no other figure gives it.
+    pub memories: &'r [Memory],
+    /// Typed RAM (wins over the preset and the device's figures).
+    pub ram_bytes: Option<u64>,
+    /// Typed reserves (a name also measured replaces the measured figure).
+    pub reserves: Vec<Reserve>,
+    pub headroom_bp: u32,
+    /// Flash for the model (default: the preset's on-chip flash).
+    pub flash_bytes: Option<u64>,
+    /// Firmware code and read-only data besides the model.
+    pub code_bytes: u64,
+    /// The model file's size, for the flash verdict.
+    pub file_bytes: Option<u64>,
+    /// Figures from the device (a report line and/or a firmware ELF).
+    pub measured: Option<&'r Measured>,
+    /// The file those figures came from (names a check without a model).
+    pub measured_file: Option<&'r str>,
+}
+
+/// A finished check: the name the verdict shows, the budget it used and the
+/// record (`CheckReport`, what `check --json` prints).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub name: String,
+    pub budget: Budget,
+    pub report: CheckReport,
+}
+
+/// Why a check could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckError {
+    /// No RAM size anywhere (typed, preset, custom memories).
+    NoRam,
+    /// The device's figures give no budget.
+    Measured(MeasuredBudgetError),
+    /// Neither a model nor device figures.
+    NoModel,
+    /// Device figures without a model, and without an arena size either.
+    NoArenaSize,
+    /// A code size without a flash size.
+    CodeNeedsFlash,
+    /// A flash check without the model file.
+    FlashNeedsModel,
+    /// The model cannot be analysed.
+    Analysis(AnalysisError),
+}
+
+impl fmt::Display for CheckError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckError::NoRam => write!(f, "give --ram or --device"),
+            CheckError::Measured(e) => e.fmt(f),
+            CheckError::NoModel => write!(f, "give the model, --measured or --elf"),
+            CheckError::NoArenaSize => {
+                write!(f, "the firmware figures have no arena size; give the model")
+            }
+            CheckError::CodeNeedsFlash => write!(
+                f,
+                "--code needs a flash size: give --flash (the device's flash is external)"
+            ),
+            CheckError::FlashNeedsModel => write!(
+                f,
+                "the flash check needs the model file (its size is the flash figure)"
+            ),
+            CheckError::Analysis(e) => e.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for CheckError {}
+
+/// The budget check of `microarena check`: RAM from the typed figure, the
+/// device's figures, the preset or the custom memories; the verdict on the
+/// model's minimum (or, without a model, the device's arena); device
+/// figures tagged measured or assumed; the placement among the memories;
+/// the flash verdict.
+pub fn check_request(req: &CheckRequest<'_, '_>) -> Result<Checked, CheckError> {
+    let on_chip: u64 = req
+        .memories
+        .iter()
+        .filter(|m| matches!(m.kind, MemoryKind::Tcm | MemoryKind::Sram))
+        .map(|m| m.bytes)
+        .sum();
+    let preset_ram = req
+        .device
+        .map(|d| d.ram_bytes)
+        .or((on_chip > 0).then_some(on_chip));
+    let (budget, figures) = match req.measured {
+        Some(m) => {
+            let ram = match (req.ram_bytes, preset_ram) {
+                (Some(r), _) => measured::Ram::Typed(r),
+                (None, Some(r)) => measured::Ram::Preset(r),
+                (None, None) => measured::Ram::None,
+            };
+            let (b, f) = measured::budget(m, ram, &req.reserves, req.headroom_bp, Source::Linked)
+                .map_err(CheckError::Measured)?;
+            (b, Some(f))
+        }
+        None => (
+            Budget {
+                ram_bytes: req.ram_bytes.or(preset_ram).ok_or(CheckError::NoRam)?,
+                reserves: req.reserves.clone(),
+                headroom_bp: req.headroom_bp,
+            },
+            None,
+        ),
+    };
+    let memories = match (req.memories.is_empty(), req.device) {
+        (false, _) => req.memories,
+        (true, Some(d)) => d.memories,
+        (true, None) => &[][..],
+    };
+    let device_name = req.device.map(|d| d.name);
+    let (name, mut checked) = match (req.model, req.measured) {
+        (Some((model, name)), _) => {
+            let checked = check(model, &req.config, &budget, name, device_name, memories)
+                .map_err(CheckError::Analysis)?;
+            (String::from(name), checked)
+        }
+        (None, Some(m)) => {
+            let (minimum, _) = m.minimum().ok_or(CheckError::NoArenaSize)?;
+            let verdict = budget.check(minimum);
+            let origin = if m.arena_used_bytes.is_some() {
+                "measured on the device"
+            } else {
+                "linked in the ELF"
+            };
+            let name = m
+                .model
+                .clone()
+                .or(req.measured_file.map(String::from))
+                .unwrap_or_default();
+            let mut c = CheckReport::without_model(&budget, &verdict, origin);
+            c.device = device_name.map(String::from);
+            (name, c)
+        }
+        (None, None) => return Err(CheckError::NoModel),
+    };
+    if let (Some(m), Some(figures)) = (req.measured, figures) {
+        let minimum = match (req.model, m.minimum()) {
+            (Some(_), _) | (None, None) => (checked.minimum_bytes, Source::Predicted),
+            (None, Some(min)) => min,
+        };
+        let (verdict, mc) = measured::check(m, &budget, figures, minimum);
+        checked.fits &= verdict.fits;
+        checked.measured = Some(mc);
+    }
+    // Flash: the given size, else the device's on-chip flash.
+    let flash_bytes = req.flash_bytes.or(req.device.and_then(|d| d.flash_bytes));
+    if req.code_bytes > 0 && flash_bytes.is_none() {
+        return Err(CheckError::CodeNeedsFlash);
+    }
+    if let Some(flash_bytes) = flash_bytes {
+        let file_bytes = req.file_bytes.ok_or(CheckError::FlashNeedsModel)?;
+        let v = FlashBudget {
+            flash_bytes,
+            code_bytes: req.code_bytes,
+        }
+        .check(file_bytes);
+        checked.fits &= v.fits;
+        checked.flash = Some(v);
+    }
+    Ok(Checked {
+        name,
+        budget,
+        report: checked,
+    })
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use microarena_core::pipeline::{self, PipelineError};
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
-use microarena_core::report::budget::{self, Budget, Reserve};
+use microarena_core::report::budget::{self, Reserve};
 use microarena_core::report::diff as report_diff;
+use microarena_core::report::measured::Measured;
 use microarena_core::report::optimized::OptimizeReport;
 use microarena_core::rewrite::optimize as rewrite;
 use microarena_core::tflm::profile::{self, TargetProfile};
@@ -128,9 +129,11 @@ fn plan(
 
 /// The budget verdict `microarena check --json` prints, as a dict (`fits`
 /// says whether the arena plus headroom fits RAM minus the reserves). A
-/// `device` preset gives the RAM and the target unless they are given.
+/// `device` preset gives the RAM, the target and the flash unless they are
+/// given; `measured` (the firmware's report, as `check --measured`) gives the
+/// RAM and reserves the device measured.
 #[pyfunction]
-#[pyo3(signature = (model, ram=None, reserves=None, headroom="20%", target=None, planner="tflm-greedy", device=None))]
+#[pyo3(signature = (model, ram=None, reserves=None, headroom="20%", target=None, planner="tflm-greedy", device=None, flash=None, code=None, measured=None))]
 #[allow(clippy::too_many_arguments)]
 fn check(
     py: Python<'_>,
@@ -141,6 +144,9 @@ fn check(
     target: Option<&str>,
     planner: &str,
     device: Option<&str>,
+    flash: Option<&Bound<'_, PyAny>>,
+    code: Option<&Bound<'_, PyAny>>,
+    measured: Option<PathBuf>,
 ) -> PyResult<Py<PyAny>> {
     let src = source(model)?;
     let device = device.map(budget::mcu_preset).transpose().map_err(fail)?;
@@ -170,32 +176,41 @@ fn check(
             list.push(Reserve { name, bytes: b });
         }
     }
-    let ram_bytes = match (ram, device) {
-        (Some(r), _) => bytes(r, "ram")?,
-        (None, Some(d)) => d.ram_bytes,
-        (None, None) => return Err(fail("give ram or device")),
+    let from_device = match &measured {
+        Some(p) => {
+            let text =
+                std::fs::read(p).map_err(|e| fail(format!("{}: cannot read: {e}", p.display())))?;
+            Some(
+                Measured::parse(&String::from_utf8_lossy(&text))
+                    .map_err(|e| fail(format!("{}: {e}", p.display())))?,
+            )
+        }
+        None => None,
     };
-    let budget = Budget {
-        ram_bytes,
+    let parsed = Model::parse(&src.bytes).map_err(|e| fail(format!("{}: {e}", src.name)))?;
+    let request = pipeline::CheckRequest {
+        model: Some((&parsed, &src.name)),
+        config: Config {
+            profile,
+            planner: self::planner(planner)?,
+        },
+        device,
+        memories: &[],
+        ram_bytes: ram.map(|r| bytes(r, "ram")).transpose()?,
         reserves: list,
         headroom_bp: budget::parse_percent_bp(headroom)
             .map_err(|e| fail(format!("headroom {e}")))?,
+        flash_bytes: flash.map(|f| bytes(f, "flash")).transpose()?,
+        code_bytes: code.map(|c| bytes(c, "code")).transpose()?.unwrap_or(0),
+        file_bytes: Some(parsed.file_bytes),
+        measured: from_device.as_ref(),
+        measured_file: None,
     };
-    let parsed = Model::parse(&src.bytes).map_err(|e| fail(format!("{}: {e}", src.name)))?;
-    let config = Config {
-        profile,
-        planner: self::planner(planner)?,
-    };
-    let checked = pipeline::check(
-        &parsed,
-        &config,
-        &budget,
-        &src.name,
-        device.map(|d| d.name),
-        device.map_or(&[][..], |d| d.memories),
-    )
-    .map_err(|e| fail(format!("{}: {e}", src.name)))?;
-    to_python(py, serde_json::to_string(&checked))
+    let checked = pipeline::check_request(&request).map_err(|e| match e {
+        pipeline::CheckError::Analysis(e) => fail(format!("{}: {e}", src.name)),
+        e => fail(e.to_string()),
+    })?;
+    to_python(py, serde_json::to_string(&checked.report))
 }
 
 /// A copy of the model with an offline plan stock TFLM obeys. Returns its

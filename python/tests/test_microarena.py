@@ -87,6 +87,27 @@ def test_check_with_a_device_is_the_cli_verdict(example):
         microarena.check(example, device="ESP32-S3")
 
 
+def test_check_with_flash_and_measured_figures_is_the_cli_verdict(example, tmp_path):
+    # A preset with on-chip flash adds the flash verdict, as the CLI does.
+    got = microarena.check(example, device="STM32F746", code="200K")
+    want = json.loads(cli("check", example, "--device", "STM32F746", "--code", "200K", "--json"))
+    assert got == want and got["flash"]["flash_bytes"] == 1024 * 1024
+    # The seed's RP2040 anomaly detector: the device's measured reserves fail it.
+    model = tmp_path / "anomaly.tflite"
+    cli("example", "--name", "rp2040-anomaly", "-o", model)
+    report = ROOT / "docs" / "rp2040-anomaly-report.txt"
+    got = microarena.check(model, device="RP2040", measured=report)
+    run = subprocess.run(
+        [str(CLI), "check", str(model), "--device", "RP2040", "--measured", str(report), "--json"],
+        capture_output=True,
+    )
+    assert run.returncode == 1
+    assert got == json.loads(run.stdout)
+    assert got["fits"] is False and got["measured"]["figures"]
+    with pytest.raises(microarena.MicroarenaError, match="no 'MICROARENA-REPORT' line"):
+        microarena.check(example, ram="256K", measured=model)
+
+
 def test_optimize_returns_bytes_or_writes_atomically(example, tmp_path):
     data = microarena.optimize(example)
     assert isinstance(data, bytes) and data[4:8] == b"TFL3"
