@@ -91,7 +91,7 @@ operators! {
     UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: Lstm;
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
     EXP = 47, tflm: false, runtime: NoParams;
-    SPLIT = 49, tflm: true, runtime: -;
+    SPLIT = 49, tflm: true, runtime: Split;
     LOG_SOFTMAX = 50, tflm: false, runtime: NoParams;
     CAST = 53, tflm: true, runtime: NoParams;
     PRELU = 54, tflm: false, runtime: NoParams;
@@ -122,7 +122,7 @@ operators! {
     LOGICAL_OR = 84, tflm: false, runtime: -;
     LOGICAL_AND = 86, tflm: false, runtime: -;
     LOGICAL_NOT = 87, tflm: false, runtime: -;
-    UNPACK = 88, tflm: false, runtime: -;
+    UNPACK = 88, tflm: false, runtime: Split;
     REDUCE_MIN = 89, tflm: true, runtime: Mean;
     FLOOR_DIV = 90, tflm: false, runtime: -;
     SQUARE = 92, tflm: false, runtime: -;
@@ -134,7 +134,7 @@ operators! {
     SQUARED_DIFFERENCE = 99, tflm: false, runtime: NoParams;
     MIRROR_PAD = 100, tflm: true, runtime: -;
     ABS = 101, tflm: false, runtime: NoParams;
-    SPLIT_V = 102, tflm: true, runtime: -;
+    SPLIT_V = 102, tflm: true, runtime: Split;
     CEIL = 104, tflm: false, runtime: -;
     REVERSE_V2 = 105, tflm: false, runtime: -;
     ADD_N = 106, tflm: true, runtime: -;
@@ -178,6 +178,12 @@ pub const fn op_name(code: i32) -> &'static str {
         Some(op) => op.name,
         None => "builtin op",
     }
+}
+
+/// `true` for the operators whose runtime kernel writes several outputs
+/// (the op record's `n_outputs` may exceed 1); every other kernel has one.
+pub const fn has_several_outputs(code: u8) -> bool {
+    matches!(code, SPLIT | SPLIT_V | UNPACK)
 }
 
 /// `true` when the runtime has a kernel for the builtin `code`.

@@ -33,6 +33,9 @@ pub enum ParamsKind {
     Mean,
     LeakyRelu,
     Axis,
+    /// SPLIT, SPLIT_V and UNPACK: [`AxisParams`], the split axis made
+    /// non-negative (read from each op's own axis input or option).
+    Split,
     Gather,
     SpaceBatch,
     Resize,
@@ -309,7 +312,7 @@ impl OpParams for LeakyReluParams {
     }
 }
 
-/// ARG_MAX and ARG_MIN: one axis of the input.
+/// ARG_MAX and ARG_MIN (and SPLIT, SPLIT_V, UNPACK): one axis of the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AxisParams {
     /// The axis, already non-negative.

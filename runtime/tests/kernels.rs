@@ -962,3 +962,183 @@ fn float_softmax_logistic_tanh() {
         "{out:?}"
     );
 }
+
+/// Builds, lowers and runs a one-op model with several outputs; returns
+/// every output's bytes.
+fn run_multi(tensors: Vec<TensorSpec>, op: OpSpec, inputs: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let g_in: Vec<i32> = (0..inputs.len() as i32).collect();
+    let outs = op.outputs.clone();
+    let bytes = build(&tensors, &[op], &g_in, &outs);
+    let model = Model::parse(&bytes).expect("parse");
+    let image = lower(&model).expect("lower");
+    let predicted = runtime_arena(&model).expect("arena");
+    let mut arena = vec![0u8; predicted.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    for (i, d) in inputs.iter().enumerate() {
+        it.input_mut(i).expect("input").copy_from_slice(d);
+    }
+    it.invoke().expect("invoke");
+    assert_eq!(it.memory_usage().high_water as u64, predicted.total_bytes);
+    (0..outs.len())
+        .map(|k| it.output(k).expect("output").to_vec())
+        .collect()
+}
+
+fn multi(opcode: u8, inputs: &[i32], outputs: &[i32], options: OptSpec) -> OpSpec {
+    OpSpec {
+        opcode: i32::from(opcode),
+        inputs: inputs.into(),
+        outputs: outputs.into(),
+        options,
+    }
+}
+
+#[test]
+fn split_cuts_the_axis_into_equal_parts() {
+    // x [2, 4] int8 = 0..8, split along axis -1 (= 1) into 2: rows [0,1 | 2,3], [4,5 | 6,7].
+    let x: Vec<i8> = (0..8).collect();
+    let tensors = vec![
+        TensorSpec::act(&[2, 4], DType::I8, 0.5, 0),
+        TensorSpec::i32s(&[], &[-1], &[]),
+        TensorSpec::act(&[2, 2], DType::I8, 0.5, 0),
+        TensorSpec::act(&[2, 2], DType::I8, 0.5, 0),
+    ];
+    let outs = run_multi(
+        tensors,
+        multi(rl::opcode::SPLIT, &[1, 0], &[2, 3], OptSpec::None),
+        &[i8s(&x)],
+    );
+    assert_eq!(to_i8(&outs[0]), [0, 1, 4, 5]);
+    assert_eq!(to_i8(&outs[1]), [2, 3, 6, 7]);
+}
+
+#[test]
+fn split_v_takes_each_outputs_own_size() {
+    // x [5, 1] float = 0..5 along axis 0 into sizes 1, 3, 1.
+    let x: Vec<f32> = (0..5).map(|v| v as f32).collect();
+    let tensors = vec![
+        TensorSpec::act(&[5, 1], DType::F32, 0.0, 0),
+        TensorSpec::i32s(&[3], &[1, 3, 1], &[]),
+        TensorSpec::i32s(&[], &[0], &[]),
+        TensorSpec::act(&[1, 1], DType::F32, 0.0, 0),
+        TensorSpec::act(&[3, 1], DType::F32, 0.0, 0),
+        TensorSpec::act(&[1, 1], DType::F32, 0.0, 0),
+    ];
+    let outs = run_multi(
+        tensors,
+        multi(rl::opcode::SPLIT_V, &[0, 1, 2], &[3, 4, 5], OptSpec::None),
+        &[f32s(&x)],
+    );
+    assert_eq!(to_f32(&outs[0]), [0.0]);
+    assert_eq!(to_f32(&outs[1]), [1.0, 2.0, 3.0]);
+    assert_eq!(to_f32(&outs[2]), [4.0]);
+}
+
+#[test]
+fn unpack_drops_the_axis() {
+    // x [2, 3] int16 = 10..16 unpacked along axis 1: columns [10, 13], [11, 14], [12, 15].
+    let x: Vec<u8> = (10i16..16).flat_map(|v| v.to_le_bytes()).collect();
+    let tensors = vec![
+        TensorSpec::act(&[2, 3], DType::I16, 1.0, 0),
+        TensorSpec::act(&[2], DType::I16, 1.0, 0),
+        TensorSpec::act(&[2], DType::I16, 1.0, 0),
+        TensorSpec::act(&[2], DType::I16, 1.0, 0),
+    ];
+    let outs = run_multi(
+        tensors,
+        multi(
+            rl::opcode::UNPACK,
+            &[0],
+            &[1, 2, 3],
+            OptSpec::Unpack { axis: -1, num: 3 },
+        ),
+        &[x],
+    );
+    let i16s = |b: &[u8]| -> Vec<i16> {
+        b.chunks_exact(2)
+            .map(|c| i16::from_le_bytes([c[0], c[1]]))
+            .collect()
+    };
+    assert_eq!(i16s(&outs[0]), [10, 13]);
+    assert_eq!(i16s(&outs[1]), [11, 14]);
+    assert_eq!(i16s(&outs[2]), [12, 15]);
+}
+
+#[test]
+fn outputs_that_do_not_tile_the_input_are_refused() {
+    // SPLIT of [2, 4] along axis 1 into [2, 2] and [2, 3]: 5 columns of 4.
+    let tensors = vec![
+        TensorSpec::act(&[2, 4], DType::I8, 0.5, 0),
+        TensorSpec::i32s(&[], &[1], &[]),
+        TensorSpec::act(&[2, 2], DType::I8, 0.5, 0),
+        TensorSpec::act(&[2, 3], DType::I8, 0.5, 0),
+    ];
+    let bytes = build(
+        &tensors,
+        &[multi(rl::opcode::SPLIT, &[1, 0], &[2, 3], OptSpec::None)],
+        &[0],
+        &[2, 3],
+    );
+    let model = Model::parse(&bytes).expect("parse");
+    let err = lower(&model).expect_err("the outputs cover 5 of 4 columns");
+    assert!(format!("{err}").contains("cover 5 of the 4"), "{err}");
+    assert!(runtime_arena(&model).is_err());
+}
+
+/// SPLIT → UNPACK → SPLIT_V, with graph outputs among the extra outputs:
+/// the multi-output record layout (outputs past the first in the input
+/// slots) through the corruption sweep.
+fn multi_output_model() -> Vec<u8> {
+    let q = |shape: &[i32]| TensorSpec::act(shape, I8, 0.5, 0);
+    let t = vec![
+        q(&[2, 4]),                           // 0 input
+        TensorSpec::i32s(&[], &[1], &[]),     // 1 split axis
+        q(&[2, 2]),                           // 2 left
+        q(&[2, 2]),                           // 3 right
+        q(&[2]),                              // 4 row 0 of left
+        q(&[2]),                              // 5 row 1 of left
+        TensorSpec::i32s(&[2], &[1, 1], &[]), // 6 sizes
+        TensorSpec::i32s(&[], &[-1], &[]),    // 7 split_v axis
+        q(&[2, 1]),                           // 8 right, column 0
+        q(&[2, 1]),                           // 9 right, column 1
+    ];
+    let ops = [
+        multi(rl::opcode::SPLIT, &[1, 0], &[2, 3], OptSpec::None),
+        multi(
+            rl::opcode::UNPACK,
+            &[2],
+            &[4, 5],
+            OptSpec::Unpack { axis: 0, num: 2 },
+        ),
+        multi(rl::opcode::SPLIT_V, &[3, 6, 7], &[8, 9], OptSpec::None),
+    ];
+    build(&t, &ops, &[0], &[4, 5, 8, 9])
+}
+
+#[test]
+fn multi_output_images_run_and_survive_corruption() {
+    let (image, total) = image_of(&multi_output_model());
+    assert_eq!(
+        u32::from_le_bytes(image[4..8].try_into().expect("4 bytes")),
+        rl::VERSION
+    );
+    let mut arena = vec![0u8; total as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    let x: Vec<i8> = (0..8).collect(); // [[0 1 2 3] [4 5 6 7]]
+    it.input_mut(0).expect("input").copy_from_slice(&i8s(&x));
+    it.invoke().expect("invoke");
+    let got: Vec<Vec<i8>> = (0..4).map(|k| to_i8(it.output(k).expect("out"))).collect();
+    assert_eq!(got, [vec![0, 1], vec![4, 5], vec![2, 6], vec![3, 7]]);
+    if cfg!(miri) {
+        sweep(&image, total as usize, usize::MAX, 97, 211);
+    } else {
+        sweep(&image, total as usize, usize::MAX, 1, 1);
+    }
+    // A version-2 image (the single-output layout) is refused by name.
+    let mut v2 = image.clone();
+    v2[4..8].copy_from_slice(&2u32.to_le_bytes());
+    let mut arena = vec![0u8; total as usize];
+    let err = Interpreter::new(&v2, &mut arena).expect_err("version 2");
+    assert!(matches!(err, Error::UnsupportedVersion { found: 2 }));
+    assert!(format!("{err}").contains("lower the model again"), "{err}");
+}

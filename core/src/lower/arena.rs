@@ -117,11 +117,26 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
                 rl::MAX_OP_INPUTS
             )));
         }
-        if op.outputs.len() != 1 {
+        let several = rl::opcode::has_several_outputs(code as u8);
+        if op.outputs.is_empty() || (op.outputs.len() != 1 && !several) {
             return Err(unsupported(format!(
                 "{} outputs; exactly one is supported",
                 op.outputs.len()
             )));
+        }
+        // Outputs past the first share the input slots of the op record.
+        if op.outputs.len() > rl::MAX_OP_OUTPUTS
+            || op.inputs.len() + op.outputs.len() - 1 > rl::MAX_OP_INPUTS
+        {
+            return Err(unsupported(format!(
+                "{} inputs and {} outputs; the image holds at most {} tensors besides output 0",
+                op.inputs.len(),
+                op.outputs.len(),
+                rl::MAX_OP_INPUTS
+            )));
+        }
+        if op.outputs.iter().any(|&t| t < 0) {
+            return Err(unsupported("an omitted output".into()));
         }
         let out = op
             .output(0)

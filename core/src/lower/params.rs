@@ -85,6 +85,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Mean => mean,
         ParamsKind::LeakyRelu => leaky_relu,
         ParamsKind::Axis => axis_input,
+        ParamsKind::Split => split,
         ParamsKind::Gather => gather,
         ParamsKind::SpaceBatch => space_batch,
         ParamsKind::Resize => resize,
@@ -351,6 +352,75 @@ fn axis_input(v: &OpView<'_, '_>) -> Result<Words, String> {
     let a = if a < 0 { a + rank } else { a };
     if a < 0 || a >= rank {
         return Err(format!("axis {a} is out of range"));
+    }
+    Ok(AxisParams { axis: a }.to_words())
+}
+
+/// SPLIT (axis: constant input 0, data: input 1), SPLIT_V (data: input 0,
+/// axis: constant input 2) and UNPACK (axis: option): the axis made
+/// non-negative and checked against the data's rank as the kernels'
+/// Eval does (tflite-micro 90b983c2 `kernels/split.cc`, `split_v.cc`,
+/// `unpack.cc`); the outputs' shapes are checked by the runtime's Prepare.
+fn split(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let (data, axis) = match v.op.opcode.0 as u8 {
+        opcode::SPLIT => (
+            v.input(1)?,
+            const_i32s(v.model, v.op.input(0)).ok_or("axis must be a constant int32 tensor")?,
+        ),
+        opcode::SPLIT_V => (
+            v.input(0)?,
+            const_i32s(v.model, v.op.input(2)).ok_or("axis must be a constant int32 tensor")?,
+        ),
+        _ => match v.op.options {
+            OpOptions::Unpack { axis, .. } => (v.input(0)?, alloc::vec![axis]),
+            _ => return Err("UNPACK options are missing".into()),
+        },
+    };
+    let rank = data.shape.len() as i32;
+    let a = *axis.first().ok_or("axis is empty")?;
+    let a = if a < 0 { a + rank } else { a };
+    if a < 0 || a >= rank {
+        return Err(format!("axis {a} is out of range for rank {rank}"));
+    }
+    // The runtime's Prepare (kernels/split.rs) restated: the types the
+    // kernels register, and outputs that tile the input along the axis.
+    use rl::dtype::{F32, I8, I16, I32};
+    if ![F32, I8, I16, I32].contains(&data.dtype.code()) {
+        return Err("only float32, int8, int16 or int32".into());
+    }
+    let ax = a as usize;
+    let unpack = v.op.opcode.0 as u8 == opcode::UNPACK;
+    let mut covered = 0i64;
+    for k in 0..v.op.outputs.len() {
+        let out =
+            v.op.output(k)
+                .and_then(|t| v.model.main().tensors.get(t))
+                .ok_or("an output is missing")?;
+        if out.dtype != data.dtype {
+            return Err("outputs must have the input's type".into());
+        }
+        let mut want = data.shape.clone();
+        if unpack {
+            if ax < want.len() {
+                want.remove(ax);
+            }
+            covered += 1;
+        } else if let (Some(w), Some(&d)) = (want.get_mut(ax), out.shape.get(ax)) {
+            *w = d;
+            covered += i64::from(d);
+        }
+        if out.shape != want {
+            return Err(format!(
+                "output {k} has shape {:?}, not the input's {:?} cut along axis {a}",
+                out.shape, data.shape
+            ));
+        }
+    }
+    let along = data.shape.get(ax).copied().unwrap_or(0);
+    if covered != i64::from(along) {
+        return Err(format!(
+            "the outputs cover {covered} of the {along} elements along axis {a}"
+        ));
     }
     Ok(AxisParams { axis: a }.to_words())
 }

@@ -90,11 +90,16 @@ pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
         rec[rl::op::OPCODE] = op.opcode.0 as u8;
         rec[rl::op::N_INPUTS] = op.inputs.len() as u8;
         rec[rl::op::ACTIVATION] = activation(op).code() as u8;
-        for i in 0..rl::MAX_OP_INPUTS {
-            let v = match op.inputs.get(i) {
-                Some(&t) if t >= 0 => t as u16,
-                _ => rl::NO_TENSOR,
-            };
+        rec[rl::op::N_OUTPUTS] = op.outputs.len() as u8;
+        // Inputs, then outputs 1.. (`plan` checked that they fit the slots).
+        let slots = op.inputs.iter().chain(op.outputs.iter().skip(1));
+        let mut slot_values = [rl::NO_TENSOR; rl::MAX_OP_INPUTS];
+        for (v, &t) in slot_values.iter_mut().zip(slots) {
+            if t >= 0 {
+                *v = t as u16;
+            }
+        }
+        for (i, v) in slot_values.iter().enumerate() {
             rec[rl::op::INPUTS + 2 * i..rl::op::INPUTS + 2 * i + 2]
                 .copy_from_slice(&v.to_le_bytes());
         }

@@ -94,6 +94,10 @@ pub enum OptSpec {
         end_mask: i32,
         shrink_axis_mask: i32,
     },
+    Unpack {
+        axis: i32,
+        num: i32,
+    },
 }
 
 impl OptSpec {
@@ -154,6 +158,7 @@ impl OptSpec {
                 shrink_axis_mask,
                 ..Default::default()
             }),
+            OptSpec::Unpack { axis, num } => OpOptions::Unpack { axis, num },
         }
     }
 }
