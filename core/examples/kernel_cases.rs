@@ -1252,6 +1252,79 @@ pub fn cases() -> Vec<Case> {
             none(),
         ));
     }
+
+    // ---- SPLIT, SPLIT_V, UNPACK: several outputs, every type TFLM registers,
+    // positive and negative axes.
+    for (tname, ty) in [("f32", DType::F32), ("i8", I8), ("i16", I16), ("i32", I32)] {
+        let tt = |shape: &[i32]| match ty {
+            DType::F32 | DType::I32 => t(shape, ty),
+            _ => qt(shape, ty, 0.25, 0),
+        };
+        for (name, shape, axis, parts) in [
+            ("axis1", vec![2, 6, 3], 1, 3),
+            ("axis_neg1", vec![2, 3, 4], -1, 2),
+            ("axis0", vec![4, 5], 0, 4),
+        ] {
+            let mut c = Case::new(&format!("split_{tname}_{name}"));
+            let a = c.add(t(&[], I32).i32s(&[axis]));
+            let x = c.input(tt(&shape));
+            let ax = if axis < 0 {
+                axis + shape.len() as i32
+            } else {
+                axis
+            } as usize;
+            let mut piece = shape.clone();
+            piece[ax] /= parts;
+            let outs: Vec<i32> = (0..parts).map(|_| c.add(tt(&piece))).collect();
+            c.op(opcode::SPLIT, &[a, x], &outs, none());
+            c.outputs.extend(&outs);
+            v.push(c);
+        }
+        for (name, shape, axis, sizes) in [
+            ("axis1", vec![2, 7, 3], 1, vec![1, 4, 2]),
+            ("axis_neg1", vec![3, 5], -1, vec![3, 2]),
+        ] {
+            let mut c = Case::new(&format!("split_v_{tname}_{name}"));
+            let x = c.input(tt(&shape));
+            let s = c.add(t(&[sizes.len() as i32], I32).i32s(&sizes));
+            let a = c.add(t(&[], I32).i32s(&[axis]));
+            let ax = if axis < 0 {
+                axis + shape.len() as i32
+            } else {
+                axis
+            } as usize;
+            let outs: Vec<i32> = sizes
+                .iter()
+                .map(|&n| {
+                    let mut piece = shape.clone();
+                    piece[ax] = n;
+                    c.add(tt(&piece))
+                })
+                .collect();
+            c.op(opcode::SPLIT_V, &[x, s, a], &outs, none());
+            c.outputs.extend(&outs);
+            v.push(c);
+        }
+        for (name, shape, axis) in [
+            ("axis0", vec![3, 4], 0),
+            ("axis_neg1", vec![2, 3, 2], -1),
+            ("axis1", vec![2, 3, 2], 1),
+        ] {
+            let mut c = Case::new(&format!("unpack_{tname}_{name}"));
+            let x = c.input(tt(&shape));
+            let ax = if axis < 0 {
+                axis + shape.len() as i32
+            } else {
+                axis
+            } as usize;
+            let mut piece = shape.clone();
+            let num = piece.remove(ax);
+            let outs: Vec<i32> = (0..num).map(|_| c.add(tt(&piece))).collect();
+            c.op(opcode::UNPACK, &[x], &outs, OpOptions::Unpack { axis, num });
+            c.outputs.extend(&outs);
+            v.push(c);
+        }
+    }
     v
 }
 

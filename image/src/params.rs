@@ -39,6 +39,8 @@ pub enum ParamsKind {
     Gather,
     SpaceBatch,
     Resize,
+    /// Custom ops: [`FlexParams`], the custom options' FlexBuffers map values.
+    Flex,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -328,6 +330,26 @@ impl OpParams for AxisParams {
 
     fn from_words(w: &Words) -> Self {
         AxisParams { axis: w[0] }
+    }
+}
+
+/// A custom op's options: the values of its FlexBuffers options map as
+/// `int32`, by position in the map (keys sorted, as FlexBuffers stores
+/// them), which is how TFLM's Signal kernels read them
+/// (`FlexbufferWrapper::ElementAsInt32(index)`). Each kernel documents which
+/// position is which option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlexParams {
+    pub values: Words,
+}
+
+impl OpParams for FlexParams {
+    fn to_words(&self) -> Words {
+        self.values
+    }
+
+    fn from_words(w: &Words) -> Self {
+        FlexParams { values: *w }
     }
 }
 

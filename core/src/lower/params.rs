@@ -9,9 +9,9 @@ use alloc::vec::Vec;
 use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
-    AxisParams, ConcatParams, GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK,
-    MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, ResizeParams, SliceParams,
-    SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
+    AxisParams, ConcatParams, FlexParams, GatherParams, LeakyReluParams, LstmParams,
+    MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, ResizeParams,
+    SliceParams, SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -89,6 +89,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Gather => gather,
         ParamsKind::SpaceBatch => space_batch,
         ParamsKind::Resize => resize,
+        ParamsKind::Flex => flex,
     }
 }
 
@@ -100,10 +101,33 @@ pub(super) fn op_params(
     op: &Operator<'_>,
     output: &Tensor<'_>,
 ) -> Result<Words, String> {
-    let kind = opcode::operator(op.opcode.0)
-        .and_then(|o| o.runtime)
+    let kind = super::image_opcode(op)
+        .and_then(|c| opcode::runtime_params(i32::from(c)))
         .ok_or_else(|| format!("{} has no kernel in the microarena runtime", op.name()))?;
     lowering(kind)(&OpView { model, op, output })
+}
+
+/// Custom ops: the FlexBuffers options map's values, by position (see
+/// `FlexParams`); an op without options gets zeros.
+fn flex(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let mut w = [0; rl::OP_PARAMS];
+    if v.op.custom_options.is_empty() {
+        return Ok(w);
+    }
+    let values = crate::read::flex::map_values(v.op.custom_options)
+        .ok_or("custom options are not a FlexBuffers map of numbers")?;
+    if values.len() > rl::OP_PARAMS {
+        return Err(format!(
+            "{} custom options; at most {} fit",
+            values.len(),
+            rl::OP_PARAMS
+        ));
+    }
+    for (d, &x) in w.iter_mut().zip(&values) {
+        // ElementAsInt32 truncates to int32, as this does.
+        *d = x as i32;
+    }
+    Ok(FlexParams { values: w }.to_words())
 }
 
 /// Ops whose kernels read everything from their tensors.

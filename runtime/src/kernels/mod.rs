@@ -40,6 +40,7 @@ mod quantize;
 mod rectifiers;
 mod reductions;
 mod shape;
+mod signal;
 mod softmax;
 mod split;
 mod svdf;
@@ -125,6 +126,7 @@ const FAMILIES: &[&[Kernel]] = &[
     lstm::KERNELS,
     svdf::KERNELS,
     split::KERNELS,
+    signal::KERNELS,
 ];
 
 /// No kernel for this opcode in [`BY_OPCODE`].
