@@ -918,10 +918,10 @@ fn eval_spectral_subtraction(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         put_u32(c.out, i, subtracted.max(floor));
     }
     // Output 1 is a copy of the updated estimate.
-    if let (Some(dst), Some(src)) = (c.more.first_mut(), c.vars.get(lo..hi)) {
-        if let Some(d) = dst.get_mut(..src.len()) {
-            d.copy_from_slice(src);
-        }
+    if let (Some(dst), Some(src)) = (c.more.first_mut(), c.vars.get(lo..hi))
+        && let Some(d) = dst.get_mut(..src.len())
+    {
+        d.copy_from_slice(src);
     }
     Ok(())
 }
