@@ -386,6 +386,27 @@ pub fn cases() -> Vec<Case> {
         f32t(&[2, 3, 4]),
         elementwise(A::Relu),
     ));
+    // int32: unquantized and wrapping; TFLM's int32 ADD ignores its fused
+    // activation (Eval sets the whole int32 range), MUL applies it.
+    for (op, name, act) in [
+        (opcode::ADD, "add_i32_same", A::None),
+        (opcode::ADD, "add_i32_bcast_relu6", A::Relu6),
+        (opcode::MUL, "mul_i32_same", A::None),
+        (opcode::MUL, "mul_i32_bcast_relu", A::Relu),
+    ] {
+        let (sa, sb) = if name.contains("bcast") {
+            (&[2, 1, 4][..], &[3, 1][..])
+        } else {
+            (&[2, 3, 4][..], &[2, 3, 4][..])
+        };
+        v.push(unary_like(
+            name,
+            op,
+            vec![t(sa, I32), t(sb, I32)],
+            t(&[2, 3, 4], I32),
+            elementwise(act),
+        ));
+    }
     v.push(unary_like(
         "mul_i8",
         opcode::MUL,
@@ -916,10 +937,17 @@ pub fn cases() -> Vec<Case> {
         ("i32", "i16"),
         ("bool", "f32"),
         ("f32", "bool"),
+        ("u32", "i32"),
+        ("i32", "u32"),
+        ("u32", "f32"),
+        ("f32", "u32"),
+        ("i16", "u32"),
+        ("u32", "i8"),
     ] {
         let ty = |n: &str| match n {
             "f32" => DType::F32,
             "i32" => I32,
+            "u32" => DType::U32,
             "i16" => I16,
             "bool" => DType::Bool,
             _ => I8,
@@ -931,6 +959,20 @@ pub fn cases() -> Vec<Case> {
             t(&[50], ty(to)),
             none(),
         ));
+    }
+
+    {
+        // Floats far outside uint32 both ways (x · 3e9 over [−6e9, 6e9)): the
+        // conversion saturates.
+        let mut c = Case::new("cast_f32_u32_wide");
+        let x = c.input(f32t(&[50]));
+        let k = c.add(f32t(&[1]).f32s(&[3e9]));
+        let wide = c.add(f32t(&[50]));
+        let y = c.add(t(&[50], DType::U32));
+        c.op(opcode::MUL, &[x, k], &[wide], elementwise(A::None));
+        c.op(opcode::CAST, &[wide], &[y], none());
+        c.outputs.push(y);
+        v.push(c);
     }
 
     // ---- ARG_MAX / ARG_MIN over each axis (int8 inputs have many ties).

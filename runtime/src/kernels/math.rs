@@ -13,8 +13,9 @@
 //! * CAST between int8, int16, int32, uint32, float32 and bool (input only)
 //!   with C's `static_cast`: integers wrap, floats truncate toward zero (x86's
 //!   `cvttss2si` gives `i32::MIN` out of range, and so does this kernel; to
-//!   uint32, GCC converts through int64, so out of its range the low word of
-//!   `i64::MIN`, 0).
+//!   uint32 the wheel saturates — negatives and NaN to 0, beyond 2^32 − 1 to
+//!   2^32 − 1, probed on −1e30…1e30, ±inf, NaN — as ARM's `vcvt.u32.f32`
+//!   does, and so does this kernel).
 //!
 //! RSQRT on int8/int16 (TFLM's `GetInvSqrtQuantizedMultiplierExp` path) is
 //! not implemented: Prepare refuses it.
@@ -173,14 +174,10 @@ fn f32_to_i32(v: f32) -> i32 {
     }
 }
 
-/// C's float-to-uint32 conversion as GCC emits it on x86-64 (through a
-/// 64-bit `cvttss2si`, keeping the low word).
+/// Float to uint32 as the tflite-micro wheel (and ARM's `vcvt.u32.f32`)
+/// converts: truncation toward zero, saturating, NaN to 0 — Rust's `as`.
 fn f32_to_u32(v: f32) -> u32 {
-    if (-9223372036854775808.0..9223372036854775808.0).contains(&v) {
-        v as i64 as u32
-    } else {
-        0
-    }
+    v as u32
 }
 
 pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {

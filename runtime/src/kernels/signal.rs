@@ -1,8 +1,15 @@
 //! TFLM's Signal-library (audio front end) custom operators, bit-exact with
 //! tflite-micro 90b983c2 `signal/micro/kernels/*.cc` and the arithmetic in
-//! `signal/src/` (window.cc, energy.cc, square_root_32.cc, square_root_64.cc,
-//! log.cc, filter_bank_log.cc). Their options come from the model's
-//! FlexBuffers map as [`FlexParams`], by key order, as TFLM reads them.
+//! `signal/src/` (window, fft_auto_scale, max_abs, rfft_int16, energy,
+//! filter_bank, square_root_32/64, filter_bank_spectral_subtraction,
+//! pcan_argc_fixed, log, filter_bank_log, msb_32/64), SignalRfft through
+//! kissfft v130 in FIXED_POINT=16 with TFLM's patch (`third_party/kissfft`):
+//! `kf_work`, `kf_bfly2/3/4/5`, `kiss_fftr`'s split. The generic butterfly
+//! is left out: TFLM's patch makes its scratch allocation return null, so
+//! lengths with a prime factor above 5 are refused. Options come from the
+//! model's FlexBuffers map as [`FlexParams`], by key order, as TFLM reads
+//! them. The arithmetic is the GCC x86-64/ARM build's: `MostSignificantBit`
+//! of 0 is 32 (64), signed overflow wraps, `>>` on negatives is arithmetic.
 //!
 //! Where TFLM's C++ would be undefined (a shift by 32 or more, an index past
 //! a tensor), Prepare refuses; core's `lower::support` refuses the same.
@@ -803,12 +810,11 @@ fn prepare_filter_bank(
 /// band plus the previous band's unweights × spectrum (uint64, wrapping as in
 /// C++, the int16 weights sign-extended); channel 0 only seeds channel 1.
 fn eval_filter_bank(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    let (x, xd) = c.input(0);
+    let (_, xd) = c.input(0);
     let ((_, wd), (_, ud)) = (c.input(1), c.input(2));
     let ((_, starts), (_, weight_starts), (_, widths)) = (c.input(3), c.input(4), c.input(5));
     let channels = c.output_info().elements();
     let spectrum = |j: usize| u64::from(u32_at(xd, j));
-    let _ = x;
     let mut weighted: u64 = 0;
     let mut unweighted: u64 = 0;
     for i in 0..=channels {
