@@ -1134,6 +1134,24 @@ fn multi_output_images_run_and_survive_corruption() {
     } else {
         sweep(&image, total as usize, usize::MAX, 1, 1);
     }
+    // SPLIT's output 1 (input slot 2) made the same tensor as its output 0:
+    // refused at construction, not found out by Invoke.
+    let ops_off = u32::from_le_bytes(
+        image[rl::header::OPS_OFF..rl::header::OPS_OFF + 4]
+            .try_into()
+            .expect("4 bytes"),
+    ) as usize;
+    let slot = ops_off + rl::op::INPUTS + 2 * 2;
+    let mut aliased = image.clone();
+    aliased[slot..slot + 2].copy_from_slice(&2u16.to_le_bytes());
+    let mut arena = vec![0u8; total as usize];
+    assert!(matches!(
+        Interpreter::new(&aliased, &mut arena),
+        Err(Error::InvalidOp {
+            what: "two outputs overlap",
+            ..
+        })
+    ));
     // A version-2 image (the single-output layout) is refused by name.
     let mut v2 = image.clone();
     v2[4..8].copy_from_slice(&2u32.to_le_bytes());

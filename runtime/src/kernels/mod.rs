@@ -228,6 +228,19 @@ pub(crate) fn prepare(
             t.storage != rl::STORAGE_NONE || t.elements() == 0,
             "an output has no storage",
         )?;
+        // Every output is written in the same Eval: no two may share bytes.
+        for j in 0..k {
+            let u = p.output_k(j)?;
+            let disjoint = |a: &TensorInfo, b: &TensorInfo| {
+                a.storage != rl::STORAGE_ARENA
+                    || b.storage != rl::STORAGE_ARENA
+                    || a.bytes == 0
+                    || b.bytes == 0
+                    || a.location.saturating_add(a.bytes) <= b.location
+                    || b.location.saturating_add(b.bytes) <= a.location
+            };
+            p.check(disjoint(&t, &u), "two outputs overlap")?;
+        }
     }
     let want = opdata_bytes(kernel, &p, &out)?;
     let at = if want > 0 {
