@@ -106,6 +106,8 @@ fn random_bytes(shape: &[i32], dtype: DType, seed: u64) -> Vec<u8> {
             DType::I16 => out.extend_from_slice(&(r as u16).to_le_bytes()),
             DType::I32 => out.extend_from_slice(&((r as i32) >> 8).to_le_bytes()),
             DType::I64 => out.extend_from_slice(&((r as i64) >> 24).to_le_bytes()),
+            DType::U32 => out.extend_from_slice(&(r as u32).to_le_bytes()),
+            DType::U64 => out.extend_from_slice(&(r >> 16).to_le_bytes()),
             _ => {}
         }
     }
@@ -125,6 +127,49 @@ struct Op {
     inputs: Vec<i32>,
     outputs: Vec<i32>,
     options: OpOptions,
+    /// A custom op: its `custom_code` and FlexBuffers options.
+    custom: Option<(&'static str, Vec<u8>)>,
+}
+
+/// A FlexBuffers map of integers (keys sorted, every slot 8 bytes wide), as
+/// TFLM's converter writes a custom op's options.
+fn flex_map(entries: &[(&str, i64)]) -> Vec<u8> {
+    let mut e: Vec<(&str, i64)> = entries.to_vec();
+    e.sort_by(|a, b| a.0.cmp(b.0));
+    let mut b = Vec::new();
+    let mut key_at = Vec::new();
+    for (k, _) in &e {
+        key_at.push(b.len());
+        b.extend_from_slice(k.as_bytes());
+        b.push(0);
+    }
+    while b.len() % 8 != 0 {
+        b.push(0);
+    }
+    let word = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
+    word(&mut b, e.len() as u64);
+    let keys = b.len();
+    for &k in &key_at {
+        let at = b.len();
+        word(&mut b, (at - k) as u64);
+    }
+    let at = b.len();
+    word(&mut b, (at - keys) as u64); // keys vector, relative
+    word(&mut b, 8); // its byte width
+    word(&mut b, e.len() as u64);
+    let map = b.len();
+    for (_, v) in &e {
+        word(&mut b, *v as u64);
+    }
+    b.extend(std::iter::repeat_n(1u8 << 2 | 3, e.len())); // INT, 8 bytes
+    while b.len() % 8 != 0 {
+        b.push(0);
+    }
+    let at = b.len();
+    word(&mut b, (at - map) as u64);
+    b.push(9 << 2 | 3); // MAP, 8 bytes
+    b.push(8);
+    b
 }
 
 #[derive(Debug)]
@@ -170,6 +215,19 @@ impl Case {
             inputs: inputs.to_vec(),
             outputs: outputs.to_vec(),
             options,
+            custom: None,
+        });
+    }
+
+    /// A custom op (its image code for the case's name column).
+    fn custom(&mut self, code: u8, inputs: &[i32], outputs: &[i32], options: &[(&str, i64)]) {
+        let name = opcode::op_name(i32::from(code));
+        self.ops.push(Op {
+            code,
+            inputs: inputs.to_vec(),
+            outputs: outputs.to_vec(),
+            options: OpOptions::None,
+            custom: Some((name, flex_map(options))),
         });
     }
 
@@ -192,8 +250,16 @@ impl Case {
             h.id();
         }
         for op in &self.ops {
-            b.op(g, BuiltinOp(i32::from(op.code)), &op.inputs, &op.outputs)
-                .options(op.options.clone());
+            match &op.custom {
+                Some((name, options)) => {
+                    b.custom_op(g, name, &op.inputs, &op.outputs)
+                        .custom_options(options);
+                }
+                None => {
+                    b.op(g, BuiltinOp(i32::from(op.code)), &op.inputs, &op.outputs)
+                        .options(op.options.clone());
+                }
+            }
         }
         b.inputs(g, &self.inputs).outputs(g, &self.outputs);
         let model = b.build().expect("a valid case model");
@@ -320,6 +386,27 @@ pub fn cases() -> Vec<Case> {
         f32t(&[2, 3, 4]),
         elementwise(A::Relu),
     ));
+    // int32: unquantized and wrapping; TFLM's int32 ADD ignores its fused
+    // activation (Eval sets the whole int32 range), MUL applies it.
+    for (op, name, act) in [
+        (opcode::ADD, "add_i32_same", A::None),
+        (opcode::ADD, "add_i32_bcast_relu6", A::Relu6),
+        (opcode::MUL, "mul_i32_same", A::None),
+        (opcode::MUL, "mul_i32_bcast_relu", A::Relu),
+    ] {
+        let (sa, sb) = if name.contains("bcast") {
+            (&[2, 1, 4][..], &[3, 1][..])
+        } else {
+            (&[2, 3, 4][..], &[2, 3, 4][..])
+        };
+        v.push(unary_like(
+            name,
+            op,
+            vec![t(sa, I32), t(sb, I32)],
+            t(&[2, 3, 4], I32),
+            elementwise(act),
+        ));
+    }
     v.push(unary_like(
         "mul_i8",
         opcode::MUL,
@@ -850,10 +937,17 @@ pub fn cases() -> Vec<Case> {
         ("i32", "i16"),
         ("bool", "f32"),
         ("f32", "bool"),
+        ("u32", "i32"),
+        ("i32", "u32"),
+        ("u32", "f32"),
+        ("f32", "u32"),
+        ("i16", "u32"),
+        ("u32", "i8"),
     ] {
         let ty = |n: &str| match n {
             "f32" => DType::F32,
             "i32" => I32,
+            "u32" => DType::U32,
             "i16" => I16,
             "bool" => DType::Bool,
             _ => I8,
@@ -865,6 +959,20 @@ pub fn cases() -> Vec<Case> {
             t(&[50], ty(to)),
             none(),
         ));
+    }
+
+    {
+        // Floats far outside uint32 both ways (x · 3e9 over [−6e9, 6e9)): the
+        // conversion saturates.
+        let mut c = Case::new("cast_f32_u32_wide");
+        let x = c.input(f32t(&[50]));
+        let k = c.add(f32t(&[1]).f32s(&[3e9]));
+        let wide = c.add(f32t(&[50]));
+        let y = c.add(t(&[50], DType::U32));
+        c.op(opcode::MUL, &[x, k], &[wide], elementwise(A::None));
+        c.op(opcode::CAST, &[wide], &[y], none());
+        c.outputs.push(y);
+        v.push(c);
     }
 
     // ---- ARG_MAX / ARG_MIN over each axis (int8 inputs have many ties).
@@ -1251,6 +1359,233 @@ pub fn cases() -> Vec<Case> {
             b,
             none(),
         ));
+    }
+
+    // ---- SPLIT, SPLIT_V, UNPACK: several outputs, every type TFLM registers,
+    // positive and negative axes.
+    for (tname, ty) in [("f32", DType::F32), ("i8", I8), ("i16", I16), ("i32", I32)] {
+        let tt = |shape: &[i32]| match ty {
+            DType::F32 | DType::I32 => t(shape, ty),
+            _ => qt(shape, ty, 0.25, 0),
+        };
+        for (name, shape, axis, parts) in [
+            ("axis1", vec![2, 6, 3], 1, 3),
+            ("axis_neg1", vec![2, 3, 4], -1, 2),
+            ("axis0", vec![4, 5], 0, 4),
+        ] {
+            let mut c = Case::new(&format!("split_{tname}_{name}"));
+            let a = c.add(t(&[], I32).i32s(&[axis]));
+            let x = c.input(tt(&shape));
+            let ax = if axis < 0 {
+                axis + shape.len() as i32
+            } else {
+                axis
+            } as usize;
+            let mut piece = shape.clone();
+            piece[ax] /= parts;
+            let outs: Vec<i32> = (0..parts).map(|_| c.add(tt(&piece))).collect();
+            c.op(opcode::SPLIT, &[a, x], &outs, none());
+            c.outputs.extend(&outs);
+            v.push(c);
+        }
+        for (name, shape, axis, sizes) in [
+            ("axis1", vec![2, 7, 3], 1, vec![1, 4, 2]),
+            ("axis_neg1", vec![3, 5], -1, vec![3, 2]),
+        ] {
+            let mut c = Case::new(&format!("split_v_{tname}_{name}"));
+            let x = c.input(tt(&shape));
+            let s = c.add(t(&[sizes.len() as i32], I32).i32s(&sizes));
+            let a = c.add(t(&[], I32).i32s(&[axis]));
+            let ax = if axis < 0 {
+                axis + shape.len() as i32
+            } else {
+                axis
+            } as usize;
+            let outs: Vec<i32> = sizes
+                .iter()
+                .map(|&n| {
+                    let mut piece = shape.clone();
+                    piece[ax] = n;
+                    c.add(tt(&piece))
+                })
+                .collect();
+            c.op(opcode::SPLIT_V, &[x, s, a], &outs, none());
+            c.outputs.extend(&outs);
+            v.push(c);
+        }
+        for (name, shape, axis) in [
+            ("axis0", vec![3, 4], 0),
+            ("axis_neg1", vec![2, 3, 2], -1),
+            ("axis1", vec![2, 3, 2], 1),
+        ] {
+            let mut c = Case::new(&format!("unpack_{tname}_{name}"));
+            let x = c.input(tt(&shape));
+            let ax = if axis < 0 {
+                axis + shape.len() as i32
+            } else {
+                axis
+            } as usize;
+            let mut piece = shape.clone();
+            let num = piece.remove(ax);
+            let outs: Vec<i32> = (0..num).map(|_| c.add(tt(&piece))).collect();
+            c.op(opcode::UNPACK, &[x], &outs, OpOptions::Unpack { axis, num });
+            c.outputs.extend(&outs);
+            v.push(c);
+        }
+    }
+
+    // ---- TFLM's Signal library (custom ops, options as FlexBuffers maps).
+    use DType::{U32, U64};
+    {
+        let mut c = Case::new("signal_window_2x16_shift12");
+        let x = c.input(t(&[2, 16], I16));
+        let w = c.add(t(&[16], I16).random(71));
+        let y = c.add(t(&[2, 16], I16));
+        c.custom(opcode::SIGNAL_WINDOW, &[x, w], &[y], &[("shift", 12)]);
+        c.outputs.push(y);
+        v.push(c);
+    }
+    for (name, shift) in [("loud", 0), ("quiet", 9)] {
+        // A window with a large shift makes a quiet frame, which FftAutoScale scales up.
+        let mut c = Case::new(&format!("signal_fft_auto_scale_{name}"));
+        let x = c.input(t(&[40], I16));
+        let w = c.add(t(&[40], I16).random(5));
+        let quiet = c.add(t(&[40], I16));
+        let y = c.add(t(&[40], I16));
+        let bits = c.add(t(&[], I32));
+        c.custom(
+            opcode::SIGNAL_WINDOW,
+            &[x, w],
+            &[quiet],
+            &[("shift", 15 + shift)],
+        );
+        c.custom(opcode::SIGNAL_FFT_AUTO_SCALE, &[quiet], &[y, bits], &[]);
+        c.outputs.extend([y, bits]);
+        v.push(c);
+    }
+    // fft_length 512 on 480 samples (the audio preprocessor), and lengths whose
+    // complex FFT uses each kissfft radix: 32 = 4·4·2, 48 = 4·2·3, 40 = 4·5, 30 = 3·5.
+    for (frames, frame, len) in [
+        (1, 480, 512),
+        (2, 64, 64),
+        (1, 48, 48),
+        (1, 40, 40),
+        (1, 25, 30),
+    ] {
+        let mut c = Case::new(&format!("signal_rfft_{frames}x{frame}_len{len}"));
+        let x = c.input(t(&[frames, frame], I16));
+        let y = c.add(t(&[frames, len + 2], I16));
+        c.custom(
+            opcode::SIGNAL_RFFT,
+            &[x],
+            &[y],
+            &[("T", 7), ("fft_length", i64::from(len))],
+        );
+        c.outputs.push(y);
+        v.push(c);
+    }
+    {
+        let mut c = Case::new("signal_energy_33");
+        let x = c.input(t(&[66], I16));
+        let y = c.add(t(&[33], U32));
+        c.custom(
+            opcode::SIGNAL_ENERGY,
+            &[x],
+            &[y],
+            &[("end_index", 33), ("start_index", 0)],
+        );
+        c.outputs.push(y);
+        v.push(c);
+    }
+    {
+        // Four bands of two bins over ten: channel 0 only seeds channel 1.
+        let mut c = Case::new("signal_filter_bank_3");
+        let x = c.input(t(&[10], U32));
+        let table = |v: &[i32]| {
+            let mut t = t(&[v.len() as i32], I16);
+            t.data = Some(v.iter().flat_map(|&x| (x as i16).to_le_bytes()).collect());
+            t
+        };
+        let w = c.add(t(&[8], I16).random(3));
+        let uw = c.add(t(&[8], I16).random(4));
+        let starts = c.add(table(&[0, 2, 5, 7]));
+        let weight_starts = c.add(table(&[0, 2, 4, 6]));
+        let widths = c.add(table(&[2, 2, 2, 2]));
+        let y = c.add(t(&[3], U64));
+        c.custom(
+            opcode::SIGNAL_FILTER_BANK,
+            &[x, w, uw, starts, weight_starts, widths],
+            &[y],
+            &[("num_channels", 3)],
+        );
+        c.outputs.push(y);
+        v.push(c);
+    }
+    {
+        let mut c = Case::new("signal_filter_bank_square_root");
+        let x = c.input(t(&[8], U64));
+        let bits = c.add(t(&[], I32).i32s(&[3]));
+        let y = c.add(t(&[8], U32));
+        c.custom(
+            opcode::SIGNAL_FILTER_BANK_SQUARE_ROOT,
+            &[x, bits],
+            &[y],
+            &[],
+        );
+        c.outputs.push(y);
+        v.push(c);
+    }
+    for clamping in [0, 1] {
+        let mut c = Case::new(&format!("signal_spectral_subtraction_clamp{clamping}"));
+        let x = c.input(t(&[8], U32));
+        let y = c.add(t(&[8], U32));
+        let noise = c.add(t(&[8], U32));
+        c.custom(
+            opcode::SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION,
+            &[x],
+            &[y, noise],
+            &[
+                ("alternate_one_minus_smoothing", 15401),
+                ("alternate_smoothing", 983),
+                ("clamping", clamping),
+                ("min_signal_remaining", 819),
+                ("num_channels", 8),
+                ("one_minus_smoothing", 15975),
+                ("smoothing", 409),
+                ("smoothing_bits", 10),
+                ("spectral_subtraction_bits", 14),
+            ],
+        );
+        c.outputs.extend([y, noise]);
+        v.push(c);
+    }
+    {
+        let mut c = Case::new("signal_pcan_8");
+        let x = c.input(t(&[8], U32));
+        let noise = c.input(t(&[8], U32));
+        let lut = c.add(t(&[125], I16).random(9));
+        let y = c.add(t(&[8], U32));
+        c.custom(
+            opcode::SIGNAL_PCAN,
+            &[x, noise, lut],
+            &[y],
+            &[("snr_shift", 6)],
+        );
+        c.outputs.push(y);
+        v.push(c);
+    }
+    {
+        let mut c = Case::new("signal_filter_bank_log_8");
+        let x = c.input(t(&[8], U32));
+        let y = c.add(t(&[8], I16));
+        c.custom(
+            opcode::SIGNAL_FILTER_BANK_LOG,
+            &[x],
+            &[y],
+            &[("input_correction_bits", 3), ("output_scale", 64)],
+        );
+        c.outputs.push(y);
+        v.push(c);
     }
     v
 }

@@ -7,14 +7,16 @@ pub const I64: i8 = 4;
 pub const BOOL: i8 = 6;
 pub const I16: i8 = 7;
 pub const I8: i8 = 9;
+pub const U64: i8 = 12;
+pub const U32: i8 = 15;
 
 /// Bytes per element of a type the runtime can hold, `None` otherwise.
 pub const fn dtype_size(code: i8) -> Option<u32> {
     match code {
-        F32 | I32 => Some(4),
+        F32 | I32 | U32 => Some(4),
         I16 => Some(2),
         I8 | U8 | BOOL => Some(1),
-        I64 => Some(8),
+        I64 | U64 => Some(8),
         _ => None,
     }
 }

@@ -1,20 +1,32 @@
 //! The program image's byte layout: header, tensor and operator records,
 //! storage kinds and alignments.
 //!
-//! # Image layout (version 2, all integers little-endian)
+//! # Image layout (version 3, all integers little-endian)
 //!
 //! ```text
 //! header   HEADER_BYTES      magic "MAIM", version, counts, head/tail bytes, table offsets
 //! tensors  n × TENSOR_BYTES  dtype, rank, storage, dims[6], location, bytes, quantization
-//! ops      n × OP_BYTES      opcode, inputs[24], output, scratch offset/bytes, params[16]
+//! ops      n × OP_BYTES      opcode, n_inputs, activation, n_outputs, inputs[24], output 0,
+//!                            scratch offset/bytes, params[16]
 //! io       (n_in + n_out) × u32  graph input then output tensor indices
 //! data     constant tensor bytes and per-channel scales (4-aligned)
 //! ```
+//!
+//! # Operators with several outputs (since version 3)
+//!
+//! An op record has [`op::N_OUTPUTS`] outputs (at least one). Output 0 sits
+//! at [`op::OUTPUT`]; outputs 1.. follow the inputs in the `inputs` array:
+//! output `k ≥ 1` is `inputs[n_inputs + k − 1]`, so an op may have
+//! `n_inputs + n_outputs − 1 ≤ MAX_OP_INPUTS` tensors besides output 0 and
+//! every slot past them holds [`NO_TENSOR`]. Version 2 had one output and a
+//! spare byte 3 (always 0); the runtime refuses version-2 images with
+//! `UnsupportedVersion` (re-lower the model: images are build products, not
+//! archives, so one format is read).
 
 /// First four bytes of every image.
 pub const MAGIC: [u8; 4] = *b"MAIM";
 /// Format version core's `lower` writes and the runtime accepts.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Header size.
 pub const HEADER_BYTES: usize = 64;
@@ -79,9 +91,13 @@ pub mod op {
     pub const N_INPUTS: usize = 1;
     /// `u8`: fused activation (schema code).
     pub const ACTIVATION: usize = 2;
-    /// `[u16; MAX_OP_INPUTS]`: tensor indices, [`super::NO_TENSOR`] = omitted.
+    /// `u8`: number of outputs (≥ 1); outputs past the first follow the
+    /// inputs in [`INPUTS`] (see the module doc).
+    pub const N_OUTPUTS: usize = 3;
+    /// `[u16; MAX_OP_INPUTS]`: input tensor indices ([`super::NO_TENSOR`] =
+    /// omitted), then outputs 1.. of the op.
     pub const INPUTS: usize = 4;
-    /// `u16`: output tensor.
+    /// `u16`: output 0.
     pub const OUTPUT: usize = 52;
     /// `u32`: head offset of the op's scratch buffer.
     pub const SCRATCH_OFF: usize = 56;
@@ -95,6 +111,9 @@ pub mod op {
 pub const MAX_RANK: usize = 6;
 /// Largest number of inputs of one operator (UNIDIRECTIONAL_SEQUENCE_LSTM has 24).
 pub const MAX_OP_INPUTS: usize = 24;
+/// Largest number of outputs of one operator: output 0 plus every slot of
+/// the inputs array (an op with one input can have 24).
+pub const MAX_OP_OUTPUTS: usize = MAX_OP_INPUTS;
 /// Number of `i32` parameters per operator.
 pub const OP_PARAMS: usize = 16;
 /// Omitted optional input.

@@ -9,7 +9,8 @@
 //!   storage kinds and alignments;
 //! - [`dtype`] — element type codes and sizes;
 //! - [`opcode`] — the operator table (every builtin microarena knows, with
-//!   its TFLM-model and runtime-kernel flags) and its constants;
+//!   its TFLM-model and runtime-kernel flags), the custom operators (TFLM's
+//!   Signal ops under image-only codes) and their constants;
 //! - [`params`] — typed per-operator parameters with their word encoding;
 //! - [`opdata`] — the runtime's OpData and scratch sizes per operator;
 //! - [`geometry`] — TFLM's window and strided-slice arithmetic.

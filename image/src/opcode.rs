@@ -91,7 +91,7 @@ operators! {
     UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: Lstm;
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
     EXP = 47, tflm: false, runtime: NoParams;
-    SPLIT = 49, tflm: true, runtime: -;
+    SPLIT = 49, tflm: true, runtime: Split;
     LOG_SOFTMAX = 50, tflm: false, runtime: NoParams;
     CAST = 53, tflm: true, runtime: NoParams;
     PRELU = 54, tflm: false, runtime: NoParams;
@@ -122,7 +122,7 @@ operators! {
     LOGICAL_OR = 84, tflm: false, runtime: -;
     LOGICAL_AND = 86, tflm: false, runtime: -;
     LOGICAL_NOT = 87, tflm: false, runtime: -;
-    UNPACK = 88, tflm: false, runtime: -;
+    UNPACK = 88, tflm: false, runtime: Split;
     REDUCE_MIN = 89, tflm: true, runtime: Mean;
     FLOOR_DIV = 90, tflm: false, runtime: -;
     SQUARE = 92, tflm: false, runtime: -;
@@ -134,7 +134,7 @@ operators! {
     SQUARED_DIFFERENCE = 99, tflm: false, runtime: NoParams;
     MIRROR_PAD = 100, tflm: true, runtime: -;
     ABS = 101, tflm: false, runtime: NoParams;
-    SPLIT_V = 102, tflm: true, runtime: -;
+    SPLIT_V = 102, tflm: true, runtime: Split;
     CEIL = 104, tflm: false, runtime: -;
     REVERSE_V2 = 105, tflm: false, runtime: -;
     ADD_N = 106, tflm: true, runtime: -;
@@ -159,6 +159,83 @@ operators! {
     DYNAMIC_UPDATE_SLICE = 151, tflm: false, runtime: -;
 }
 
+/// One custom operator the runtime knows, under an image-only code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CustomOperator {
+    /// Code in the image's opcode byte: [`FIRST_CUSTOM_CODE`] and up, above
+    /// every schema builtin (the schema's largest is 209), so a custom op's
+    /// record is told apart from a builtin's by its code alone.
+    pub code: u8,
+    /// The model's `custom_code`.
+    pub name: &'static str,
+    /// As [`Operator::runtime`].
+    pub runtime: Option<ParamsKind>,
+}
+
+/// First image-only code for custom operators.
+pub const FIRST_CUSTOM_CODE: u8 = 240;
+
+macro_rules! custom_operators {
+    ($($konst:ident = $code:literal, $name:literal, runtime: $rt:tt;)*) => {
+        $(
+            #[doc = concat!("Custom `", $name, "` (image-only code)")]
+            pub const $konst: u8 = $code;
+        )*
+        /// The custom operators (TFLM's Signal library, `signal/micro/kernels/`)
+        /// microarena-runtime knows, in code order. Core's TFLM model of them
+        /// is `tflm::kernel`'s `SIGNAL_OPS`, not a profile row.
+        pub const CUSTOM_OPERATORS: &[CustomOperator] = &[$(CustomOperator {
+            code: $code,
+            name: $name,
+            runtime: runtime!($rt),
+        }),*];
+    };
+}
+
+custom_operators! {
+    SIGNAL_WINDOW = 240, "SignalWindow", runtime: Flex;
+    SIGNAL_FFT_AUTO_SCALE = 241, "SignalFftAutoScale", runtime: Flex;
+    SIGNAL_RFFT = 242, "SignalRfft", runtime: Flex;
+    SIGNAL_ENERGY = 243, "SignalEnergy", runtime: Flex;
+    SIGNAL_FILTER_BANK = 244, "SignalFilterBank", runtime: Flex;
+    SIGNAL_FILTER_BANK_SQUARE_ROOT = 245, "SignalFilterBankSquareRoot", runtime: NoParams;
+    SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION = 246, "SignalFilterBankSpectralSubtraction", runtime: Flex;
+    SIGNAL_PCAN = 247, "SignalPCAN", runtime: Flex;
+    SIGNAL_FILTER_BANK_LOG = 248, "SignalFilterBankLog", runtime: Flex;
+}
+
+/// The custom-operator row for image code `code`.
+pub const fn custom_operator(code: i32) -> Option<&'static CustomOperator> {
+    let mut i = 0;
+    while i < CUSTOM_OPERATORS.len() {
+        if CUSTOM_OPERATORS[i].code as i32 == code {
+            return Some(&CUSTOM_OPERATORS[i]);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The image code of the custom operator named `custom_code`, if known.
+pub fn custom_code(custom_code: &str) -> Option<u8> {
+    CUSTOM_OPERATORS
+        .iter()
+        .find(|o| o.name == custom_code)
+        .map(|o| o.code)
+}
+
+/// The parameters the op record of image code `code` carries, when the
+/// runtime has a kernel for it (builtin or custom).
+pub const fn runtime_params(code: i32) -> Option<ParamsKind> {
+    match operator(code) {
+        Some(op) => op.runtime,
+        None => match custom_operator(code) {
+            Some(op) => op.runtime,
+            None => None,
+        },
+    }
+}
+
 /// The table row for builtin `code`, if microarena knows it.
 pub const fn operator(code: i32) -> Option<&'static Operator> {
     let mut i = 0;
@@ -176,16 +253,25 @@ pub const fn operator(code: i32) -> Option<&'static Operator> {
 pub const fn op_name(code: i32) -> &'static str {
     match operator(code) {
         Some(op) => op.name,
-        None => "builtin op",
+        None => match custom_operator(code) {
+            Some(op) => op.name,
+            None => "builtin op",
+        },
     }
+}
+
+/// `true` for the operators whose runtime kernel writes several outputs
+/// (the op record's `n_outputs` may exceed 1); every other kernel has one.
+pub const fn has_several_outputs(code: u8) -> bool {
+    matches!(
+        code,
+        SPLIT | SPLIT_V | UNPACK | SIGNAL_FFT_AUTO_SCALE | SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION
+    )
 }
 
 /// `true` when the runtime has a kernel for the builtin `code`.
 pub const fn op_supported(code: i32) -> bool {
-    match operator(code) {
-        Some(op) => op.runtime.is_some(),
-        None => false,
-    }
+    runtime_params(code).is_some()
 }
 
 #[cfg(test)]
@@ -197,6 +283,14 @@ mod tests {
         for w in OPERATORS.windows(2) {
             assert!(w[0].code < w[1].code, "{} before {}", w[0].name, w[1].name);
         }
+        for w in CUSTOM_OPERATORS.windows(2) {
+            assert!(w[0].code < w[1].code, "{} before {}", w[0].name, w[1].name);
+        }
+        let last_builtin = OPERATORS.last().map_or(0, |o| o.code);
+        assert!(last_builtin < FIRST_CUSTOM_CODE);
+        assert!(CUSTOM_OPERATORS.iter().all(|o| o.code >= FIRST_CUSTOM_CODE));
+        assert_eq!(custom_code("SignalWindow"), Some(SIGNAL_WINDOW));
+        assert_eq!(op_name(i32::from(SIGNAL_ENERGY)), "SignalEnergy");
     }
 
     #[test]

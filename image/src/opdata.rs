@@ -12,7 +12,7 @@ use crate::opcode;
 ///
 /// `dtype` is the operator's output type; `channels` is the number of output
 /// channels for the per-channel kernels (CONV_2D, DEPTHWISE_CONV_2D, and
-/// per-channel FULLY_CONNECTED), 1 otherwise. Every result is a multiple of
+/// per-channel FULLY_CONNECTED), SignalRfft's fft_length, 1 otherwise. Every result is a multiple of
 /// [`crate::TAIL_ALIGN`], so the tail never needs padding.
 pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
     let quantized = dtype != dtype::F32;
@@ -21,14 +21,14 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
             8 + 8 * channels
         }
         opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => 8,
-        opcode::ADD if quantized => 36,
+        opcode::ADD if matches!(dtype, dtype::I8 | dtype::I16) => 36,
         // Bounds, left shift and three (multiplier, shift) pairs.
         opcode::SUB if quantized => 36,
         opcode::SQUARED_DIFFERENCE if matches!(dtype, dtype::I8 | dtype::I16) => 36,
-        // Float activation bounds.
+        // Float activation bounds (int32: integer bounds).
         opcode::SUB | opcode::DIV => 8,
         opcode::ADD => 8,
-        opcode::MUL if quantized => 16,
+        opcode::MUL if matches!(dtype, dtype::I8 | dtype::I16) => 16,
         opcode::MUL => 8,
         opcode::AVERAGE_POOL_2D | opcode::MAX_POOL_2D => 8,
         opcode::SOFTMAX if quantized => 12,
@@ -44,6 +44,13 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,
         // effective_scale_1 and _2 as (multiplier, shift).
         opcode::SVDF if quantized => 16,
+        // The int16 kissfft tables for `channels` = fft_length: the complex
+        // FFT's fft_length/2 twiddles and kiss_fftr's fft_length/4 split
+        // twiddles, one (re, im) pair of int16 per word.
+        opcode::SIGNAL_RFFT => {
+            let n = channels / 2;
+            n.saturating_add(n / 2).saturating_mul(4)
+        }
         _ => 0,
     }
 }
@@ -56,7 +63,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
 /// * UNIDIRECTIONAL_SEQUENCE_LSTM: `a` = batch × state units; four gate
 ///   buffers of `a` cell-state elements (int16 for int8 models, f32 for float);
 /// * SVDF: `a` = batch × filters, `b` = batch × units (32-bit each; float needs
-///   only the first).
+///   only the first);
+/// * SignalRfft: `a` = fft_length (the frame and the complex FFT's output).
 pub const fn op_scratch_bytes(code: u8, dtype: i8, a: u32, b: u32) -> u32 {
     let quantized = dtype != dtype::F32;
     match code {
@@ -67,6 +75,9 @@ pub const fn op_scratch_bytes(code: u8, dtype: i8, a: u32, b: u32) -> u32 {
         }
         opcode::SVDF if quantized => a.saturating_add(b).saturating_mul(4),
         opcode::SVDF => a.saturating_mul(4),
+        // SignalRfft, `a` = fft_length: the zero-padded int16 frame (2·a
+        // bytes, a even) and the complex FFT's a/2 int16 pairs.
+        opcode::SIGNAL_RFFT => a.saturating_mul(4),
         _ => 0,
     }
 }

@@ -33,9 +33,14 @@ pub enum ParamsKind {
     Mean,
     LeakyRelu,
     Axis,
+    /// SPLIT, SPLIT_V and UNPACK: [`AxisParams`], the split axis made
+    /// non-negative (read from each op's own axis input or option).
+    Split,
     Gather,
     SpaceBatch,
     Resize,
+    /// Custom ops: [`FlexParams`], the custom options' FlexBuffers map values.
+    Flex,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -309,7 +314,7 @@ impl OpParams for LeakyReluParams {
     }
 }
 
-/// ARG_MAX and ARG_MIN: one axis of the input.
+/// ARG_MAX and ARG_MIN (and SPLIT, SPLIT_V, UNPACK): one axis of the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AxisParams {
     /// The axis, already non-negative.
@@ -325,6 +330,26 @@ impl OpParams for AxisParams {
 
     fn from_words(w: &Words) -> Self {
         AxisParams { axis: w[0] }
+    }
+}
+
+/// A custom op's options: the values of its FlexBuffers options map as
+/// `int32`, by position in the map (keys sorted, as FlexBuffers stores
+/// them), which is how TFLM's Signal kernels read them
+/// (`FlexbufferWrapper::ElementAsInt32(index)`). Each kernel documents which
+/// position is which option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlexParams {
+    pub values: Words,
+}
+
+impl OpParams for FlexParams {
+    fn to_words(&self) -> Words {
+        self.values
+    }
+
+    fn from_words(w: &Words) -> Self {
+        FlexParams { values: *w }
     }
 }
 

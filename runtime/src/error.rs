@@ -97,7 +97,7 @@ impl fmt::Display for Error {
             Error::BadMagic => f.write_str("not a microarena program image (magic 'MAIM' missing)"),
             Error::UnsupportedVersion { found } => write!(
                 f,
-                "program image version {found}; this runtime reads version {}",
+                "program image version {found}; this runtime reads version {} only: lower the model again with the matching microarena",
                 microarena_image::VERSION
             ),
             Error::Truncated { what } => write!(f, "program image truncated: {what} does not fit"),

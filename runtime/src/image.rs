@@ -82,10 +82,13 @@ pub struct OpInfo {
     pub n_inputs: usize,
     /// Fused activation code.
     pub activation: u8,
-    /// Input tensor indices (`NO_TENSOR` = omitted).
+    /// Input tensor indices (`NO_TENSOR` = omitted), then outputs 1.. (see
+    /// [`OpInfo::output_tensor`]).
     pub inputs: [u16; rl::MAX_OP_INPUTS],
-    /// Output tensor index.
+    /// Output 0's tensor index.
     pub output: u16,
+    /// Number of outputs (≥ 1 in a valid image).
+    pub n_outputs: usize,
     /// Scratch (offset, bytes).
     pub scratch: (usize, usize),
     /// Precomputed parameters, as written; read them with [`OpInfo::params`].
@@ -97,6 +100,18 @@ impl OpInfo {
     /// (`microarena_image::params`), the layout core's `lower` wrote.
     pub fn params<P: OpParams>(&self) -> P {
         P::from_words(&self.param_words)
+    }
+
+    /// Tensor index of output `k` (output 0 in its own field, the others
+    /// after the inputs), `None` past the op's outputs.
+    pub fn output_tensor(&self, k: usize) -> Option<u16> {
+        if k >= self.n_outputs {
+            None
+        } else if k == 0 {
+            Some(self.output)
+        } else {
+            self.inputs.get(self.n_inputs + k - 1).copied()
+        }
     }
 }
 
@@ -198,14 +213,26 @@ impl<'m> Image<'m> {
                 what,
                 index: i as u32,
             };
+            // Outputs past the first sit in the input slots after the inputs.
+            let extra_outputs = o.n_outputs.saturating_sub(1);
+            if o.n_outputs == 0
+                || o.n_outputs > rl::MAX_OP_OUTPUTS
+                || o.n_inputs + extra_outputs > rl::MAX_OP_INPUTS
+            {
+                return Err(bad("operator input/output count"));
+            }
             for (k, &t) in o.inputs.iter().enumerate() {
-                let out_of_range = k >= o.n_inputs || usize::from(t) >= n_tensors;
+                let out_of_range = k >= o.n_inputs + extra_outputs || usize::from(t) >= n_tensors;
                 if t != rl::NO_TENSOR && out_of_range {
                     return Err(bad("operator input index"));
                 }
             }
-            if o.n_inputs > rl::MAX_OP_INPUTS || usize::from(o.output) >= n_tensors {
-                return Err(bad("operator output index"));
+            for k in 0..o.n_outputs {
+                if o.output_tensor(k)
+                    .is_none_or(|t| usize::from(t) >= n_tensors)
+                {
+                    return Err(bad("operator output index"));
+                }
             }
             if o.scratch
                 .0
@@ -420,6 +447,7 @@ impl<'m> Image<'m> {
             activation: rec.get(op::ACTIVATION).copied().unwrap_or(0),
             inputs,
             output: u16_at(rec, op::OUTPUT).unwrap_or(0),
+            n_outputs: rec.get(op::N_OUTPUTS).map_or(0, |&b| usize::from(b)),
             scratch: (
                 u32_at(rec, op::SCRATCH_OFF).unwrap_or(0) as usize,
                 u32_at(rec, op::SCRATCH_BYTES).unwrap_or(0) as usize,

@@ -221,22 +221,32 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             let opdata = tail
                 .get(cursor.saturating_sub(tail_start)..cursor.saturating_sub(tail_start) + size)
                 .unwrap_or(&[]);
-            let out_range = if out.storage == rl::STORAGE_ARENA {
-                (out.location, out.bytes)
-            } else {
-                (0, 0)
-            };
-            let (out_buf, scratch, pieces) =
-                kernels::carve(head, out_range, op.scratch).ok_or(Error::Malformed {
-                    what: "output and scratch overlap or leave the head",
-                    index: i as u32,
-                })?;
+            // Every output in the head is written by the op: carve them all.
+            let mut out_ranges = [(0usize, 0usize); rl::MAX_OP_OUTPUTS];
+            for (k, r) in out_ranges.iter_mut().enumerate().take(op.n_outputs) {
+                let t = match op.output_tensor(k) {
+                    Some(t) => self.image.tensor(usize::from(t))?,
+                    None => break,
+                };
+                if t.storage == rl::STORAGE_ARENA {
+                    *r = (t.location, t.bytes);
+                }
+            }
+            let n_out = op.n_outputs.min(rl::MAX_OP_OUTPUTS);
+            let (out_buf, more, scratch, pieces) =
+                kernels::carve(head, out_ranges.get(..n_out).unwrap_or(&[]), op.scratch).ok_or(
+                    Error::Malformed {
+                        what: "outputs and scratch overlap or leave the head",
+                        index: i as u32,
+                    },
+                )?;
             let mut ctx = Ctx {
                 img: &self.image,
                 op,
                 index: i as u16,
                 pieces,
                 out: out_buf,
+                more,
                 scratch,
                 opdata,
                 vars: &mut *vars,

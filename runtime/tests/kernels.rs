@@ -962,3 +962,487 @@ fn float_softmax_logistic_tanh() {
         "{out:?}"
     );
 }
+
+/// Builds, lowers and runs a one-op model with several outputs; returns
+/// every output's bytes.
+fn run_multi(tensors: Vec<TensorSpec>, op: OpSpec, inputs: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let g_in: Vec<i32> = (0..inputs.len() as i32).collect();
+    let outs = op.outputs.clone();
+    let bytes = build(&tensors, &[op], &g_in, &outs);
+    let model = Model::parse(&bytes).expect("parse");
+    let image = lower(&model).expect("lower");
+    let predicted = runtime_arena(&model).expect("arena");
+    let mut arena = vec![0u8; predicted.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    for (i, d) in inputs.iter().enumerate() {
+        it.input_mut(i).expect("input").copy_from_slice(d);
+    }
+    it.invoke().expect("invoke");
+    assert_eq!(it.memory_usage().high_water as u64, predicted.total_bytes);
+    (0..outs.len())
+        .map(|k| it.output(k).expect("output").to_vec())
+        .collect()
+}
+
+fn multi(opcode: u8, inputs: &[i32], outputs: &[i32], options: OptSpec) -> OpSpec {
+    OpSpec {
+        opcode: i32::from(opcode),
+        inputs: inputs.into(),
+        outputs: outputs.into(),
+        options,
+    }
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn split_cuts_the_axis_into_equal_parts() {
+    // x [2, 4] int8 = 0..8, split along axis -1 (= 1) into 2: rows [0,1 | 2,3], [4,5 | 6,7].
+    let x: Vec<i8> = (0..8).collect();
+    let tensors = vec![
+        TensorSpec::act(&[2, 4], DType::I8, 0.5, 0),
+        TensorSpec::i32s(&[], &[-1], &[]),
+        TensorSpec::act(&[2, 2], DType::I8, 0.5, 0),
+        TensorSpec::act(&[2, 2], DType::I8, 0.5, 0),
+    ];
+    let outs = run_multi(
+        tensors,
+        multi(rl::opcode::SPLIT, &[1, 0], &[2, 3], OptSpec::None),
+        &[i8s(&x)],
+    );
+    assert_eq!(to_i8(&outs[0]), [0, 1, 4, 5]);
+    assert_eq!(to_i8(&outs[1]), [2, 3, 6, 7]);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn split_v_takes_each_outputs_own_size() {
+    // x [5, 1] float = 0..5 along axis 0 into sizes 1, 3, 1.
+    let x: Vec<f32> = (0..5).map(|v| v as f32).collect();
+    let tensors = vec![
+        TensorSpec::act(&[5, 1], DType::F32, 0.0, 0),
+        TensorSpec::i32s(&[3], &[1, 3, 1], &[]),
+        TensorSpec::i32s(&[], &[0], &[]),
+        TensorSpec::act(&[1, 1], DType::F32, 0.0, 0),
+        TensorSpec::act(&[3, 1], DType::F32, 0.0, 0),
+        TensorSpec::act(&[1, 1], DType::F32, 0.0, 0),
+    ];
+    let outs = run_multi(
+        tensors,
+        multi(rl::opcode::SPLIT_V, &[0, 1, 2], &[3, 4, 5], OptSpec::None),
+        &[f32s(&x)],
+    );
+    assert_eq!(to_f32(&outs[0]), [0.0]);
+    assert_eq!(to_f32(&outs[1]), [1.0, 2.0, 3.0]);
+    assert_eq!(to_f32(&outs[2]), [4.0]);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn unpack_drops_the_axis() {
+    // x [2, 3] int16 = 10..16 unpacked along axis 1: columns [10, 13], [11, 14], [12, 15].
+    let x: Vec<u8> = (10i16..16).flat_map(|v| v.to_le_bytes()).collect();
+    let tensors = vec![
+        TensorSpec::act(&[2, 3], DType::I16, 1.0, 0),
+        TensorSpec::act(&[2], DType::I16, 1.0, 0),
+        TensorSpec::act(&[2], DType::I16, 1.0, 0),
+        TensorSpec::act(&[2], DType::I16, 1.0, 0),
+    ];
+    let outs = run_multi(
+        tensors,
+        multi(
+            rl::opcode::UNPACK,
+            &[0],
+            &[1, 2, 3],
+            OptSpec::Unpack { axis: -1, num: 3 },
+        ),
+        &[x],
+    );
+    let i16s = |b: &[u8]| -> Vec<i16> {
+        b.chunks_exact(2)
+            .map(|c| i16::from_le_bytes([c[0], c[1]]))
+            .collect()
+    };
+    assert_eq!(i16s(&outs[0]), [10, 13]);
+    assert_eq!(i16s(&outs[1]), [11, 14]);
+    assert_eq!(i16s(&outs[2]), [12, 15]);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn outputs_that_do_not_tile_the_input_are_refused() {
+    // SPLIT of [2, 4] along axis 1 into [2, 2] and [2, 3]: 5 columns of 4.
+    let tensors = vec![
+        TensorSpec::act(&[2, 4], DType::I8, 0.5, 0),
+        TensorSpec::i32s(&[], &[1], &[]),
+        TensorSpec::act(&[2, 2], DType::I8, 0.5, 0),
+        TensorSpec::act(&[2, 3], DType::I8, 0.5, 0),
+    ];
+    let bytes = build(
+        &tensors,
+        &[multi(rl::opcode::SPLIT, &[1, 0], &[2, 3], OptSpec::None)],
+        &[0],
+        &[2, 3],
+    );
+    let model = Model::parse(&bytes).expect("parse");
+    let err = lower(&model).expect_err("the outputs cover 5 of 4 columns");
+    assert!(format!("{err}").contains("cover 5 of the 4"), "{err}");
+    assert!(runtime_arena(&model).is_err());
+}
+
+/// SPLIT → UNPACK → SPLIT_V, with graph outputs among the extra outputs:
+/// the multi-output record layout (outputs past the first in the input
+/// slots) through the corruption sweep.
+fn multi_output_model() -> Vec<u8> {
+    let q = |shape: &[i32]| TensorSpec::act(shape, I8, 0.5, 0);
+    let t = vec![
+        q(&[2, 4]),                           // 0 input
+        TensorSpec::i32s(&[], &[1], &[]),     // 1 split axis
+        q(&[2, 2]),                           // 2 left
+        q(&[2, 2]),                           // 3 right
+        q(&[2]),                              // 4 row 0 of left
+        q(&[2]),                              // 5 row 1 of left
+        TensorSpec::i32s(&[2], &[1, 1], &[]), // 6 sizes
+        TensorSpec::i32s(&[], &[-1], &[]),    // 7 split_v axis
+        q(&[2, 1]),                           // 8 right, column 0
+        q(&[2, 1]),                           // 9 right, column 1
+    ];
+    let ops = [
+        multi(rl::opcode::SPLIT, &[1, 0], &[2, 3], OptSpec::None),
+        multi(
+            rl::opcode::UNPACK,
+            &[2],
+            &[4, 5],
+            OptSpec::Unpack { axis: 0, num: 2 },
+        ),
+        multi(rl::opcode::SPLIT_V, &[3, 6, 7], &[8, 9], OptSpec::None),
+    ];
+    build(&t, &ops, &[0], &[4, 5, 8, 9])
+}
+
+#[test]
+fn multi_output_images_run_and_survive_corruption() {
+    let (image, total) = image_of(&multi_output_model());
+    assert_eq!(
+        u32::from_le_bytes(image[4..8].try_into().expect("4 bytes")),
+        rl::VERSION
+    );
+    let mut arena = vec![0u8; total as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    let x: Vec<i8> = (0..8).collect(); // [[0 1 2 3] [4 5 6 7]]
+    it.input_mut(0).expect("input").copy_from_slice(&i8s(&x));
+    it.invoke().expect("invoke");
+    let got: Vec<Vec<i8>> = (0..4).map(|k| to_i8(it.output(k).expect("out"))).collect();
+    assert_eq!(got, [vec![0, 1], vec![4, 5], vec![2, 6], vec![3, 7]]);
+    if cfg!(miri) {
+        sweep(&image, total as usize, usize::MAX, 293, 587);
+    } else {
+        sweep(&image, total as usize, usize::MAX, 1, 1);
+    }
+    // SPLIT's output 1 (input slot 2) made the same tensor as its output 0:
+    // refused at construction, not found out by Invoke.
+    let ops_off = u32::from_le_bytes(
+        image[rl::header::OPS_OFF..rl::header::OPS_OFF + 4]
+            .try_into()
+            .expect("4 bytes"),
+    ) as usize;
+    let slot = ops_off + rl::op::INPUTS + 2 * 2;
+    let mut aliased = image.clone();
+    aliased[slot..slot + 2].copy_from_slice(&2u16.to_le_bytes());
+    let mut arena = vec![0u8; total as usize];
+    assert!(matches!(
+        Interpreter::new(&aliased, &mut arena),
+        Err(Error::InvalidOp {
+            what: "two outputs overlap",
+            ..
+        })
+    ));
+    // A version-2 image (the single-output layout) is refused by name.
+    let mut v2 = image.clone();
+    v2[4..8].copy_from_slice(&2u32.to_le_bytes());
+    let mut arena = vec![0u8; total as usize];
+    let err = Interpreter::new(&v2, &mut arena).expect_err("version 2");
+    assert!(matches!(err, Error::UnsupportedVersion { found: 2 }));
+    assert!(format!("{err}").contains("lower the model again"), "{err}");
+}
+
+/// Runs a one-op Signal model and returns output `k`'s bytes.
+fn run_signal(
+    tensors: Vec<TensorSpec>,
+    code: &str,
+    inputs: &[i32],
+    outputs: &[i32],
+    options: &[(&str, i64)],
+    input: &[u8],
+) -> Vec<Vec<u8>> {
+    let bytes = support::build_custom(&tensors, code, inputs, outputs, options);
+    let model = Model::parse(&bytes).expect("parse");
+    let image = lower(&model).expect("lower");
+    let predicted = runtime_arena(&model).expect("arena");
+    let mut arena = vec![0u8; predicted.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    it.input_mut(0).expect("input").copy_from_slice(input);
+    it.invoke().expect("invoke");
+    (0..outputs.len())
+        .map(|k| it.output(k).expect("output").to_vec())
+        .collect()
+}
+
+fn le16(v: &[i16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_le16(b: &[u8]) -> Vec<i16> {
+    b.chunks_exact(2)
+        .map(|c| i16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+fn from_le32(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn signal_window_multiplies_shifts_and_saturates() {
+    // Two windows of 4 against weights [4096, 8192, 16384, 32767], shift 12:
+    // 1000·4096 >> 12 = 1000; −1000·8192 >> 12 = −2000; 32767·16384 >> 12 =
+    // 131068 → 32767; −32768·32767 >> 12 = −262136 → −32768; then −3·4096 >> 12
+    // = −3; 7·8192 >> 12 = 14; 0; −1·32767 >> 12 = ⌊−7.9998⌋ = −8 (arithmetic shift).
+    let weights = TensorSpec::constant(
+        &[4],
+        DType::I16,
+        le16(&[4096, 8192, 16384, 32767]),
+        &[],
+        &[],
+    );
+    let tensors = vec![
+        TensorSpec::act(&[2, 4], DType::I16, 1.0, 0),
+        weights,
+        TensorSpec::act(&[2, 4], DType::I16, 1.0, 0),
+    ];
+    let input = le16(&[1000, -1000, 32767, -32768, -3, 7, 0, -1]);
+    let out = run_signal(
+        tensors,
+        "SignalWindow",
+        &[0, 1],
+        &[2],
+        &[("shift", 12)],
+        &input,
+    );
+    assert_eq!(
+        from_le16(&out[0]),
+        [1000, -2000, 32767, -32768, -3, 14, 0, -8]
+    );
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn signal_energy_sums_squares_of_the_bins_in_range() {
+    // Bins (3, 4), (−5, 12), (−32768, −32768), (100, 0); start 1, end 3:
+    // bin 1 = 25 + 144 = 169, bin 2 = 2^30 + 2^30 = 2^31 (uint32). Bins 0 and 3
+    // are not written (TFLM leaves them as they are).
+    let tensors = vec![
+        TensorSpec::act(&[8], DType::I16, 1.0, 0),
+        TensorSpec::act(&[4], DType::U32, 0.0, 0),
+    ];
+    let input = le16(&[3, 4, -5, 12, -32768, -32768, 100, 0]);
+    let out = run_signal(
+        tensors,
+        "SignalEnergy",
+        &[0],
+        &[1],
+        &[("end_index", 3), ("start_index", 1)],
+        &input,
+    );
+    let e = from_le32(&out[0]);
+    assert_eq!(&e[1..3], &[169, 1 << 31]);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn signal_filter_bank_square_root_rounds_then_shifts() {
+    // √0 = 0; √15: root 3, remainder 6 > 3 → 4; √2^40 = 2^20; √(2^64 − 1) =
+    // 4294967295.99… → 0xFFFF_FFFF (rounding stops there). Then >> 1 (the
+    // scale bits input): 0, 2, 2^19, 0x7FFF_FFFF.
+    let u64s = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let tensors = vec![
+        TensorSpec::act(&[4], DType::U64, 0.0, 0),
+        TensorSpec::i32s(&[], &[1], &[]),
+        TensorSpec::act(&[4], DType::U32, 0.0, 0),
+    ];
+    let out = run_signal(
+        tensors,
+        "SignalFilterBankSquareRoot",
+        &[0, 1],
+        &[2],
+        &[],
+        &u64s(&[0, 15, 1 << 40, u64::MAX]),
+    );
+    assert_eq!(from_le32(&out[0]), [0, 2, 1 << 19, 0x7FFF_FFFF]);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn signal_filter_bank_log_follows_log32() {
+    // input_correction_bits 3, output_scale 64; ln(x) · 64 from Log32:
+    // 0 << 3 = 0: a scaled input ≤ 1 gives 0;
+    // 1 << 3 = 8: log2 = 3 · 65536, ln = (45426 · 196608 + 32768) >> 16 = 136278,
+    //   scaled (64 · 136278 + 32768) >> 16 = 133 (64 ln 8 = 133.08);
+    // 3 << 3 = 24: integer 4, fraction (24 − 16) << 12 = 32768, segment 64
+    //   (LUT 5568 → 5547, offset 0 in it), log2 = 4 · 65536 + 32768 + 5568 =
+    //   300480, ln = 208276, scaled 203 (64 ln 24 = 203.40);
+    // 2^28 << 3 = 2^31: log2 = 31 · 65536, ln = 45426 · 31 = 1408206, scaled 1375.
+    let tensors = vec![
+        TensorSpec::act(&[4], DType::U32, 0.0, 0),
+        TensorSpec::act(&[4], DType::I16, 1.0, 0),
+    ];
+    let input: Vec<u8> = [0u32, 1, 3, 1 << 28]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let out = run_signal(
+        tensors,
+        "SignalFilterBankLog",
+        &[0],
+        &[1],
+        &[("input_correction_bits", 3), ("output_scale", 64)],
+        &input,
+    );
+    assert_eq!(from_le16(&out[0]), [0, 133, 203, 1375]);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "lowering under Miri is slow; the multi-output and Signal sweeps run these kernels there"
+)]
+fn signal_options_that_shift_too_far_are_refused_by_plan_and_run() {
+    // A shift of 40 is undefined in TFLM's C++: lowering refuses it (and the
+    // runtime's Prepare would too).
+    let tensors = vec![
+        TensorSpec::act(&[4], DType::I16, 1.0, 0),
+        TensorSpec::constant(&[4], DType::I16, le16(&[1, 2, 3, 4]), &[], &[]),
+        TensorSpec::act(&[4], DType::I16, 1.0, 0),
+    ];
+    let bytes = support::build_custom(&tensors, "SignalWindow", &[0, 1], &[2], &[("shift", 40)]);
+    let model = Model::parse(&bytes).expect("parse");
+    let err = runtime_arena(&model).expect_err("shift 40");
+    assert!(format!("{err}").contains("shift must be 0..31"), "{err}");
+}
+
+/// The audio front end's shape as one chain of Signal ops (window → auto
+/// scale → rfft → energy → filter bank → square root → spectral subtraction
+/// → PCAN → log), for the corruption sweep: multi-output ops, FlexBuffers
+/// parameters, OpData twiddles, scratch and op-owned state in one image.
+#[test]
+fn signal_chain_survives_corruption() {
+    use microarena_core::build::builder::ModelBuilder;
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let tensor =
+        |b: &mut ModelBuilder, shape: &[i32], dtype: DType| b.tensor(g, "t", shape, dtype).id();
+    let c16 = |b: &mut ModelBuilder, v: &[i16]| {
+        b.tensor(g, "c", &[v.len() as i32], DType::I16)
+            .data(&le16(v))
+            .id()
+    };
+    let x = tensor(&mut b, &[16], DType::I16);
+    let w = c16(&mut b, &[16384; 16]);
+    let windowed = tensor(&mut b, &[16], DType::I16);
+    let scaled = tensor(&mut b, &[16], DType::I16);
+    let bits = tensor(&mut b, &[], DType::I32);
+    let spectrum = tensor(&mut b, &[18], DType::I16);
+    let energy = tensor(&mut b, &[9], DType::U32);
+    let weights = c16(&mut b, &[1000; 8]);
+    let starts = c16(&mut b, &[0, 2, 4, 6]);
+    let weight_starts = c16(&mut b, &[0, 2, 4, 6]);
+    let widths = c16(&mut b, &[2, 2, 2, 2]);
+    let bank = tensor(&mut b, &[3], DType::U64);
+    let root = tensor(&mut b, &[3], DType::U32);
+    let cleaned = tensor(&mut b, &[3], DType::U32);
+    let noise = tensor(&mut b, &[3], DType::U32);
+    let lut = c16(&mut b, &[100; 125]);
+    let gained = tensor(&mut b, &[3], DType::U32);
+    let logs = tensor(&mut b, &[3], DType::I16);
+    let flex = support::flex_map;
+    b.custom_op(g, "SignalWindow", &[x, w], &[windowed])
+        .custom_options(&flex(&[("shift", 14)]));
+    b.custom_op(g, "SignalFftAutoScale", &[windowed], &[scaled, bits])
+        .custom_options(&flex(&[]));
+    b.custom_op(g, "SignalRfft", &[scaled], &[spectrum])
+        .custom_options(&flex(&[("T", 7), ("fft_length", 16)]));
+    b.custom_op(g, "SignalEnergy", &[spectrum], &[energy])
+        .custom_options(&flex(&[("end_index", 9), ("start_index", 0)]));
+    b.custom_op(
+        g,
+        "SignalFilterBank",
+        &[energy, weights, weights, starts, weight_starts, widths],
+        &[bank],
+    )
+    .custom_options(&flex(&[("num_channels", 3)]));
+    b.custom_op(g, "SignalFilterBankSquareRoot", &[bank, bits], &[root])
+        .custom_options(&flex(&[]));
+    b.custom_op(
+        g,
+        "SignalFilterBankSpectralSubtraction",
+        &[root],
+        &[cleaned, noise],
+    )
+    .custom_options(&flex(&[
+        ("alternate_one_minus_smoothing", 15401),
+        ("alternate_smoothing", 983),
+        ("clamping", 0),
+        ("min_signal_remaining", 819),
+        ("num_channels", 3),
+        ("one_minus_smoothing", 15975),
+        ("smoothing", 409),
+        ("smoothing_bits", 10),
+        ("spectral_subtraction_bits", 14),
+    ]));
+    b.custom_op(g, "SignalPCAN", &[cleaned, noise, lut], &[gained])
+        .custom_options(&flex(&[("snr_shift", 6)]));
+    b.custom_op(g, "SignalFilterBankLog", &[gained], &[logs])
+        .custom_options(&flex(&[("input_correction_bits", 3), ("output_scale", 64)]));
+    b.inputs(g, &[x]).outputs(g, &[logs]);
+    let model = b.build().expect("valid model");
+    let (image, total) = image_of(&model);
+    let mut arena = vec![0u8; total as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    it.input_mut(0).expect("input").copy_from_slice(&le16(&[
+        3000, -2000, 1000, 500, -700, 1200, -3000, 2500, 0, 100, -100, 900, -900, 40, 80, -20,
+    ]));
+    it.invoke().expect("invoke");
+    it.invoke().expect("invoke again (state)");
+    if cfg!(miri) {
+        // A handful: each surviving corruption runs the FFT, slow under Miri.
+        sweep(&image, total as usize, usize::MAX, 1999, 3989);
+    } else {
+        sweep(&image, total as usize, usize::MAX, 1, 1);
+    }
+}

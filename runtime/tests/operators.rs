@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use microarena_core::read::ops::BuiltinOp;
 use microarena_core::tflm::profile::PROFILES;
-use microarena_image::opcode::OPERATORS;
+use microarena_image::opcode::{CUSTOM_OPERATORS, OPERATORS};
 
 fn table(select: impl Fn(&microarena_image::opcode::Operator) -> bool) -> BTreeSet<i32> {
     OPERATORS
@@ -19,10 +19,15 @@ fn table(select: impl Fn(&microarena_image::opcode::Operator) -> bool) -> BTreeS
         .collect()
 }
 
+/// Builtins by their schema name, custom ops (image-only codes) by their
+/// custom code.
 fn names(codes: &BTreeSet<i32>) -> Vec<String> {
     codes
         .iter()
-        .map(|&c| BuiltinOp(c).name().to_string())
+        .map(|&c| match microarena_image::opcode::custom_operator(c) {
+            Some(op) => op.name.to_string(),
+            None => BuiltinOp(c).name().to_string(),
+        })
         .collect()
 }
 
@@ -71,7 +76,13 @@ fn every_runtime_op_has_one_kernel_and_every_kernel_is_a_runtime_op() {
         registered.len(),
         "an opcode is registered twice"
     );
-    let supported = table(|o| o.runtime.is_some());
+    let mut supported = table(|o| o.runtime.is_some());
+    supported.extend(
+        CUSTOM_OPERATORS
+            .iter()
+            .filter(|o| o.runtime.is_some())
+            .map(|o| i32::from(o.code)),
+    );
     assert_eq!(
         names(&supported),
         names(&kernels),

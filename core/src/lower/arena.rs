@@ -56,6 +56,21 @@ pub(super) struct Lowered {
     pub(super) scratch: Vec<Option<(u64, u64)>>,
     /// Precomputed parameters per op.
     pub(super) params: Vec<Words>,
+    /// State the runtime keeps for an op between invokes that is no tensor
+    /// of the model (SignalFilterBankSpectralSubtraction's noise estimate):
+    /// written as extra variable tensors after the model's, each the op's
+    /// last input.
+    pub(super) states: Vec<OpState>,
+}
+
+/// One op-owned state block in the variable region (see [`Lowered::states`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OpState {
+    pub(super) op_index: usize,
+    /// uint32 elements.
+    pub(super) elements: u32,
+    /// Offset in the variable region.
+    pub(super) offset: u64,
 }
 
 /// Checks that the runtime can run `model`, lowers every op's parameters
@@ -75,7 +90,7 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
     }
     // Operators first, so a model with an op the runtime lacks is refused by naming that op.
     for (oi, op) in sg.operators.iter().enumerate() {
-        if !rl::op_supported(op.opcode.0) {
+        if !super::image_opcode(op).is_some_and(|c| rl::op_supported(i32::from(c))) {
             return Err(LowerError::UnsupportedOp {
                 op_index: oi,
                 name: op.name().into(),
@@ -99,13 +114,15 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
     let mut params = Vec::with_capacity(sg.operators.len());
     let mut tail = 0u64;
     for (oi, op) in sg.operators.iter().enumerate() {
-        let code = op.opcode.0;
-        if !rl::op_supported(code) {
-            return Err(LowerError::UnsupportedOp {
-                op_index: oi,
-                name: op.name().into(),
-            });
-        }
+        let code = match super::image_opcode(op) {
+            Some(c) if rl::op_supported(i32::from(c)) => i32::from(c),
+            _ => {
+                return Err(LowerError::UnsupportedOp {
+                    op_index: oi,
+                    name: op.name().into(),
+                });
+            }
+        };
         let unsupported = |why: String| LowerError::Unsupported {
             op_index: oi,
             why: format!("{}: {why}", op.name()),
@@ -117,11 +134,26 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
                 rl::MAX_OP_INPUTS
             )));
         }
-        if op.outputs.len() != 1 {
+        let several = rl::opcode::has_several_outputs(code as u8);
+        if op.outputs.is_empty() || (op.outputs.len() != 1 && !several) {
             return Err(unsupported(format!(
                 "{} outputs; exactly one is supported",
                 op.outputs.len()
             )));
+        }
+        // Outputs past the first share the input slots of the op record.
+        if op.outputs.len() > rl::MAX_OP_OUTPUTS
+            || op.inputs.len() + op.outputs.len() - 1 > rl::MAX_OP_INPUTS
+        {
+            return Err(unsupported(format!(
+                "{} inputs and {} outputs; the image holds at most {} tensors besides output 0",
+                op.inputs.len(),
+                op.outputs.len(),
+                rl::MAX_OP_INPUTS
+            )));
+        }
+        if op.outputs.iter().any(|&t| t < 0) {
+            return Err(unsupported("an omitted output".into()));
         }
         let out = op
             .output(0)
@@ -140,10 +172,12 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
                 .and_then(|f| sg.tensors.get(f))
                 .and_then(|f| f.quantization.as_ref())
                 .map_or(1, |q| q.scales.len().max(1) as u32),
+            // fft_length (options position 1).
+            opcode::SIGNAL_RFFT => p.get(1).map_or(0, |&n| n.max(0) as u32),
             _ => 1,
         };
         tail += u64::from(rl::op_tail_bytes(code8, out.dtype.code(), channels));
-        let (a, b) = scratch_args(model, op, out);
+        let (a, b) = scratch_args(model, op, out, code8);
         let s = rl::op_scratch_bytes(code8, out.dtype.code(), a, b);
         if s > 0 {
             scratch_req.push(ScratchRequest {
@@ -165,6 +199,29 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
             variable_offset[ti] = Some(var_bytes);
             var_bytes += u64::from(rl::align4(fit(t.bytes.unwrap_or(0))?));
         }
+    }
+    // Op-owned state after the model's variables: SignalFilterBankSpectralSubtraction's
+    // noise estimate, num_channels uint32 (options position 4), as TFLM's Init allocates it.
+    let mut states = Vec::new();
+    for (oi, op) in sg.operators.iter().enumerate() {
+        if super::image_opcode(op) == Some(opcode::SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION) {
+            let elements = params
+                .get(oi)
+                .and_then(|w| w.get(4))
+                .map_or(0, |&n| n.max(0) as u32);
+            states.push(OpState {
+                op_index: oi,
+                elements,
+                offset: var_bytes,
+            });
+            var_bytes += u64::from(rl::align4(elements.saturating_mul(4)));
+        }
+    }
+    if sg.tensors.len() + states.len() >= usize::from(rl::NO_TENSOR) {
+        return Err(LowerError::Internal(format!(
+            "{} tensors and op states exceed the image's 16-bit index",
+            sg.tensors.len() + states.len()
+        )));
     }
     tail += var_bytes;
 
@@ -204,11 +261,12 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
         tensor_offset,
         scratch,
         params,
+        states,
     })
 }
 
 /// The `a`, `b` arguments of [`rl::op_scratch_bytes`] for one op.
-fn scratch_args(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> (u32, u32) {
+fn scratch_args(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>, code: u8) -> (u32, u32) {
     let sg = model.main();
     let t = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
     let dim = |t: Option<&Tensor<'_>>, i: usize| {
@@ -216,8 +274,12 @@ fn scratch_args(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> (u32,
             .map_or(0, |&d| d.max(0) as u32)
     };
     let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    match op.opcode.0 as u8 {
+    match code {
         opcode::MEAN | opcode::SUM => (sat(out.elements()), 0),
+        opcode::SIGNAL_RFFT => {
+            let words = super::params::op_params(model, op, out).unwrap_or([0; rl::OP_PARAMS]);
+            (words.get(1).map_or(0, |&n| n.max(0) as u32), 0)
+        }
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => {
             let time_major = matches!(op.options, OpOptions::Lstm(o) if o.time_major);
             let batch = dim(t(0), usize::from(time_major));

@@ -22,6 +22,21 @@ mod support;
 mod writer;
 
 pub use arena::{RuntimeArena, runtime_arena};
+
+use crate::read::model::Operator;
+
+/// The op's code in the image: its builtin code, or for a custom op the
+/// image-only code `microarena_image::opcode` gives its `custom_code`;
+/// `None` when the runtime's tables do not know it.
+pub(crate) fn image_opcode(op: &Operator<'_>) -> Option<u8> {
+    use microarena_image::opcode;
+    if op.opcode.0 == i32::from(opcode::CUSTOM) {
+        return opcode::custom_code(op.custom_code?);
+    }
+    u8::try_from(op.opcode.0)
+        .ok()
+        .filter(|&c| c < opcode::FIRST_CUSTOM_CODE)
+}
 pub use error::LowerError;
 pub use writer::lower;
 

@@ -9,9 +9,9 @@ use alloc::vec::Vec;
 use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
-    AxisParams, ConcatParams, GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK,
-    MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, ResizeParams, SliceParams,
-    SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
+    AxisParams, ConcatParams, FlexParams, GatherParams, LeakyReluParams, LstmParams,
+    MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, ResizeParams,
+    SliceParams, SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -85,9 +85,11 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Mean => mean,
         ParamsKind::LeakyRelu => leaky_relu,
         ParamsKind::Axis => axis_input,
+        ParamsKind::Split => split,
         ParamsKind::Gather => gather,
         ParamsKind::SpaceBatch => space_batch,
         ParamsKind::Resize => resize,
+        ParamsKind::Flex => flex,
     }
 }
 
@@ -99,10 +101,33 @@ pub(super) fn op_params(
     op: &Operator<'_>,
     output: &Tensor<'_>,
 ) -> Result<Words, String> {
-    let kind = opcode::operator(op.opcode.0)
-        .and_then(|o| o.runtime)
+    let kind = super::image_opcode(op)
+        .and_then(|c| opcode::runtime_params(i32::from(c)))
         .ok_or_else(|| format!("{} has no kernel in the microarena runtime", op.name()))?;
     lowering(kind)(&OpView { model, op, output })
+}
+
+/// Custom ops: the FlexBuffers options map's values, by position (see
+/// `FlexParams`); an op without options gets zeros.
+fn flex(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let mut w = [0; rl::OP_PARAMS];
+    if v.op.custom_options.is_empty() {
+        return Ok(w);
+    }
+    let values = crate::read::flex::map_values(v.op.custom_options)
+        .ok_or("custom options are not a FlexBuffers map of numbers")?;
+    if values.len() > rl::OP_PARAMS {
+        return Err(format!(
+            "{} custom options; at most {} fit",
+            values.len(),
+            rl::OP_PARAMS
+        ));
+    }
+    for (d, &x) in w.iter_mut().zip(&values) {
+        // ElementAsInt32 truncates to int32, as this does.
+        *d = x as i32;
+    }
+    Ok(FlexParams { values: w }.to_words())
 }
 
 /// Ops whose kernels read everything from their tensors.
@@ -351,6 +376,75 @@ fn axis_input(v: &OpView<'_, '_>) -> Result<Words, String> {
     let a = if a < 0 { a + rank } else { a };
     if a < 0 || a >= rank {
         return Err(format!("axis {a} is out of range"));
+    }
+    Ok(AxisParams { axis: a }.to_words())
+}
+
+/// SPLIT (axis: constant input 0, data: input 1), SPLIT_V (data: input 0,
+/// axis: constant input 2) and UNPACK (axis: option): the axis made
+/// non-negative and checked against the data's rank as the kernels'
+/// Eval does (tflite-micro 90b983c2 `kernels/split.cc`, `split_v.cc`,
+/// `unpack.cc`); the outputs' shapes are checked by the runtime's Prepare.
+fn split(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let (data, axis) = match v.op.opcode.0 as u8 {
+        opcode::SPLIT => (
+            v.input(1)?,
+            const_i32s(v.model, v.op.input(0)).ok_or("axis must be a constant int32 tensor")?,
+        ),
+        opcode::SPLIT_V => (
+            v.input(0)?,
+            const_i32s(v.model, v.op.input(2)).ok_or("axis must be a constant int32 tensor")?,
+        ),
+        _ => match v.op.options {
+            OpOptions::Unpack { axis, .. } => (v.input(0)?, alloc::vec![axis]),
+            _ => return Err("UNPACK options are missing".into()),
+        },
+    };
+    let rank = data.shape.len() as i32;
+    let a = *axis.first().ok_or("axis is empty")?;
+    let a = if a < 0 { a + rank } else { a };
+    if a < 0 || a >= rank {
+        return Err(format!("axis {a} is out of range for rank {rank}"));
+    }
+    // The runtime's Prepare (kernels/split.rs) restated: the types the
+    // kernels register, and outputs that tile the input along the axis.
+    use rl::dtype::{F32, I8, I16, I32};
+    if ![F32, I8, I16, I32].contains(&data.dtype.code()) {
+        return Err("only float32, int8, int16 or int32".into());
+    }
+    let ax = a as usize;
+    let unpack = v.op.opcode.0 as u8 == opcode::UNPACK;
+    let mut covered = 0i64;
+    for k in 0..v.op.outputs.len() {
+        let out =
+            v.op.output(k)
+                .and_then(|t| v.model.main().tensors.get(t))
+                .ok_or("an output is missing")?;
+        if out.dtype != data.dtype {
+            return Err("outputs must have the input's type".into());
+        }
+        let mut want = data.shape.clone();
+        if unpack {
+            if ax < want.len() {
+                want.remove(ax);
+            }
+            covered += 1;
+        } else if let (Some(w), Some(&d)) = (want.get_mut(ax), out.shape.get(ax)) {
+            *w = d;
+            covered += i64::from(d);
+        }
+        if out.shape != want {
+            return Err(format!(
+                "output {k} has shape {:?}, not the input's {:?} cut along axis {a}",
+                out.shape, data.shape
+            ));
+        }
+    }
+    let along = data.shape.get(ax).copied().unwrap_or(0);
+    if covered != i64::from(along) {
+        return Err(format!(
+            "the outputs cover {covered} of the {along} elements along axis {a}"
+        ));
     }
     Ok(AxisParams { axis: a }.to_words())
 }

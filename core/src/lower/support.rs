@@ -55,7 +55,7 @@ fn multiplier_exponent(m: f64) -> i32 {
 pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
     let sg = model.main();
     let input = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
-    let code = op.opcode.0 as u8;
+    let code = super::image_opcode(op).unwrap_or(opcode::CUSTOM);
     let o = out.dtype.code();
     let i0 = input(0).map(|t| t.dtype.code());
     let i1 = input(1).map(|t| t.dtype.code());
@@ -71,7 +71,25 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             same2 && one_of(&[F32, I8, I16]),
             "SUB: float32, int8 or int16",
         ),
-        opcode::DIV => rule(same2 && o == F32, "DIV: float32 only"),
+        opcode::ADD | opcode::MUL => {
+            rule(
+                same2 && one_of(&[I8, I32, F32]),
+                "ADD/MUL: int8, int32 or float32",
+            )?;
+            let unquantized = |i: usize| input(i).is_none_or(|t| quant(t).2 == 0);
+            rule(
+                code != opcode::ADD || o != I32 || (unquantized(0) && unquantized(1)),
+                "ADD: int32 inputs must not be quantized",
+            )
+        }
+        opcode::DIV => {
+            rule(same2 && one_of(&[F32, I32]), "DIV: float32 or int32")?;
+            let unquantized = |i: usize| input(i).is_none_or(|t| quant(t).2 == 0);
+            rule(
+                o != I32 || (unquantized(0) && unquantized(1)),
+                "DIV: int32 inputs must not be quantized",
+            )
+        }
         opcode::MAXIMUM | opcode::MINIMUM => rule(
             same2 && one_of(&[F32, I8, I16, I32]),
             "MAXIMUM/MINIMUM: float32, int8, int16 or int32",
@@ -191,8 +209,9 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             )
         }
         opcode::CAST => rule(
-            matches!(i0, Some(I8 | I16 | I32 | F32 | dtype::BOOL)) && one_of(&[I8, I16, I32, F32]),
-            "CAST: from int8, int16, int32, float32 or bool to int8, int16, int32 or float32",
+            matches!(i0, Some(I8 | I16 | I32 | dtype::U32 | F32 | dtype::BOOL))
+                && one_of(&[I8, I16, I32, dtype::U32, F32]),
+            "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32 or float32",
         ),
         opcode::ARG_MAX | opcode::ARG_MIN => rule(
             matches!(i0, Some(F32 | I8)) && o == I32,
@@ -225,7 +244,276 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
                 "SHAPE: an int32 output with one element per input dim",
             )
         }
+        opcode::SIGNAL_WINDOW
+        | opcode::SIGNAL_FFT_AUTO_SCALE
+        | opcode::SIGNAL_RFFT
+        | opcode::SIGNAL_ENERGY
+        | opcode::SIGNAL_FILTER_BANK
+        | opcode::SIGNAL_FILTER_BANK_SQUARE_ROOT
+        | opcode::SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION
+        | opcode::SIGNAL_PCAN
+        | opcode::SIGNAL_FILTER_BANK_LOG => signal(model, op, out),
         _ => Ok(()),
     }
     .map_err(|why| format!("{why} (the runtime's kernel refuses it)"))
+}
+
+/// The Signal kernels' Prepare rules (tflite-micro 90b983c2
+/// `signal/micro/kernels/*.cc`) plus the runtime's own: options that would
+/// index past a tensor or shift by 32 or more (undefined in TFLM's C++) are
+/// refused rather than given a meaning. Restates `runtime/src/kernels/signal.rs`.
+fn signal(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
+    use dtype::{I16, I32, U32, U64};
+    let sg = model.main();
+    let input = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
+    let x = input(0).ok_or("input 0 is missing")?;
+    let flex = crate::read::flex::map_values(op.custom_options).unwrap_or_default();
+    let value = |i: usize| flex.get(i).map_or(0, |&v| v as i32);
+    let rank1 = |t: &Tensor<'_>| t.shape.len() == 1;
+    match super::image_opcode(op).unwrap_or(opcode::CUSTOM) {
+        opcode::SIGNAL_WINDOW => {
+            let w = input(1).ok_or("SignalWindow needs its weights")?;
+            rule(
+                op.inputs.len() == 2
+                    && [x.dtype.code(), w.dtype.code(), out.dtype.code()] == [I16; 3]
+                    && !x.shape.is_empty()
+                    && rank1(w)
+                    && x.shape.len() == out.shape.len(),
+                "SignalWindow: int16 input, rank-1 int16 weights, int16 output of the input's rank",
+            )?;
+            rule(
+                w.elements() > 0
+                    && x.elements() % w.elements() == 0
+                    && out.elements() == x.elements(),
+                "SignalWindow: the input must be whole windows and the output as long",
+            )?;
+            rule(
+                (0..32).contains(&value(0)),
+                "SignalWindow: shift must be 0..31",
+            )
+        }
+        opcode::SIGNAL_ENERGY => {
+            rule(
+                op.inputs.len() == 1
+                    && x.dtype.code() == I16
+                    && out.dtype.code() == U32
+                    && rank1(x)
+                    && rank1(out),
+                "SignalEnergy: rank-1 int16 input, rank-1 uint32 output",
+            )?;
+            // Options by key order: end_index, start_index.
+            let (end, start) = (i64::from(value(0)), i64::from(value(1)));
+            rule(
+                0 <= start
+                    && start <= end
+                    && end <= out.elements() as i64
+                    && 2 * end <= x.elements() as i64,
+                "SignalEnergy: start_index..end_index must lie within the output and the complex input",
+            )
+        }
+        opcode::SIGNAL_FFT_AUTO_SCALE => {
+            let bits = op
+                .output(1)
+                .and_then(|t| sg.tensors.get(t))
+                .ok_or("SignalFftAutoScale needs 2 outputs")?;
+            rule(
+                op.inputs.len() == 1
+                    && op.outputs.len() == 2
+                    && x.dtype.code() == I16
+                    && out.dtype.code() == I16
+                    && bits.dtype.code() == I32
+                    && rank1(x)
+                    && rank1(out)
+                    && bits.shape.is_empty()
+                    && out.elements() == x.elements(),
+                "SignalFftAutoScale: rank-1 int16 input and output as long, int32 scalar scale bits",
+            )
+        }
+        opcode::SIGNAL_RFFT => {
+            // Options by key order: T, fft_length.
+            rule(
+                op.inputs.len() == 1
+                    && value(0) == i32::from(I16)
+                    && x.dtype.code() == I16
+                    && out.dtype.code() == I16,
+                "SignalRfft: int16 only",
+            )?;
+            let len = value(1);
+            let mut n = len / 2;
+            for p in [4, 2, 3, 5] {
+                while n > 1 && n % p == 0 {
+                    n /= p;
+                }
+            }
+            rule(
+                len >= 2 && len % 2 == 0 && n == 1,
+                "SignalRfft: fft_length must be even with no prime factor above 5",
+            )?;
+            let frame = x.shape.last().copied().unwrap_or(0);
+            let bins = out.shape.last().copied().unwrap_or(0);
+            rule(
+                !x.shape.is_empty()
+                    && x.shape.len() == out.shape.len()
+                    && frame > 0
+                    && frame <= len
+                    && bins == len + 2,
+                "SignalRfft: frames of at most fft_length samples, fft_length + 2 outputs per frame",
+            )?;
+            rule(
+                x.elements() / frame as u64 == out.elements() / bins as u64,
+                "SignalRfft: as many output frames as input frames",
+            )
+        }
+        opcode::SIGNAL_FILTER_BANK => filter_bank(model, op, out, value(0)),
+        opcode::SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION => {
+            let noise = op
+                .output(1)
+                .and_then(|t| sg.tensors.get(t))
+                .ok_or("SignalFilterBankSpectralSubtraction needs 2 outputs")?;
+            rule(
+                op.inputs.len() == 1
+                    && op.outputs.len() == 2
+                    && [x.dtype.code(), out.dtype.code(), noise.dtype.code()] == [U32; 3]
+                    && rank1(x)
+                    && rank1(out)
+                    && rank1(noise),
+                "SignalFilterBankSpectralSubtraction: rank-1 uint32 tensors",
+            )?;
+            let n = value(4);
+            rule(
+                n >= 0
+                    && [x.elements(), out.elements(), noise.elements()]
+                        .iter()
+                        .all(|&e| e == n as u64),
+                "SignalFilterBankSpectralSubtraction: num_channels must equal every tensor's length",
+            )?;
+            rule(
+                (0..32).contains(&value(7)) && (0..64).contains(&value(8)),
+                "SignalFilterBankSpectralSubtraction: smoothing_bits 0..31, spectral_subtraction_bits 0..63",
+            )
+        }
+        opcode::SIGNAL_PCAN => {
+            let noise = input(1).ok_or("SignalPCAN needs its noise estimate")?;
+            let lut = input(2).ok_or("SignalPCAN needs its gain table")?;
+            rule(
+                op.inputs.len() == 3
+                    && [x.dtype.code(), noise.dtype.code(), out.dtype.code()] == [U32; 3]
+                    && lut.dtype.code() == I16
+                    && rank1(x)
+                    && rank1(noise)
+                    && rank1(lut)
+                    && rank1(out),
+                "SignalPCAN: rank-1 uint32 input, noise estimate and output, int16 gain table",
+            )?;
+            rule(
+                out.elements() == x.elements() && noise.elements() >= x.elements(),
+                "SignalPCAN: output as long as the input, a noise estimate per channel",
+            )?;
+            rule(
+                lut.elements() >= 125,
+                "SignalPCAN: the gain table needs 125 entries",
+            )?;
+            rule(
+                (0..64).contains(&value(0)),
+                "SignalPCAN: snr_shift must be 0..63",
+            )
+        }
+        opcode::SIGNAL_FILTER_BANK_SQUARE_ROOT => {
+            let bits = input(1).ok_or("SignalFilterBankSquareRoot needs its scale bits")?;
+            rule(
+                op.inputs.len() == 2
+                    && x.dtype.code() == U64
+                    && bits.dtype.code() == I32
+                    && out.dtype.code() == U32
+                    && rank1(x)
+                    && bits.shape.is_empty()
+                    && rank1(out)
+                    && out.elements() == x.elements(),
+                "SignalFilterBankSquareRoot: rank-1 uint64 input, int32 scalar scale bits, uint32 output as long",
+            )
+        }
+        _ => {
+            rule(
+                op.inputs.len() == 1
+                    && x.dtype.code() == U32
+                    && out.dtype.code() == I16
+                    && rank1(x)
+                    && rank1(out)
+                    && out.elements() == x.elements(),
+                "SignalFilterBankLog: rank-1 uint32 input, int16 output as long",
+            )?;
+            // Options by key order: input_correction_bits, output_scale.
+            rule(
+                (0..32).contains(&value(0)),
+                "SignalFilterBankLog: input_correction_bits must be 0..31",
+            )
+        }
+    }
+}
+
+/// SignalFilterBank: types, `num_channels` against the output, and every
+/// channel's band inside the spectrum and the weights, from the constant
+/// channel tables (as the runtime's Prepare checks them).
+fn filter_bank(
+    model: &Model<'_>,
+    op: &Operator<'_>,
+    out: &Tensor<'_>,
+    channels: i32,
+) -> Result<(), String> {
+    use dtype::{I16, U32, U64};
+    let sg = model.main();
+    let input = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
+    let x = input(0).ok_or("input 0 is missing")?;
+    let w = input(1).ok_or("SignalFilterBank needs its weights")?;
+    let uw = input(2).ok_or("SignalFilterBank needs its unweights")?;
+    rule(
+        op.inputs.len() == 6
+            && x.dtype.code() == U32
+            && x.shape.len() == 1
+            && w.dtype.code() == I16
+            && uw.dtype.code() == I16
+            && w.shape.len() == 1
+            && uw.shape.len() == 1
+            && out.dtype.code() == U64
+            && out.shape.len() == 1,
+        "SignalFilterBank: rank-1 uint32 spectrum, int16 weights, uint64 output",
+    )?;
+    rule(
+        channels >= 0 && channels as u64 == out.elements(),
+        "SignalFilterBank: num_channels must equal the output length",
+    )?;
+    let n = channels as usize + 1;
+    let table = |k: usize| -> Result<alloc::vec::Vec<i32>, String> {
+        let t = input(k).ok_or("SignalFilterBank needs 6 inputs")?;
+        if t.dtype.code() != I16 || t.shape.len() != 1 {
+            return Err("SignalFilterBank: rank-1 int16 tables".into());
+        }
+        let d = op
+            .input(k)
+            .filter(|_| t.has_data)
+            .and_then(|i| model.tensor_data(0, i))
+            .ok_or("SignalFilterBank: channel tables must be constant")?;
+        let v: alloc::vec::Vec<i32> = d
+            .chunks_exact(2)
+            .map(|c| i32::from(i16::from_le_bytes([c[0], c[1]])))
+            .collect();
+        if v.len() < n {
+            return Err("SignalFilterBank: channel tables need num_channels + 1 entries".into());
+        }
+        Ok(v)
+    };
+    let (starts, weight_starts, widths) = (table(3)?, table(4)?, table(5)?);
+    let weights = w.elements().min(uw.elements()) as i64;
+    for i in 0..n {
+        let (f, ws, wd) = (
+            i64::from(starts[i]),
+            i64::from(weight_starts[i]),
+            i64::from(widths[i]),
+        );
+        rule(
+            f >= 0 && ws >= 0 && wd >= 0 && f + wd <= x.elements() as i64 && ws + wd <= weights,
+            "SignalFilterBank: a channel reaches past the spectrum or the weights",
+        )?;
+    }
+    Ok(())
 }

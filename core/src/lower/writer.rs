@@ -15,7 +15,8 @@ use crate::read::model::Model;
 pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
     let l = plan(model)?;
     let sg = model.main();
-    let n_t = sg.tensors.len();
+    let n_model_tensors = sg.tensors.len();
+    let n_t = n_model_tensors + l.states.len();
     let n_o = sg.operators.len();
     let tensors_off = rl::HEADER_BYTES;
     let ops_off = tensors_off + n_t * rl::TENSOR_BYTES;
@@ -83,18 +84,44 @@ pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
         }
         trecs.extend_from_slice(&rec);
     }
+    // Op-owned state: uint32 vectors in the variable region, after the model's tensors.
+    for st in &l.states {
+        let mut rec = [0u8; rl::TENSOR_BYTES];
+        rec[rl::tensor::DTYPE] = rl::dtype::U32 as u8;
+        rec[rl::tensor::RANK] = 1;
+        rec[rl::tensor::STORAGE] = rl::STORAGE_VARIABLE;
+        put(&mut rec, rl::tensor::DIMS, st.elements);
+        put(&mut rec, rl::tensor::LOCATION, fit(st.offset)?);
+        put(&mut rec, rl::tensor::BYTES, st.elements.saturating_mul(4));
+        trecs.extend_from_slice(&rec);
+    }
 
     let mut orecs: Vec<u8> = Vec::with_capacity(n_o * rl::OP_BYTES);
     for (oi, op) in sg.operators.iter().enumerate() {
         let mut rec = [0u8; rl::OP_BYTES];
-        rec[rl::op::OPCODE] = op.opcode.0 as u8;
-        rec[rl::op::N_INPUTS] = op.inputs.len() as u8;
+        rec[rl::op::OPCODE] = super::image_opcode(op).unwrap_or(rl::opcode::CUSTOM);
+        // An op-owned state tensor is the op's last input.
+        let state = l
+            .states
+            .iter()
+            .position(|st| st.op_index == oi)
+            .map(|k| (n_model_tensors + k) as i32);
+        rec[rl::op::N_INPUTS] = (op.inputs.len() + usize::from(state.is_some())) as u8;
         rec[rl::op::ACTIVATION] = activation(op).code() as u8;
-        for i in 0..rl::MAX_OP_INPUTS {
-            let v = match op.inputs.get(i) {
-                Some(&t) if t >= 0 => t as u16,
-                _ => rl::NO_TENSOR,
-            };
+        rec[rl::op::N_OUTPUTS] = op.outputs.len() as u8;
+        // Inputs, then outputs 1.. (`plan` checked that they fit the slots).
+        let slots = op
+            .inputs
+            .iter()
+            .chain(state.as_ref())
+            .chain(op.outputs.iter().skip(1));
+        let mut slot_values = [rl::NO_TENSOR; rl::MAX_OP_INPUTS];
+        for (v, &t) in slot_values.iter_mut().zip(slots) {
+            if t >= 0 {
+                *v = t as u16;
+            }
+        }
+        for (i, v) in slot_values.iter().enumerate() {
             rec[rl::op::INPUTS + 2 * i..rl::op::INPUTS + 2 * i + 2]
                 .copy_from_slice(&v.to_le_bytes());
         }

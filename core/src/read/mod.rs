@@ -2,6 +2,7 @@
 //! writers in `rewrite` and `build`) touches the flatbuffer.
 
 pub mod dtype;
+pub mod flex;
 pub mod model;
 pub mod ops;
 pub(crate) mod schema;

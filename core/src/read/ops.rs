@@ -260,12 +260,20 @@ pub enum OpOptions {
         axis: i32,
         batch_dims: i32,
     },
+    /// UNPACK: the unpacked axis (may be negative) and the output count.
+    Unpack {
+        axis: i32,
+        num: i32,
+    },
     /// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
     Resize {
         align_corners: bool,
         half_pixel_centers: bool,
     },
 }
+
+/// UNPACK's code (no `BuiltinOp` constant: only its options are read here).
+const UNPACK: i32 = opcode::UNPACK as i32;
 
 impl OpOptions {
     /// Copies the options of `op` (whose code is `code`) out of the flatbuffer.
@@ -497,6 +505,13 @@ impl OpOptions {
                 |o| OpOptions::Gather {
                     axis: o.axis(),
                     batch_dims: o.batch_dims(),
+                },
+            ),
+            BuiltinOp(UNPACK) => op.builtin_options_as_unpack_options().map_or(
+                OpOptions::Unpack { axis: 0, num: 0 },
+                |o| OpOptions::Unpack {
+                    axis: o.axis(),
+                    num: o.num(),
                 },
             ),
             B::RESIZE_BILINEAR => {

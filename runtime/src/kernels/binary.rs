@@ -13,7 +13,10 @@
 //!   zero points within int8) and int16 (left shift 0, zero points 0) square
 //!   the rescaled difference and requantize with `(2 · max scale)² /
 //!   (2^(2·shift) · scale_out)`;
-//! * DIV: float32 with a fused activation.
+//! * DIV: float32 with a fused activation; int32 unquantized (C's truncating
+//!   `/`, clamped to the activation's plain int32 range). TFLM divides by zero
+//!   (a trap) and overflows `i32::MIN / −1`; here both give 0 and the wrapped
+//!   quotient.
 //!
 //! TFLM's broadcasting for SQUARED_DIFFERENCE (and PRELU) is 4-D at most.
 
@@ -83,9 +86,16 @@ pub(crate) fn prepare(
         opcode::SQUARED_DIFFERENCE => {
             matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32)
         }
+        opcode::DIV => matches!(out.dtype, dtype::F32 | dtype::I32),
         _ => out.dtype == dtype::F32,
     };
     p.need(ok, "type not supported by this op in TFLM")?;
+    if code == opcode::DIV && out.dtype == dtype::I32 {
+        p.need(
+            a.n_scales == 0 && b.n_scales == 0,
+            "DIV: int32 inputs must not be quantized",
+        )?;
+    }
     p.need(broadcastable(&a, &b, out), "shapes do not broadcast")?;
     if code == opcode::SQUARED_DIFFERENCE && !a.shape().eq(b.shape()) {
         p.need(out.rank <= 4, "broadcasting is 4-D at most")?;
@@ -95,6 +105,18 @@ pub(crate) fn prepare(
             let (lo, hi) = act_range_f32(p.op.activation).ok_or(p.err("fused activation"))?;
             words.push(lo.to_bits() as i32);
             words.push(hi.to_bits() as i32);
+        }
+        (opcode::DIV, _) => {
+            // CalculateActivationRange<int32_t>: the activation's bounds, unscaled.
+            let (lo, hi) = match p.op.activation {
+                0 => (i32::MIN, i32::MAX),
+                1 => (0, i32::MAX),
+                2 => (-1, 1),
+                3 => (0, 6),
+                _ => return Err(p.err("fused activation")),
+            };
+            words.push(lo);
+            words.push(hi);
         }
         (opcode::SUB, _) => {
             let (tlo, thi) = type_range(out.dtype);
@@ -192,6 +214,10 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
         let (va, vb) = (read_int(a.dtype, xa, ia), read_int(b.dtype, xb, ib));
         let r = match code {
+            opcode::DIV => {
+                let q = if vb == 0 { 0 } else { va.wrapping_div(vb) };
+                q.max(w[0]).min(w[1])
+            }
             opcode::MAXIMUM => va.max(vb),
             opcode::MINIMUM => va.min(vb),
             opcode::SQUARED_DIFFERENCE if out.dtype == dtype::I32 => {

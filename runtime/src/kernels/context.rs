@@ -17,7 +17,10 @@ pub(crate) struct Ctx<'x, 'm> {
     pub op: OpInfo,
     pub index: u16,
     pub pieces: Pieces<'x>,
+    /// Output 0.
     pub out: &'x mut [u8],
+    /// Outputs 1.. (multi-output ops).
+    pub more: MoreOutputs<'x>,
     pub scratch: &'x mut [u8],
     pub opdata: &'x [u8],
     /// The variable region (LSTM/SVDF state), writable by the kernels that own state.
@@ -59,8 +62,14 @@ impl<'x> Ctx<'x, '_> {
     }
 
     pub(crate) fn output_info(&self) -> TensorInfo {
-        self.img
-            .tensor(usize::from(self.op.output))
+        self.output_info_k(0)
+    }
+
+    /// Tensor record of output `k`.
+    pub(crate) fn output_info_k(&self, k: usize) -> TensorInfo {
+        self.op
+            .output_tensor(k)
+            .and_then(|t| self.img.tensor(usize::from(t)).ok())
             .unwrap_or(EMPTY)
     }
 
@@ -96,41 +105,65 @@ const EMPTY: TensorInfo = TensorInfo {
     n_scales: 0,
 };
 
-/// Readable arena regions with their offsets.
-pub(crate) type Pieces<'x> = [(usize, &'x [u8]); 3];
+/// Most mutable regions of one op: every output and the scratch.
+pub(crate) const MAX_REGIONS: usize = rl::MAX_OP_OUTPUTS + 1;
 
-/// Splits the head into the output, the scratch and the readable rest.
-pub(crate) fn carve(
-    head: &mut [u8],
-    out: (usize, usize),
+/// Readable arena regions with their offsets: the head minus the op's
+/// mutable regions, so up to one more piece than regions.
+pub(crate) type Pieces<'x> = [(usize, &'x [u8]); MAX_REGIONS + 1];
+
+/// Outputs 1.. of an op (output 0 is [`Ctx::out`]); empty slices past the
+/// op's outputs and for outputs without arena storage.
+pub(crate) type MoreOutputs<'x> = [&'x mut [u8]; rl::MAX_OP_OUTPUTS - 1];
+
+/// Splits the head into the op's mutable regions — `regions[k]` is
+/// (offset, bytes) of output `k` for `k < n`, the scratch last — and the
+/// readable rest. `None` when two non-empty regions overlap or one leaves
+/// the head. Returns output 0, the other outputs, the scratch and the pieces.
+pub(crate) fn carve<'h>(
+    head: &'h mut [u8],
+    outputs: &[(usize, usize)],
     scratch: (usize, usize),
-) -> Option<(&mut [u8], &mut [u8], Pieces<'_>)> {
-    let scratch = if scratch.1 == 0 {
-        (out.0 + out.1, 0)
-    } else {
-        scratch
-    };
-    let out_first = out.0 <= scratch.0;
-    let (r1, r2) = if out_first {
-        (out, scratch)
-    } else {
-        (scratch, out)
-    };
-    let r1_end = r1.0.checked_add(r1.1)?;
-    let r2_end = r2.0.checked_add(r2.1)?;
-    if r1_end > r2.0 {
-        return None;
+) -> Option<(&'h mut [u8], MoreOutputs<'h>, &'h mut [u8], Pieces<'h>)> {
+    // (offset, bytes, slot): slot k < MAX_OP_OUTPUTS is output k, the last is the scratch.
+    let scratch_slot = rl::MAX_OP_OUTPUTS;
+    let mut order = [(0usize, 0usize, 0usize); MAX_REGIONS];
+    let mut n = 0;
+    for (k, &(off, bytes)) in outputs.iter().enumerate().take(rl::MAX_OP_OUTPUTS) {
+        if bytes > 0 {
+            *order.get_mut(n)? = (off, bytes, k);
+            n += 1;
+        }
     }
-    let (p0, rest) = head.split_at_mut_checked(r1.0)?;
-    let (m1, rest) = rest.split_at_mut_checked(r1.1)?;
-    let (p1, rest) = rest.split_at_mut_checked(r2.0 - r1_end)?;
-    let (m2, p2) = rest.split_at_mut_checked(r2.1)?;
-    let pieces = [(0, &*p0), (r1_end, &*p1), (r2_end, &*p2)];
-    if out_first {
-        Some((m1, m2, pieces))
-    } else {
-        Some((m2, m1, pieces))
+    if scratch.1 > 0 {
+        *order.get_mut(n)? = (scratch.0, scratch.1, scratch_slot);
+        n += 1;
     }
+    let order = order.get_mut(..n)?;
+    order.sort_unstable_by_key(|r| r.0);
+    let mut out0: &'h mut [u8] = &mut [];
+    let mut more: MoreOutputs<'h> = core::array::from_fn(|_| <&mut [u8]>::default());
+    let mut scratch_buf: &'h mut [u8] = &mut [];
+    let mut pieces: Pieces<'h> = [(0, &[]); MAX_REGIONS + 1];
+    let mut rest = head;
+    let mut at = 0usize;
+    for (i, &(off, bytes, slot)) in order.iter().enumerate() {
+        let gap = off.checked_sub(at)?;
+        let (readable, tail) = rest.split_at_mut_checked(gap)?;
+        *pieces.get_mut(i)? = (at, &*readable);
+        let (region, tail) = tail.split_at_mut_checked(bytes)?;
+        rest = tail;
+        at = off.checked_add(bytes)?;
+        if slot == scratch_slot {
+            scratch_buf = region;
+        } else if slot == 0 {
+            out0 = region;
+        } else {
+            *more.get_mut(slot - 1)? = region;
+        }
+    }
+    *pieces.get_mut(n)? = (at, &*rest);
+    Some((out0, more, scratch_buf, pieces))
 }
 
 /// State tensor `k` of the op (LSTM hidden/cell, SVDF activation state) and
@@ -180,7 +213,13 @@ impl Prep<'_, '_> {
     }
 
     pub(crate) fn output(&self) -> Result<TensorInfo, Error> {
-        let t = self.img.tensor(usize::from(self.op.output))?;
+        self.output_k(0)
+    }
+
+    /// Output `k`, which must live in the head unless it is empty.
+    pub(crate) fn output_k(&self, k: usize) -> Result<TensorInfo, Error> {
+        let i = self.op.output_tensor(k).ok_or(self.err("missing output"))?;
+        let t = self.img.tensor(usize::from(i))?;
         if t.storage != rl::STORAGE_ARENA && t.bytes > 0 {
             return Err(self.err("output is not an arena tensor"));
         }

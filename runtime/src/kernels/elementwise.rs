@@ -1,10 +1,14 @@
-//! ADD and MUL (int8 and float32, with broadcasting), as TFLM's reference
-//! kernels.
+//! ADD and MUL (int8, int32 and float32, with broadcasting), as TFLM's
+//! reference kernels (tflite-micro 90b983c2 `micro/kernels/add.cc`,
+//! `add_common.cc`, `mul_common.cc`). int32 is unquantized, wrapping: ADD
+//! clamps to the whole int32 range whatever its fused activation (TFLM sets
+//! those bounds in Eval) and needs unquantized inputs; MUL clamps to its
+//! activation's plain int32 range.
 
 use microarena_image::{dtype, opcode};
 
 use super::broadcast::{bcast_index, broadcastable};
-use super::bytes::{f32_at, i8_at, put_f32, put_i8};
+use super::bytes::{f32_at, i8_at, i32_at, put_f32, put_i8, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_i8};
 use super::{Kernel, kernel};
@@ -28,12 +32,31 @@ pub(crate) fn prepare(
     let (q, f) = (out.dtype == dtype::I8, out.dtype == dtype::F32);
     let a = p.input(0)?;
     let b = p.input(1)?;
+    let int32 = out.dtype == dtype::I32;
     p.need(
-        a.dtype == out.dtype && b.dtype == out.dtype && (q || f),
-        "only int8 or float32",
+        a.dtype == out.dtype && b.dtype == out.dtype && (q || f || int32),
+        "only int8, int32 or float32",
     )?;
     p.need(broadcastable(&a, &b, out), "shapes do not broadcast")?;
-    if q {
+    if int32 {
+        let (lo, hi) = if p.op.opcode == opcode::ADD {
+            p.need(
+                a.n_scales == 0 && b.n_scales == 0,
+                "ADD: int32 inputs must not be quantized",
+            )?;
+            (i32::MIN, i32::MAX)
+        } else {
+            match p.op.activation {
+                0 => (i32::MIN, i32::MAX),
+                1 => (0, i32::MAX),
+                2 => (-1, 1),
+                3 => (0, 6),
+                _ => return Err(p.err("fused activation")),
+            }
+        };
+        words.push(lo);
+        words.push(hi);
+    } else if q {
         let (lo, hi) = act_range_i8(p.op.activation, out).ok_or(p.err("fused activation"))?;
         words.push(lo);
         words.push(hi);
@@ -75,7 +98,15 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         } else {
             (bcast_index(i, &out, &a), bcast_index(i, &out, &b))
         };
-        if out.dtype == dtype::F32 {
+        if out.dtype == dtype::I32 {
+            let (va, vb) = (i32_at(xa, ia), i32_at(xb, ib));
+            let r = if add {
+                va.wrapping_add(vb)
+            } else {
+                va.wrapping_mul(vb)
+            };
+            put_i32(c.out, i, r.max(c.word(0)).min(c.word(1)));
+        } else if out.dtype == dtype::F32 {
             let (va, vb) = (f32_at(xa, ia), f32_at(xb, ib));
             let r = if add { va + vb } else { va * vb };
             put_f32(

@@ -10,9 +10,12 @@
 //!   rounded everywhere, so it is exact; LOG and EXP call `libm`'s `logf` and
 //!   `expf` where TFLM calls the C library's, which may round differently:
 //!   at most 1 ULP apart (verify-kernels lists them as such);
-//! * CAST between int8, int16, int32, float32 and bool (input only) with
-//!   C's `static_cast`: integers wrap, floats truncate toward zero (x86's
-//!   `cvttss2si` gives `i32::MIN` out of range, and so does this kernel).
+//! * CAST between int8, int16, int32, uint32, float32 and bool (input only)
+//!   with C's `static_cast`: integers wrap, floats truncate toward zero (x86's
+//!   `cvttss2si` gives `i32::MIN` out of range, and so does this kernel; to
+//!   uint32 the wheel saturates — negatives and NaN to 0, beyond 2^32 − 1 to
+//!   2^32 − 1, probed on −1e30…1e30, ±inf, NaN — as ARM's `vcvt.u32.f32`
+//!   does, and so does this kernel).
 //!
 //! RSQRT on int8/int16 (TFLM's `GetInvSqrtQuantizedMultiplierExp` path) is
 //! not implemented: Prepare refuses it.
@@ -137,12 +140,15 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
 fn cast_in(t: i8) -> bool {
     matches!(
         t,
-        dtype::I8 | dtype::I16 | dtype::I32 | dtype::F32 | dtype::BOOL
+        dtype::I8 | dtype::I16 | dtype::I32 | dtype::U32 | dtype::F32 | dtype::BOOL
     )
 }
 
 fn cast_out(t: i8) -> bool {
-    matches!(t, dtype::I8 | dtype::I16 | dtype::I32 | dtype::F32)
+    matches!(
+        t,
+        dtype::I8 | dtype::I16 | dtype::I32 | dtype::U32 | dtype::F32
+    )
 }
 
 pub(crate) fn prepare_cast(
@@ -154,7 +160,7 @@ pub(crate) fn prepare_cast(
     let input = p.input(0)?;
     p.need(
         cast_in(input.dtype) && cast_out(out.dtype),
-        "CAST: from int8, int16, int32, float32 or bool to int8, int16, int32 or float32",
+        "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32 or float32",
     )?;
     p.need(same_len(&input, out), "input and output sizes differ")
 }
@@ -168,15 +174,31 @@ fn f32_to_i32(v: f32) -> i32 {
     }
 }
 
+/// Float to uint32 as the tflite-micro wheel (and ARM's `vcvt.u32.f32`)
+/// converts: truncation toward zero, saturating, NaN to 0 — Rust's `as`.
+fn f32_to_u32(v: f32) -> u32 {
+    v as u32
+}
+
 pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let out = c.output_info();
     for i in 0..out.elements() {
-        // Every input value as i32 (exact for the integer types) or f32.
+        if out.dtype == dtype::U32 && input.dtype == dtype::F32 {
+            let v = f32_to_u32(f32_at(x, i));
+            put_i32(c.out, i, v as i32);
+            continue;
+        }
+        // Every input value as i32 (exact for the integer types; uint32 as
+        // its bit pattern) or f32.
         let (iv, fv) = match input.dtype {
             dtype::F32 => {
                 let f = f32_at(x, i);
                 (f32_to_i32(f), f)
+            }
+            dtype::U32 => {
+                let v = i32_at(x, i);
+                (v, v as u32 as f32)
             }
             dtype::I32 => {
                 let v = i32_at(x, i);
@@ -197,7 +219,7 @@ pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         };
         match out.dtype {
             dtype::F32 => put_f32(c.out, i, fv),
-            dtype::I32 => put_i32(c.out, i, iv),
+            dtype::I32 | dtype::U32 => put_i32(c.out, i, iv),
             dtype::I16 => put_i16(c.out, i, iv),
             _ => {
                 if let Some(b) = c.out.get_mut(i) {

@@ -44,7 +44,9 @@ mod quantize;
 mod rectifiers;
 mod reductions;
 mod shape;
+mod signal;
 mod softmax;
+mod split;
 mod svdf;
 mod window;
 
@@ -79,6 +81,9 @@ pub(crate) struct Kernel {
     pub channels: ChannelsFn,
     /// Inputs that are the op's own state and so may be variable tensors.
     pub state_inputs: &'static [usize],
+    /// `true` when the kernel writes several outputs (and checks their
+    /// count in its Prepare); every other kernel has exactly one.
+    pub multi_output: bool,
 }
 
 fn one_channel(_: &Prep<'_, '_>, _: &TensorInfo) -> Result<u32, Error> {
@@ -93,6 +98,15 @@ const fn kernel(opcode: u8, prepare: PrepareFn, eval: EvalFn) -> Kernel {
         eval,
         channels: one_channel,
         state_inputs: &[],
+        multi_output: false,
+    }
+}
+
+/// A kernel with several outputs, without per-channel OpData or state.
+const fn multi_output_kernel(opcode: u8, prepare: PrepareFn, eval: EvalFn) -> Kernel {
+    Kernel {
+        multi_output: true,
+        ..kernel(opcode, prepare, eval)
     }
 }
 
@@ -115,6 +129,8 @@ const FAMILIES: &[&[Kernel]] = &[
     reductions::KERNELS,
     lstm::KERNELS,
     svdf::KERNELS,
+    split::KERNELS,
+    signal::KERNELS,
 ];
 
 /// No kernel for this opcode in [`BY_OPCODE`].
@@ -207,6 +223,29 @@ pub(crate) fn prepare(
         opcode: code,
     })?;
     let out = p.output()?;
+    if !kernel.multi_output {
+        p.check(op.n_outputs == 1, "this operator has exactly one output")?;
+    }
+    for k in 1..op.n_outputs {
+        let t = p.output_k(k)?;
+        p.check(
+            t.storage != rl::STORAGE_NONE || t.elements() == 0,
+            "an output has no storage",
+        )?;
+        // Every output is written in the same Eval: no two may share bytes.
+        for j in 0..k {
+            let u = p.output_k(j)?;
+            let disjoint = |a: &TensorInfo, b: &TensorInfo| {
+                a.storage != rl::STORAGE_ARENA
+                    || b.storage != rl::STORAGE_ARENA
+                    || a.bytes == 0
+                    || b.bytes == 0
+                    || a.location.saturating_add(a.bytes) <= b.location
+                    || b.location.saturating_add(b.bytes) <= a.location
+            };
+            p.check(disjoint(&t, &u), "two outputs overlap")?;
+        }
+    }
     let want = opdata_bytes(kernel, &p, &out)?;
     let at = if want > 0 {
         alloc.allocate_persistent(want, rl::TAIL_ALIGN as usize)?
@@ -279,6 +318,11 @@ mod tests {
             );
             if let Some(k) = kernel {
                 assert_eq!(k.opcode, code);
+                assert_eq!(
+                    k.multi_output,
+                    rl::opcode::has_several_outputs(code),
+                    "opcode {code}"
+                );
             }
         }
         assert_eq!(

@@ -94,6 +94,10 @@ pub enum OptSpec {
         end_mask: i32,
         shrink_axis_mask: i32,
     },
+    Unpack {
+        axis: i32,
+        num: i32,
+    },
 }
 
 impl OptSpec {
@@ -154,6 +158,7 @@ impl OptSpec {
                 shrink_axis_mask,
                 ..Default::default()
             }),
+            OptSpec::Unpack { axis, num } => OpOptions::Unpack { axis, num },
         }
     }
 }
@@ -186,5 +191,75 @@ pub fn build(tensors: &[TensorSpec], ops: &[OpSpec], inputs: &[i32], outputs: &[
             .options(op.options.options());
     }
     b.inputs(g, inputs).outputs(g, outputs);
+    b.build().expect("a valid test model")
+}
+
+/// A FlexBuffers map of integers (keys sorted, every slot 8 bytes wide): a
+/// custom op's options as TFLM's converter writes them.
+pub fn flex_map(entries: &[(&str, i64)]) -> Vec<u8> {
+    let mut e: Vec<(&str, i64)> = entries.to_vec();
+    e.sort_by(|a, b| a.0.cmp(b.0));
+    let mut b = Vec::new();
+    let mut key_at = Vec::new();
+    for (k, _) in &e {
+        key_at.push(b.len());
+        b.extend_from_slice(k.as_bytes());
+        b.push(0);
+    }
+    while b.len() % 8 != 0 {
+        b.push(0);
+    }
+    let word = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
+    word(&mut b, e.len() as u64);
+    let keys = b.len();
+    for &k in &key_at {
+        let at = b.len();
+        word(&mut b, (at - k) as u64);
+    }
+    let at = b.len();
+    word(&mut b, (at - keys) as u64);
+    word(&mut b, 8);
+    word(&mut b, e.len() as u64);
+    let map = b.len();
+    for (_, v) in &e {
+        word(&mut b, *v as u64);
+    }
+    b.extend(std::iter::repeat_n(1u8 << 2 | 3, e.len()));
+    while b.len() % 8 != 0 {
+        b.push(0);
+    }
+    let at = b.len();
+    word(&mut b, (at - map) as u64);
+    b.push(9 << 2 | 3);
+    b.push(8);
+    b
+}
+
+/// A one-op model of custom op `code` (TFLM's Signal ops), its options a
+/// FlexBuffers map; graph inputs are the tensors without data.
+pub fn build_custom(
+    tensors: &[TensorSpec],
+    code: &str,
+    inputs: &[i32],
+    outputs: &[i32],
+    options: &[(&str, i64)],
+) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    for (i, t) in tensors.iter().enumerate() {
+        let mut h = b.tensor(g, &format!("t{i}"), &t.shape, t.dtype);
+        if let Some(d) = &t.data {
+            h = h.data(d);
+        }
+        h.id();
+    }
+    b.custom_op(g, code, inputs, outputs)
+        .custom_options(&flex_map(options));
+    let g_in: Vec<i32> = inputs
+        .iter()
+        .copied()
+        .filter(|&i| tensors[i as usize].data.is_none())
+        .collect();
+    b.inputs(g, &g_in).outputs(g, outputs);
     b.build().expect("a valid test model")
 }

@@ -203,6 +203,14 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
                 squeeze_dims: Some(dims.clone()),
             }))
         }
+        (BuiltinOp(c), OpOptions::Unpack { axis, num })
+            if c == i32::from(microarena_image::opcode::UNPACK) =>
+        {
+            O::UnpackOptions(Box::new(fb::UnpackOptionsT {
+                num: *num,
+                axis: *axis,
+            }))
+        }
         (B::GATHER, OpOptions::Gather { axis, batch_dims }) => {
             O::GatherOptions(Box::new(fb::GatherOptionsT {
                 axis: *axis,
