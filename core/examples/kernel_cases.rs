@@ -1252,6 +1252,87 @@ pub fn cases() -> Vec<Case> {
             none(),
         ));
     }
+    // ---- PACK: every axis, negative ones too, each copied type.
+    for (tname, proto) in [
+        ("f32", f32t(&[2, 3, 4])),
+        ("i8", qt(&[2, 3, 4], I8, 0.031, 5)),
+        ("i16", qt(&[2, 3, 4], I16, 0.0003, 0)),
+        ("i32", t(&[2, 3, 4], I32)),
+    ] {
+        for axis in [0, 1, 2, 3, -1, -3] {
+            let at = (if axis < 0 { axis + 4 } else { axis }) as usize;
+            let mut shape = proto.shape.clone();
+            shape.insert(at, 3);
+            let out = T {
+                shape,
+                ..proto.clone()
+            };
+            let name = format!("pack_{tname}_axis{}", axis.to_string().replace('-', "m"));
+            v.push(unary_like(
+                &name,
+                opcode::PACK,
+                vec![proto.clone(), proto.clone(), proto.clone()],
+                out,
+                OpOptions::Pack {
+                    values_count: 3,
+                    axis,
+                },
+            ));
+        }
+    }
+    v.push(unary_like(
+        "pack_i8_single",
+        opcode::PACK,
+        vec![qt(&[5], I8, 0.031, 5)],
+        qt(&[5, 1], I8, 0.031, 5),
+        OpOptions::Pack {
+            values_count: 1,
+            axis: 1,
+        },
+    ));
+    // ---- int8 RSQRT: inputs at or above the zero point (TFLM's Invoke fails
+    // below it), several scale pairs, 0 (→ 127) included.
+    for (k, (si, so)) in [
+        (0.031f32, 0.02f32),
+        (0.0007, 0.9),
+        (0.5, 0.004),
+        (0.013, 0.13),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        v.push(unary_like(
+            &format!("rsqrt_i8_nonneg{k}"),
+            opcode::RSQRT,
+            vec![qt(&[256], I8, si, -128)],
+            qt(&[256], I8, so, -6),
+            none(),
+        ));
+    }
+    // ---- int8 DIV with a constant divisor that never equals its zero point
+    // (TFLM's quotient is undefined there), both signs, broadcast.
+    let divisor: Vec<u8> = (0..24)
+        .map(|k| {
+            let v = k * 37 % 255 - 127;
+            (if v == 11 { 12 } else { v }) as i8 as u8
+        })
+        .collect();
+    for (name, sa, sb, so, act) in [
+        ("a", 0.0473f32, 0.0219f32, 0.0581f32, A::None),
+        ("b", 0.011, 0.09, 0.0004, A::None),
+        ("c", 0.2, 0.003, 0.9, A::Relu),
+        ("d", 0.0473, 0.0219, 0.0581, A::Relu6),
+    ] {
+        let mut b = qt(&[24], I8, sb, 11);
+        b.data = Some(divisor.clone());
+        v.push(unary_like(
+            &format!("div_i8_const_{name}"),
+            opcode::DIV,
+            vec![qt(&[5, 24], I8, sa, -3), b],
+            qt(&[5, 24], I8, so, -7),
+            elementwise(act),
+        ));
+    }
     v
 }
 

@@ -118,7 +118,7 @@ operators! {
     POW = 78, tflm: false, runtime: -;
     ARG_MIN = 79, tflm: true, runtime: Axis;
     REDUCE_MAX = 82, tflm: true, runtime: Mean;
-    PACK = 83, tflm: false, runtime: -;
+    PACK = 83, tflm: true, runtime: Concat;
     LOGICAL_OR = 84, tflm: false, runtime: -;
     LOGICAL_AND = 86, tflm: false, runtime: -;
     LOGICAL_NOT = 87, tflm: false, runtime: -;

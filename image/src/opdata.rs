@@ -25,6 +25,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         // Bounds, left shift and three (multiplier, shift) pairs.
         opcode::SUB if quantized => 36,
         opcode::SQUARED_DIFFERENCE if matches!(dtype, dtype::I8 | dtype::I16) => 36,
+        // Bounds and the output (multiplier, shift).
+        opcode::DIV if quantized => 16,
         // Float activation bounds.
         opcode::SUB | opcode::DIV => 8,
         opcode::ADD => 8,
@@ -39,6 +41,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::RELU6 if quantized => 8,
         // Flags (quantized, rescaled), multiplier, shift.
         opcode::ABS if quantized => 12,
+        // Output (multiplier, shift).
+        opcode::RSQRT if quantized => 8,
         // 4 gates × (input FC, recurrent FC) × (multiplier, shift), 3 inter-gate
         // multiplies × (multiplier, shift), quantized cell clip, cell scale power.
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,

@@ -208,10 +208,23 @@ fn softmax(v: &OpView<'_, '_>) -> Result<Words, String> {
     Ok(SoftmaxParams { beta }.to_words())
 }
 
-/// CONCATENATION: the axis, made non-negative.
+/// CONCATENATION and PACK: the axis, made non-negative against the output's
+/// rank (PACK's new axis is an output axis: pack.cc adds the output's rank).
 fn concatenation(v: &OpView<'_, '_>) -> Result<Words, String> {
     let axis = match v.op.options {
         OpOptions::Concatenation { axis, .. } => axis,
+        OpOptions::Pack { values_count, axis } => {
+            // pack.cc reads `values_count` inputs, whatever the node has.
+            if usize::try_from(values_count).ok() != Some(v.op.inputs.len()) {
+                return Err(format!(
+                    "values_count {values_count} differs from the {} inputs",
+                    v.op.inputs.len()
+                ));
+            }
+            axis
+        }
+        // Without options TFLM's PACK copies nothing (values_count 0).
+        _ if v.code() == opcode::PACK => return Err("PACK options are missing".into()),
         _ => 0,
     };
     let rank = v.output.shape.len() as i32;

@@ -71,7 +71,7 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             same2 && one_of(&[F32, I8, I16]),
             "SUB: float32, int8 or int16",
         ),
-        opcode::DIV => rule(same2 && o == F32, "DIV: float32 only"),
+        opcode::DIV => rule(same2 && one_of(&[F32, I8]), "DIV: float32 or int8"),
         opcode::MAXIMUM | opcode::MINIMUM => rule(
             same2 && one_of(&[F32, I8, I16, I32]),
             "MAXIMUM/MINIMUM: float32, int8, int16 or int32",
@@ -169,8 +169,19 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             }
             Ok(())
         }
-        opcode::SQRT | opcode::RSQRT | opcode::LOG | opcode::EXP | opcode::LOG_SOFTMAX => {
+        opcode::SQRT | opcode::LOG | opcode::EXP | opcode::LOG_SOFTMAX => {
             rule(i0 == Some(F32) && o == F32, "float32 only")
+        }
+        opcode::RSQRT => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8]),
+                "RSQRT: float32 or int8, the same in and out",
+            )?;
+            let (qi, qo) = (input(0).map_or(0, |t| quant(t).2), quant(out).2);
+            rule(
+                o != I8 || (qi > 0 && qo > 0),
+                "int8 RSQRT needs quantized int8 input and output",
+            )
         }
         opcode::ABS => {
             rule(
@@ -218,6 +229,14 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             i0 == Some(o) && one_of(&[F32, I16, I8]),
             "EXPAND_DIMS: float32, int16 or int8 only",
         ),
+        opcode::PACK => {
+            let inputs_match =
+                (0..op.inputs.len()).all(|i| input(i).map(|t| t.dtype.code()) == Some(o));
+            rule(
+                inputs_match && one_of(&[F32, I8, I16, I32, dtype::I64]),
+                "PACK: float32, int8, int16, int32 or int64, the same in and out",
+            )
+        }
         opcode::SHAPE => {
             let rank = input(0).map_or(0, |t| t.shape.len() as u64);
             rule(

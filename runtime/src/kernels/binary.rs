@@ -13,7 +13,13 @@
 //!   zero points within int8) and int16 (left shift 0, zero points 0) square
 //!   the rescaled difference and requantize with `(2 · max scale)² /
 //!   (2^(2·shift) · scale_out)`;
-//! * DIV: float32 with a fused activation.
+//! * DIV: float32 with a fused activation; int8 (`reference_ops::Div`): the
+//!   divisor made positive (both signs flipped), its reciprocal from
+//!   `GetReciprocal`, the dividend shifted by its redundant sign bits, and
+//!   one multiplier `scale_1 / (scale_2 · scale_out)` with the summed
+//!   shifts. A divisor equal to its zero point is undefined in TFLM (a
+//!   shift by 32); here it gives some value, never a panic, and so does a
+//!   total right shift past 31, which is clamped to 31.
 //!
 //! TFLM's broadcasting for SQUARED_DIFFERENCE (and PRELU) is 4-D at most.
 
@@ -83,7 +89,7 @@ pub(crate) fn prepare(
         opcode::SQUARED_DIFFERENCE => {
             matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32)
         }
-        _ => out.dtype == dtype::F32,
+        _ => matches!(out.dtype, dtype::F32 | dtype::I8),
     };
     p.need(ok, "type not supported by this op in TFLM")?;
     p.need(broadcastable(&a, &b, out), "shapes do not broadcast")?;
@@ -111,6 +117,17 @@ pub(crate) fn prepare(
                 twice_max / (f64::from(1i32 << left_shift) * f64::from(out.scale)),
             );
             for w in [lo, hi, left_shift, m1, s1, m2, s2, mo, so] {
+                words.push(w);
+            }
+        }
+        (opcode::DIV, _) => {
+            let (lo, hi) =
+                act_range_int(p.op.activation, out, -128, 127).ok_or(p.err("fused activation"))?;
+            // div.cc writes the quotient in float; the wheel evaluates it in
+            // double, as SUB's and RELU's.
+            let real = f64::from(a.scale) / (f64::from(b.scale) * f64::from(out.scale));
+            let (m, s) = fx::quantize_multiplier(real);
+            for w in [lo, hi, m, s] {
                 words.push(w);
             }
         }
@@ -194,6 +211,14 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         let r = match code {
             opcode::MAXIMUM => va.max(vb),
             opcode::MINIMUM => va.min(vb),
+            opcode::DIV => div_i8(
+                va.wrapping_sub(a.zero_point),
+                vb.wrapping_sub(b.zero_point),
+                &w,
+            )
+            .wrapping_add(out.zero_point)
+            .max(w[0])
+            .min(w[1]),
             opcode::SQUARED_DIFFERENCE if out.dtype == dtype::I32 => {
                 let d = va.wrapping_sub(vb);
                 d.wrapping_mul(d)
@@ -224,4 +249,24 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         write_int(out.dtype, c.out, i, r);
     }
     Ok(())
+}
+
+/// `DivElementwise`'s quotient before the output offset: `w` holds the
+/// bounds, then the output (multiplier, shift).
+fn div_i8(num: i32, den: i32, w: &[i32; 9]) -> i32 {
+    let (num, den) = if den < 0 {
+        (num.wrapping_neg(), den.wrapping_neg())
+    } else {
+        (num, den)
+    };
+    let (inv, recip_shift) = fx::get_reciprocal(den, 31);
+    // CountLeadingSignBits (GCC's __builtin_clrsb; 31 for 0).
+    let headroom = if num >= 0 {
+        num.leading_zeros() as i32 - 1
+    } else {
+        (!num).leading_zeros() as i32 - 1
+    };
+    let unscaled = fx::mbqm_greater_than_one(num, inv, headroom);
+    let total_shift = w[3] - recip_shift - headroom;
+    fx::mbqm_smaller_than_one(unscaled, w[2], total_shift)
 }
