@@ -1333,6 +1333,100 @@ pub fn cases() -> Vec<Case> {
             elementwise(act),
         ));
     }
+    // ---- TRANSPOSE_CONV: float32, int8 (per channel and per tensor), int16
+    // (int64 and int16 bias); SAME/VALID, strides, bias or none, and an
+    // output one short of SAME's (TFLM's padding follows the output size).
+    let tc_scales = [0.011f32, 0.0053, 0.0071, 0.0029];
+    for (name, pad, stride, trim, act) in [
+        ("same_s1", Padding::Same, (1, 1), 0, A::None),
+        ("same_s2", Padding::Same, (2, 2), 0, A::Relu),
+        ("valid_s2x1", Padding::Valid, (2, 1), 0, A::None),
+        ("valid_s1", Padding::Valid, (1, 1), 0, A::Relu6),
+        ("same_s2_short", Padding::Same, (2, 2), 1, A::None),
+        ("same_s3x2", Padding::Same, (3, 2), 0, A::None),
+    ] {
+        let (ih, iw, fh, fw) = (4, 5, 3, 2);
+        let size = |i: i32, f: i32, s: i32| match pad {
+            Padding::Same => i * s - trim,
+            Padding::Valid => (i - 1) * s + f - trim,
+        };
+        let (oh, ow) = (size(ih, fh, stride.1), size(iw, fw, stride.0));
+        let oshape = [1, oh, ow, 4];
+        let out_shape = || t(&[4], I32).i32s(&oshape);
+        let options = conv(pad, stride, (1, 1), 1, act);
+        for bias in [true, false] {
+            let b = if bias { "" } else { "_nobias" };
+            let mut ins = vec![
+                out_shape(),
+                f32t(&[4, fh, fw, 3]).random(11),
+                f32t(&[1, ih, iw, 3]),
+            ];
+            if bias {
+                ins.push(f32t(&[4]).random(12));
+            }
+            v.push(unary_like(
+                &format!("transpose_conv_f32_{name}{b}"),
+                opcode::TRANSPOSE_CONV,
+                ins,
+                f32t(&oshape),
+                options.clone(),
+            ));
+            for (qname, scales) in [("pc", tc_scales.to_vec()), ("pt", vec![0.0061])] {
+                let mut ins = vec![
+                    out_shape(),
+                    qt(&[4, fh, fw, 3], I8, 1.0, 0)
+                        .per_channel(scales.clone(), 0)
+                        .random(13),
+                    qt(&[1, ih, iw, 3], I8, 0.021, -5),
+                ];
+                if bias {
+                    let bscales = (0..4)
+                        .map(|k| scales[if scales.len() > 1 { k } else { 0 }] * 0.021)
+                        .collect();
+                    ins.push(qt(&[4], I32, 1.0, 0).per_channel(bscales, 0).random(14));
+                }
+                v.push(unary_like(
+                    &format!("transpose_conv_i8_{qname}_{name}{b}"),
+                    opcode::TRANSPOSE_CONV,
+                    ins,
+                    qt(&oshape, I8, 0.047, 3),
+                    options.clone(),
+                ));
+            }
+            for (bname, bias_type) in [("b64", DType::I64), ("b16", I16)] {
+                if !bias && bias_type == I16 {
+                    continue;
+                }
+                let mut ins = vec![
+                    out_shape(),
+                    qt(&[4, fh, fw, 3], I8, 1.0, 0)
+                        .per_channel(tc_scales.to_vec(), 0)
+                        .random(15),
+                    qt(&[1, ih, iw, 3], I16, 0.0004, 0),
+                ];
+                if bias {
+                    let bscales = tc_scales.iter().map(|s| s * 0.0004).collect();
+                    ins.push(
+                        qt(&[4], bias_type, 1.0, 0)
+                            .per_channel(bscales, 0)
+                            .random(16),
+                    );
+                }
+                let bn = if bias {
+                    format!("_{bname}")
+                } else {
+                    b.to_string()
+                };
+                v.push(unary_like(
+                    &format!("transpose_conv_i16_{name}{bn}"),
+                    opcode::TRANSPOSE_CONV,
+                    ins,
+                    qt(&oshape, I16, 0.0009, 0),
+                    options.clone(),
+                ));
+            }
+        }
+    }
     v
 }
 

@@ -106,7 +106,7 @@ operators! {
     LESS_EQUAL = 63, tflm: false, runtime: -;
     SLICE = 65, tflm: false, runtime: -;
     SIN = 66, tflm: false, runtime: -;
-    TRANSPOSE_CONV = 67, tflm: true, runtime: -;
+    TRANSPOSE_CONV = 67, tflm: true, runtime: Window;
     EXPAND_DIMS = 70, tflm: false, runtime: NoParams;
     EQUAL = 71, tflm: false, runtime: -;
     NOT_EQUAL = 72, tflm: false, runtime: -;

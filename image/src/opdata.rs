@@ -11,16 +11,24 @@ use crate::opcode;
 /// (its OpData: requantization multipliers and activation bounds).
 ///
 /// `dtype` is the operator's output type; `channels` is the number of output
-/// channels for the per-channel kernels (CONV_2D, DEPTHWISE_CONV_2D, and
-/// per-channel FULLY_CONNECTED), 1 otherwise. Every result is a multiple of
+/// channels for the per-channel kernels (CONV_2D, DEPTHWISE_CONV_2D,
+/// TRANSPOSE_CONV and per-channel FULLY_CONNECTED), 1 otherwise. Every result is a multiple of
 /// [`crate::TAIL_ALIGN`], so the tail never needs padding.
 pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
     let quantized = dtype != dtype::F32;
     match code {
-        opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D if quantized => {
+        opcode::FULLY_CONNECTED
+        | opcode::CONV_2D
+        | opcode::DEPTHWISE_CONV_2D
+        | opcode::TRANSPOSE_CONV
+            if quantized =>
+        {
             8 + 8 * channels
         }
-        opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => 8,
+        opcode::FULLY_CONNECTED
+        | opcode::CONV_2D
+        | opcode::DEPTHWISE_CONV_2D
+        | opcode::TRANSPOSE_CONV => 8,
         opcode::ADD if quantized => 36,
         // Bounds, left shift and three (multiplier, shift) pairs.
         opcode::SUB if quantized => 36,

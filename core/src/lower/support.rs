@@ -67,6 +67,36 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             same2 && one_of(&[I8, F32]),
             "only int8 or float32 with matching types",
         ),
+        opcode::TRANSPOSE_CONV => {
+            let filter = input(1).map(|t| t.dtype.code());
+            let input_t = input(2).map(|t| t.dtype.code());
+            let bias = input(3).map(|t| t.dtype.code());
+            let (ok, bias_ok) = match o {
+                F32 => (input_t == Some(F32) && filter == Some(F32), bias.is_none_or(|b| b == F32)),
+                I8 => (input_t == Some(I8) && filter == Some(I8), bias.is_none_or(|b| b == I32)),
+                I16 => (
+                    input_t == Some(I16) && filter == Some(I8),
+                    bias.is_none_or(|b| b == dtype::I64 || b == I16),
+                ),
+                _ => (false, false),
+            };
+            rule(
+                ok,
+                "TRANSPOSE_CONV: float32, int8, or int16 with an int8 filter, the output as the input",
+            )?;
+            rule(bias_ok, "TRANSPOSE_CONV bias type")?;
+            let quantized = input(2).map_or(0, |t| quant(t).2) > 0 && quant(out).2 > 0;
+            rule(
+                o == F32 || quantized,
+                "quantized TRANSPOSE_CONV needs quantized input and output",
+            )?;
+            let scales = input(1).map_or(0, |t| quant(t).2);
+            let channels = out.shape.last().copied().unwrap_or(0).max(0) as usize;
+            rule(
+                o == F32 || scales == 1 || scales == channels,
+                "filter scales: one, or one per output channel",
+            )
+        }
         opcode::SUB => rule(
             same2 && one_of(&[F32, I8, I16]),
             "SUB: float32, int8 or int16",

@@ -42,6 +42,7 @@ mod reductions;
 mod shape;
 mod softmax;
 mod svdf;
+mod transpose_conv;
 mod window;
 
 use microarena_image as rl;
@@ -98,6 +99,7 @@ const fn kernel(opcode: u8, prepare: PrepareFn, eval: EvalFn) -> Kernel {
 const FAMILIES: &[&[Kernel]] = &[
     conv::KERNELS,
     depthwise::KERNELS,
+    transpose_conv::KERNELS,
     fully_connected::KERNELS,
     pooling::KERNELS,
     elementwise::KERNELS,
