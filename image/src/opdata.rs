@@ -33,7 +33,7 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         // Bounds, left shift and three (multiplier, shift) pairs.
         opcode::SUB if quantized => 36,
         opcode::SQUARED_DIFFERENCE if matches!(dtype, dtype::I8 | dtype::I16) => 36,
-        // Bounds and the output (multiplier, shift).
+        // Bounds and the output (multiplier, shift); int32: bounds, two unused words.
         opcode::DIV if quantized => 16,
         // Float activation bounds.
         opcode::SUB | opcode::DIV => 8,

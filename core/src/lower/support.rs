@@ -101,7 +101,16 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             same2 && one_of(&[F32, I8, I16]),
             "SUB: float32, int8 or int16",
         ),
-        opcode::DIV => rule(same2 && one_of(&[F32, I8]), "DIV: float32 or int8"),
+        opcode::DIV => {
+            rule(
+                same2 && one_of(&[F32, I8, I32]),
+                "DIV: float32, int8 or int32",
+            )?;
+            let unquantized = [input(0), input(1)]
+                .iter()
+                .all(|t| t.is_none_or(|t| quant(t).2 == 0));
+            rule(o != I32 || unquantized, "int32 DIV needs unquantized inputs")
+        }
         opcode::MAXIMUM | opcode::MINIMUM => rule(
             same2 && one_of(&[F32, I8, I16, I32]),
             "MAXIMUM/MINIMUM: float32, int8, int16 or int32",

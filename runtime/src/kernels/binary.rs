@@ -13,7 +13,8 @@
 //!   zero points within int8) and int16 (left shift 0, zero points 0) square
 //!   the rescaled difference and requantize with `(2 · max scale)² /
 //!   (2^(2·shift) · scale_out)`;
-//! * DIV: float32 with a fused activation; int8 (`reference_ops::Div`): the
+//! * DIV: float32 and int32 (C's truncating division; a zero divisor fails
+//!   Invoke) with a fused activation; int8 (`reference_ops::Div`): the
 //!   divisor made positive (both signs flipped), its reciprocal from
 //!   `GetReciprocal`, the dividend shifted by its redundant sign bits, and
 //!   one multiplier `scale_1 / (scale_2 · scale_out)` with the summed
@@ -89,7 +90,7 @@ pub(crate) fn prepare(
         opcode::SQUARED_DIFFERENCE => {
             matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32)
         }
-        _ => matches!(out.dtype, dtype::F32 | dtype::I8),
+        _ => matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I32),
     };
     p.need(ok, "type not supported by this op in TFLM")?;
     p.need(broadcastable(&a, &b, out), "shapes do not broadcast")?;
@@ -117,6 +118,24 @@ pub(crate) fn prepare(
                 twice_max / (f64::from(1i32 << left_shift) * f64::from(out.scale)),
             );
             for w in [lo, hi, left_shift, m1, s1, m2, s2, mo, so] {
+                words.push(w);
+            }
+        }
+        (opcode::DIV, dtype::I32) => {
+            // div.cc takes int32 only without quantization; bounds from
+            // CalculateActivationRange<int32_t>.
+            p.need(
+                a.n_scales == 0 && b.n_scales == 0,
+                "int32 DIV needs unquantized inputs",
+            )?;
+            let (lo, hi) = match p.op.activation {
+                0 => (i32::MIN, i32::MAX),
+                1 => (0, i32::MAX),
+                2 => (-1, 1),
+                3 => (0, 6),
+                _ => return Err(p.err("fused activation")),
+            };
+            for w in [lo, hi, 0, 0] {
                 words.push(w);
             }
         }
@@ -169,6 +188,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let n = out.elements();
     let same = a.elements() == n && b.elements() == n;
     let w: [i32; 9] = core::array::from_fn(|k| c.word(k));
+    let fail = c.fail();
     for i in 0..n {
         let (ia, ib) = if same {
             (i, i)
@@ -211,6 +231,13 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         let r = match code {
             opcode::MAXIMUM => va.max(vb),
             opcode::MINIMUM => va.min(vb),
+            // C's int32 division: TFLM traps on a zero divisor; this fails Invoke.
+            opcode::DIV if out.dtype == dtype::I32 => {
+                if vb == 0 {
+                    return Err(fail("int32 DIV by zero"));
+                }
+                va.wrapping_div(vb).max(w[0]).min(w[1])
+            }
             opcode::DIV => div_i8(
                 va.wrapping_sub(a.zero_point),
                 vb.wrapping_sub(b.zero_point),
