@@ -648,6 +648,26 @@ pub fn cases() -> Vec<Case> {
         qt(&[3, 10], I8, 16.0 / 256.0, 127),
         none(),
     ));
+    // int8 LOG_SOFTMAX: input scales from fine (most differences fall below
+    // diff_min's cut) to coarse, rows of 1 to 40.
+    for (k, (shape, scale, zp)) in [
+        (&[2, 3, 17][..], 0.02f32, -7i64),
+        (&[4, 40][..], 0.5, 0),
+        (&[5, 1][..], 0.1, 3),
+        (&[2, 64][..], 0.0041, 100),
+        (&[8, 8][..], 0.25, -128),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        v.push(unary_like(
+            &format!("log_softmax_i8_{k}"),
+            opcode::LOG_SOFTMAX,
+            vec![qt(shape, I8, scale, zp)],
+            qt(shape, I8, 16.0 / 256.0, 127),
+            none(),
+        ));
+    }
     v.push(unary_like(
         "softmax_i8",
         opcode::SOFTMAX,

@@ -42,6 +42,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::MUL => 8,
         opcode::AVERAGE_POOL_2D | opcode::MAX_POOL_2D => 8,
         opcode::SOFTMAX if quantized => 12,
+        // Input (multiplier, shift), reverse (multiplier, shift), diff_min.
+        opcode::LOG_SOFTMAX if quantized => 20,
         opcode::QUANTIZE => 8,
         opcode::LOGISTIC | opcode::TANH if quantized => 16,
         // (multiplier, shift) pairs or bounds, see each kernel.

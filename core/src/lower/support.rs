@@ -208,8 +208,30 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             }
             Ok(())
         }
-        opcode::SQRT | opcode::LOG | opcode::EXP | opcode::LOG_SOFTMAX => {
+        opcode::SQRT | opcode::LOG | opcode::EXP => {
             rule(i0 == Some(F32) && o == F32, "float32 only")
+        }
+        opcode::LOG_SOFTMAX => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8]),
+                "LOG_SOFTMAX: float32 or int8, the same in and out",
+            )?;
+            if o != I8 {
+                return Ok(());
+            }
+            let (so, zo, _) = quant(out);
+            rule(
+                so == 16.0 / 256.0 && zo == 127,
+                "int8 LOG_SOFTMAX needs an output scale of 16/256 and zero point 127",
+            )?;
+            // The input multiplier (scale · 2^26) must have a left shift of at
+            // least 1, and its reverse must stay below 1 (1.0 exactly gives 1).
+            let real = (f64::from(input(0).map_or(0.0, |t| quant(t).0)) * 67108864.0)
+                .min(2147483647.0);
+            rule(
+                multiplier_exponent(real) >= 1 && real != 1.0,
+                "int8 LOG_SOFTMAX needs input scale · 2^26 above 1",
+            )
         }
         opcode::RSQRT => {
             rule(
