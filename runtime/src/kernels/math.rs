@@ -296,3 +296,29 @@ pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inv_sqrt_multiplier_is_one_over_the_root() {
+        // Five Newton steps in Q3.28 from 1 reach about 2e-6 (x = 2: 1.2e-6),
+        // so this checks the arithmetic, not the last bit (verify-kernels does).
+        // x ≤ 1 is TFLM's special case.
+        assert_eq!(inv_sqrt_multiplier(0), (i32::MAX, 0));
+        assert_eq!(inv_sqrt_multiplier(1), (i32::MAX, 0));
+        for x in [2, 3, 4, 7, 100, 255, 1 << 20, (1 << 29) + 5, i32::MAX] {
+            let (m, shift) = inv_sqrt_multiplier(x);
+            let got = f64::from(m) / 2f64.powi(31) * 2f64.powi(shift);
+            let want = 1.0 / libm::sqrt(f64::from(x));
+            assert!((got - want).abs() <= want * 1e-5, "x {x}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn rsqrt_scale_is_the_reciprocal_of_root_times_scale() {
+        // √0.25 · 0.5 = 0.25, exact in float.
+        assert_eq!(rsqrt_scale(0.25, 0.5), 4.0);
+    }
+}

@@ -310,3 +310,20 @@ fn softmax_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_x_is_the_natural_log_in_q5_26() {
+        // Q12.19 inputs from 1 to 4000; the Q5.26 result within a few units
+        // of 2^-26 · 64 of ln x (the approximation is good to ~1e-6).
+        for x in [1.0f64, 1.5, 2.0, core::f64::consts::E, 10.0, 100.0, 4000.0] {
+            let raw = (x * f64::from(1 << 19)) as i32;
+            let got = f64::from(log_x_q12_to_q5(raw)) / f64::from(1 << 26);
+            let want = libm::log(f64::from(raw) / f64::from(1 << 19));
+            assert!((got - want).abs() < 1e-5, "ln {x}: {got} vs {want}");
+        }
+    }
+}

@@ -285,3 +285,57 @@ fn i64_at(b: &[u8], i: usize) -> i64 {
         .and_then(|s| s.try_into().ok())
         .map_or(0, i64::from_le_bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_exactly_the_input_coordinates_that_reach_the_output() {
+        for stride in 1..4 {
+            for filter in 1..5 {
+                for pad in 0..3 {
+                    for size in 1..6 {
+                        for o in 0..12 {
+                            let (lo, hi) = sources(o, pad, stride, filter, size);
+                            // Brute force over every input coordinate.
+                            for i in 0..size as i64 {
+                                let reaches = (0..filter).contains(&(o as i64 + pad - i * stride));
+                                assert_eq!(
+                                    (lo..=hi).contains(&i),
+                                    reaches,
+                                    "i {i} o {o} pad {pad} stride {stride} filter {filter} size {size}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tflm_padding_takes_the_output_as_the_image() {
+        // SAME, output 8, filter 3, stride 2: conv size 4, (4−1)·2 + 3 − 8 = 1 → 0.
+        assert_eq!(tflm_padding(8, 3, 2, true), 0);
+        // SAME, output 7, filter 3, stride 2: conv size 4, 6 + 3 − 7 = 2 → 1.
+        assert_eq!(tflm_padding(7, 3, 2, true), 1);
+        // SAME, output 5, filter 3, stride 1: 4 + 3 − 5 = 2 → 1.
+        assert_eq!(tflm_padding(5, 3, 1, true), 1);
+        // VALID never pads.
+        assert_eq!(tflm_padding(9, 3, 2, false), 0);
+    }
+
+    #[test]
+    fn the_16x8_requantization_rounds_once_with_a_16_bit_multiplier() {
+        // multiplier 2^30 (0.5) → reduced 2^14; shift 0 → total shift 15:
+        // (x · 2^14 + 2^14) >> 15 = round-half-up of x / 2.
+        assert_eq!(mbqm_i64(3, 1 << 30, 0), 2);
+        assert_eq!(mbqm_i64(-3, 1 << 30, 0), -1);
+        assert_eq!(mbqm_i64(1000, 1 << 30, 0), 500);
+        // shift −2 divides by 4 more: 1000 · 0.5 / 4 = 125.
+        assert_eq!(mbqm_i64(1000, 1 << 30, -2), 125);
+        // A multiplier at the top saturates the reduced one at 0x7FFF.
+        assert_eq!(mbqm_i64(1 << 15, i32::MAX, 0), 0x7FFF);
+    }
+}
