@@ -735,6 +735,26 @@ pub fn cases() -> Vec<Case> {
         qt(&[3, 10], I8, 16.0 / 256.0, 127),
         none(),
     ));
+    // int8 LOG_SOFTMAX: input scales from fine (most differences fall below
+    // diff_min's cut) to coarse, rows of 1 to 40.
+    for (k, (shape, scale, zp)) in [
+        (&[2, 3, 17][..], 0.02f32, -7i64),
+        (&[4, 40][..], 0.5, 0),
+        (&[5, 1][..], 0.1, 3),
+        (&[2, 64][..], 0.0041, 100),
+        (&[8, 8][..], 0.25, -128),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        v.push(unary_like(
+            &format!("log_softmax_i8_{k}"),
+            opcode::LOG_SOFTMAX,
+            vec![qt(shape, I8, scale, zp)],
+            qt(shape, I8, 16.0 / 256.0, 127),
+            none(),
+        ));
+    }
     v.push(unary_like(
         "softmax_i8",
         opcode::SOFTMAX,
@@ -1586,6 +1606,181 @@ pub fn cases() -> Vec<Case> {
         );
         c.outputs.push(y);
         v.push(c);
+    }
+    // ---- PACK: every axis, negative ones too, each copied type.
+    for (tname, proto) in [
+        ("f32", f32t(&[2, 3, 4])),
+        ("i8", qt(&[2, 3, 4], I8, 0.031, 5)),
+        ("i16", qt(&[2, 3, 4], I16, 0.0003, 0)),
+        ("i32", t(&[2, 3, 4], I32)),
+    ] {
+        for axis in [0, 1, 2, 3, -1, -3] {
+            let at = (if axis < 0 { axis + 4 } else { axis }) as usize;
+            let mut shape = proto.shape.clone();
+            shape.insert(at, 3);
+            let out = T {
+                shape,
+                ..proto.clone()
+            };
+            let name = format!("pack_{tname}_axis{}", axis.to_string().replace('-', "m"));
+            v.push(unary_like(
+                &name,
+                opcode::PACK,
+                vec![proto.clone(), proto.clone(), proto.clone()],
+                out,
+                OpOptions::Pack {
+                    values_count: 3,
+                    axis,
+                },
+            ));
+        }
+    }
+    v.push(unary_like(
+        "pack_i8_single",
+        opcode::PACK,
+        vec![qt(&[5], I8, 0.031, 5)],
+        qt(&[5, 1], I8, 0.031, 5),
+        OpOptions::Pack {
+            values_count: 1,
+            axis: 1,
+        },
+    ));
+    // ---- int8 RSQRT: inputs at or above the zero point (TFLM's Invoke fails
+    // below it), several scale pairs, 0 (→ 127) included.
+    for (k, (si, so)) in [
+        (0.031f32, 0.02f32),
+        (0.0007, 0.9),
+        (0.5, 0.004),
+        (0.013, 0.13),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        v.push(unary_like(
+            &format!("rsqrt_i8_nonneg{k}"),
+            opcode::RSQRT,
+            vec![qt(&[256], I8, si, -128)],
+            qt(&[256], I8, so, -6),
+            none(),
+        ));
+    }
+    // ---- int8 DIV with a constant divisor that never equals its zero point
+    // (TFLM's quotient is undefined there), both signs, broadcast.
+    let divisor: Vec<u8> = (0..24)
+        .map(|k| {
+            let v = k * 37 % 255 - 127;
+            (if v == 11 { 12 } else { v }) as i8 as u8
+        })
+        .collect();
+    for (name, sa, sb, so, act) in [
+        ("a", 0.0473f32, 0.0219f32, 0.0581f32, A::None),
+        ("b", 0.011, 0.09, 0.0004, A::None),
+        ("c", 0.2, 0.003, 0.9, A::Relu),
+        ("d", 0.0473, 0.0219, 0.0581, A::Relu6),
+    ] {
+        let mut b = qt(&[24], I8, sb, 11);
+        b.data = Some(divisor.clone());
+        v.push(unary_like(
+            &format!("div_i8_const_{name}"),
+            opcode::DIV,
+            vec![qt(&[5, 24], I8, sa, -3), b],
+            qt(&[5, 24], I8, so, -7),
+            elementwise(act),
+        ));
+    }
+    // ---- TRANSPOSE_CONV: float32, int8 (per channel and per tensor), int16
+    // (int64 and int16 bias); SAME/VALID, strides, bias or none, and an
+    // output one short of SAME's (TFLM's padding follows the output size).
+    let tc_scales = [0.011f32, 0.0053, 0.0071, 0.0029];
+    for (name, pad, stride, trim, act) in [
+        ("same_s1", Padding::Same, (1, 1), 0, A::None),
+        ("same_s2", Padding::Same, (2, 2), 0, A::Relu),
+        ("valid_s2x1", Padding::Valid, (2, 1), 0, A::None),
+        ("valid_s1", Padding::Valid, (1, 1), 0, A::Relu6),
+        ("same_s2_short", Padding::Same, (2, 2), 1, A::None),
+        ("same_s3x2", Padding::Same, (3, 2), 0, A::None),
+    ] {
+        let (ih, iw, fh, fw) = (4, 5, 3, 2);
+        let size = |i: i32, f: i32, s: i32| match pad {
+            Padding::Same => i * s - trim,
+            Padding::Valid => (i - 1) * s + f - trim,
+        };
+        let (oh, ow) = (size(ih, fh, stride.1), size(iw, fw, stride.0));
+        let oshape = [1, oh, ow, 4];
+        let out_shape = || t(&[4], I32).i32s(&oshape);
+        let options = conv(pad, stride, (1, 1), 1, act);
+        for bias in [true, false] {
+            let b = if bias { "" } else { "_nobias" };
+            let mut ins = vec![
+                out_shape(),
+                f32t(&[4, fh, fw, 3]).random(11),
+                f32t(&[1, ih, iw, 3]),
+            ];
+            if bias {
+                ins.push(f32t(&[4]).random(12));
+            }
+            v.push(unary_like(
+                &format!("transpose_conv_f32_{name}{b}"),
+                opcode::TRANSPOSE_CONV,
+                ins,
+                f32t(&oshape),
+                options.clone(),
+            ));
+            for (qname, scales) in [("pc", tc_scales.to_vec()), ("pt", vec![0.0061])] {
+                let mut ins = vec![
+                    out_shape(),
+                    qt(&[4, fh, fw, 3], I8, 1.0, 0)
+                        .per_channel(scales.clone(), 0)
+                        .random(13),
+                    qt(&[1, ih, iw, 3], I8, 0.021, -5),
+                ];
+                if bias {
+                    let bscales = (0..4)
+                        .map(|k| scales[if scales.len() > 1 { k } else { 0 }] * 0.021)
+                        .collect();
+                    ins.push(qt(&[4], I32, 1.0, 0).per_channel(bscales, 0).random(14));
+                }
+                v.push(unary_like(
+                    &format!("transpose_conv_i8_{qname}_{name}{b}"),
+                    opcode::TRANSPOSE_CONV,
+                    ins,
+                    qt(&oshape, I8, 0.047, 3),
+                    options.clone(),
+                ));
+            }
+            for (bname, bias_type) in [("b64", DType::I64), ("b16", I16)] {
+                if !bias && bias_type == I16 {
+                    continue;
+                }
+                let mut ins = vec![
+                    out_shape(),
+                    qt(&[4, fh, fw, 3], I8, 1.0, 0)
+                        .per_channel(tc_scales.to_vec(), 0)
+                        .random(15),
+                    qt(&[1, ih, iw, 3], I16, 0.0004, 0),
+                ];
+                if bias {
+                    let bscales = tc_scales.iter().map(|s| s * 0.0004).collect();
+                    ins.push(
+                        qt(&[4], bias_type, 1.0, 0)
+                            .per_channel(bscales, 0)
+                            .random(16),
+                    );
+                }
+                let bn = if bias {
+                    format!("_{bname}")
+                } else {
+                    b.to_string()
+                };
+                v.push(unary_like(
+                    &format!("transpose_conv_i16_{name}{bn}"),
+                    opcode::TRANSPOSE_CONV,
+                    ins,
+                    qt(&oshape, I16, 0.0009, 0),
+                    options.clone(),
+                ));
+            }
+        }
     }
     v
 }

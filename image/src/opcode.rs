@@ -106,7 +106,7 @@ operators! {
     LESS_EQUAL = 63, tflm: false, runtime: -;
     SLICE = 65, tflm: false, runtime: -;
     SIN = 66, tflm: false, runtime: -;
-    TRANSPOSE_CONV = 67, tflm: true, runtime: -;
+    TRANSPOSE_CONV = 67, tflm: true, runtime: Window;
     EXPAND_DIMS = 70, tflm: false, runtime: NoParams;
     EQUAL = 71, tflm: false, runtime: -;
     NOT_EQUAL = 72, tflm: false, runtime: -;
@@ -118,7 +118,7 @@ operators! {
     POW = 78, tflm: false, runtime: -;
     ARG_MIN = 79, tflm: true, runtime: Axis;
     REDUCE_MAX = 82, tflm: true, runtime: Mean;
-    PACK = 83, tflm: false, runtime: -;
+    PACK = 83, tflm: true, runtime: Concat;
     LOGICAL_OR = 84, tflm: false, runtime: -;
     LOGICAL_AND = 86, tflm: false, runtime: -;
     LOGICAL_NOT = 87, tflm: false, runtime: -;

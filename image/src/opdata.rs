@@ -11,20 +11,30 @@ use crate::opcode;
 /// (its OpData: requantization multipliers and activation bounds).
 ///
 /// `dtype` is the operator's output type; `channels` is the number of output
-/// channels for the per-channel kernels (CONV_2D, DEPTHWISE_CONV_2D, and
-/// per-channel FULLY_CONNECTED), SignalRfft's fft_length, 1 otherwise. Every result is a multiple of
+/// channels for the per-channel kernels (CONV_2D, DEPTHWISE_CONV_2D,
+/// TRANSPOSE_CONV and per-channel FULLY_CONNECTED), SignalRfft's fft_length, 1 otherwise. Every result is a multiple of
 /// [`crate::TAIL_ALIGN`], so the tail never needs padding.
 pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
     let quantized = dtype != dtype::F32;
     match code {
-        opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D if quantized => {
+        opcode::FULLY_CONNECTED
+        | opcode::CONV_2D
+        | opcode::DEPTHWISE_CONV_2D
+        | opcode::TRANSPOSE_CONV
+            if quantized =>
+        {
             8 + 8 * channels
         }
-        opcode::FULLY_CONNECTED | opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => 8,
+        opcode::FULLY_CONNECTED
+        | opcode::CONV_2D
+        | opcode::DEPTHWISE_CONV_2D
+        | opcode::TRANSPOSE_CONV => 8,
         opcode::ADD if matches!(dtype, dtype::I8 | dtype::I16) => 36,
         // Bounds, left shift and three (multiplier, shift) pairs.
         opcode::SUB if quantized => 36,
         opcode::SQUARED_DIFFERENCE if matches!(dtype, dtype::I8 | dtype::I16) => 36,
+        // Bounds and the output (multiplier, shift); int32 takes the bounds alone (below).
+        opcode::DIV if dtype == dtype::I8 => 16,
         // Float activation bounds (int32: integer bounds).
         opcode::SUB | opcode::DIV => 8,
         opcode::ADD => 8,
@@ -32,6 +42,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::MUL => 8,
         opcode::AVERAGE_POOL_2D | opcode::MAX_POOL_2D => 8,
         opcode::SOFTMAX if quantized => 12,
+        // Input (multiplier, shift), reverse (multiplier, shift), diff_min.
+        opcode::LOG_SOFTMAX if quantized => 20,
         opcode::QUANTIZE => 8,
         opcode::LOGISTIC | opcode::TANH if quantized => 16,
         // (multiplier, shift) pairs or bounds, see each kernel.
@@ -39,6 +51,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::RELU6 if quantized => 8,
         // Flags (quantized, rescaled), multiplier, shift.
         opcode::ABS if quantized => 12,
+        // Output (multiplier, shift).
+        opcode::RSQRT if quantized => 8,
         // 4 gates × (input FC, recurrent FC) × (multiplier, shift), 3 inter-gate
         // multiplies × (multiplier, shift), quantized cell clip, cell scale power.
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,

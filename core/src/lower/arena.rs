@@ -164,7 +164,7 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
         params.push(p);
         let code8 = code as u8;
         let channels = match code8 {
-            opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D => {
+            opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D | opcode::TRANSPOSE_CONV => {
                 out.shape.last().copied().unwrap_or(1).max(1) as u32
             }
             opcode::FULLY_CONNECTED => op

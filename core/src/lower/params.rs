@@ -138,6 +138,9 @@ fn no_params(_: &OpView<'_, '_>) -> Result<Words, String> {
 /// CONV_2D, DEPTHWISE_CONV_2D and the pools: the window, checked against
 /// the tensors (the output size must follow from it).
 fn window(v: &OpView<'_, '_>) -> Result<Words, String> {
+    if v.code() == opcode::TRANSPOSE_CONV {
+        return transpose_window(v);
+    }
     let input = v.input(0)?;
     if input.shape.len() != 4 || v.output.shape.len() != 4 {
         return Err("input and output must be 4-D (NHWC)".into());
@@ -201,6 +204,41 @@ fn window(v: &OpView<'_, '_>) -> Result<Words, String> {
     .to_words())
 }
 
+/// TRANSPOSE_CONV: strides, the filter's size and TFLM's padding, which
+/// `transpose_conv.cc` derives from the *output* size taken as a conv's
+/// image (`ComputePaddingHeightWidth` with dilation 1).
+fn transpose_window(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let c = match &v.op.options {
+        OpOptions::Conv(c) => *c,
+        _ => return Err("options are missing".into()),
+    };
+    let f = v.input(1)?;
+    if f.shape.len() != 4 || v.output.shape.len() != 4 {
+        return Err("filter and output must be 4-D".into());
+    }
+    let (fh, fw) = (f.shape[1], f.shape[2]);
+    if c.stride_w <= 0 || c.stride_h <= 0 || fw <= 0 || fh <= 0 {
+        return Err("strides and filter sizes must be positive".into());
+    }
+    let pad = |image: i32, filter: i32, stride: i32| {
+        let out = out_size(c.padding, image, filter, stride, 1);
+        geometry::padding_before(image.into(), filter.into(), stride.into(), 1, out.into())
+            .clamp(0, i64::from(i32::MAX)) as i32
+    };
+    Ok(WindowParams {
+        pad_w: pad(v.output.shape[2], fw, c.stride_w),
+        pad_h: pad(v.output.shape[1], fh, c.stride_h),
+        stride_w: c.stride_w,
+        stride_h: c.stride_h,
+        dilation_w: 1,
+        dilation_h: 1,
+        filter_w: fw,
+        filter_h: fh,
+        depth_multiplier: 1,
+    }
+    .to_words())
+}
+
 /// UNIDIRECTIONAL_SEQUENCE_LSTM.
 fn lstm(v: &OpView<'_, '_>) -> Result<Words, String> {
     let o = match v.op.options {
@@ -233,10 +271,23 @@ fn softmax(v: &OpView<'_, '_>) -> Result<Words, String> {
     Ok(SoftmaxParams { beta }.to_words())
 }
 
-/// CONCATENATION: the axis, made non-negative.
+/// CONCATENATION and PACK: the axis, made non-negative against the output's
+/// rank (PACK's new axis is an output axis: pack.cc adds the output's rank).
 fn concatenation(v: &OpView<'_, '_>) -> Result<Words, String> {
     let axis = match v.op.options {
         OpOptions::Concatenation { axis, .. } => axis,
+        OpOptions::Pack { values_count, axis } => {
+            // pack.cc reads `values_count` inputs, whatever the node has.
+            if usize::try_from(values_count).ok() != Some(v.op.inputs.len()) {
+                return Err(format!(
+                    "values_count {values_count} differs from the {} inputs",
+                    v.op.inputs.len()
+                ));
+            }
+            axis
+        }
+        // Without options TFLM's PACK copies nothing (values_count 0).
+        _ if v.code() == opcode::PACK => return Err("PACK options are missing".into()),
         _ => 0,
     };
     let rank = v.output.shape.len() as i32;

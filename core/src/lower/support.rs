@@ -67,6 +67,36 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             same2 && one_of(&[I8, F32]),
             "only int8 or float32 with matching types",
         ),
+        opcode::TRANSPOSE_CONV => {
+            let filter = input(1).map(|t| t.dtype.code());
+            let input_t = input(2).map(|t| t.dtype.code());
+            let bias = input(3).map(|t| t.dtype.code());
+            let (ok, bias_ok) = match o {
+                F32 => (input_t == Some(F32) && filter == Some(F32), bias.is_none_or(|b| b == F32)),
+                I8 => (input_t == Some(I8) && filter == Some(I8), bias.is_none_or(|b| b == I32)),
+                I16 => (
+                    input_t == Some(I16) && filter == Some(I8),
+                    bias.is_none_or(|b| b == dtype::I64 || b == I16),
+                ),
+                _ => (false, false),
+            };
+            rule(
+                ok,
+                "TRANSPOSE_CONV: float32, int8, or int16 with an int8 filter, the output as the input",
+            )?;
+            rule(bias_ok, "TRANSPOSE_CONV bias type")?;
+            let quantized = input(2).map_or(0, |t| quant(t).2) > 0 && quant(out).2 > 0;
+            rule(
+                o == F32 || quantized,
+                "quantized TRANSPOSE_CONV needs quantized input and output",
+            )?;
+            let scales = input(1).map_or(0, |t| quant(t).2);
+            let channels = out.shape.last().copied().unwrap_or(0).max(0) as usize;
+            rule(
+                o == F32 || scales == 1 || scales == channels,
+                "filter scales: one, or one per output channel",
+            )
+        }
         opcode::SUB => rule(
             same2 && one_of(&[F32, I8, I16]),
             "SUB: float32, int8 or int16",
@@ -83,12 +113,14 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             )
         }
         opcode::DIV => {
-            rule(same2 && one_of(&[F32, I32]), "DIV: float32 or int32")?;
-            let unquantized = |i: usize| input(i).is_none_or(|t| quant(t).2 == 0);
             rule(
-                o != I32 || (unquantized(0) && unquantized(1)),
-                "DIV: int32 inputs must not be quantized",
-            )
+                same2 && one_of(&[F32, I8, I32]),
+                "DIV: float32, int8 or int32",
+            )?;
+            let unquantized = [input(0), input(1)]
+                .iter()
+                .all(|t| t.is_none_or(|t| quant(t).2 == 0));
+            rule(o != I32 || unquantized, "int32 DIV needs unquantized inputs")
         }
         opcode::MAXIMUM | opcode::MINIMUM => rule(
             same2 && one_of(&[F32, I8, I16, I32]),
@@ -187,8 +219,41 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             }
             Ok(())
         }
-        opcode::SQRT | opcode::RSQRT | opcode::LOG | opcode::EXP | opcode::LOG_SOFTMAX => {
+        opcode::SQRT | opcode::LOG | opcode::EXP => {
             rule(i0 == Some(F32) && o == F32, "float32 only")
+        }
+        opcode::LOG_SOFTMAX => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8]),
+                "LOG_SOFTMAX: float32 or int8, the same in and out",
+            )?;
+            if o != I8 {
+                return Ok(());
+            }
+            let (so, zo, _) = quant(out);
+            rule(
+                so == 16.0 / 256.0 && zo == 127,
+                "int8 LOG_SOFTMAX needs an output scale of 16/256 and zero point 127",
+            )?;
+            // The input multiplier (scale · 2^26) must have a left shift of at
+            // least 1, and its reverse must stay below 1 (1.0 exactly gives 1).
+            let real = (f64::from(input(0).map_or(0.0, |t| quant(t).0)) * 67108864.0)
+                .min(2147483647.0);
+            rule(
+                multiplier_exponent(real) >= 1 && real != 1.0,
+                "int8 LOG_SOFTMAX needs input scale · 2^26 above 1",
+            )
+        }
+        opcode::RSQRT => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8]),
+                "RSQRT: float32 or int8, the same in and out",
+            )?;
+            let (qi, qo) = (input(0).map_or(0, |t| quant(t).2), quant(out).2);
+            rule(
+                o != I8 || (qi > 0 && qo > 0),
+                "int8 RSQRT needs quantized int8 input and output",
+            )
         }
         opcode::ABS => {
             rule(
@@ -237,6 +302,14 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             i0 == Some(o) && one_of(&[F32, I16, I8]),
             "EXPAND_DIMS: float32, int16 or int8 only",
         ),
+        opcode::PACK => {
+            let inputs_match =
+                (0..op.inputs.len()).all(|i| input(i).map(|t| t.dtype.code()) == Some(o));
+            rule(
+                inputs_match && one_of(&[F32, I8, I16, I32, dtype::I64]),
+                "PACK: float32, int8, int16, int32 or int64, the same in and out",
+            )
+        }
         opcode::SHAPE => {
             let rank = input(0).map_or(0, |t| t.shape.len() as u64);
             rule(

@@ -49,6 +49,7 @@ impl BuiltinOp {
     pub const UNIDIRECTIONAL_SEQUENCE_LSTM: BuiltinOp =
         BuiltinOp(opcode::UNIDIRECTIONAL_SEQUENCE_LSTM as i32);
     pub const STRIDED_SLICE: BuiltinOp = BuiltinOp(opcode::STRIDED_SLICE as i32);
+    pub const PACK: BuiltinOp = BuiltinOp(opcode::PACK as i32);
     pub const CAST: BuiltinOp = BuiltinOp(opcode::CAST as i32);
     pub const PADV2: BuiltinOp = BuiltinOp(opcode::PADV2 as i32);
     pub const TRANSPOSE_CONV: BuiltinOp = BuiltinOp(opcode::TRANSPOSE_CONV as i32);
@@ -224,6 +225,11 @@ pub enum OpOptions {
     Concatenation {
         axis: i32,
         activation: Activation,
+    },
+    /// PACK: how many inputs are stacked, and along which output axis.
+    Pack {
+        values_count: i32,
+        axis: i32,
     },
     StridedSlice(StridedSliceOptions),
     Reducer {
@@ -415,6 +421,12 @@ impl OpOptions {
                     activation: Activation::from_fb(o.fused_activation_function()),
                 },
             ),
+            B::PACK => op
+                .builtin_options_as_pack_options()
+                .map_or(OpOptions::None, |o| OpOptions::Pack {
+                    values_count: o.values_count(),
+                    axis: o.axis(),
+                }),
             B::STRIDED_SLICE => {
                 OpOptions::StridedSlice(op.builtin_options_as_strided_slice_options().map_or(
                     StridedSliceOptions::default(),

@@ -198,6 +198,8 @@ const KERNELS_X86_64: &[KernelRow] = &[
     k(c::REDUCE_MIN, Some(sz(1, 1)), Some(44)),
     k(c::REDUCE_ALL, Some(sz(1, 1)), Some(44)),
     k(c::CONCATENATION, Some(sz(8, 4)), Some(80)),
+    // TfLitePackParams {values_count, axis}; pack.cc has no Init or Prepare.
+    k(c::PACK, Some(sz(8, 4)), None),
     k(c::STRIDED_SLICE, Some(sz(24, 4)), Some(84)),
     k(c::CAST, Some(sz(8, 4)), None),
     k(c::TRANSPOSE, None, None),
@@ -257,6 +259,8 @@ const KERNELS_CORTEX_M: &[KernelRow] = &[
     k(c::REDUCE_MIN, Some(sz(1, 1)), Some(44)),
     k(c::REDUCE_ALL, Some(sz(1, 1)), Some(44)),
     k(c::CONCATENATION, Some(sz(8, 4)), Some(24)),
+    // TfLitePackParams {values_count, axis}; pack.cc has no Init or Prepare.
+    k(c::PACK, Some(sz(8, 4)), None),
     k(c::STRIDED_SLICE, Some(sz(24, 4)), Some(84)),
     k(c::CAST, Some(sz(2, 1)), None),
     k(c::TRANSPOSE, None, None),

@@ -13,10 +13,14 @@
 //!   zero points within int8) and int16 (left shift 0, zero points 0) square
 //!   the rescaled difference and requantize with `(2 · max scale)² /
 //!   (2^(2·shift) · scale_out)`;
-//! * DIV: float32 with a fused activation; int32 unquantized (C's truncating
-//!   `/`, clamped to the activation's plain int32 range). TFLM divides by zero
-//!   (a trap) and overflows `i32::MIN / −1`; here both give 0 and the wrapped
-//!   quotient.
+//! * DIV: float32 and int32 (C's truncating division; a zero divisor fails
+//!   Invoke) with a fused activation; int8 (`reference_ops::Div`): the
+//!   divisor made positive (both signs flipped), its reciprocal from
+//!   `GetReciprocal`, the dividend shifted by its redundant sign bits, and
+//!   one multiplier `scale_1 / (scale_2 · scale_out)` with the summed
+//!   shifts. A divisor equal to its zero point is undefined in TFLM (a
+//!   shift by 32); here it gives some value, never a panic, and so does a
+//!   total right shift past 31, which is clamped to 31.
 //!
 //! TFLM's broadcasting for SQUARED_DIFFERENCE (and PRELU) is 4-D at most.
 
@@ -86,16 +90,9 @@ pub(crate) fn prepare(
         opcode::SQUARED_DIFFERENCE => {
             matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32)
         }
-        opcode::DIV => matches!(out.dtype, dtype::F32 | dtype::I32),
-        _ => out.dtype == dtype::F32,
+        _ => matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I32),
     };
     p.need(ok, "type not supported by this op in TFLM")?;
-    if code == opcode::DIV && out.dtype == dtype::I32 {
-        p.need(
-            a.n_scales == 0 && b.n_scales == 0,
-            "DIV: int32 inputs must not be quantized",
-        )?;
-    }
     p.need(broadcastable(&a, &b, out), "shapes do not broadcast")?;
     if code == opcode::SQUARED_DIFFERENCE && !a.shape().eq(b.shape()) {
         p.need(out.rank <= 4, "broadcasting is 4-D at most")?;
@@ -105,18 +102,6 @@ pub(crate) fn prepare(
             let (lo, hi) = act_range_f32(p.op.activation).ok_or(p.err("fused activation"))?;
             words.push(lo.to_bits() as i32);
             words.push(hi.to_bits() as i32);
-        }
-        (opcode::DIV, _) => {
-            // CalculateActivationRange<int32_t>: the activation's bounds, unscaled.
-            let (lo, hi) = match p.op.activation {
-                0 => (i32::MIN, i32::MAX),
-                1 => (0, i32::MAX),
-                2 => (-1, 1),
-                3 => (0, 6),
-                _ => return Err(p.err("fused activation")),
-            };
-            words.push(lo);
-            words.push(hi);
         }
         (opcode::SUB, _) => {
             let (tlo, thi) = type_range(out.dtype);
@@ -133,6 +118,34 @@ pub(crate) fn prepare(
                 twice_max / (f64::from(1i32 << left_shift) * f64::from(out.scale)),
             );
             for w in [lo, hi, left_shift, m1, s1, m2, s2, mo, so] {
+                words.push(w);
+            }
+        }
+        (opcode::DIV, dtype::I32) => {
+            // div.cc takes int32 only without quantization; bounds from
+            // CalculateActivationRange<int32_t>.
+            p.need(
+                a.n_scales == 0 && b.n_scales == 0,
+                "int32 DIV needs unquantized inputs",
+            )?;
+            let (lo, hi) = match p.op.activation {
+                0 => (i32::MIN, i32::MAX),
+                1 => (0, i32::MAX),
+                2 => (-1, 1),
+                3 => (0, 6),
+                _ => return Err(p.err("fused activation")),
+            };
+            words.push(lo);
+            words.push(hi);
+        }
+        (opcode::DIV, _) => {
+            let (lo, hi) =
+                act_range_int(p.op.activation, out, -128, 127).ok_or(p.err("fused activation"))?;
+            // div.cc writes the quotient in float; the wheel evaluates it in
+            // double, as SUB's and RELU's.
+            let real = f64::from(a.scale) / (f64::from(b.scale) * f64::from(out.scale));
+            let (m, s) = fx::quantize_multiplier(real);
+            for w in [lo, hi, m, s] {
                 words.push(w);
             }
         }
@@ -174,6 +187,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let n = out.elements();
     let same = a.elements() == n && b.elements() == n;
     let w: [i32; 9] = core::array::from_fn(|k| c.word(k));
+    let fail = c.fail();
     for i in 0..n {
         let (ia, ib) = if same {
             (i, i)
@@ -214,12 +228,23 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
         let (va, vb) = (read_int(a.dtype, xa, ia), read_int(b.dtype, xb, ib));
         let r = match code {
-            opcode::DIV => {
-                let q = if vb == 0 { 0 } else { va.wrapping_div(vb) };
-                q.max(w[0]).min(w[1])
-            }
             opcode::MAXIMUM => va.max(vb),
             opcode::MINIMUM => va.min(vb),
+            // C's int32 division: TFLM traps on a zero divisor; this fails Invoke.
+            opcode::DIV if out.dtype == dtype::I32 => {
+                if vb == 0 {
+                    return Err(fail("int32 DIV by zero"));
+                }
+                va.wrapping_div(vb).max(w[0]).min(w[1])
+            }
+            opcode::DIV => div_i8(
+                va.wrapping_sub(a.zero_point),
+                vb.wrapping_sub(b.zero_point),
+                &w,
+            )
+            .wrapping_add(out.zero_point)
+            .max(w[0])
+            .min(w[1]),
             opcode::SQUARED_DIFFERENCE if out.dtype == dtype::I32 => {
                 let d = va.wrapping_sub(vb);
                 d.wrapping_mul(d)
@@ -250,4 +275,24 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         write_int(out.dtype, c.out, i, r);
     }
     Ok(())
+}
+
+/// `DivElementwise`'s quotient before the output offset: `w` holds the
+/// bounds, then the output (multiplier, shift).
+fn div_i8(num: i32, den: i32, w: &[i32; 9]) -> i32 {
+    let (num, den) = if den < 0 {
+        (num.wrapping_neg(), den.wrapping_neg())
+    } else {
+        (num, den)
+    };
+    let (inv, recip_shift) = fx::get_reciprocal(den, 31);
+    // CountLeadingSignBits (GCC's __builtin_clrsb; 31 for 0).
+    let headroom = if num >= 0 {
+        num.leading_zeros() as i32 - 1
+    } else {
+        (!num).leading_zeros() as i32 - 1
+    };
+    let unscaled = fx::mbqm_greater_than_one(num, inv, headroom);
+    let total_shift = w[3] - recip_shift - headroom;
+    fx::mbqm_smaller_than_one(unscaled, w[2], total_shift)
 }

@@ -17,8 +17,11 @@
 //!   2^32 − 1, probed on −1e30…1e30, ±inf, NaN — as ARM's `vcvt.u32.f32`
 //!   does, and so does this kernel).
 //!
-//! RSQRT on int8/int16 (TFLM's `GetInvSqrtQuantizedMultiplierExp` path) is
-//! not implemented: Prepare refuses it.
+//! * RSQRT on int8 (TFLM's Prepare takes float32 and int8 only): `x − zp_in`
+//!   (Invoke fails below 0, as TFLM's does), its inverse square root as a
+//!   (multiplier, shift) from `GetInvSqrtQuantizedMultiplierExp`'s
+//!   Newton–Raphson in gemmlowp fixed point, applied to 1 with a 2²⁰ guard
+//!   and then rescaled by `1 / (√scale_in · scale_out)`; 0 gives 127.
 
 use microarena_image::{dtype, opcode};
 
@@ -48,6 +51,16 @@ pub(crate) fn prepare(
 ) -> Result<(), Error> {
     let input = p.input(0)?;
     p.need(same_len(&input, out), "input and output sizes differ")?;
+    if p.op.opcode == opcode::RSQRT && out.dtype == dtype::I8 {
+        p.need(
+            input.dtype == dtype::I8 && input.n_scales > 0 && out.n_scales > 0,
+            "int8 RSQRT needs quantized int8 input and output",
+        )?;
+        let (m, s) = fx::quantize_multiplier(rsqrt_scale(input.scale, out.scale));
+        words.push(m);
+        words.push(s);
+        return Ok(());
+    }
     if p.op.opcode != opcode::ABS {
         return p.need(
             input.dtype == dtype::F32 && out.dtype == dtype::F32,
@@ -106,6 +119,9 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
         return Ok(());
     }
+    if code == opcode::RSQRT {
+        return rsqrt_i8(c, &input, &out);
+    }
     // ABS, int8/int16.
     let (flags, m, s) = (c.word(0), c.word(1), c.word(2));
     let (quantized, rescale) = (flags & 1 != 0, flags & 2 != 0);
@@ -135,6 +151,78 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// `SetRsqrtOutputMultiplier`: `1 / (√scale_in · scale_out)`, the root and
+/// the product in float as the source writes them, the quotient in double.
+fn rsqrt_scale(input_scale: f32, output_scale: f32) -> f64 {
+    1.0 / f64::from(libm::sqrtf(input_scale) * output_scale)
+}
+
+/// `RsqrtEvalQuantized` over the tensor: fails on a value below the input
+/// zero point, as TFLM's Invoke does ("only defined for positive values").
+fn rsqrt_i8(c: &mut Ctx<'_, '_>, input: &TensorInfo, out: &TensorInfo) -> Result<(), Error> {
+    const GUARD: i32 = 20;
+    let (x, fail) = (c.input(0).1, c.fail());
+    let (m, s) = (c.word(0), c.word(1));
+    for i in 0..out.elements() {
+        let v = i8_at(x, i).wrapping_sub(input.zero_point);
+        if v < 0 {
+            return Err(fail(
+                "RSQRT is only defined for inputs at or above the zero point",
+            ));
+        }
+        let r = if v == 0 {
+            127
+        } else {
+            let (inv, inv_shift) = inv_sqrt_multiplier(v);
+            let data = fx::mbqm(1, inv, inv_shift + GUARD);
+            fx::mbqm(data, m, s - GUARD)
+                .wrapping_add(out.zero_point)
+                .clamp(-128, 127)
+        };
+        put_i8(c.out, i, r);
+    }
+    Ok(())
+}
+
+/// TFLM's `GetInvSqrtQuantizedMultiplierExp(x, kReverseShift = −1)`
+/// (`kernels/internal/common.h`, 90b983c2): `1/√x` as a Q0.31 multiplier and
+/// a left shift. `x` is normalised into [2²⁷, 2²⁹) by whole bit pairs, then
+/// five Newton steps `y ← 1.5·y − (x/2)·y³` in Q3.28 from `y = 1`, times
+/// √2/2. `x ≤ 1` gives (i32::MAX, 0).
+fn inv_sqrt_multiplier(x: i32) -> (i32, i32) {
+    if x <= 1 {
+        return (i32::MAX, 0);
+    }
+    let mut x = x;
+    let mut shift = 11;
+    while x >= 1 << 29 {
+        x /= 4;
+        shift += 1;
+    }
+    let pairs = ((x as u32).leading_zeros() as i32 - 1) / 2 - 1;
+    shift -= pairs;
+    x <<= 2 * pairs;
+    // Q3.28 operands: a product of two is Q6.25, of three Q9.22, brought back
+    // to Q3.28 by saturating left shifts (gemmlowp's Rescale<3>).
+    let input = x >> 1;
+    let half_input = fx::rdbpot(input, 1);
+    const HALF_THREE: i32 = (1 << 28) + (1 << 27);
+    let mut y = 1i32 << 28;
+    for _ in 0..5 {
+        let y3 = fx::sat_shl(fx::srdhm(fx::srdhm(y, y), y), 6);
+        let a = fx::srdhm(HALF_THREE, y);
+        let b = fx::srdhm(half_input, y3);
+        y = fx::sat_shl(a.wrapping_sub(b), 3);
+    }
+    const HALF_SQRT_2: i32 = 1518500250;
+    let mut inv = fx::srdhm(y, HALF_SQRT_2);
+    if shift < 0 {
+        inv = inv.wrapping_shl((-shift) as u32);
+        shift = 0;
+    }
+    (inv, -shift)
 }
 
 fn cast_in(t: i8) -> bool {
@@ -229,4 +317,30 @@ pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inv_sqrt_multiplier_is_one_over_the_root() {
+        // Five Newton steps in Q3.28 from 1 reach about 2e-6 (x = 2: 1.2e-6),
+        // so this checks the arithmetic, not the last bit (verify-kernels does).
+        // x ≤ 1 is TFLM's special case.
+        assert_eq!(inv_sqrt_multiplier(0), (i32::MAX, 0));
+        assert_eq!(inv_sqrt_multiplier(1), (i32::MAX, 0));
+        for x in [2, 3, 4, 7, 100, 255, 1 << 20, (1 << 29) + 5, i32::MAX] {
+            let (m, shift) = inv_sqrt_multiplier(x);
+            let got = f64::from(m) / 2f64.powi(31) * 2f64.powi(shift);
+            let want = 1.0 / libm::sqrt(f64::from(x));
+            assert!((got - want).abs() <= want * 1e-5, "x {x}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn rsqrt_scale_is_the_reciprocal_of_root_times_scale() {
+        // √0.25 · 0.5 = 0.25, exact in float.
+        assert_eq!(rsqrt_scale(0.25, 0.5), 4.0);
+    }
 }

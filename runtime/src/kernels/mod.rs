@@ -48,6 +48,7 @@ mod signal;
 mod softmax;
 mod split;
 mod svdf;
+mod transpose_conv;
 mod window;
 
 use microarena_image as rl;
@@ -116,6 +117,7 @@ const fn multi_output_kernel(opcode: u8, prepare: PrepareFn, eval: EvalFn) -> Ke
 const FAMILIES: &[&[Kernel]] = &[
     conv::KERNELS,
     depthwise::KERNELS,
+    transpose_conv::KERNELS,
     fully_connected::KERNELS,
     pooling::KERNELS,
     elementwise::KERNELS,

@@ -1,5 +1,5 @@
 //! Ops that move elements without arithmetic: RESHAPE, PAD, TRANSPOSE,
-//! CONCATENATION and STRIDED_SLICE. Prepare checks that every parameter
+//! CONCATENATION, PACK and STRIDED_SLICE. Prepare checks that every parameter
 //! indexes the input (PAD/TRANSPOSE/STRIDED_SLICE parameters are a rank, then
 //! up to 5 values per group), so Eval's loops stay within the tensors.
 
@@ -47,6 +47,7 @@ pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::PAD, prepare_pad, pad),
     kernel(opcode::TRANSPOSE, prepare_transpose, transpose),
     kernel(opcode::CONCATENATION, prepare_concatenation, concatenation),
+    kernel(opcode::PACK, prepare_pack, pack),
     kernel(opcode::STRIDED_SLICE, prepare_strided_slice, strided_slice),
 ];
 
@@ -264,6 +265,77 @@ pub(crate) fn concatenation(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 d.copy_from_slice(s);
             }
             at += inner;
+        }
+    }
+    Ok(())
+}
+
+/// PACK (`micro/kernels/pack.cc`, tflite-micro 90b983c2): N inputs of one
+/// shape stacked along a new output axis. TFLM's Eval copies float32, int8,
+/// int16, int32 and int64 and its Prepare checks nothing, so every shape
+/// rule here is the runtime's own guard: the output is the input's shape
+/// with `N` inserted at `axis` (already non-negative, lowered from the
+/// output's rank).
+pub(crate) fn prepare_pack(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    p.need(
+        matches!(
+            out.dtype,
+            dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32 | dtype::I64
+        ),
+        "PACK: float32, int8, int16, int32 or int64",
+    )?;
+    let axis = p.op.params::<ConcatParams>().axis;
+    p.check(
+        axis >= 0 && (axis as usize) < out.rank,
+        "axis outside the output's rank",
+    )?;
+    let axis = axis as usize;
+    p.check(p.op.n_inputs >= 1, "no inputs")?;
+    p.check(
+        out.dim(axis) == p.op.n_inputs,
+        "the packed axis differs from the number of inputs",
+    )?;
+    for k in 0..p.op.n_inputs {
+        let t = p.input(k)?;
+        p.need(t.dtype == out.dtype, "input and output types differ")?;
+        p.check(
+            t.rank + 1 == out.rank,
+            "the output needs one dim more than each input",
+        )?;
+        for d in 0..t.rank {
+            let od = if d < axis { d } else { d + 1 };
+            p.check(
+                t.dim(d) == out.dim(od),
+                "input shape differs from the output's",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Input `i`'s `k`-th block of `copy` elements lands at block `k·N + i`.
+pub(crate) fn pack(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let out = c.output_info();
+    let axis = c.op.params::<ConcatParams>().axis.max(0) as usize;
+    let e = elem_size(&out);
+    let n = c.op.n_inputs;
+    let outer: usize = (0..axis).map(|k| out.dim(k)).product();
+    let block = (axis + 1..out.rank).map(|k| out.dim(k)).product::<usize>() * e;
+    for i in 0..n {
+        let (_, x) = c.input(i);
+        for k in 0..outer {
+            let at = (k * n + i) * block;
+            if let (Some(d), Some(s)) = (
+                c.out.get_mut(at..at + block),
+                x.get(k * block..k * block + block),
+            ) {
+                d.copy_from_slice(s);
+            }
         }
     }
     Ok(())

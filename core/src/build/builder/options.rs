@@ -122,6 +122,12 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
                 fused_activation_function: act(*activation),
             }))
         }
+        (B::PACK, OpOptions::Pack { values_count, axis }) => {
+            O::PackOptions(Box::new(fb::PackOptionsT {
+                values_count: *values_count,
+                axis: *axis,
+            }))
+        }
         (B::STRIDED_SLICE, OpOptions::StridedSlice(s)) => {
             O::StridedSliceOptions(Box::new(fb::StridedSliceOptionsT {
                 begin_mask: s.begin_mask,
