@@ -16,7 +16,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use microarena_core::build::builder::ModelBuilder;
+use microarena_core::build::builder::{ModelBuilder, flex_int_map};
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
 use microarena_image::opcode;
@@ -131,47 +131,6 @@ struct Op {
     custom: Option<(&'static str, Vec<u8>)>,
 }
 
-/// A FlexBuffers map of integers (keys sorted, every slot 8 bytes wide), as
-/// TFLM's converter writes a custom op's options.
-fn flex_map(entries: &[(&str, i64)]) -> Vec<u8> {
-    let mut e: Vec<(&str, i64)> = entries.to_vec();
-    e.sort_by(|a, b| a.0.cmp(b.0));
-    let mut b = Vec::new();
-    let mut key_at = Vec::new();
-    for (k, _) in &e {
-        key_at.push(b.len());
-        b.extend_from_slice(k.as_bytes());
-        b.push(0);
-    }
-    while b.len() % 8 != 0 {
-        b.push(0);
-    }
-    let word = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
-    word(&mut b, e.len() as u64);
-    let keys = b.len();
-    for &k in &key_at {
-        let at = b.len();
-        word(&mut b, (at - k) as u64);
-    }
-    let at = b.len();
-    word(&mut b, (at - keys) as u64); // keys vector, relative
-    word(&mut b, 8); // its byte width
-    word(&mut b, e.len() as u64);
-    let map = b.len();
-    for (_, v) in &e {
-        word(&mut b, *v as u64);
-    }
-    b.extend(std::iter::repeat_n(1u8 << 2 | 3, e.len())); // INT, 8 bytes
-    while b.len() % 8 != 0 {
-        b.push(0);
-    }
-    let at = b.len();
-    word(&mut b, (at - map) as u64);
-    b.push(9 << 2 | 3); // MAP, 8 bytes
-    b.push(8);
-    b
-}
-
 #[derive(Debug)]
 pub struct Case {
     pub name: String,
@@ -227,7 +186,7 @@ impl Case {
             inputs: inputs.to_vec(),
             outputs: outputs.to_vec(),
             options: OpOptions::None,
-            custom: Some((name, flex_map(options))),
+            custom: Some((name, flex_int_map(options))),
         });
     }
 

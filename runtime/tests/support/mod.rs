@@ -194,46 +194,7 @@ pub fn build(tensors: &[TensorSpec], ops: &[OpSpec], inputs: &[i32], outputs: &[
     b.build().expect("a valid test model")
 }
 
-/// A FlexBuffers map of integers (keys sorted, every slot 8 bytes wide): a
-/// custom op's options as TFLM's converter writes them.
-pub fn flex_map(entries: &[(&str, i64)]) -> Vec<u8> {
-    let mut e: Vec<(&str, i64)> = entries.to_vec();
-    e.sort_by(|a, b| a.0.cmp(b.0));
-    let mut b = Vec::new();
-    let mut key_at = Vec::new();
-    for (k, _) in &e {
-        key_at.push(b.len());
-        b.extend_from_slice(k.as_bytes());
-        b.push(0);
-    }
-    while b.len() % 8 != 0 {
-        b.push(0);
-    }
-    let word = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
-    word(&mut b, e.len() as u64);
-    let keys = b.len();
-    for &k in &key_at {
-        let at = b.len();
-        word(&mut b, (at - k) as u64);
-    }
-    let at = b.len();
-    word(&mut b, (at - keys) as u64);
-    word(&mut b, 8);
-    word(&mut b, e.len() as u64);
-    let map = b.len();
-    for (_, v) in &e {
-        word(&mut b, *v as u64);
-    }
-    b.extend(std::iter::repeat_n(1u8 << 2 | 3, e.len()));
-    while b.len() % 8 != 0 {
-        b.push(0);
-    }
-    let at = b.len();
-    word(&mut b, (at - map) as u64);
-    b.push(9 << 2 | 3);
-    b.push(8);
-    b
-}
+pub use microarena_core::build::builder::flex_int_map as flex_map;
 
 /// A one-op model of custom op `code` (TFLM's Signal ops), its options a
 /// FlexBuffers map; graph inputs are the tensors without data.

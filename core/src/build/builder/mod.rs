@@ -43,6 +43,7 @@ mod options;
 mod tests;
 
 pub use error::BuildError;
+pub use options::flex_int_map;
 use options::{options_fit, to_fb_options};
 
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! Operator options → the generated flatbuffer option tables.
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 
 use crate::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
 use crate::read::schema as fb;
@@ -245,4 +246,46 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
         })),
         _ => return None,
     })
+}
+
+/// A FlexBuffers map of integers (keys sorted, every slot 8 bytes wide): a
+/// custom op's options as TFLM's converter writes them (the Signal ops'),
+/// for builder models; `read::flex` reads them back.
+pub fn flex_int_map(entries: &[(&str, i64)]) -> Vec<u8> {
+    let mut e: Vec<(&str, i64)> = entries.to_vec();
+    e.sort_by(|a, b| a.0.cmp(b.0));
+    let mut b = Vec::new();
+    let mut key_at = Vec::new();
+    for (k, _) in &e {
+        key_at.push(b.len());
+        b.extend_from_slice(k.as_bytes());
+        b.push(0);
+    }
+    while b.len() % 8 != 0 {
+        b.push(0);
+    }
+    let word = |b: &mut Vec<u8>, v: u64| b.extend_from_slice(&v.to_le_bytes());
+    word(&mut b, e.len() as u64);
+    let keys = b.len();
+    for &k in &key_at {
+        let at = b.len();
+        word(&mut b, (at - k) as u64);
+    }
+    let at = b.len();
+    word(&mut b, (at - keys) as u64); // keys vector, relative
+    word(&mut b, 8); // its byte width
+    word(&mut b, e.len() as u64);
+    let map = b.len();
+    for (_, v) in &e {
+        word(&mut b, *v as u64);
+    }
+    b.extend(core::iter::repeat_n(1u8 << 2 | 3, e.len())); // INT, 8 bytes
+    while b.len() % 8 != 0 {
+        b.push(0);
+    }
+    let at = b.len();
+    word(&mut b, (at - map) as u64);
+    b.push(9 << 2 | 3); // MAP, 8 bytes
+    b.push(8);
+    b
 }

@@ -461,3 +461,13 @@ fn build_checks_indices_and_options() {
         })
     ));
 }
+
+#[test]
+fn flex_int_map_reads_back_in_key_order() {
+    let bytes = super::flex_int_map(&[("zeta", -3), ("alpha", 7), ("mid", 1 << 40)]);
+    // `read::flex` gives a map's values in key order, as TFLM reads them by position.
+    assert_eq!(
+        crate::read::flex::map_values(&bytes),
+        Some(alloc::vec![7, 1 << 40, -3])
+    );
+}
