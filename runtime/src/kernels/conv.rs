@@ -139,14 +139,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     }
                     continue;
                 }
-                let mut nt = 0;
-                g.for_each_tap(b, oy, ox, 0, |tap, ii| {
-                    if let Some(t) = taps.get_mut(nt) {
-                        *t = (tap, ii);
-                        nt += 1;
-                    }
-                });
-                let taps = taps.get(..nt).unwrap_or(&[]);
+                let taps = g.taps_into(b, oy, ox, &mut taps);
+                let nt = taps.len();
                 if groups == 1 && nt == taps_n {
                     // Every tap inside the input and one group: filter rows
                     // are contiguous, taken two channels at a time.

@@ -64,15 +64,13 @@ fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilo
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {
-                let mut nt = 0;
-                g.for_each_tap(b, oy, ox, 0, |tap, ii| {
-                    if let Some(t) = taps.get_mut(nt) {
-                        // Filter [1][ky][kx][oc].
-                        *t = (tap * g.oc, ii);
-                        nt += 1;
-                    }
-                });
-                let taps = taps.get(..nt).unwrap_or(&[]);
+                let n = g.taps_into(b, oy, ox, &mut taps).len();
+                let taps = taps.get_mut(..n).unwrap_or(&mut []);
+                for t in taps.iter_mut() {
+                    // Filter [1][ky][kx][oc]: the tap's channel 0.
+                    t.0 *= g.oc;
+                }
+                let taps = &*taps;
                 // Channel parameters in order, outputs contiguous from `oi`.
                 let mut params = end.channels();
                 let oi = g.out_index(b, oy, ox, 0);
@@ -129,15 +127,13 @@ fn depthwise_i8(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {
-                let mut nt = 0;
-                g.for_each_tap(b, oy, ox, 0, |tap, ii| {
-                    if let Some(t) = taps.get_mut(nt) {
-                        // Filter [1][ky][kx][oc].
-                        *t = (tap * g.oc, ii);
-                        nt += 1;
-                    }
-                });
-                let taps = taps.get(..nt).unwrap_or(&[]);
+                let n = g.taps_into(b, oy, ox, &mut taps).len();
+                let taps = taps.get_mut(..n).unwrap_or(&mut []);
+                for t in taps.iter_mut() {
+                    // Filter [1][ky][kx][oc]: the tap's channel 0.
+                    t.0 *= g.oc;
+                }
+                let taps = &*taps;
                 let mut params = end.channels();
                 let oi = g.out_index(b, oy, ox, 0);
                 for ic in 0..g.ic {

@@ -142,6 +142,27 @@ impl Geo {
         ((b * self.oh + y) * self.ow + x) * self.oc + ch
     }
 
+    /// The taps of output pixel `(b, oy, ox)` inside the input, as
+    /// [`Geo::for_each_tap`] visits them, collected into `buf` (at most its
+    /// length): `(tap, input index of channel 0)`. Kernels find them once
+    /// per pixel instead of once per output channel.
+    pub(crate) fn taps_into<'t>(
+        &self,
+        b: usize,
+        oy: usize,
+        ox: usize,
+        buf: &'t mut [(usize, usize)],
+    ) -> &'t [(usize, usize)] {
+        let mut n = 0;
+        self.for_each_tap(b, oy, ox, 0, |tap, ii| {
+            if let Some(t) = buf.get_mut(n) {
+                *t = (tap, ii);
+                n += 1;
+            }
+        });
+        buf.get(..n).unwrap_or(&[])
+    }
+
     /// Calls `f(tap, in_index)` for every filter tap of output pixel
     /// `(b, oy, ox)` that falls inside the input, in TFLM's order (filter
     /// rows, then columns); `tap = ky · fw + kx`, and `in_index` points at
