@@ -575,79 +575,82 @@ pub(crate) fn prepare_space_batch(
     Ok(())
 }
 
-pub(crate) fn space_to_batch(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    let (input, x) = c.input(0);
-    let out = c.output_info();
-    let sb: rl::params::SpaceBatchParams = c.op.params();
-    let (bh, bw) = (sb.block_h.max(1) as usize, sb.block_w.max(1) as usize);
-    let (top, left) = (sb.before_h.max(0) as usize, sb.before_w.max(0) as usize);
-    let [ib, ih, iw, depth] = nhwc(&input);
-    let [ob, oh, ow, _] = nhwc(&out);
-    let e = elem_size(&out);
-    let row = depth * e;
-    for b in 0..ob {
-        let in_b = b % ib.max(1);
-        let shift_w = (b / ib.max(1)) % bw;
-        let shift_h = (b / ib.max(1)) / bw;
-        for y in 0..oh {
-            for xx in 0..ow {
-                let dst = ((b * oh + y) * ow + xx) * row;
-                let (sy, sx) = (y * bh + shift_h, xx * bw + shift_w);
-                let inside = sy >= top && sy < top + ih && sx >= left && sx < left + iw;
-                let Some(d) = c.out.get_mut(dst..dst + row) else {
-                    continue;
-                };
-                if inside {
-                    let src = ((in_b * ih + (sy - top)) * iw + (sx - left)) * row;
-                    match x.get(src..src + row) {
-                        Some(s) => d.copy_from_slice(s),
-                        None => d.fill(0),
-                    }
-                } else {
-                    // Unreachable after Prepare (no padding); zero as a default.
-                    d.fill(0);
-                }
+/// The one mapping both ops walk: batch-side pixel `(b, y, x)` of a
+/// `[nb, h, w]` tensor is space-side pixel `(b mod ns, y·bh + k div bw − top,
+/// x·bw + k mod bw − left)` of a `[ns, sh, sw]` tensor, `k = b div ns`;
+/// `f(batch pixel, space pixel)` gets the flat pixel indices, `None` where
+/// the space pixel falls in the padding.
+fn block_pairs(
+    batch: [usize; 3],
+    space: [usize; 3],
+    (bh, bw): (usize, usize),
+    (top, left): (usize, usize),
+    mut f: impl FnMut(usize, Option<usize>),
+) {
+    let ([nb, h, w], [ns, sh, sw]) = (batch, space);
+    let ns = ns.max(1);
+    for b in 0..nb {
+        let (sb, k) = (b % ns, b / ns);
+        for y in 0..h {
+            let sy = (y * bh + k / bw).checked_sub(top).filter(|&v| v < sh);
+            for x in 0..w {
+                let sx = (x * bw + k % bw).checked_sub(left).filter(|&v| v < sw);
+                let space_pixel = sy.zip(sx).map(|(sy, sx)| (sb * sh + sy) * sw + sx);
+                f((b * h + y) * w + x, space_pixel);
             }
         }
     }
+}
+
+/// Block size and leading padding of a SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND.
+fn block_geometry(c: &Ctx<'_, '_>) -> ((usize, usize), (usize, usize)) {
+    let sb: rl::params::SpaceBatchParams = c.op.params();
+    (
+        (sb.block_h.max(1) as usize, sb.block_w.max(1) as usize),
+        (sb.before_h.max(0) as usize, sb.before_w.max(0) as usize),
+    )
+}
+
+pub(crate) fn space_to_batch(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let (block, pad) = block_geometry(c);
+    let [ib, ih, iw, depth] = nhwc(&input);
+    let [ob, oh, ow, _] = nhwc(&out);
+    let row = depth * elem_size(&out);
+    let out_bytes = &mut *c.out;
+    block_pairs([ob, oh, ow], [ib, ih, iw], block, pad, |bp, sp| {
+        let Some(d) = out_bytes.get_mut(bp * row..(bp + 1) * row) else {
+            return;
+        };
+        // Padding is refused in Prepare; zero stays the default.
+        match sp.and_then(|sp| x.get(sp * row..(sp + 1) * row)) {
+            Some(s) => d.copy_from_slice(s),
+            None => d.fill(0),
+        }
+    });
     Ok(())
 }
 
 pub(crate) fn batch_to_space(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let out = c.output_info();
-    let sb: rl::params::SpaceBatchParams = c.op.params();
-    let (bh, bw) = (sb.block_h.max(1) as usize, sb.block_w.max(1) as usize);
-    let (top, left) = (sb.before_h.max(0) as usize, sb.before_w.max(0) as usize);
+    let (block, crop) = block_geometry(c);
     let [ib, ih, iw, depth] = nhwc(&input);
     let [ob, oh, ow, _] = nhwc(&out);
-    let e = elem_size(&out);
-    let row = depth * e;
-    for b in 0..ib {
-        let out_b = b % ob.max(1);
-        let offset = b / ob.max(1);
-        for y in 0..ih {
-            let Some(out_y) = (y * bh + offset / bw).checked_sub(top) else {
-                continue;
-            };
-            if out_y >= oh {
-                continue;
-            }
-            for xx in 0..iw {
-                let Some(out_x) = (xx * bw + offset % bw).checked_sub(left) else {
-                    continue;
-                };
-                if out_x >= ow {
-                    continue;
-                }
-                let src = ((b * ih + y) * iw + xx) * row;
-                let dst = ((out_b * oh + out_y) * ow + out_x) * row;
-                if let (Some(d), Some(s)) = (c.out.get_mut(dst..dst + row), x.get(src..src + row)) {
-                    d.copy_from_slice(s);
-                }
-            }
+    let row = depth * elem_size(&out);
+    let out_bytes = &mut *c.out;
+    // Input pixels that land in the crop are dropped.
+    block_pairs([ib, ih, iw], [ob, oh, ow], block, crop, |bp, sp| {
+        if let Some(sp) = sp
+            && let (Some(d), Some(s)) = (
+                out_bytes.get_mut(sp * row..(sp + 1) * row),
+                x.get(bp * row..(bp + 1) * row),
+            )
+        {
+            d.copy_from_slice(s);
         }
-    }
+    });
     Ok(())
 }
 
