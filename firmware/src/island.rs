@@ -18,6 +18,10 @@
 //!   and resets MSP to the top of the interrupt stack, then jumps to a
 //!   function that never returns, so nothing lives on the abandoned frames.
 //!
+//! - [`bench_timer`] (feature `bench`): the mps2-an386 board's CMSDK APB
+//!   timer 0, a fixed MMIO block no Rust object lives in, written and read
+//!   with volatile word accesses.
+//!
 //! Tested under QEMU by `tests/qemu_smoke.rs` (layout, paint and measure, the
 //! arena taken once) and by every run of the firmware binary (which checks it
 //! is on PSP before it starts).
@@ -200,5 +204,32 @@ pub fn run_on_process_stack(entry: extern "C" fn() -> !) -> ! {
             entry = in(reg) entry,
             options(noreturn),
         )
+    }
+}
+
+/// The mps2-an386 board's CMSDK APB timer 0 (AN386 memory map, 25 MHz), which
+/// `src/bin/bench.rs` reads around an invoke.
+#[cfg(feature = "bench")]
+pub mod bench_timer {
+    const CTRL: usize = 0x4000_0000;
+    const VALUE: usize = 0x4000_0004;
+    const RELOAD: usize = 0x4000_0008;
+
+    fn write(addr: usize, v: u32) {
+        // SAFETY: a fixed, aligned MMIO register of the board; no Rust object lives there.
+        unsafe { core::ptr::write_volatile(addr as *mut u32, v) }
+    }
+
+    /// Starts it counting down from `u32::MAX`.
+    pub fn start() {
+        write(RELOAD, u32::MAX);
+        write(VALUE, u32::MAX);
+        write(CTRL, 1);
+    }
+
+    /// Its current value (it counts down).
+    pub fn now() -> u32 {
+        // SAFETY: as in `write`.
+        unsafe { core::ptr::read_volatile(VALUE as *const u32) }
     }
 }

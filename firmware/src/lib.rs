@@ -20,8 +20,8 @@ pub static EXPECTED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/expected.
 
 use microarena_runtime::{Error, Interpreter};
 
-/// Fills every input from [`INPUT`], invokes, and returns whether every output equals [`EXPECTED`].
-pub fn run_and_compare(it: &mut Interpreter<'_, '_>) -> Result<bool, Error> {
+/// Copies [`INPUT`] into the graph inputs, in order.
+pub fn fill_inputs(it: &mut Interpreter<'_, '_>) -> Result<(), Error> {
     let mut at = 0;
     for i in 0..it.image().input_count() {
         let dst = it.input_mut(i)?;
@@ -32,7 +32,11 @@ pub fn run_and_compare(it: &mut Interpreter<'_, '_>) -> Result<bool, Error> {
         dst.copy_from_slice(src);
         at += src.len();
     }
-    it.invoke()?;
+    Ok(())
+}
+
+/// Whether the graph outputs, concatenated, equal [`EXPECTED`].
+pub fn outputs_match(it: &Interpreter<'_, '_>) -> Result<bool, Error> {
     let mut at = 0;
     let mut same = true;
     for i in 0..it.image().output_count() {
@@ -41,4 +45,24 @@ pub fn run_and_compare(it: &mut Interpreter<'_, '_>) -> Result<bool, Error> {
         at += got.len();
     }
     Ok(same && at == EXPECTED.len())
+}
+
+/// Fills every input from [`INPUT`], invokes, and returns whether every output equals [`EXPECTED`].
+pub fn run_and_compare(it: &mut Interpreter<'_, '_>) -> Result<bool, Error> {
+    fill_inputs(it)?;
+    it.invoke()?;
+    outputs_match(it)
+}
+
+/// Ends the QEMU run through semihosting with success or failure, the
+/// status the host-side tests and xtask read.
+pub fn exit(ok: bool) -> ! {
+    cortex_m_semihosting::debug::exit(if ok {
+        cortex_m_semihosting::debug::EXIT_SUCCESS
+    } else {
+        cortex_m_semihosting::debug::EXIT_FAILURE
+    });
+    loop {
+        cortex_m::asm::wfi();
+    }
 }

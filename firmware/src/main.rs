@@ -19,7 +19,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m::register::control::{self, Spsel};
 use cortex_m_rt::{entry, exception};
-use cortex_m_semihosting::{debug, hprint, hprintln};
+use cortex_m_semihosting::{hprint, hprintln};
 use microarena_firmware::report_line::{self, Figures, Sink};
 use microarena_firmware::{
     ARENA_BYTES, EXPECTED_SOURCE, HEAD_BYTES, IMAGE, MODEL_NAME, STATEFUL, TAIL_BYTES, island,
@@ -51,14 +51,7 @@ fn main() -> ! {
 
 extern "C" fn thread() -> ! {
     let ok = procedure();
-    debug::exit(if ok {
-        debug::EXIT_SUCCESS
-    } else {
-        debug::EXIT_FAILURE
-    });
-    loop {
-        cortex_m::asm::wfi();
-    }
+    microarena_firmware::exit(ok)
 }
 
 /// A line assembled without a heap, printed with one semihosting call.

@@ -9,7 +9,7 @@
 #![forbid(unsafe_code)]
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
+use cortex_m_semihosting::hprintln;
 use microarena_runtime::dsp_check;
 use panic_semihosting as _;
 
@@ -80,12 +80,5 @@ fn main() -> ! {
         bad,
         if dsp_check::ENABLED { "on" } else { "off" }
     );
-    debug::exit(if bad == 0 {
-        debug::EXIT_SUCCESS
-    } else {
-        debug::EXIT_FAILURE
-    });
-    loop {
-        cortex_m::asm::wfi();
-    }
+    microarena_firmware::exit(bad == 0)
 }

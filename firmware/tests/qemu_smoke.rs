@@ -5,7 +5,7 @@
 #![deny(unsafe_code)]
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
+use cortex_m_semihosting::hprintln;
 use microarena_firmware::island::{self, arena, high_water, layout};
 use microarena_firmware::{ARENA_BYTES, IMAGE, run_and_compare};
 use microarena_runtime::{Error, Image, Interpreter};
@@ -132,12 +132,5 @@ fn main() -> ! {
         }
     }
     hprintln!("{} passed, {} failed", passed, failed);
-    debug::exit(if failed == 0 {
-        debug::EXIT_SUCCESS
-    } else {
-        debug::EXIT_FAILURE
-    });
-    loop {
-        cortex_m::asm::wfi();
-    }
+    microarena_firmware::exit(failed == 0)
 }
