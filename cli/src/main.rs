@@ -560,7 +560,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
 /// report's (which include what was measured); `None` when neither was given.
 fn device_figures(elf: Option<&Path>, report: Option<&Path>) -> Result<Option<Measured>, Failure> {
     let read = |p: &Path| {
-        std::fs::read(p).map_err(|e| Failure::usage(format!("{}: cannot read: {e}", p.display())))
+        microarena_shell::read_capped(p, microarena_shell::MAX_FIRMWARE_FILE_BYTES)
+            .map_err(|e| Failure::usage(e.to_string()))
     };
     let linked = match elf {
         Some(p) => Some(elf::read(&read(p)?).map_err(in_file(p))?),

@@ -157,6 +157,17 @@ fn unreadable_reports_and_elfs_are_exit_2_with_the_reason() {
     // Without a model, --measured or --elf there is nothing to check.
     let o = run(&["check", "--ram", "64K"]);
     assert_eq!(o.status.code(), Some(2));
+    // An endless file is refused at the firmware-file cap, not read forever.
+    #[cfg(unix)]
+    for flag in ["--measured", "--elf"] {
+        let o = run(&["check", flag, "/dev/zero"]);
+        assert_eq!(o.status.code(), Some(2), "{flag}");
+        assert!(
+            text(&o.stderr).contains("/dev/zero: larger than 268435456 bytes; refusing to read it"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
 }
 
 /// A firmware-like ARM ELF: the `.noinit` arena and the given absolute symbols.

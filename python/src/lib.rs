@@ -178,8 +178,8 @@ fn check(
     }
     let from_device = match &measured {
         Some(p) => {
-            let text =
-                std::fs::read(p).map_err(|e| fail(format!("{}: cannot read: {e}", p.display())))?;
+            let text = microarena_shell::read_capped(p, microarena_shell::MAX_FIRMWARE_FILE_BYTES)
+                .map_err(|e| fail(e.to_string()))?;
             Some(
                 Measured::parse(&String::from_utf8_lossy(&text))
                     .map_err(|e| fail(format!("{}: {e}", p.display())))?,

@@ -14,7 +14,8 @@ use microarena_core::read::model::Limits;
 pub enum ReadError {
     Open(PathBuf, std::io::Error),
     Read(PathBuf, std::io::Error),
-    /// Larger than core's `Limits::DEFAULT.max_file_bytes`.
+    /// Larger than the limit given (for models, core's
+    /// `Limits::DEFAULT.max_file_bytes`).
     TooLarge(PathBuf, u64),
 }
 
@@ -37,8 +38,17 @@ impl std::error::Error for ReadError {}
 /// Reads a model file, refusing anything above core's file-size limit
 /// before reading it whole (a FIFO or `/dev/zero` never exhausts memory).
 pub fn read_model(path: &Path) -> Result<Vec<u8>, ReadError> {
+    read_capped(path, Limits::DEFAULT.max_file_bytes as u64)
+}
+
+/// Largest firmware file (`check --measured` report, `--elf` image) read:
+/// a firmware ELF with debug information is a few MiB.
+pub const MAX_FIRMWARE_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads `path` whole unless it holds more than `limit` bytes, which is
+/// refused after reading at most `limit + 1` of them.
+pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let file = std::fs::File::open(path).map_err(|e| ReadError::Open(path.into(), e))?;
-    let limit = Limits::DEFAULT.max_file_bytes as u64;
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
@@ -172,6 +182,11 @@ mod tests {
             "{e}"
         );
         assert_eq!(display_name(Path::new("a/b/m.tflite")), "m.tflite");
+        let e = read_capped(Path::new("/dev/zero"), 1000).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: larger than 1000 bytes; refusing to read it"
+        );
     }
 
     #[test]
