@@ -1,7 +1,7 @@
 //! The program image's byte layout: header, tensor and operator records,
 //! storage kinds and alignments.
 //!
-//! # Image layout (version 3, all integers little-endian)
+//! # Image layout (version 4, all integers little-endian)
 //!
 //! ```text
 //! header   HEADER_BYTES      magic "MAIM", version, counts, head/tail bytes, table offsets
@@ -10,7 +10,20 @@
 //!                            scratch offset/bytes, params[16]
 //! io       (n_in + n_out) × u32  graph input then output tensor indices
 //! data     constant tensor bytes and per-channel scales (4-aligned)
+//! opdata   the ops' OpData, in op order, when it lives in flash (see below)
 //! ```
+//!
+//! # OpData in flash (since version 4)
+//!
+//! Everything a kernel's Prepare computes (requantization multipliers, bounds,
+//! FFT twiddles) depends only on the image, so it can live in flash instead of
+//! the arena's tail. When [`header::OPDATA_LEN`] is non-zero the image ends
+//! with that block, every op's OpData one after the other in op order, and
+//! `TAIL_BYTES` counts the variable region alone. Core's `lower` reserves the
+//! block; the runtime's `freeze_opdata` fills it by running each Prepare on
+//! the host, and on the device Prepare recomputes every word and compares it
+//! with the block instead of storing it, so a stale or hostile block is an
+//! error, never a wrong multiplier.
 //!
 //! # Operators with several outputs (since version 3)
 //!
@@ -21,15 +34,15 @@
 //! every slot past them holds [`NO_TENSOR`]. Version 2 had one output and a
 //! spare byte 3 (always 0); the runtime refuses version-2 images with
 //! `UnsupportedVersion` (re-lower the model: images are build products, not
-//! archives, so one format is read).
+//! archives, so one format is read). Version 4 added the OpData block.
 
 /// First four bytes of every image.
 pub const MAGIC: [u8; 4] = *b"MAIM";
 /// Format version core's `lower` writes and the runtime accepts.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// Header size.
-pub const HEADER_BYTES: usize = 64;
+pub const HEADER_BYTES: usize = 72;
 /// Header field offsets (each a `u32`).
 pub mod header {
     pub const MAGIC: usize = 0;
@@ -50,6 +63,10 @@ pub mod header {
     pub const IMAGE_LEN: usize = 52;
     /// Bytes of the variable-tensor region (LSTM/SVDF state), part of `TAIL_BYTES`.
     pub const VAR_BYTES: usize = 56;
+    /// Image offset of the OpData block (see the module doc), 0 when none.
+    pub const OPDATA_OFF: usize = 60;
+    /// Bytes of the OpData block; 0 = OpData in the arena's tail.
+    pub const OPDATA_LEN: usize = 64;
 }
 
 /// Tensor record size.

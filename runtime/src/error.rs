@@ -63,6 +63,15 @@ pub enum Error {
         /// What is inconsistent.
         what: &'static str,
     },
+    /// The image carries its OpData in flash, and what this op's Prepare
+    /// computes differs from it: the image was not filled by
+    /// `freeze_opdata`, was filled by another runtime version, or is corrupt.
+    OpDataMismatch {
+        /// Operator index.
+        op_index: u16,
+        /// Builtin code.
+        opcode: u8,
+    },
     /// A persistent or scratch allocation was attempted after Prepare.
     AllocationDuringInvoke,
     /// An allocation alignment that is not a power of two up to 16.
@@ -129,6 +138,11 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "operator {op_index} ({}) is inconsistent with its tensors: {what}",
+                op_name(i32::from(opcode))
+            ),
+            Error::OpDataMismatch { op_index, opcode } => write!(
+                f,
+                "operator {op_index} ({}): the image's OpData block differs from what Prepare computes; fill it with this runtime's freeze_opdata (or lower with OpData in RAM)",
                 op_name(i32::from(opcode))
             ),
             Error::AllocationDuringInvoke => f.write_str(

@@ -130,11 +130,26 @@ pub struct Image<'m> {
     tensors_off: usize,
     ops_off: usize,
     io_off: usize,
+    /// The OpData block (empty while [`crate::freeze_opdata`] fills it).
+    opdata: &'m [u8],
+    /// The header's OpData length: non-zero = OpData in flash.
+    opdata_len: usize,
 }
 
 impl<'m> Image<'m> {
     /// Checks the header, every table bound, every tensor size and every index.
     pub fn parse(bytes: &'m [u8]) -> Result<Image<'m>, Error> {
+        Self::parse_with(bytes, false)
+    }
+
+    /// As [`Image::parse`], for the image in front of its OpData block:
+    /// `bytes` ends where the block starts (what [`crate::freeze_opdata`]
+    /// reads while it writes the block).
+    pub(crate) fn parse_front(bytes: &'m [u8]) -> Result<Image<'m>, Error> {
+        Self::parse_with(bytes, true)
+    }
+
+    fn parse_with(bytes: &'m [u8], front: bool) -> Result<Image<'m>, Error> {
         if bytes.get(..4) != Some(&rl::MAGIC[..]) {
             return Err(Error::BadMagic);
         }
@@ -178,6 +193,38 @@ impl<'m> Image<'m> {
             .checked_add(data_len)
             .and_then(|e| bytes.get(data_off..e))
             .ok_or(Error::Truncated { what: "data area" })?;
+        // The OpData block, when present, follows the data area and ends the image.
+        let opdata_off = h(header::OPDATA_OFF)?;
+        let opdata_len = h(header::OPDATA_LEN)?;
+        let opdata = if opdata_len == 0 {
+            &[][..]
+        } else {
+            let after_data = data_off + data_len;
+            if opdata_off < after_data
+                || !opdata_off.is_multiple_of(4)
+                || !opdata_len.is_multiple_of(4)
+            {
+                return Err(Error::Malformed {
+                    what: "OpData block overlaps the data area or is not 4-aligned",
+                    index: 0,
+                });
+            }
+            if front {
+                if opdata_off != bytes.len() {
+                    return Err(Error::Truncated {
+                        what: "OpData block",
+                    });
+                }
+                &[][..]
+            } else {
+                opdata_off
+                    .checked_add(opdata_len)
+                    .and_then(|e| bytes.get(opdata_off..e))
+                    .ok_or(Error::Truncated {
+                        what: "OpData block",
+                    })?
+            }
+        };
         let img = Image {
             bytes,
             data,
@@ -191,6 +238,8 @@ impl<'m> Image<'m> {
             tensors_off,
             ops_off,
             io_off,
+            opdata,
+            opdata_len,
         };
         if img.var_bytes > img.tail_bytes || !img.var_bytes.is_multiple_of(4) {
             return Err(Error::Malformed {
@@ -359,6 +408,21 @@ impl<'m> Image<'m> {
     /// Bytes of the variable region (LSTM/SVDF state), part of the tail.
     pub fn var_bytes(&self) -> usize {
         self.var_bytes
+    }
+
+    /// Whether the ops' OpData lives in the image (flash) rather than the tail.
+    pub fn opdata_in_flash(&self) -> bool {
+        self.opdata_len > 0
+    }
+
+    /// Bytes of the OpData block (0 when OpData lives in the tail).
+    pub fn opdata_len(&self) -> usize {
+        self.opdata_len
+    }
+
+    /// The OpData block (empty when OpData lives in the tail).
+    pub(crate) fn opdata_block(&self) -> &'m [u8] {
+        self.opdata
     }
 
     /// Tensor record `i`.

@@ -70,9 +70,20 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             }
         }
         let mut alloc = ArenaAllocator::new(arena.len(), image.head_bytes())?;
+        let mut at = 0;
         for i in 0..image.op_count() {
             let op = image.op(i)?;
-            kernels::prepare(&image, i as u16, &op, &mut alloc, arena)?;
+            let place = kernels::OpDataAt::Device {
+                arena: &mut *arena,
+                at: &mut at,
+            };
+            kernels::prepare(&image, i as u16, &op, &mut alloc, place)?;
+        }
+        if at != image.opdata_len() {
+            return Err(Error::Malformed {
+                what: "OpData block longer than the ops' OpData",
+                index: 0,
+            });
         }
         // Variable tensors last: the lowest part of the tail, fixed for the
         // interpreter's life.
@@ -211,16 +222,25 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         })?;
         let tail: &[u8] = tail;
         let tail_start = tail_start + var_len;
-        // Prepare allocated OpData in operator order from the top of the tail down.
+        // Prepare allocated OpData in operator order from the top of the tail
+        // down, or it sits in the image's block in operator order.
         let mut cursor = tail_end;
+        let mut at = 0;
+        let block = self.image.opdata_block();
         for i in 0..self.image.op_count() {
             let op = self.image.op(i)?;
             let out = self.image.tensor(usize::from(op.output))?;
             let size = kernels::prepared_opdata_bytes(&self.image, i as u16, &op, &out)?;
-            cursor = cursor.saturating_sub(size);
-            let opdata = tail
-                .get(cursor.saturating_sub(tail_start)..cursor.saturating_sub(tail_start) + size)
-                .unwrap_or(&[]);
+            let opdata = if self.image.opdata_in_flash() {
+                at += size;
+                block.get(at - size..at).unwrap_or(&[])
+            } else {
+                cursor = cursor.saturating_sub(size);
+                tail.get(
+                    cursor.saturating_sub(tail_start)..cursor.saturating_sub(tail_start) + size,
+                )
+                .unwrap_or(&[])
+            };
             // Every output in the head is written by the op: carve them all.
             let mut out_ranges = [(0usize, 0usize); rl::MAX_OP_OUTPUTS];
             for (k, r) in out_ranges.iter_mut().enumerate().take(op.n_outputs) {

@@ -121,12 +121,14 @@
 pub mod arena;
 mod error;
 pub mod fixedpoint;
+mod freeze;
 mod image;
 mod interpreter;
 mod kernels;
 
 pub use arena::{ArenaAllocator, MemoryUsage, Phase};
 pub use error::Error;
+pub use freeze::freeze_opdata;
 pub use image::{Image, OpInfo, TensorInfo};
 pub use interpreter::Interpreter;
 #[doc(hidden)]

@@ -9,7 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use microarena_core::lower::{lower, runtime_arena};
+use microarena_core::lower::{
+    LowerOptions, OpDataIn, lower, lower_with, runtime_arena, runtime_arena_with,
+};
 use microarena_core::{Config, Model, analyze, plan::PlannerKind, tflm::profile};
 use microarena_runtime::Interpreter;
 
@@ -73,12 +75,17 @@ struct Outcome {
     tflm_cortex_m: u64,
 }
 
-fn run(dir: &Path, name: &str) -> Result<Outcome, String> {
+/// Both places the runtime can keep its OpData.
+const OPDATA: [OpDataIn; 2] = [OpDataIn::Tail, OpDataIn::Flash];
+
+fn run(dir: &Path, name: &str, opdata: OpDataIn) -> Result<Outcome, String> {
     let model_bytes = std::fs::read(dir.join("models").join(format!("{name}.tflite")))
         .map_err(|e| format!("{name}: model missing: {e}"))?;
     let model = Model::parse(&model_bytes).map_err(|e| format!("{name}: {e}"))?;
-    let image = lower(&model).map_err(|e| format!("{name}: lower: {e}"))?;
-    let predicted = runtime_arena(&model).map_err(|e| format!("{name}: {e}"))?;
+    let options = LowerOptions { opdata };
+    let mut image = lower_with(&model, &options).map_err(|e| format!("{name}: lower: {e}"))?;
+    microarena_runtime::freeze_opdata(&mut image).map_err(|e| format!("{name}: freeze: {e}"))?;
+    let predicted = runtime_arena_with(&model, &options).map_err(|e| format!("{name}: {e}"))?;
     let tflm = analyze(
         &model,
         &Config {
@@ -136,11 +143,11 @@ fn run(dir: &Path, name: &str) -> Result<Outcome, String> {
 fn golden_models_are_bit_exact_and_arena_is_predicted() {
     let Some(dir) = corpus() else { return };
     let mut failures = Vec::new();
-    for name in REQUIRED {
-        match run(&dir, name) {
+    for (name, opdata) in REQUIRED.iter().flat_map(|n| OPDATA.map(|o| (n, o))) {
+        match run(&dir, name, opdata) {
             Ok(o) => {
                 println!(
-                    "{name:24} bit-exact={} runtime arena measured={} predicted={} (TFLM cortex-m total {})",
+                    "{name:24} OpData in {opdata:?}: bit-exact={} runtime arena measured={} predicted={} (TFLM cortex-m total {})",
                     o.bit_exact, o.measured, o.predicted, o.tflm_cortex_m
                 );
                 if !o.bit_exact {
@@ -177,15 +184,17 @@ fn other_golden_models_are_refused_cleanly_or_exact() {
         if ALL_REQUIRED.contains(&name.as_str()) {
             continue;
         }
-        match run(&dir, &name) {
-            Ok(o) => {
-                println!(
-                    "{name:24} bit-exact={} measured={} predicted={}",
-                    o.bit_exact, o.measured, o.predicted
-                );
-                assert_eq!(o.measured as u64, o.predicted, "{name}");
+        for opdata in OPDATA {
+            match run(&dir, &name, opdata) {
+                Ok(o) => {
+                    println!(
+                        "{name:24} OpData in {opdata:?}: bit-exact={} measured={} predicted={}",
+                        o.bit_exact, o.measured, o.predicted
+                    );
+                    assert_eq!(o.measured as u64, o.predicted, "{name}");
+                }
+                Err(why) => println!("{name:24} not runnable: {why}"),
             }
-            Err(why) => println!("{name:24} not runnable: {why}"),
         }
     }
 }

@@ -17,35 +17,73 @@ use crate::read::ops::OpOptions;
 use crate::tflm::analysis::plan_input;
 use crate::tflm::lifetime::{self, BufferKind, ScratchRequest};
 
+/// Where the runtime keeps the OpData its kernels' Prepare computes
+/// (requantization multipliers, bounds, FFT twiddles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OpDataIn {
+    /// In the arena's tail, computed at start-up (as TFLM does).
+    #[default]
+    Tail,
+    /// In the image (flash): `lower` reserves the block, the runtime's
+    /// `freeze_opdata` fills it on the host and the device only checks it.
+    /// The tail keeps the variable region alone.
+    Flash,
+}
+
+/// How [`super::lower_with`] lowers a model and [`runtime_arena_with`] sizes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LowerOptions {
+    /// Where the ops' OpData lives.
+    pub opdata: OpDataIn,
+}
+
 /// The arena the microarena runtime uses for a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RuntimeArena {
     /// Planned activations and scratch buffers (core's greedy plan).
     pub head_bytes: u64,
-    /// OpData the runtime's Prepare allocates, plus the variable region.
+    /// OpData the runtime's Prepare allocates (unless it lives in flash),
+    /// plus the variable region.
     pub tail_bytes: u64,
     /// Variable tensors (LSTM/SVDF state), part of `tail_bytes`.
     pub variable_bytes: u64,
+    /// Every op's OpData: part of `tail_bytes` with [`OpDataIn::Tail`],
+    /// flash with [`OpDataIn::Flash`].
+    pub opdata_bytes: u64,
+    /// Where the OpData lives.
+    pub opdata_in: OpDataIn,
     /// `head + tail`: the smallest arena `Interpreter::new` accepts, and the
     /// high-water mark it reports.
     pub total_bytes: u64,
 }
 
-/// Predicts the microarena runtime's arena for `model`.
+/// Predicts the microarena runtime's arena for `model` (OpData in the tail).
 pub fn runtime_arena(model: &Model<'_>) -> Result<RuntimeArena, LowerError> {
+    runtime_arena_with(model, &LowerOptions::default())
+}
+
+/// Predicts the microarena runtime's arena for `model` lowered with `options`.
+pub fn runtime_arena_with(
+    model: &Model<'_>,
+    options: &LowerOptions,
+) -> Result<RuntimeArena, LowerError> {
     let l = plan(model)?;
+    let tail = l.tail_bytes(options);
     Ok(RuntimeArena {
         head_bytes: l.head,
-        tail_bytes: l.tail,
+        tail_bytes: tail,
         variable_bytes: l.var_bytes,
-        total_bytes: l.head + l.tail,
+        opdata_bytes: l.opdata,
+        opdata_in: options.opdata,
+        total_bytes: l.head + tail,
     })
 }
 
 /// Everything [`super::lower`] and [`runtime_arena`] share.
 pub(super) struct Lowered {
     pub(super) head: u64,
-    pub(super) tail: u64,
+    /// Every op's OpData (in the tail or the image's block).
+    pub(super) opdata: u64,
     /// Bytes of the variable region (part of `tail`).
     pub(super) var_bytes: u64,
     /// Offset of each variable tensor in the variable region.
@@ -61,6 +99,17 @@ pub(super) struct Lowered {
     /// written as extra variable tensors after the model's, each the op's
     /// last input.
     pub(super) states: Vec<OpState>,
+}
+
+impl Lowered {
+    /// The runtime's tail: the variable region, plus the OpData unless it
+    /// lives in flash.
+    pub(super) fn tail_bytes(&self, options: &LowerOptions) -> u64 {
+        match options.opdata {
+            OpDataIn::Tail => self.opdata + self.var_bytes,
+            OpDataIn::Flash => self.var_bytes,
+        }
+    }
 }
 
 /// One op-owned state block in the variable region (see [`Lowered::states`]).
@@ -112,7 +161,7 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
 
     let mut scratch_req = Vec::new();
     let mut params = Vec::with_capacity(sg.operators.len());
-    let mut tail = 0u64;
+    let mut opdata = 0u64;
     for (oi, op) in sg.operators.iter().enumerate() {
         let code = match super::image_opcode(op) {
             Some(c) if rl::op_supported(i32::from(c)) => i32::from(c),
@@ -176,7 +225,7 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
             opcode::SIGNAL_RFFT => p.get(1).map_or(0, |&n| n.max(0) as u32),
             _ => 1,
         };
-        tail += u64::from(rl::op_tail_bytes(code8, out.dtype.code(), channels));
+        opdata += u64::from(rl::op_tail_bytes(code8, out.dtype.code(), channels));
         let (a, b) = scratch_args(model, op, out, code8);
         let s = rl::op_scratch_bytes(code8, out.dtype.code(), a, b);
         if s > 0 {
@@ -223,7 +272,6 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
             sg.tensors.len() + states.len()
         )));
     }
-    tail += var_bytes;
 
     // The runtime plans online only: drop any offline plan before computing lifetimes.
     let mut online = model.clone();
@@ -252,10 +300,10 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
             }
         }
     }
-    fit(plan.head_bytes + tail)?;
+    fit(plan.head_bytes + opdata + var_bytes)?;
     Ok(Lowered {
         head: plan.head_bytes,
-        tail,
+        opdata,
         var_bytes,
         variable_offset,
         tensor_offset,

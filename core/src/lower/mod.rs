@@ -21,7 +21,7 @@ mod params;
 mod support;
 mod writer;
 
-pub use arena::{RuntimeArena, runtime_arena};
+pub use arena::{LowerOptions, OpDataIn, RuntimeArena, runtime_arena, runtime_arena_with};
 
 use crate::read::model::Operator;
 
@@ -38,7 +38,7 @@ pub(crate) fn image_opcode(op: &Operator<'_>) -> Option<u8> {
         .filter(|&c| c < opcode::FIRST_CUSTOM_CODE)
 }
 pub use error::LowerError;
-pub use writer::lower;
+pub use writer::{lower, lower_with};
 
 #[cfg(test)]
 mod tests {

@@ -6,13 +6,22 @@ use alloc::vec::Vec;
 
 use microarena_image as rl;
 
-use super::arena::plan;
+use super::arena::{LowerOptions, OpDataIn, plan};
 use super::error::{LowerError, fit};
 use super::params::activation;
 use crate::read::model::Model;
 
-/// Lowers `model` into a program image for the microarena runtime.
+/// Lowers `model` into a program image for the microarena runtime, its
+/// OpData in the tail (computed by the device's Prepare).
 pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
+    lower_with(model, &LowerOptions::default())
+}
+
+/// Lowers `model` with `options`. With [`OpDataIn::Flash`] the image ends
+/// with a zeroed OpData block that the runtime's `freeze_opdata` must fill
+/// before the device can run it (the device refuses a block Prepare
+/// disagrees with).
+pub fn lower_with(model: &Model<'_>, options: &LowerOptions) -> Result<Vec<u8>, LowerError> {
     let l = plan(model)?;
     let sg = model.main();
     let n_model_tensors = sg.tensors.len();
@@ -137,6 +146,10 @@ pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
         orecs.extend_from_slice(&rec);
     }
 
+    if options.opdata == OpDataIn::Flash {
+        // The OpData block after the data must start 4-aligned.
+        pad4(&mut data);
+    }
     let mut img = alloc::vec![0u8; data_off];
     img[..4].copy_from_slice(&rl::MAGIC);
     let h = |img: &mut Vec<u8>, at: usize, v: u64| -> Result<(), LowerError> {
@@ -149,24 +162,31 @@ pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
     h(&mut img, rl::header::N_INPUTS, sg.inputs.len() as u64)?;
     h(&mut img, rl::header::N_OUTPUTS, sg.outputs.len() as u64)?;
     h(&mut img, rl::header::HEAD_BYTES, l.head)?;
-    h(&mut img, rl::header::TAIL_BYTES, l.tail)?;
+    h(&mut img, rl::header::TAIL_BYTES, l.tail_bytes(options))?;
     h(&mut img, rl::header::VAR_BYTES, l.var_bytes)?;
     h(&mut img, rl::header::TENSORS_OFF, tensors_off as u64)?;
     h(&mut img, rl::header::OPS_OFF, ops_off as u64)?;
     h(&mut img, rl::header::IO_OFF, io_off as u64)?;
     h(&mut img, rl::header::DATA_OFF, data_off as u64)?;
     h(&mut img, rl::header::DATA_LEN, data.len() as u64)?;
-    h(
-        &mut img,
-        rl::header::IMAGE_LEN,
-        (data_off + data.len()) as u64,
-    )?;
+    // The OpData block, when in flash, ends the image (4-aligned, as `data`).
+    let data_end = data_off + data.len();
+    let block = match options.opdata {
+        OpDataIn::Flash if l.opdata > 0 => l.opdata as usize,
+        _ => 0,
+    };
+    if block > 0 {
+        h(&mut img, rl::header::OPDATA_OFF, data_end as u64)?;
+        h(&mut img, rl::header::OPDATA_LEN, block as u64)?;
+    }
+    h(&mut img, rl::header::IMAGE_LEN, (data_end + block) as u64)?;
     img[tensors_off..ops_off].copy_from_slice(&trecs);
     img[ops_off..io_off].copy_from_slice(&orecs);
     for (i, &t) in sg.inputs.iter().chain(&sg.outputs).enumerate() {
         put(&mut img, io_off + 4 * i, t as u32);
     }
     img.extend_from_slice(&data);
+    img.resize(data_end + block, 0);
     Ok(img)
 }
 

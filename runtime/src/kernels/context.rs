@@ -245,25 +245,59 @@ impl Prep<'_, '_> {
     }
 }
 
-/// Writes OpData words into the op's tail allocation.
+/// Where an op's OpData words go: into its tail allocation (or, on the
+/// host, into the image's OpData block being filled), or — when the image
+/// carries the block in flash — compared with the words already there.
 pub(crate) struct OpDataWriter<'d> {
-    dst: &'d mut [u8],
+    dst: OpDataSink<'d>,
     n: usize,
+    differs: bool,
+}
+
+enum OpDataSink<'d> {
+    Store(&'d mut [u8]),
+    Compare(&'d [u8]),
 }
 
 impl<'d> OpDataWriter<'d> {
+    /// Stores the words in `dst`.
     pub(crate) fn new(dst: &'d mut [u8]) -> Self {
-        OpDataWriter { dst, n: 0 }
+        OpDataWriter {
+            dst: OpDataSink::Store(dst),
+            n: 0,
+            differs: false,
+        }
+    }
+
+    /// Compares the words with `frozen` (the op's part of the image's block).
+    pub(crate) fn compare(frozen: &'d [u8]) -> Self {
+        OpDataWriter {
+            dst: OpDataSink::Compare(frozen),
+            n: 0,
+            differs: false,
+        }
     }
 
     pub(crate) fn push(&mut self, v: i32) {
-        put_i32(self.dst, self.n, v);
+        match &mut self.dst {
+            OpDataSink::Store(d) => put_i32(d, self.n, v),
+            OpDataSink::Compare(f) => {
+                let at = 4 * self.n;
+                let word = f.get(at..at + 4).and_then(|w| w.first_chunk::<4>());
+                self.differs |= word.is_none_or(|w| i32::from_le_bytes(*w) != v);
+            }
+        }
         self.n += 1;
     }
 
     /// Words pushed so far.
     pub(crate) fn len(&self) -> usize {
         self.n
+    }
+
+    /// Whether a compared word differed from the frozen one.
+    pub(crate) fn differs(&self) -> bool {
+        self.differs
     }
 }
 

@@ -209,14 +209,34 @@ pub(crate) fn prepared_opdata_bytes(
     opdata_bytes(kernel, &Prep { img, op, index }, out)
 }
 
-/// Validates one operator, computes its OpData into the tail and claims its
-/// scratch. Called in operator order, so the tail layout is deterministic.
+/// Where [`prepare`] puts an op's OpData.
+pub(crate) enum OpDataAt<'b> {
+    /// The arena's tail (allocated by Prepare), or — when the image carries
+    /// its OpData block — compared with the block from `at` on.
+    Device {
+        /// The arena.
+        arena: &'b mut [u8],
+        /// Offset of this op's words in the image's block.
+        at: &'b mut usize,
+    },
+    /// The image's block being filled on the host ([`crate::freeze_opdata`]).
+    Fill {
+        /// The block.
+        block: &'b mut [u8],
+        /// Offset of this op's words in it.
+        at: &'b mut usize,
+    },
+}
+
+/// Validates one operator, computes its OpData (into the tail, or checked
+/// against or filled into the image's block) and claims its scratch. Called
+/// in operator order, so the tail and block layouts are deterministic.
 pub(crate) fn prepare(
     img: &Image<'_>,
     index: u16,
     op: &OpInfo,
     alloc: &mut ArenaAllocator,
-    arena: &mut [u8],
+    place: OpDataAt<'_>,
 ) -> Result<(), Error> {
     let p = Prep { img, op, index };
     let code = op.opcode;
@@ -249,21 +269,46 @@ pub(crate) fn prepare(
         }
     }
     let want = opdata_bytes(kernel, &p, &out)?;
-    let at = if want > 0 {
-        alloc.allocate_persistent(want, rl::TAIL_ALIGN as usize)?
-    } else {
-        0
+    let block_part = |block_len: usize, at: &mut usize| -> Result<core::ops::Range<usize>, Error> {
+        let r = *at..at.saturating_add(want);
+        if r.end > block_len {
+            return Err(Error::Truncated {
+                what: "OpData block",
+            });
+        }
+        *at = r.end;
+        Ok(r)
     };
-    let arena_len = arena.len();
-    let dst = if want > 0 {
-        arena.get_mut(at..at + want).ok_or(Error::ArenaTooSmall {
-            needed: at + want,
-            available: arena_len,
-        })?
-    } else {
-        &mut []
+    let mut words = match place {
+        OpDataAt::Fill { block, at } => {
+            let r = block_part(block.len(), at)?;
+            OpDataWriter::new(block.get_mut(r).unwrap_or(&mut []))
+        }
+        OpDataAt::Device { at, .. } if img.opdata_in_flash() => {
+            let frozen = img.opdata_block();
+            let r = block_part(frozen.len(), at)?;
+            OpDataWriter::compare(frozen.get(r).unwrap_or(&[]))
+        }
+        OpDataAt::Device { arena, .. } => {
+            let start = if want > 0 {
+                alloc.allocate_persistent(want, rl::TAIL_ALIGN as usize)?
+            } else {
+                0
+            };
+            let arena_len = arena.len();
+            let dst = if want > 0 {
+                arena
+                    .get_mut(start..start + want)
+                    .ok_or(Error::ArenaTooSmall {
+                        needed: start + want,
+                        available: arena_len,
+                    })?
+            } else {
+                &mut []
+            };
+            OpDataWriter::new(dst)
+        }
     };
-    let mut words = OpDataWriter::new(dst);
     // Only ops that own state (LSTM, SVDF) may read a variable tensor.
     for k in 0..op.n_inputs.min(rl::MAX_OP_INPUTS) {
         if let Some(t) = p.opt_input(k)?
@@ -288,6 +333,12 @@ pub(crate) fn prepare(
         "the output has no storage",
     )?;
     (kernel.prepare)(&p, &out, &mut words, alloc)?;
+    if words.differs() {
+        return Err(Error::OpDataMismatch {
+            op_index: index,
+            opcode: code,
+        });
+    }
     if words.len() * 4 != want {
         return Err(p.err("OpData size differs from microarena_image::op_tail_bytes (runtime bug)"));
     }
