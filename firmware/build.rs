@@ -17,8 +17,8 @@ use std::{env, fs};
 
 use microarena_core::Model;
 use microarena_core::build::example::{demo_model, pseudo_random_bytes};
-use microarena_core::lower::{lower, runtime_arena};
-use microarena_runtime::Interpreter;
+use microarena_core::lower::{LowerOptions, OpDataIn, lower_with, runtime_arena_with};
+use microarena_runtime::{Interpreter, freeze_opdata};
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -72,8 +72,20 @@ fn main() {
         .subgraphs
         .iter()
         .any(|g| g.tensors.iter().any(|t| t.is_variable));
-    let image = lower(&model).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let arena = runtime_arena(&model).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // The OpData goes to flash (filled here by the host build of the same
+    // runtime; the device recomputes and compares it): the arena holds the
+    // head and the variables only. MICROARENA_FIRMWARE_OPDATA=tail keeps it
+    // in the arena, as TFLM does.
+    println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_OPDATA");
+    let opdata = match env::var("MICROARENA_FIRMWARE_OPDATA").as_deref() {
+        Ok("tail") => OpDataIn::Tail,
+        Ok("flash") | Err(_) => OpDataIn::Flash,
+        Ok(other) => panic!("MICROARENA_FIRMWARE_OPDATA={other}: expected tail or flash"),
+    };
+    let options = LowerOptions { opdata };
+    let mut image = lower_with(&model, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    freeze_opdata(&mut image).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let arena = runtime_arena_with(&model, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
 
     // Expected outputs from the host build of the runtime (same code).
     let mut buf = vec![0u8; arena.total_bytes as usize];
@@ -126,7 +138,7 @@ fn main() {
             "/// Model the image was lowered from.\npub const MODEL_NAME: &str = {name:?};\n\
              /// Exact arena the runtime needs (core's prediction, checked on the host).\npub const ARENA_BYTES: usize = {};\n\
              /// Planned head.\npub const HEAD_BYTES: usize = {};\n\
-             /// Runtime tail (OpData).\npub const TAIL_BYTES: usize = {};\n\
+             /// Runtime tail (variables, and the OpData unless it is in flash).\npub const TAIL_BYTES: usize = {};\n\
              /// Where the expected outputs come from.\npub const EXPECTED_SOURCE: &str = {source:?};\n\
              /// The model has variable tensors (state kept across invokes).\npub const STATEFUL: bool = {stateful};\n",
             arena.total_bytes, arena.head_bytes, arena.tail_bytes

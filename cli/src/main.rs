@@ -143,6 +143,10 @@ enum Command {
         /// Run this many inferences and print the time per inference.
         #[arg(long, default_value_t = 1)]
         repeat: u32,
+        /// Where the runtime keeps its kernels' OpData: `tail` (the arena, computed at
+        /// start-up) or `flash` (in the image, filled on the host; the arena shrinks by it).
+        #[arg(long, default_value = "tail", value_parser = ["tail", "flash"])]
+        opdata: String,
     },
     /// Write a copy of the model with an OfflineMemoryAllocation plan, so stock TFLM places
     /// every tensor where microarena's planner says (scratch buffers stay online).
@@ -488,7 +492,14 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             input,
             output,
             repeat,
-        } => run_model(&model, &input, &output, repeat),
+            opdata,
+        } => {
+            let opdata = match opdata.as_str() {
+                "flash" => microarena_core::lower::OpDataIn::Flash,
+                _ => microarena_core::lower::OpDataIn::Tail,
+            };
+            run_model(&model, &input, &output, repeat, opdata)
+        }
         Command::Optimize {
             model,
             output,
@@ -732,13 +743,18 @@ fn run_model(
     inputs: &[PathBuf],
     outputs: &[PathBuf],
     repeat: u32,
+    opdata: microarena_core::lower::OpDataIn,
 ) -> Result<u8, Failure> {
+    use microarena_core::lower::{LowerOptions, lower_with, runtime_arena_with};
     let name = model.display();
     let bytes = io::read_model(model)?;
     let parsed = Model::parse(&bytes).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-    let image = microarena_core::lower::lower(&parsed)
+    let options = LowerOptions { opdata };
+    let mut image =
+        lower_with(&parsed, &options).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    microarena_runtime::freeze_opdata(&mut image)
         .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-    let need = microarena_core::lower::runtime_arena(&parsed)
+    let need = runtime_arena_with(&parsed, &options)
         .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
     let mut arena = vec![0u8; need.total_bytes as usize];
     let mut it = microarena_runtime::Interpreter::new(&image, &mut arena)

@@ -270,6 +270,14 @@ pub fn summary(r: &Report) -> String {
                 grouped(rt.tail_bytes),
                 grouped(rt.variable_bytes)
             );
+            if rt.opdata_bytes > 0 {
+                let _ = writeln!(
+                    s,
+                    "           {:>11} B  with its OpData in flash (run --opdata flash; {} B of the tail)",
+                    grouped(rt.total_with_opdata_in_flash()),
+                    grouped(rt.opdata_bytes)
+                );
+            }
         }
         (None, Some(why)) => {
             let _ = writeln!(

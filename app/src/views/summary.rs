@@ -173,12 +173,17 @@ pub(super) fn summary(r: Arc<Report>, shared: bool, c: Controls) -> impl IntoVie
             <p class="note runtime-line" data-testid="runtime-total" data-bytes=r.runtime.as_ref().map(|rt| rt.total_bytes.to_string()).unwrap_or_default()>
                 {match (&r.runtime, &r.runtime_refusal) {
                     (Some(rt), _) => format!(
-                        "microarena-runtime needs {} B for this model (head {} + tail {} B{}) — {} B less than TFLM's minimum working arena.",
+                        "microarena-runtime needs {} B for this model (head {} + tail {} B{}) — {} B less than TFLM's minimum working arena.{}",
                         grouped(rt.total_bytes),
                         grouped(rt.head_bytes),
                         grouped(rt.tail_bytes),
                         if rt.variable_bytes > 0 { format!(", of which {} B variable state", grouped(rt.variable_bytes)) } else { String::new() },
                         grouped(a.minimum_bytes.saturating_sub(rt.total_bytes)),
+                        if rt.opdata_bytes > 0 {
+                            format!(" With its OpData in flash: {} B.", grouped(rt.total_with_opdata_in_flash()))
+                        } else {
+                            String::new()
+                        },
                     ),
                     (None, Some(why)) => format!("microarena-runtime cannot run this model: {why}"),
                     (None, None) => "microarena-runtime: no figure for this layout.".into(),

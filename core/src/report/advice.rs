@@ -70,6 +70,21 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
             try_args: None,
         });
     }
+    if let Some(rt) = &report.runtime
+        && rt.opdata_bytes > 0
+        && rt.total_with_opdata_in_flash() < report.arena.total_bytes
+    {
+        out.push(Advice {
+            action: format!(
+                "run it with microarena-runtime, its OpData ({} B of multipliers and bounds) in flash",
+                crate::report::grouped(rt.opdata_bytes)
+            ),
+            figure: "total".into(),
+            from_bytes: report.arena.total_bytes,
+            to_bytes: rt.total_with_opdata_in_flash(),
+            try_args: Some("run --input IN.bin --opdata flash".into()),
+        });
+    }
     for (name, now, dims) in smaller_inputs(model) {
         let Ok(small) = with_input_shapes(model, &[(name.clone(), dims.clone())]) else {
             continue;

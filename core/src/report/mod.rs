@@ -157,6 +157,19 @@ pub struct RuntimeInfo {
     pub total_bytes: u64,
     /// Variable tensors, part of `tail_bytes`.
     pub variable_bytes: u64,
+    /// The ops' OpData (multipliers, bounds, FFT tables), part of
+    /// `tail_bytes`; lowered with OpData in flash (`lower::OpDataIn::Flash`,
+    /// what the firmware does) it moves to the image and the arena needs
+    /// `total_bytes - opdata_bytes`.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub opdata_bytes: u64,
+}
+
+impl RuntimeInfo {
+    /// The arena with the OpData in flash.
+    pub fn total_with_opdata_in_flash(&self) -> u64 {
+        self.total_bytes.saturating_sub(self.opdata_bytes)
+    }
 }
 
 /// One variable tensor (a region of its own: never planned with the
@@ -473,6 +486,7 @@ impl Report {
                     tail_bytes: r.tail_bytes,
                     total_bytes: r.total_bytes,
                     variable_bytes: r.variable_bytes,
+                    opdata_bytes: r.opdata_bytes,
                 }),
                 None,
             ),

@@ -11,7 +11,8 @@
 //! which the web app also uses to pass reports between its worker and page.
 //! Version 2 appends the flash and compute figures (each op's MACs, elements
 //! and constant bytes, then `flash` and `compute`); version 1 links, which
-//! lack them, still decode, with those figures zero.
+//! lack them, still decode, with those figures zero. Version 3 appends the
+//! runtime's OpData bytes (0 when older links decode).
 //!
 //! Decoding never panics and never trusts a length: every count is checked
 //! against the bytes that remain, inflation is capped at [`MAX_PAYLOAD`], and
@@ -31,7 +32,7 @@ use crate::report::{
 };
 
 /// Format version, the first byte of every link this build writes.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 
 /// The oldest version this build still reads (links already handed out).
 pub const OLDEST_VERSION: u8 = 1;
@@ -317,6 +318,11 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
         w.u(c.bytes);
         w.s(&c.condition);
     }
+
+    // Version 3: the runtime's OpData.
+    if let Some(rt) = &report.runtime {
+        w.u(rt.opdata_bytes);
+    }
     w.0
 }
 
@@ -454,12 +460,13 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
             proven_optimal: r.flag()?,
         });
     }
-    let runtime = if r.flag()? {
+    let mut runtime = if r.flag()? {
         Some(RuntimeInfo {
             head_bytes: r.u()?,
             tail_bytes: r.u()?,
             total_bytes: r.u()?,
             variable_bytes: r.u()?,
+            opdata_bytes: 0,
         })
     } else {
         None
@@ -543,6 +550,12 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
                 condition: r.s()?,
             });
         }
+    }
+
+    if version >= 3
+        && let Some(rt) = &mut runtime
+    {
+        rt.opdata_bytes = r.u()?;
     }
 
     if r.pos != bytes.len() {
@@ -811,10 +824,25 @@ mod tests {
         assert_eq!(decode_fragment("#"), Err(ShareError::Empty));
         assert_eq!(decode_fragment("#x=1"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("!!!"), Err(ShareError::Base64));
-        assert_eq!(decode("Aw"), Err(ShareError::UnsupportedVersion(3)));
+        assert_eq!(decode("BA"), Err(ShareError::UnsupportedVersion(4)));
+        assert_eq!(decode("Aw"), Err(ShareError::Inflate));
         assert_eq!(decode("AA"), Err(ShareError::UnsupportedVersion(0)));
         assert_eq!(decode("Ag"), Err(ShareError::Inflate));
         assert_eq!(decode("AQ"), Err(ShareError::Inflate));
+        // A version-2 link ends before the runtime's OpData (the example
+        // runs on the runtime, so a version-3 payload has it).
+        let r = one();
+        assert!(r.runtime.as_ref().is_some_and(|rt| rt.opdata_bytes > 0));
+        assert_eq!(
+            read_payload(&to_bytes(&r), 2),
+            Err(ShareError::TrailingBytes)
+        );
+        let mut v2 = to_bytes(&r);
+        let opdata = r.runtime.as_ref().map_or(0, |rt| rt.opdata_bytes);
+        let varint_len = (64 - opdata.leading_zeros()).div_ceil(7) as usize;
+        v2.truncate(v2.len() - varint_len);
+        let old = read_payload(&v2, 2).expect("a version-2 payload");
+        assert_eq!(old.runtime.map(|rt| rt.opdata_bytes), Some(0));
         // A version-1 link ends before the flash and compute figures.
         assert_eq!(
             read_payload(&to_bytes(&one()), 1),
