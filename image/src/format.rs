@@ -116,6 +116,9 @@ pub mod op {
     pub const INPUTS: usize = 4;
     /// `u16`: output 0.
     pub const OUTPUT: usize = 52;
+    /// `u8`: how the op executes ([`super::EXEC_WHOLE`], [`super::EXEC_BANDED`],
+    /// [`super::EXEC_BANDED_LAST`]).
+    pub const EXEC: usize = 54;
     /// `u32`: head offset of the op's scratch buffer.
     pub const SCRATCH_OFF: usize = 56;
     /// `u32`: scratch bytes (0 = none).
@@ -146,6 +149,27 @@ pub const STORAGE_NONE: u8 = 2;
 /// the bottom of the tail: a fixed address that survives between invocations,
 /// reset by `Interpreter::reset` (int8: the zero point, others: 0, as TFLM).
 pub const STORAGE_VARIABLE: u8 = 3;
+
+/// Tensor whose rows exist only a few at a time, in the ring buffer (the
+/// scratch) of the banded op that produces it (see [`EXEC_BANDED`]).
+pub const STORAGE_STREAMED: u8 = 4;
+
+/// The op runs once over whole tensors (every op of a plain image).
+pub const EXEC_WHOLE: u8 = 0;
+/// The op is part of a *banded stage* (patch-based execution in row bands):
+/// a run of consecutive ops, each reading the previous one's output as its
+/// input 0, executed output row by output row so that the intermediate
+/// tensors ([`STORAGE_STREAMED`]) never exist whole. A banded op that is not
+/// the stage's last keeps the rows of its output that the next op's window
+/// still needs in its scratch buffer (a ring of whole rows); each kernel call
+/// computes one output row from exactly the input rows its window reads, so
+/// the results are those of the whole-tensor kernel, bit for bit.
+pub const EXEC_BANDED: u8 = 1;
+/// The last op of a banded stage: it writes its whole output tensor (in the
+/// arena), row by row.
+pub const EXEC_BANDED_LAST: u8 = 2;
+/// Most ops in one banded stage (the runtime keeps its row counters on the stack).
+pub const MAX_STAGE_OPS: usize = 32;
 
 /// Alignment of every head buffer offset and size (as TFLM).
 pub const HEAD_ALIGN: u32 = 16;

@@ -234,3 +234,51 @@ mod tests {
         assert_eq!(axis(5, 4, -6, i32::MIN, false, false, false), (4, -1, 1));
     }
 }
+
+/// The input rows `[lo, hi)` that output rows `[r0, r1)` of a windowed op
+/// read (stride, padding before, filter height and dilation along H, input
+/// height `image`): rows outside `[0, image)` are padding, so they are
+/// clipped. Banded execution feeds a kernel exactly these rows.
+pub fn window_rows(
+    r0: i64,
+    r1: i64,
+    stride: i64,
+    pad: i64,
+    filter: i64,
+    dilation: i64,
+    image: i64,
+) -> (i64, i64) {
+    let lo = r0.saturating_mul(stride).saturating_sub(pad).clamp(0, image);
+    let last = r1
+        .saturating_sub(1)
+        .saturating_mul(stride)
+        .saturating_sub(pad)
+        .saturating_add(effective_filter(filter, dilation));
+    (lo, last.clamp(lo, image))
+}
+
+/// Rows of an input a window of `filter` rows (with `dilation`) spans: what
+/// one output row of a banded op needs at most, so its input's ring holds
+/// this many rows.
+pub fn window_span(filter: i64, dilation: i64) -> i64 {
+    effective_filter(filter, dilation).max(1)
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    #[test]
+    fn rows_of_a_3x3_same_window() {
+        // 3×3, stride 1, pad 1 over 5 rows: row 0 reads rows 0..2 (row −1 is padding).
+        assert_eq!(window_rows(0, 1, 1, 1, 3, 1, 5), (0, 2));
+        assert_eq!(window_rows(2, 3, 1, 1, 3, 1, 5), (1, 4));
+        assert_eq!(window_rows(4, 5, 1, 1, 3, 1, 5), (3, 5));
+        assert_eq!(window_rows(0, 5, 1, 1, 3, 1, 5), (0, 5));
+        // Stride 2, pad 0 (TFLM's SAME for 48 → 24): row 23 reads 46..48.
+        assert_eq!(window_rows(23, 24, 2, 0, 3, 1, 48), (46, 48));
+        // Dilation 2: a 3-tap filter spans 5 rows.
+        assert_eq!(window_rows(1, 2, 1, 2, 3, 2, 8), (0, 4));
+        assert_eq!(window_span(3, 2), 5);
+    }
+}

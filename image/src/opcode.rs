@@ -269,6 +269,15 @@ pub const fn has_several_outputs(code: u8) -> bool {
     )
 }
 
+/// `true` for the windowed operators the runtime can run in row bands
+/// (`EXEC_BANDED`): each output row depends on a window of input rows only.
+pub const fn runs_in_bands(code: u8) -> bool {
+    matches!(
+        code,
+        CONV_2D | DEPTHWISE_CONV_2D | AVERAGE_POOL_2D | MAX_POOL_2D
+    )
+}
+
 /// `true` when the runtime has a kernel for the builtin `code`.
 pub const fn op_supported(code: i32) -> bool {
     runtime_params(code).is_some()

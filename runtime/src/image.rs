@@ -13,6 +13,11 @@ fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(*b.get(at..)?.first_chunk::<2>()?))
 }
 
+/// A streamed tensor (`STORAGE_STREAMED`) may span at most this many times
+/// the head: it bounds the rows a banded stage computes by the image's own
+/// figures, as every whole tensor is bounded by its region.
+pub const MAX_STREAMED_PER_HEAD: usize = 256;
+
 /// One tensor record.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TensorInfo {
@@ -91,6 +96,8 @@ pub struct OpInfo {
     pub n_outputs: usize,
     /// Scratch (offset, bytes).
     pub scratch: (usize, usize),
+    /// How the op executes (`microarena_image::EXEC_*`).
+    pub exec: u8,
     /// Precomputed parameters, as written; read them with [`OpInfo::params`].
     pub param_words: [i32; rl::OP_PARAMS],
 }
@@ -337,6 +344,10 @@ impl<'m> Image<'m> {
             rl::STORAGE_ARENA => self.head_bytes,
             rl::STORAGE_CONST => self.data.len(),
             rl::STORAGE_VARIABLE => self.var_bytes,
+            // A streamed tensor never exists whole, but banded ops loop over
+            // its rows: bound it by the head, generously (a real model's
+            // streamed tensors are a few times its head).
+            rl::STORAGE_STREAMED => self.head_bytes.saturating_mul(MAX_STREAMED_PER_HEAD),
             _ => self.head_bytes,
         };
         if t.extent_bytes().is_none_or(|e| e > region.max(elem)) {
@@ -361,7 +372,11 @@ impl<'m> Image<'m> {
             rl::STORAGE_VARIABLE if end > self.var_bytes => {
                 return Err(bad("variable tensor outside the variable region"));
             }
-            rl::STORAGE_ARENA | rl::STORAGE_CONST | rl::STORAGE_NONE | rl::STORAGE_VARIABLE => {}
+            rl::STORAGE_ARENA
+            | rl::STORAGE_CONST
+            | rl::STORAGE_NONE
+            | rl::STORAGE_VARIABLE
+            | rl::STORAGE_STREAMED => {}
             _ => return Err(bad("tensor storage kind")),
         }
         if t.n_scales > 0
@@ -516,6 +531,7 @@ impl<'m> Image<'m> {
                 u32_at(rec, op::SCRATCH_OFF).unwrap_or(0) as usize,
                 u32_at(rec, op::SCRATCH_BYTES).unwrap_or(0) as usize,
             ),
+            exec: rec.get(op::EXEC).copied().unwrap_or(0),
             param_words: params,
         })
     }

@@ -3,6 +3,8 @@
 use microarena_image as rl;
 
 use crate::arena::{ArenaAllocator, MemoryUsage};
+use crate::banded;
+use crate::image as rl_op;
 use crate::error::Error;
 use crate::image::{Image, TensorInfo};
 use crate::kernels::{self, Ctx};
@@ -79,6 +81,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             };
             kernels::prepare(&image, i as u16, &op, &mut alloc, place)?;
         }
+        crate::banded::check_stages(&image)?;
         if at != image.opdata_len() {
             return Err(Error::Malformed {
                 what: "OpData block longer than the ops' OpData",
@@ -227,11 +230,11 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         let mut cursor = tail_end;
         let mut at = 0;
         let block = self.image.opdata_block();
-        for i in 0..self.image.op_count() {
-            let op = self.image.op(i)?;
-            let out = self.image.tensor(usize::from(op.output))?;
-            let size = kernels::prepared_opdata_bytes(&self.image, i as u16, &op, &out)?;
-            let opdata = if self.image.opdata_in_flash() {
+        let img = &self.image;
+        let mut opdata_of = |i: usize, op: &rl_op::OpInfo| -> Result<&[u8], Error> {
+            let out = img.tensor(usize::from(op.output))?;
+            let size = kernels::prepared_opdata_bytes(img, i as u16, op, &out)?;
+            Ok(if img.opdata_in_flash() {
                 at += size;
                 block.get(at - size..at).unwrap_or(&[])
             } else {
@@ -240,12 +243,34 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                     cursor.saturating_sub(tail_start)..cursor.saturating_sub(tail_start) + size,
                 )
                 .unwrap_or(&[])
-            };
+            })
+        };
+        let mut i = 0;
+        while i < img.op_count() {
+            let op = img.op(i)?;
+            if op.exec != rl::EXEC_WHOLE {
+                // A banded stage runs as one step, row by row (checked at construction).
+                let last = banded::stage_end(img, i)?;
+                let mut stage = [banded::StageOp::EMPTY; rl::MAX_STAGE_OPS];
+                for (slot, j) in stage.iter_mut().zip(i..=last) {
+                    let op = img.op(j)?;
+                    *slot = banded::StageOp {
+                        index: j as u16,
+                        op,
+                        opdata: opdata_of(j, &op)?,
+                    };
+                }
+                let stage = stage.get(..=last - i).unwrap_or(&[]);
+                banded::run_stage(img, head, vars, stage)?;
+                i = last + 1;
+                continue;
+            }
+            let opdata = opdata_of(i, &op)?;
             // Every output in the head is written by the op: carve them all.
             let mut out_ranges = [(0usize, 0usize); rl::MAX_OP_OUTPUTS];
             for (k, r) in out_ranges.iter_mut().enumerate().take(op.n_outputs) {
                 let t = match op.output_tensor(k) {
-                    Some(t) => self.image.tensor(usize::from(t))?,
+                    Some(t) => img.tensor(usize::from(t))?,
                     None => break,
                 };
                 if t.storage == rl::STORAGE_ARENA {
@@ -261,7 +286,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                     },
                 )?;
             let mut ctx = Ctx {
-                img: &self.image,
+                img,
                 op,
                 index: i as u16,
                 pieces,
@@ -270,8 +295,10 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                 scratch,
                 opdata,
                 vars: &mut *vars,
+                band: None,
             };
             kernels::eval(&mut ctx)?;
+            i += 1;
         }
         Ok(())
     }

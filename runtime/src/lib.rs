@@ -119,6 +119,7 @@
 )]
 
 pub mod arena;
+mod banded;
 mod error;
 pub mod fixedpoint;
 mod freeze;

@@ -61,7 +61,7 @@ fn flash_opdata_runs_identically_in_a_smaller_arena() {
     // The filled block is what the device's Prepare stores in the tail:
     // the tail image's arena after construction holds the same words.
     let mut arena = vec![0u8; tail_total];
-    drop(Interpreter::new(&tail_image, &mut arena).expect("interpreter"));
+    Interpreter::new(&tail_image, &mut arena).expect("interpreter");
     let opdata_in_tail = &arena[tail_total - block..];
     let frozen = &flash_image[flash_image.len() - block..];
     // The tail is filled from the top down in op order, the block from the

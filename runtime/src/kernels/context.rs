@@ -25,10 +25,27 @@ pub(crate) struct Ctx<'x, 'm> {
     pub opdata: &'x [u8],
     /// The variable region (LSTM/SVDF state), writable by the kernels that own state.
     pub vars: &'x mut [u8],
+    /// Banded execution: input 0 and output 0 stand for one band's rows.
+    pub band: Option<Band<'x>>,
+}
+
+/// One call of a banded op (`EXEC_BANDED`): input 0 is the rows the output
+/// rows' windows read (`data`, in the previous op's ring or the stage's
+/// input tensor) and output 0 is those output rows ([`Ctx::out`]); both
+/// records keep every dim but H, so the kernel's loops and bounds are the
+/// whole op's, restricted to the band.
+#[derive(Clone, Copy)]
+pub(crate) struct Band<'x> {
+    pub input: TensorInfo,
+    pub data: &'x [u8],
+    pub output: TensorInfo,
 }
 
 impl<'x> Ctx<'x, '_> {
     pub(crate) fn tensor(&self, k: usize) -> Option<TensorInfo> {
+        if let (0, Some(b)) = (k, &self.band) {
+            return Some(b.input);
+        }
         let t = *self.op.inputs.get(k)?;
         if t == rl::NO_TENSOR || k >= self.op.n_inputs {
             return None;
@@ -52,6 +69,9 @@ impl<'x> Ctx<'x, '_> {
     }
 
     pub(crate) fn input(&self, k: usize) -> (TensorInfo, &'x [u8]) {
+        if let (0, Some(b)) = (k, &self.band) {
+            return (b.input, b.data);
+        }
         match self.tensor(k) {
             Some(t) => {
                 let d = self.data(&t);
@@ -67,6 +87,9 @@ impl<'x> Ctx<'x, '_> {
 
     /// Tensor record of output `k`.
     pub(crate) fn output_info_k(&self, k: usize) -> TensorInfo {
+        if let (0, Some(b)) = (k, &self.band) {
+            return b.output;
+        }
         self.op
             .output_tensor(k)
             .and_then(|t| self.img.tensor(usize::from(t)).ok())

@@ -57,7 +57,7 @@ use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
 
-pub(crate) use context::{Ctx, carve};
+pub(crate) use context::{Band, Ctx, MAX_REGIONS, carve};
 use context::{OpDataWriter, Prep};
 
 /// Prepare of one family: validates the op against its tensors, pushes its
