@@ -82,7 +82,10 @@ fn main() {
         Ok("flash") | Err(_) => OpDataIn::Flash,
         Ok(other) => panic!("MICROARENA_FIRMWARE_OPDATA={other}: expected tail or flash"),
     };
-    let options = LowerOptions { opdata };
+    let options = LowerOptions {
+        opdata,
+        ..LowerOptions::default()
+    };
     let mut image = lower_with(&model, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
     freeze_opdata(&mut image).unwrap_or_else(|e| panic!("{name}: {e}"));
     let arena = runtime_arena_with(&model, &options).unwrap_or_else(|e| panic!("{name}: {e}"));

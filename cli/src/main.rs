@@ -749,7 +749,10 @@ fn run_model(
     let name = model.display();
     let bytes = io::read_model(model)?;
     let parsed = Model::parse(&bytes).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-    let options = LowerOptions { opdata };
+    let options = LowerOptions {
+        opdata,
+        ..LowerOptions::default()
+    };
     let mut image =
         lower_with(&parsed, &options).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
     microarena_runtime::freeze_opdata(&mut image)

@@ -248,7 +248,10 @@ pub fn window_rows(
     dilation: i64,
     image: i64,
 ) -> (i64, i64) {
-    let lo = r0.saturating_mul(stride).saturating_sub(pad).clamp(0, image);
+    let lo = r0
+        .saturating_mul(stride)
+        .saturating_sub(pad)
+        .clamp(0, image);
     let last = r1
         .saturating_sub(1)
         .saturating_mul(stride)

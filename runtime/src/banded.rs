@@ -224,7 +224,9 @@ fn check_stage(img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> 
             *regions.get_mut(n_regions).ok_or(fail("stage too long"))? = op.scratch;
         } else {
             if r.output.storage != rl::STORAGE_ARENA || op.scratch.1 != 0 {
-                return Err(fail("a stage's last output must be a whole tensor in the arena"));
+                return Err(fail(
+                    "a stage's last output must be a whole tensor in the arena",
+                ));
             }
             *regions.get_mut(n_regions).ok_or(fail("stage too long"))? =
                 (r.output.location, r.output.bytes);
@@ -415,7 +417,9 @@ impl Stage<'_, '_, '_> {
         let (before, from_k) = self.rings.split_at_mut(k);
         let in_bytes = (hi - lo) * rows.in_row;
         let data: &[u8] = match before.last() {
-            None => self.input.get(lo * rows.in_row..lo * rows.in_row + in_bytes),
+            None => self
+                .input
+                .get(lo * rows.in_row..lo * rows.in_row + in_bytes),
             Some(ring) => {
                 let from = (lo - prev_base) * rows.in_row;
                 ring.get(from..from + in_bytes)

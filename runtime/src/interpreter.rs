@@ -4,8 +4,8 @@ use microarena_image as rl;
 
 use crate::arena::{ArenaAllocator, MemoryUsage};
 use crate::banded;
-use crate::image as rl_op;
 use crate::error::Error;
+use crate::image as rl_op;
 use crate::image::{Image, TensorInfo};
 use crate::kernels::{self, Ctx};
 

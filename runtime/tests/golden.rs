@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use microarena_core::lower::{
-    LowerOptions, OpDataIn, lower, lower_with, runtime_arena, runtime_arena_with,
+    Execution, LowerOptions, OpDataIn, lower, lower_with, runtime_arena, runtime_arena_with,
 };
 use microarena_core::{Config, Model, analyze, plan::PlannerKind, tflm::profile};
 use microarena_runtime::Interpreter;
@@ -75,14 +75,31 @@ struct Outcome {
     tflm_cortex_m: u64,
 }
 
-/// Both places the runtime can keep its OpData.
-const OPDATA: [OpDataIn; 2] = [OpDataIn::Tail, OpDataIn::Flash];
+/// Every way the runtime can run a model: OpData in the tail or in flash,
+/// plain or banded.
+const MODES: [LowerOptions; 4] = [
+    LowerOptions {
+        opdata: OpDataIn::Tail,
+        execution: Execution::Plain,
+    },
+    LowerOptions {
+        opdata: OpDataIn::Flash,
+        execution: Execution::Plain,
+    },
+    LowerOptions {
+        opdata: OpDataIn::Tail,
+        execution: Execution::Banded,
+    },
+    LowerOptions {
+        opdata: OpDataIn::Flash,
+        execution: Execution::Banded,
+    },
+];
 
-fn run(dir: &Path, name: &str, opdata: OpDataIn) -> Result<Outcome, String> {
+fn run(dir: &Path, name: &str, options: LowerOptions) -> Result<Outcome, String> {
     let model_bytes = std::fs::read(dir.join("models").join(format!("{name}.tflite")))
         .map_err(|e| format!("{name}: model missing: {e}"))?;
     let model = Model::parse(&model_bytes).map_err(|e| format!("{name}: {e}"))?;
-    let options = LowerOptions { opdata };
     let mut image = lower_with(&model, &options).map_err(|e| format!("{name}: lower: {e}"))?;
     microarena_runtime::freeze_opdata(&mut image).map_err(|e| format!("{name}: freeze: {e}"))?;
     let predicted = runtime_arena_with(&model, &options).map_err(|e| format!("{name}: {e}"))?;
@@ -143,12 +160,17 @@ fn run(dir: &Path, name: &str, opdata: OpDataIn) -> Result<Outcome, String> {
 fn golden_models_are_bit_exact_and_arena_is_predicted() {
     let Some(dir) = corpus() else { return };
     let mut failures = Vec::new();
-    for (name, opdata) in REQUIRED.iter().flat_map(|n| OPDATA.map(|o| (n, o))) {
-        match run(&dir, name, opdata) {
+    for (name, mode) in REQUIRED.iter().flat_map(|n| MODES.map(|o| (n, o))) {
+        match run(&dir, name, mode) {
             Ok(o) => {
                 println!(
-                    "{name:24} OpData in {opdata:?}: bit-exact={} runtime arena measured={} predicted={} (TFLM cortex-m total {})",
-                    o.bit_exact, o.measured, o.predicted, o.tflm_cortex_m
+                    "{name:24} {:?} {:?}: bit-exact={} runtime arena measured={} predicted={} (TFLM cortex-m total {})",
+                    mode.opdata,
+                    mode.execution,
+                    o.bit_exact,
+                    o.measured,
+                    o.predicted,
+                    o.tflm_cortex_m
                 );
                 if !o.bit_exact {
                     failures.push(format!("{name}: output differs from TFLM"));
@@ -184,12 +206,12 @@ fn other_golden_models_are_refused_cleanly_or_exact() {
         if ALL_REQUIRED.contains(&name.as_str()) {
             continue;
         }
-        for opdata in OPDATA {
-            match run(&dir, &name, opdata) {
+        for mode in MODES {
+            match run(&dir, &name, mode) {
                 Ok(o) => {
                     println!(
-                        "{name:24} OpData in {opdata:?}: bit-exact={} measured={} predicted={}",
-                        o.bit_exact, o.measured, o.predicted
+                        "{name:24} {:?} {:?}: bit-exact={} measured={} predicted={}",
+                        mode.opdata, mode.execution, o.bit_exact, o.measured, o.predicted
                     );
                     assert_eq!(o.measured as u64, o.predicted, "{name}");
                 }

@@ -10,7 +10,10 @@ use microarena_image as rl;
 use microarena_runtime::{Error, Interpreter, freeze_opdata};
 
 fn image(model: &Model<'_>, opdata: OpDataIn) -> (Vec<u8>, usize) {
-    let options = LowerOptions { opdata };
+    let options = LowerOptions {
+        opdata,
+        ..LowerOptions::default()
+    };
     let image = lower_with(model, &options).expect("lower");
     let total = runtime_arena_with(model, &options)
         .expect("arena")

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use microarena_image::{self as rl, opcode};
 
+use super::banded::BandedStage;
 use super::error::{LowerError, fit};
 use super::params::{Words, op_params};
 use crate::plan::PlannerKind;
@@ -30,11 +31,26 @@ pub enum OpDataIn {
     Flash,
 }
 
+/// How the runtime executes the model's ops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Execution {
+    /// Every op once over whole tensors, in TFLM's order and lifetimes.
+    #[default]
+    Plain,
+    /// Patch-based in row bands where it lowers the head: one chain of
+    /// windowed ops over the plain plan's busiest step runs row by row, its
+    /// intermediate tensors held a few rows at a time ([`super::banded`]);
+    /// plain when no chain helps.
+    Banded,
+}
+
 /// How [`super::lower_with`] lowers a model and [`runtime_arena_with`] sizes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LowerOptions {
     /// Where the ops' OpData lives.
     pub opdata: OpDataIn,
+    /// How the ops execute.
+    pub execution: Execution,
 }
 
 /// The arena the microarena runtime uses for a model.
@@ -52,6 +68,8 @@ pub struct RuntimeArena {
     pub opdata_bytes: u64,
     /// Where the OpData lives.
     pub opdata_in: OpDataIn,
+    /// The banded stage, when the model runs one.
+    pub stage: Option<BandedStage>,
     /// `head + tail`: the smallest arena `Interpreter::new` accepts, and the
     /// high-water mark it reports.
     pub total_bytes: u64,
@@ -67,7 +85,7 @@ pub fn runtime_arena_with(
     model: &Model<'_>,
     options: &LowerOptions,
 ) -> Result<RuntimeArena, LowerError> {
-    let l = plan(model)?;
+    let l = plan(model, options)?;
     let tail = l.tail_bytes(options);
     Ok(RuntimeArena {
         head_bytes: l.head,
@@ -75,6 +93,7 @@ pub fn runtime_arena_with(
         variable_bytes: l.var_bytes,
         opdata_bytes: l.opdata,
         opdata_in: options.opdata,
+        stage: l.stage,
         total_bytes: l.head + tail,
     })
 }
@@ -90,8 +109,10 @@ pub(super) struct Lowered {
     pub(super) variable_offset: Vec<Option<u64>>,
     /// Head offset of each tensor of subgraph 0 that is planned.
     pub(super) tensor_offset: Vec<Option<u64>>,
-    /// (offset, bytes) of each op's scratch buffer.
+    /// (offset, bytes) of each op's scratch buffer (a banded op's ring).
     pub(super) scratch: Vec<Option<(u64, u64)>>,
+    /// The banded stage, if any: its inner ops' outputs are streamed.
+    pub(super) stage: Option<BandedStage>,
     /// Precomputed parameters per op.
     pub(super) params: Vec<Words>,
     /// State the runtime keeps for an op between invokes that is no tensor
@@ -124,7 +145,7 @@ pub(super) struct OpState {
 
 /// Checks that the runtime can run `model`, lowers every op's parameters
 /// and plans the head.
-pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
+pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered, LowerError> {
     if model.subgraphs.len() != 1 {
         return Err(LowerError::Subgraphs {
             count: model.subgraphs.len(),
@@ -282,9 +303,18 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
     let plan = PlannerKind::TflmGreedy
         .plan(&input)
         .map_err(|e| LowerError::Internal(format!("{e}")))?;
+    let op_scope = lifetimes.op_scope.first().map_or(&[][..], |v| v.as_slice());
+    let banded = match options.execution {
+        Execution::Banded => super::banded::best(&online, &planned, op_scope, plan.head_bytes),
+        Execution::Plain => None,
+    };
+    let (planned, offsets, head_bytes, stage) = match banded {
+        Some(b) => (b.planned, b.offsets, b.head_bytes, Some(b.stage)),
+        None => (planned, plan.offsets, plan.head_bytes, None),
+    };
     let mut tensor_offset = alloc::vec![None; sg.tensors.len()];
     let mut scratch = alloc::vec![None; sg.operators.len()];
-    for (info, &off) in planned.iter().zip(&plan.offsets) {
+    for (info, &off) in planned.iter().zip(&offsets) {
         let off = u64::try_from(off)
             .map_err(|_| LowerError::Internal("negative planned offset".into()))?;
         match info.kind {
@@ -300,9 +330,10 @@ pub(super) fn plan(model: &Model<'_>) -> Result<Lowered, LowerError> {
             }
         }
     }
-    fit(plan.head_bytes + opdata + var_bytes)?;
+    fit(head_bytes + opdata + var_bytes)?;
     Ok(Lowered {
-        head: plan.head_bytes,
+        head: head_bytes,
+        stage,
         opdata,
         var_bytes,
         variable_offset,

@@ -16,12 +16,16 @@
 //! `arena` plans the head and sums the tail both share.
 
 mod arena;
+mod banded;
 mod error;
 mod params;
 mod support;
 mod writer;
 
-pub use arena::{LowerOptions, OpDataIn, RuntimeArena, runtime_arena, runtime_arena_with};
+pub use arena::{
+    Execution, LowerOptions, OpDataIn, RuntimeArena, runtime_arena, runtime_arena_with,
+};
+pub use banded::BandedStage;
 
 use crate::read::model::Operator;
 

@@ -22,8 +22,14 @@ pub fn lower(model: &Model<'_>) -> Result<Vec<u8>, LowerError> {
 /// before the device can run it (the device refuses a block Prepare
 /// disagrees with).
 pub fn lower_with(model: &Model<'_>, options: &LowerOptions) -> Result<Vec<u8>, LowerError> {
-    let l = plan(model)?;
+    let l = plan(model, options)?;
     let sg = model.main();
+    // The stage's inner outputs exist only as rows in their producers' rings.
+    let streamed = |t: usize| {
+        l.stage.is_some_and(|s| {
+            (s.first..s.last).any(|i| sg.operators.get(i).and_then(|o| o.output(0)) == Some(t))
+        })
+    };
     let n_model_tensors = sg.tensors.len();
     let n_t = n_model_tensors + l.states.len();
     let n_o = sg.operators.len();
@@ -60,6 +66,8 @@ pub fn lower_with(model: &Model<'_>, options: &LowerOptions) -> Result<Vec<u8>, 
                 let at = data.len();
                 data.extend_from_slice(&d[..bytes as usize]);
                 (rl::STORAGE_CONST, at as u64)
+            } else if streamed(ti) {
+                (rl::STORAGE_STREAMED, 0)
             } else if let Some(&off) = l.tensor_offset.get(ti).and_then(|o| o.as_ref()) {
                 (rl::STORAGE_ARENA, off)
             } else {
@@ -118,6 +126,11 @@ pub fn lower_with(model: &Model<'_>, options: &LowerOptions) -> Result<Vec<u8>, 
         rec[rl::op::N_INPUTS] = (op.inputs.len() + usize::from(state.is_some())) as u8;
         rec[rl::op::ACTIVATION] = activation(op).code() as u8;
         rec[rl::op::N_OUTPUTS] = op.outputs.len() as u8;
+        rec[rl::op::EXEC] = match l.stage {
+            Some(s) if oi == s.last => rl::EXEC_BANDED_LAST,
+            Some(s) if (s.first..s.last).contains(&oi) => rl::EXEC_BANDED,
+            _ => rl::EXEC_WHOLE,
+        };
         // Inputs, then outputs 1.. (`plan` checked that they fit the slots).
         let slots = op
             .inputs

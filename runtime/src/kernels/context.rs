@@ -239,11 +239,13 @@ impl Prep<'_, '_> {
         self.output_k(0)
     }
 
-    /// Output `k`, which must live in the head unless it is empty.
+    /// Output `k`, which must live in the head unless it is empty (or, for
+    /// a banded op, be streamed: `banded::check_stages` checks the stage).
     pub(crate) fn output_k(&self, k: usize) -> Result<TensorInfo, Error> {
         let i = self.op.output_tensor(k).ok_or(self.err("missing output"))?;
         let t = self.img.tensor(usize::from(i))?;
-        if t.storage != rl::STORAGE_ARENA && t.bytes > 0 {
+        let streamed = t.storage == rl::STORAGE_STREAMED && self.op.exec == rl::EXEC_BANDED;
+        if t.storage != rl::STORAGE_ARENA && t.bytes > 0 && !streamed {
             return Err(self.err("output is not an arena tensor"));
         }
         Ok(t)

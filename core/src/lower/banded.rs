@@ -1,0 +1,292 @@
+//! Patch-based execution in row bands: which run of windowed ops the runtime
+//! executes row by row, and the head plan that follows.
+//!
+//! A *stage* is a chain of CONV_2D / DEPTHWISE_CONV_2D / pooling ops, each
+//! reading only the previous one's output (and constants). The runtime
+//! (`microarena_runtime`'s `banded` module, format in
+//! `microarena_image::EXEC_BANDED`) produces the stage's last output row by
+//! row; every intermediate tensor lives in a ring holding just the rows the
+//! next op's window reads (its filter height × dilation, in whole rows), so
+//! no row is computed twice (0 extra MACs) and the full-resolution
+//! intermediates never exist. For the plan, the stage is one step: its input
+//! and output are live together with the rings, and the intermediates are
+//! not planned at all.
+//!
+//! The stage is chosen by search: every run of at most `MAX_STAGE_OPS` linked
+//! ops that covers the plain plan's peak step is scored by its peak of live
+//! bytes (a lower bound of any plan), the best few are planned with the same
+//! greedy planner as the plain image, and the smallest head wins — or no
+//! stage, when none beats the plain plan.
+
+use alloc::vec::Vec;
+
+use microarena_image::geometry::window_span;
+use microarena_image::{self as rl, opcode};
+
+use crate::plan::{PlanBuffer, PlannerKind};
+use crate::read::model::{Model, Operator, Tensor};
+use crate::read::ops::OpOptions;
+use crate::tflm::lifetime::{AllocationInfo, BufferKind};
+
+/// Ops `first..=last` of the main subgraph run as one banded stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BandedStage {
+    /// First op of the stage (reads the stage's input tensor whole).
+    pub first: usize,
+    /// Last op (writes the stage's output tensor whole).
+    pub last: usize,
+}
+
+/// How many scored candidates are planned exactly.
+const PLANNED_CANDIDATES: usize = 4;
+
+/// A planned stage: the planner's buffers (the model's, minus the stage's
+/// intermediates, plus one ring per inner op) and the plan.
+pub(super) struct BandedPlan {
+    pub(super) stage: BandedStage,
+    pub(super) planned: Vec<AllocationInfo>,
+    pub(super) offsets: Vec<i64>,
+    pub(super) head_bytes: u64,
+}
+
+fn tensor<'m, 'a>(model: &'m Model<'a>, t: Option<usize>) -> Option<&'m Tensor<'a>> {
+    model.main().tensors.get(t?)
+}
+
+/// Bytes of one row (H slice) of a batch-1 NHWC tensor.
+fn row_bytes(t: &Tensor<'_>) -> Option<u64> {
+    let elem = u64::from(rl::dtype_size(t.dtype.code())?);
+    match t.shape.as_slice() {
+        [1, _, w, c] => Some(elem * (*w).max(0) as u64 * (*c).max(0) as u64),
+        _ => None,
+    }
+}
+
+/// The window height and dilation of a windowed op.
+fn window_h(op: &Operator<'_>, model: &Model<'_>) -> Option<(i64, i64)> {
+    match op.options {
+        OpOptions::Conv(o) => {
+            let f = tensor(model, op.input(1))?;
+            Some((i64::from(*f.shape.get(1)?), i64::from(o.dilation_h)))
+        }
+        OpOptions::Pool(o) => Some((i64::from(o.filter_h), 1)),
+        _ => None,
+    }
+}
+
+/// `true` when the runtime can run op `i` in bands: a windowed op on
+/// batch-1 NHWC tensors whose other inputs are constants.
+fn bandable(model: &Model<'_>, i: usize) -> bool {
+    let sg = model.main();
+    let Some(op) = sg.operators.get(i) else {
+        return false;
+    };
+    let code = super::image_opcode(op);
+    let rows = |t: Option<usize>| tensor(model, t).and_then(row_bytes).is_some();
+    code.is_some_and(opcode::runs_in_bands)
+        && op.outputs.len() == 1
+        && rows(op.input(0))
+        && rows(op.output(0))
+        && window_h(op, model).is_some()
+        && (1..op.inputs.len()).all(|k| match op.input(k) {
+            None => true,
+            Some(t) => sg.tensors.get(t).is_some_and(|t| t.has_data),
+        })
+}
+
+/// `true` when op `i + 1` can follow op `i` in a stage: it reads op `i`'s
+/// output as its input 0, and nothing else reads that tensor.
+fn linked(model: &Model<'_>, i: usize) -> bool {
+    let sg = model.main();
+    let (Some(a), Some(b)) = (sg.operators.get(i), sg.operators.get(i + 1)) else {
+        return false;
+    };
+    let Some(t) = a.output(0) else {
+        return false;
+    };
+    let readers = sg
+        .operators
+        .iter()
+        .flat_map(|o| o.inputs.iter())
+        .filter(|&&x| x >= 0 && x as usize == t)
+        .count();
+    b.input(0) == Some(t)
+        && readers == 1
+        && !sg.outputs.iter().any(|&o| o >= 0 && o as usize == t)
+        && sg
+            .tensors
+            .get(t)
+            .is_some_and(|t| !t.is_variable && !t.has_data)
+}
+
+/// Ring bytes op `i` (an inner op of a stage) needs: the rows op `i + 1`'s
+/// window spans, whole.
+pub(super) fn ring_bytes(model: &Model<'_>, i: usize) -> u64 {
+    let sg = model.main();
+    let (Some(a), Some(b)) = (sg.operators.get(i), sg.operators.get(i + 1)) else {
+        return 0;
+    };
+    let row = tensor(model, a.output(0)).and_then(row_bytes).unwrap_or(0);
+    let span = window_h(b, model).map_or(1, |(f, d)| window_span(f, d));
+    row.saturating_mul(span.max(1) as u64)
+}
+
+/// Candidate stages: runs of linked bandable ops (two ops or more, at most
+/// `MAX_STAGE_OPS`) whose first op reads a tensor in the arena.
+fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
+    let sg = model.main();
+    let n = sg.operators.len();
+    let mut out = Vec::new();
+    for first in 0..n {
+        let input_ok = sg
+            .operators
+            .get(first)
+            .and_then(|o| o.input(0))
+            .is_some_and(|t| {
+                sg.tensors
+                    .get(t)
+                    .is_some_and(|t| !t.has_data && !t.is_variable)
+            });
+        if !input_ok || !bandable(model, first) {
+            continue;
+        }
+        let mut last = first;
+        while last + 1 < n
+            && last + 1 - first < rl::MAX_STAGE_OPS
+            && linked(model, last)
+            && bandable(model, last + 1)
+        {
+            last += 1;
+            out.push(BandedStage { first, last });
+        }
+    }
+    out
+}
+
+/// The planner's buffers with `stage` run as one step: scopes inside the
+/// stage collapse onto its first, the intermediates go, one ring per inner
+/// op comes (a scratch of that op, live for the stage).
+fn stage_buffers(
+    model: &Model<'_>,
+    planned: &[AllocationInfo],
+    op_scope: &[i32],
+    stage: BandedStage,
+) -> Vec<AllocationInfo> {
+    let sg = model.main();
+    let scope = |i: usize| op_scope.get(i).copied().unwrap_or(0);
+    let (s0, s1) = (scope(stage.first), scope(stage.last));
+    let width = s1 - s0;
+    let map = |s: i32| {
+        if s > s1 {
+            s - width
+        } else if s > s0 {
+            s0
+        } else {
+            s
+        }
+    };
+    let inner: Vec<usize> = (stage.first..stage.last)
+        .filter_map(|i| sg.operators.get(i).and_then(|o| o.output(0)))
+        .collect();
+    let mut out: Vec<AllocationInfo> = planned
+        .iter()
+        .filter(|a| !matches!(a.kind, BufferKind::Tensor { tensor, .. } if inner.contains(&tensor)))
+        .map(|a| AllocationInfo {
+            first: map(a.first),
+            last: map(a.last),
+            ..*a
+        })
+        .collect();
+    for i in stage.first..stage.last {
+        out.push(AllocationInfo {
+            kind: BufferKind::Scratch {
+                subgraph: 0,
+                op_index: i,
+                request: usize::MAX,
+                purpose: "banded stage ring",
+            },
+            bytes: ring_bytes(model, i),
+            first: s0,
+            last: s0,
+            offline_offset: None,
+            needs_allocating: true,
+        });
+    }
+    out
+}
+
+fn align16(v: u64) -> u64 {
+    v.saturating_add(15) & !15
+}
+
+fn buffers(planned: &[AllocationInfo]) -> Vec<PlanBuffer> {
+    planned
+        .iter()
+        .map(|a| PlanBuffer {
+            size: align16(a.bytes),
+            first: a.first,
+            last: a.last,
+            fixed_offset: None,
+        })
+        .collect()
+}
+
+/// The most bytes live at any one scope (no plan of `b` needs less) and
+/// the first scope where that happens.
+fn live_peak(b: &[PlanBuffer]) -> (u64, i32) {
+    let mut events: Vec<(i32, i64)> = Vec::with_capacity(2 * b.len());
+    for x in b {
+        events.push((x.first, x.size as i64));
+        events.push((x.last.saturating_add(1), -(x.size as i64)));
+    }
+    // Frees before allocations at the same scope.
+    events.sort_unstable_by_key(|&(s, d)| (s, d));
+    let (mut live, mut peak, mut at) = (0i64, 0i64, 0i32);
+    for (s, d) in events {
+        live += d;
+        if live > peak {
+            (peak, at) = (live, s);
+        }
+    }
+    (peak.max(0) as u64, at)
+}
+
+/// The best banded plan for `model`, or `None` when no stage beats
+/// `plain_head` (the plain image's head).
+pub(super) fn best(
+    model: &Model<'_>,
+    planned: &[AllocationInfo],
+    op_scope: &[i32],
+    plain_head: u64,
+) -> Option<BandedPlan> {
+    // Only a stage over the plain plan's busiest step can lower its peak.
+    let (_, busiest) = live_peak(&buffers(planned));
+    let scope = |i: usize| op_scope.get(i).copied().unwrap_or(0);
+    let mut scored: Vec<(u64, BandedStage, Vec<AllocationInfo>)> = candidates(model)
+        .into_iter()
+        .filter(|s| scope(s.first) <= busiest && busiest <= scope(s.last))
+        .map(|stage| {
+            let b = stage_buffers(model, planned, op_scope, stage);
+            (live_peak(&buffers(&b)).0, stage, b)
+        })
+        .filter(|(peak, _, _)| *peak < plain_head)
+        .collect();
+    // Lowest bound first; among equals the shorter stage (fewer rings to run).
+    scored.sort_by_key(|(peak, s, _)| (*peak, s.last - s.first, s.first));
+    let mut best: Option<BandedPlan> = None;
+    for (_, stage, b) in scored.into_iter().take(PLANNED_CANDIDATES) {
+        let Ok(plan) = PlannerKind::TflmGreedy.plan(&buffers(&b)) else {
+            continue;
+        };
+        let better = plan.head_bytes < best.as_ref().map_or(plain_head, |p| p.head_bytes);
+        if better {
+            best = Some(BandedPlan {
+                stage,
+                planned: b,
+                offsets: plan.offsets,
+                head_bytes: plan.head_bytes,
+            });
+        }
+    }
+    best
+}
