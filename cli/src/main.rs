@@ -147,6 +147,11 @@ enum Command {
         /// start-up) or `flash` (in the image, filled on the host; the arena shrinks by it).
         #[arg(long, default_value = "tail", value_parser = ["tail", "flash"])]
         opdata: String,
+        /// How the runtime executes: `plain` (every op over whole tensors) or `banded`
+        /// (patch-based: the chain of windowed ops at the peak runs row by row; plain when
+        /// no chain lowers the arena).
+        #[arg(long, default_value = "plain", value_parser = ["plain", "banded"])]
+        exec: String,
     },
     /// Write a copy of the model with an OfflineMemoryAllocation plan, so stock TFLM places
     /// every tensor where microarena's planner says (scratch buffers stay online).
@@ -493,12 +498,20 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             output,
             repeat,
             opdata,
+            exec,
         } => {
-            let opdata = match opdata.as_str() {
-                "flash" => microarena_core::lower::OpDataIn::Flash,
-                _ => microarena_core::lower::OpDataIn::Tail,
+            use microarena_core::lower::{Execution, LowerOptions, OpDataIn};
+            let options = LowerOptions {
+                opdata: match opdata.as_str() {
+                    "flash" => OpDataIn::Flash,
+                    _ => OpDataIn::Tail,
+                },
+                execution: match exec.as_str() {
+                    "banded" => Execution::Banded,
+                    _ => Execution::Plain,
+                },
             };
-            run_model(&model, &input, &output, repeat, opdata)
+            run_model(&model, &input, &output, repeat, &options)
         }
         Command::Optimize {
             model,
@@ -743,18 +756,14 @@ fn run_model(
     inputs: &[PathBuf],
     outputs: &[PathBuf],
     repeat: u32,
-    opdata: microarena_core::lower::OpDataIn,
+    options: &microarena_core::lower::LowerOptions,
 ) -> Result<u8, Failure> {
-    use microarena_core::lower::{LowerOptions, lower_with, runtime_arena_with};
+    use microarena_core::lower::{lower_with, runtime_arena_with};
     let name = model.display();
     let bytes = io::read_model(model)?;
     let parsed = Model::parse(&bytes).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-    let options = LowerOptions {
-        opdata,
-        ..LowerOptions::default()
-    };
     let mut image =
-        lower_with(&parsed, &options).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+        lower_with(&parsed, options).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
     microarena_runtime::freeze_opdata(&mut image)
         .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
     let need = runtime_arena_with(&parsed, &options)

@@ -35,6 +35,10 @@ pub struct BandedStage {
     pub first: usize,
     /// Last op (writes the stage's output tensor whole).
     pub last: usize,
+    /// Bytes of the inner ops' rings together (each rounded to 16 when planned).
+    pub ring_bytes: u64,
+    /// Rows of the stage's output: the bands (one output row each, full width).
+    pub bands: u64,
 }
 
 /// How many scored candidates are planned exactly.
@@ -157,7 +161,19 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
             && bandable(model, last + 1)
         {
             last += 1;
-            out.push(BandedStage { first, last });
+            let ring_bytes = (first..last).map(|i| ring_bytes(model, i)).sum();
+            let bands = sg
+                .operators
+                .get(last)
+                .and_then(|o| tensor(model, o.output(0)))
+                .and_then(|t| t.shape.get(1))
+                .map_or(0, |&h| h.max(0) as u64);
+            out.push(BandedStage {
+                first,
+                last,
+                ring_bytes,
+                bands,
+            });
         }
     }
     out

@@ -85,6 +85,23 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
             try_args: Some("run --input IN.bin --opdata flash".into()),
         });
     }
+    if let Some(rt) = &report.runtime
+        && let Some(b) = &rt.banded
+    {
+        let to = b.total_bytes.saturating_sub(rt.opdata_bytes);
+        if to < report.arena.total_bytes {
+            out.push(Advice {
+                action: format!(
+                    "run it with microarena-runtime, patch-based: ops {}-{} in {} row bands (+{} MACs), OpData in flash",
+                    b.first_op, b.last_op, b.bands, b.extra_macs
+                ),
+                figure: "total".into(),
+                from_bytes: report.arena.total_bytes,
+                to_bytes: to,
+                try_args: Some("run --input IN.bin --exec banded --opdata flash".into()),
+            });
+        }
+    }
     for (name, now, dims) in smaller_inputs(model) {
         let Ok(small) = with_input_shapes(model, &[(name.clone(), dims.clone())]) else {
             continue;

