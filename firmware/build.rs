@@ -17,7 +17,7 @@ use std::{env, fs};
 
 use microarena_core::Model;
 use microarena_core::build::example::{demo_model, pseudo_random_bytes};
-use microarena_core::lower::{LowerOptions, OpDataIn, lower_with, runtime_arena_with};
+use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runtime_arena_with};
 use microarena_runtime::{Interpreter, freeze_opdata};
 
 fn main() {
@@ -82,10 +82,15 @@ fn main() {
         Ok("flash") | Err(_) => OpDataIn::Flash,
         Ok(other) => panic!("MICROARENA_FIRMWARE_OPDATA={other}: expected tail or flash"),
     };
-    let options = LowerOptions {
-        opdata,
-        ..LowerOptions::default()
+    // Patch-based in row bands where a chain of windowed ops lowers the head
+    // (plain otherwise); MICROARENA_FIRMWARE_EXEC=plain runs every op whole.
+    println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_EXEC");
+    let execution = match env::var("MICROARENA_FIRMWARE_EXEC").as_deref() {
+        Ok("plain") => Execution::Plain,
+        Ok("banded") | Err(_) => Execution::Banded,
+        Ok(other) => panic!("MICROARENA_FIRMWARE_EXEC={other}: expected plain or banded"),
     };
+    let options = LowerOptions { opdata, execution };
     let mut image = lower_with(&model, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
     freeze_opdata(&mut image).unwrap_or_else(|e| panic!("{name}: {e}"));
     let arena = runtime_arena_with(&model, &options).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -168,8 +168,9 @@ pub const EXEC_BANDED: u8 = 1;
 /// The last op of a banded stage: it writes its whole output tensor (in the
 /// arena), row by row.
 pub const EXEC_BANDED_LAST: u8 = 2;
-/// Most ops in one banded stage (the runtime keeps its row counters on the stack).
-pub const MAX_STAGE_OPS: usize = 32;
+/// Most ops in one banded stage (the runtime keeps its row counters on the
+/// stack, which on a Cortex-M0 with 16 KiB of RAM is small).
+pub const MAX_STAGE_OPS: usize = 12;
 
 /// Alignment of every head buffer offset and size (as TFLM).
 pub const HEAD_ALIGN: u32 = 16;

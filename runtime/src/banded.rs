@@ -23,32 +23,6 @@ use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
 use crate::kernels::{self, Band, Ctx};
 
-/// One op of a stage, as Invoke hands it over.
-#[derive(Clone, Copy)]
-pub(crate) struct StageOp<'x> {
-    pub index: u16,
-    pub op: OpInfo,
-    pub opdata: &'x [u8],
-}
-
-impl StageOp<'_> {
-    pub(crate) const EMPTY: StageOp<'static> = StageOp {
-        index: 0,
-        op: OpInfo {
-            opcode: 0,
-            n_inputs: 0,
-            activation: 0,
-            inputs: [rl::NO_TENSOR; rl::MAX_OP_INPUTS],
-            output: 0,
-            n_outputs: 0,
-            scratch: (0, 0),
-            exec: 0,
-            param_words: [0; rl::OP_PARAMS],
-        },
-        opdata: &[],
-    };
-}
-
 /// The last op of the stage that starts at `first`: its index, checked to
 /// be a well-formed stage (every op banded, at most `MAX_STAGE_OPS`).
 pub(crate) fn stage_end(img: &Image<'_>, first: usize) -> Result<usize, Error> {
@@ -69,15 +43,20 @@ pub(crate) fn stage_end(img: &Image<'_>, first: usize) -> Result<usize, Error> {
     Err(bad("banded stage does not end with a last banded op"))
 }
 
-/// Height-wise geometry and row sizes of one banded op.
+/// Height-wise geometry and row sizes of one banded op (small: a running
+/// stage keeps one per op on the device's stack).
 #[derive(Clone, Copy)]
 struct Rows {
-    input: TensorInfo,
-    output: TensorInfo,
     /// Bytes of one input row and one output row.
     in_row: usize,
     out_row: usize,
-    window: WindowParams,
+    /// Input and output heights.
+    in_h: usize,
+    out_h: usize,
+    stride: i32,
+    pad: i32,
+    filter: i32,
+    dilation: i32,
 }
 
 impl Rows {
@@ -87,34 +66,36 @@ impl Rows {
         let row = |t: &TensorInfo| {
             rl::dtype_size(t.dtype).map_or(0, |e| e as usize) * t.dim(2) * t.dim(3)
         };
+        let w: WindowParams = op.params();
         Ok(Rows {
             in_row: row(&input),
             out_row: row(&output),
-            input,
-            output,
-            window: op.params(),
+            in_h: input.dim(1),
+            out_h: output.dim(1),
+            stride: w.stride_h,
+            pad: w.pad_h,
+            filter: w.filter_h,
+            dilation: w.dilation_h,
         })
     }
 
     /// Input rows `[lo, hi)` output row `r` reads.
     fn window(&self, r: usize) -> (usize, usize) {
-        let w = &self.window;
         let (lo, hi) = window_rows(
             r as i64,
             r as i64 + 1,
-            i64::from(w.stride_h),
-            i64::from(w.pad_h),
-            i64::from(w.filter_h),
-            i64::from(w.dilation_h),
-            self.input.dim(1) as i64,
+            i64::from(self.stride),
+            i64::from(self.pad),
+            i64::from(self.filter),
+            i64::from(self.dilation),
+            self.in_h as i64,
         );
         (lo as usize, hi as usize)
     }
 
     /// Rows of this op's input one output row's window spans at most.
     fn span(&self) -> usize {
-        let w = &self.window;
-        window_span(i64::from(w.filter_h), i64::from(w.dilation_h)) as usize
+        window_span(i64::from(self.filter), i64::from(self.dilation)) as usize
     }
 }
 
@@ -186,7 +167,9 @@ fn check_stage(img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> 
             return Err(fail("this operator cannot run in row bands"));
         }
         let r = Rows::of(img, &op)?;
-        for t in [&r.input, &r.output] {
+        let input = img.tensor(usize::from(op.inputs[0]))?;
+        let output = img.tensor(usize::from(op.output))?;
+        for t in [&input, &output] {
             if t.rank != 4 || t.dim(0) != 1 {
                 return Err(fail("a banded op's tensors must be 4-D with batch 1"));
             }
@@ -204,16 +187,16 @@ fn check_stage(img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> 
         }
         match prev_out {
             None => {
-                if r.input.storage != rl::STORAGE_ARENA {
+                if input.storage != rl::STORAGE_ARENA {
                     return Err(fail("a stage's input must be a whole tensor in the arena"));
                 }
-                stage_input = (r.input.location, r.input.bytes);
+                stage_input = (input.location, input.bytes);
             }
             Some(t) if t == op.inputs[0] => {}
             Some(_) => return Err(fail("a banded op must read the previous op's output")),
         }
         if i < last {
-            if r.output.storage != rl::STORAGE_STREAMED {
+            if output.storage != rl::STORAGE_STREAMED {
                 return Err(fail("a stage's inner outputs must be streamed"));
             }
             let next = Rows::of(img, &img.op(i + 1)?)?;
@@ -223,13 +206,13 @@ fn check_stage(img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> 
             }
             *regions.get_mut(n_regions).ok_or(fail("stage too long"))? = op.scratch;
         } else {
-            if r.output.storage != rl::STORAGE_ARENA || op.scratch.1 != 0 {
+            if output.storage != rl::STORAGE_ARENA || op.scratch.1 != 0 {
                 return Err(fail(
                     "a stage's last output must be a whole tensor in the arena",
                 ));
             }
             *regions.get_mut(n_regions).ok_or(fail("stage too long"))? =
-                (r.output.location, r.output.bytes);
+                (output.location, output.bytes);
         }
         n_regions += 1;
         prev_out = Some(op.output);
@@ -268,7 +251,9 @@ struct Link {
 /// A stage being run.
 struct Stage<'s, 'x, 'm> {
     img: &'s Image<'m>,
-    ops: &'s [StageOp<'x>],
+    /// Index of the stage's first op.
+    first: usize,
+    opdata: &'s [&'x [u8]],
     links: [Option<Link>; rl::MAX_STAGE_OPS],
     input: &'s [u8],
     out: &'s mut [u8],
@@ -276,96 +261,98 @@ struct Stage<'s, 'x, 'm> {
     vars: &'s mut [u8],
 }
 
-/// Runs the stage `ops` (checked at construction by [`check_stages`]) over
-/// the arena's head.
+/// Runs the stage of ops `first..first + opdata.len()` (checked at
+/// construction by [`check_stages`]; `opdata` holds each op's OpData) over
+/// the arena's head. Never inlined: Invoke's frame stays what plain ops need.
+#[inline(never)]
 pub(crate) fn run_stage(
     img: &Image<'_>,
     head: &mut [u8],
     vars: &mut [u8],
-    ops: &[StageOp<'_>],
+    first: usize,
+    opdata: &[&[u8]],
 ) -> Result<(), Error> {
-    let first = ops.first().map_or(0, |s| s.index);
-    let n = ops.len();
+    let n = opdata.len();
+    let bad = malformed(first);
     if n == 0 || n > rl::MAX_STAGE_OPS {
-        return Err(malformed(first));
+        return Err(bad);
     }
-    let mut links = [None; rl::MAX_STAGE_OPS];
-    for (slot, s) in links.iter_mut().zip(ops) {
-        *slot = Some(Link {
-            rows: Rows::of(img, &s.op)?,
+    let mut stage = Stage {
+        img,
+        first,
+        opdata,
+        links: [None; rl::MAX_STAGE_OPS],
+        input: &[],
+        out: &mut [],
+        rings: core::array::from_fn(|_| <&mut [u8]>::default()),
+        vars,
+    };
+    // (offset, bytes, slot) of the inner ops' rings and the stage's output.
+    let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS];
+    let mut stage_in = (0, 0);
+    for k in 0..n {
+        let op = img.op(first + k)?;
+        if k == 0 {
+            let t = img.tensor(usize::from(op.inputs[0]))?;
+            stage_in = (t.location, t.location + t.bytes);
+        }
+        let region = if k + 1 < n {
+            op.scratch
+        } else {
+            let t = img.tensor(usize::from(op.output))?;
+            (t.location, t.bytes)
+        };
+        *stage.links.get_mut(k).ok_or(bad)? = Some(Link {
+            rows: Rows::of(img, &op)?,
             base: 0,
             held: 0,
             next: 0,
         });
+        *order.get_mut(k).ok_or(bad)? = (region.0, region.1, k);
     }
-    let row_of = |k: usize| links.get(k).copied().flatten().ok_or(malformed(first));
-    let stage_in = row_of(0)?.rows.input;
-    let stage_out = row_of(n - 1)?.rows.output;
-    // Split the head: the inner ops' rings and the stage's output mutable,
-    // the stage's input read from what lies between them.
-    let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS];
-    for ((k, s), slot) in ops.iter().enumerate().zip(order.iter_mut()) {
-        *slot = if k + 1 < n {
-            (s.op.scratch.0, s.op.scratch.1, k)
-        } else {
-            (stage_out.location, stage_out.bytes, k)
-        };
-    }
-    let order = order.get_mut(..n).ok_or(malformed(first))?;
+    // Split the head: rings and output mutable, the stage's input read from
+    // what lies between them.
+    let order = order.get_mut(..n).ok_or(bad)?;
     order.sort_unstable_by_key(|r| r.0);
-    let mut slices: [&mut [u8]; rl::MAX_STAGE_OPS] =
-        core::array::from_fn(|_| <&mut [u8]>::default());
-    let (in_lo, in_hi) = (stage_in.location, stage_in.location + stage_in.bytes);
-    let mut input: &[u8] = &[];
+    let (in_lo, in_hi) = stage_in;
     let mut rest = head;
     let mut at = 0usize;
     for &(off, bytes, slot) in order.iter() {
-        let gap = off.checked_sub(at).ok_or(malformed(first))?;
-        let (readable, tail) = rest.split_at_mut_checked(gap).ok_or(malformed(first))?;
+        let gap = off.checked_sub(at).ok_or(bad)?;
+        let (readable, tail) = rest.split_at_mut_checked(gap).ok_or(bad)?;
         if in_lo >= at && in_hi <= off {
-            input = readable.get(in_lo - at..in_hi - at).unwrap_or(&[]);
+            stage.input = readable.get(in_lo - at..in_hi - at).unwrap_or(&[]);
         }
-        let (region, tail) = tail.split_at_mut_checked(bytes).ok_or(malformed(first))?;
-        *slices.get_mut(slot).ok_or(malformed(first))? = region;
+        let (region, tail) = tail.split_at_mut_checked(bytes).ok_or(bad)?;
+        *stage.rings.get_mut(slot).ok_or(bad)? = region;
         rest = tail;
         at = off + bytes;
     }
     if in_lo >= at {
-        input = rest.get(in_lo - at..in_hi - at).unwrap_or(&[]);
+        stage.input = rest.get(in_lo - at..in_hi - at).unwrap_or(&[]);
     }
-    if input.len() != stage_in.bytes {
-        return Err(malformed(first));
+    if stage.input.len() != in_hi - in_lo {
+        return Err(bad);
     }
-    let out = core::mem::take(slices.get_mut(n - 1).ok_or(malformed(first))?);
-    let mut stage = Stage {
-        img,
-        ops,
-        links,
-        input,
-        out,
-        rings: slices,
-        vars,
-    };
-    for r in 0..stage_out.dim(1) {
+    stage.out = core::mem::take(stage.rings.get_mut(n - 1).ok_or(bad)?);
+    let out_h = stage.link(n - 1)?.rows.out_h;
+    for r in 0..out_h {
         stage.compute_row(n - 1, r)?;
     }
     Ok(())
 }
 
-fn malformed(index: u16) -> Error {
+fn malformed(index: usize) -> Error {
     Error::Malformed {
         what: "banded stage outside the head",
-        index: u32::from(index),
+        index: index as u32,
     }
 }
 
 impl Stage<'_, '_, '_> {
     fn link(&mut self, k: usize) -> Result<&mut Link, Error> {
-        let first = self.ops.first().map_or(0, |s| s.index);
-        self.links
-            .get_mut(k)
-            .and_then(Option::as_mut)
-            .ok_or(malformed(first))
+        let bad = malformed(self.first);
+        self.links.get_mut(k).and_then(Option::as_mut).ok_or(bad)
     }
 
     /// Makes ring `k` (op `k`'s output rows) hold rows `[lo, hi)`: drops the
@@ -400,20 +387,31 @@ impl Stage<'_, '_, '_> {
     }
 
     /// Computes output row `r` of the stage's op `k` into its ring (or, for
-    /// the last op, into the stage's output).
+    /// the last op, into the stage's output), first pulling the input rows
+    /// its window reads through the ops before it. Recursion depth is the
+    /// stage's length; the kernel call's large frame is [`Stage::eval_row`]'s
+    /// alone, so it is on the stack once, not once per op.
     fn compute_row(&mut self, k: usize, r: usize) -> Result<(), Error> {
-        let s = *self.ops.get(k).ok_or(malformed(0))?;
-        let l = *self.link(k)?;
-        let rows = l.rows;
-        let (lo, hi) = rows.window(r);
+        let (lo, hi) = self.link(k)?.rows.window(r);
         if k > 0 {
             self.ensure(k - 1, lo, hi)?;
         }
+        self.eval_row(k, r, lo, hi)
+    }
+
+    #[inline(never)]
+    fn eval_row(&mut self, k: usize, r: usize, lo: usize, hi: usize) -> Result<(), Error> {
+        let index = self.first + k;
+        let bad = malformed(index);
+        let op = self.img.op(index)?;
+        let l = *self.link(k)?;
+        let rows = l.rows;
         let prev_base = match k.checked_sub(1) {
             Some(p) => self.link(p)?.base,
             None => 0,
         };
-        let last = k + 1 == self.ops.len();
+        let last = k + 1 == self.opdata.len();
+        let opdata = self.opdata.get(k).copied().ok_or(bad)?;
         let (before, from_k) = self.rings.split_at_mut(k);
         let in_bytes = (hi - lo) * rows.in_row;
         let data: &[u8] = match before.last() {
@@ -425,7 +423,7 @@ impl Stage<'_, '_, '_> {
                 ring.get(from..from + in_bytes)
             }
         }
-        .ok_or(malformed(s.index))?;
+        .ok_or(bad)?;
         let dst: Option<&mut [u8]> = if last {
             self.out.get_mut(r * rows.out_row..(r + 1) * rows.out_row)
         } else {
@@ -434,38 +432,39 @@ impl Stage<'_, '_, '_> {
                 .first_mut()
                 .and_then(|ring| ring.get_mut(at..at + rows.out_row))
         };
-        let dst = dst.ok_or(malformed(s.index))?;
-        let band_rows = |t: &TensorInfo, h: usize, row: usize| {
-            let mut b = *t;
+        let dst = dst.ok_or(bad)?;
+        let band = |t: u16, h: usize, row: usize| -> Result<TensorInfo, Error> {
+            let mut b = self.img.tensor(usize::from(t))?;
             if let Some(d) = b.dims.get_mut(1) {
                 *d = h as i32;
             }
             b.bytes = h * row;
             b.location = 0;
             b.storage = rl::STORAGE_ARENA;
-            b
+            Ok(b)
         };
-        let mut op = s.op;
+        let band = Band {
+            input: band(op.inputs[0], hi - lo, rows.in_row)?,
+            data,
+            output: band(op.output, 1, rows.out_row)?,
+        };
+        let mut op = op;
         // What is left of the top padding at this row: the window's first
         // row `r·stride − pad` lies `pad'` rows above the band's first row.
-        let w = rows.window;
+        let w: WindowParams = op.params();
         let pad = (lo as i64 - r as i64 * i64::from(w.stride_h) + i64::from(w.pad_h)) as i32;
         op.param_words = WindowParams { pad_h: pad, ..w }.to_words();
         let mut ctx = Ctx {
             img: self.img,
             op,
-            index: s.index,
+            index: index as u16,
             pieces: [(0, &[]); kernels::MAX_REGIONS + 1],
             out: dst,
             more: core::array::from_fn(|_| <&mut [u8]>::default()),
             scratch: &mut [],
-            opdata: s.opdata,
+            opdata,
             vars: &mut *self.vars,
-            band: Some(Band {
-                input: band_rows(&rows.input, hi - lo, rows.in_row),
-                data,
-                output: band_rows(&rows.output, 1, rows.out_row),
-            }),
+            band: Some(band),
         };
         kernels::eval(&mut ctx)
     }

@@ -251,17 +251,12 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             if op.exec != rl::EXEC_WHOLE {
                 // A banded stage runs as one step, row by row (checked at construction).
                 let last = banded::stage_end(img, i)?;
-                let mut stage = [banded::StageOp::EMPTY; rl::MAX_STAGE_OPS];
-                for (slot, j) in stage.iter_mut().zip(i..=last) {
-                    let op = img.op(j)?;
-                    *slot = banded::StageOp {
-                        index: j as u16,
-                        op,
-                        opdata: opdata_of(j, &op)?,
-                    };
+                let mut opdata: [&[u8]; rl::MAX_STAGE_OPS] = [&[]; rl::MAX_STAGE_OPS];
+                for (slot, j) in opdata.iter_mut().zip(i..=last) {
+                    *slot = opdata_of(j, &img.op(j)?)?;
                 }
-                let stage = stage.get(..=last - i).unwrap_or(&[]);
-                banded::run_stage(img, head, vars, stage)?;
+                let opdata = opdata.get(..=last - i).unwrap_or(&[]);
+                banded::run_stage(img, head, vars, i, opdata)?;
                 i = last + 1;
                 continue;
             }

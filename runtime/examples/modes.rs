@@ -1,0 +1,185 @@
+//! The runtime's execution modes side by side, per model: TFLM's total on
+//! Cortex-M (core's prediction, which `core/tests/corpus_cortex_m.rs` holds
+//! to TFLM's measured figures), microarena-runtime's measured arena in each
+//! mode, the extra MACs and the host time per inference, one run.
+//!
+//! ```sh
+//! MICROARENA_CORPUS=../shared cargo run --release -p microarena-runtime --example modes [N]
+//! ```
+//!
+//! Modes: `plain` (every op whole, OpData in the tail, as TFLM lays it out),
+//! `flash` (OpData in flash), `banded` (patch-based in row bands, OpData in
+//! flash). Every mode's outputs are compared with the plain run's and with
+//! TFLM's golden output; a difference is printed and fails the run.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runtime_arena_with};
+use microarena_core::report::compute::op_compute;
+use microarena_core::{Config, Model, analyze, plan::PlannerKind, tflm::profile};
+use microarena_runtime::{Interpreter, freeze_opdata};
+
+const MODES: [(&str, LowerOptions); 3] = [
+    (
+        "plain",
+        LowerOptions {
+            opdata: OpDataIn::Tail,
+            execution: Execution::Plain,
+        },
+    ),
+    (
+        "flash",
+        LowerOptions {
+            opdata: OpDataIn::Flash,
+            execution: Execution::Plain,
+        },
+    ),
+    (
+        "banded",
+        LowerOptions {
+            opdata: OpDataIn::Flash,
+            execution: Execution::Banded,
+        },
+    ),
+];
+
+struct Run {
+    high_water: usize,
+    outputs: Vec<Vec<u8>>,
+    ms: f64,
+}
+
+fn run(
+    model: &Model<'_>,
+    options: &LowerOptions,
+    inputs: &[Vec<u8>],
+    n: u32,
+) -> Result<Run, String> {
+    let mut image = lower_with(model, options).map_err(|e| e.to_string())?;
+    freeze_opdata(&mut image).map_err(|e| e.to_string())?;
+    let need = runtime_arena_with(model, options).map_err(|e| e.to_string())?;
+    let mut arena = vec![0u8; need.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    for _ in 0..n.max(1) {
+        for (i, d) in inputs.iter().enumerate() {
+            it.input_mut(i)
+                .map_err(|e| e.to_string())?
+                .copy_from_slice(d);
+        }
+        it.invoke().map_err(|e| e.to_string())?;
+    }
+    let ms = start.elapsed().as_secs_f64() * 1e3 / f64::from(n.max(1));
+    let outputs = (0..it.image().output_count())
+        .map(|i| it.output(i).map(<[u8]>::to_vec).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let high_water = it.memory_usage().high_water;
+    if high_water as u64 != need.total_bytes {
+        return Err(format!(
+            "measured {high_water} B, predicted {} B",
+            need.total_bytes
+        ));
+    }
+    Ok(Run {
+        high_water,
+        outputs,
+        ms,
+    })
+}
+
+fn main() {
+    let n: u32 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20);
+    let corpus = PathBuf::from(std::env::var_os("MICROARENA_CORPUS").unwrap_or("../shared".into()));
+    let mut names: Vec<String> = std::fs::read_dir(corpus.join("golden"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    println!(
+        "{:24} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9}  stage",
+        "model", "TFLM M4", "plain", "flash", "banded", "÷TFLM", "ms plain", "ms band", "+MACs"
+    );
+    let mut failed = false;
+    for name in names {
+        let Ok(bytes) = std::fs::read(corpus.join("models").join(format!("{name}.tflite"))) else {
+            continue;
+        };
+        let Ok(model) = Model::parse(&bytes) else {
+            continue;
+        };
+        let golden = corpus.join("golden").join(&name);
+        let inputs: Vec<Vec<u8>> = (0..)
+            .map_while(|i| std::fs::read(golden.join(format!("input{i}.bin"))).ok())
+            .collect();
+        let tflm = analyze(
+            &model,
+            &Config {
+                profile: &profile::CORTEX_M,
+                planner: PlannerKind::TflmGreedy,
+            },
+        )
+        .map(|a| a.total_bytes)
+        .ok();
+        let mut runs = Vec::new();
+        for (mode, options) in &MODES {
+            match run(&model, options, &inputs, n) {
+                Ok(r) => runs.push(r),
+                Err(e) => {
+                    println!("{name:24} {mode}: {e}");
+                    break;
+                }
+            }
+        }
+        let [plain, flash, banded] = runs.as_slice() else {
+            continue;
+        };
+        for (mode, r) in ["flash", "banded"].iter().zip([flash, banded]) {
+            if r.outputs != plain.outputs {
+                println!("{name:24} {mode}: outputs differ from plain");
+                failed = true;
+            }
+        }
+        let golden_ok = plain.outputs.iter().enumerate().all(|(i, o)| {
+            std::fs::read(golden.join(format!("output{i}.bin"))).is_ok_and(|g| &g == o)
+        });
+        let stage = runtime_arena_with(&model, &MODES[2].1)
+            .ok()
+            .and_then(|r| r.stage);
+        let macs: u64 = (0..model.main().operators.len())
+            .map(|i| op_compute(&model, 0, i).macs)
+            .sum();
+        println!(
+            "{name:24} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9.3} {:>9.3} {:>8}%  {}{}",
+            tflm.map_or("-".into(), |t| t.to_string()),
+            plain.high_water,
+            flash.high_water,
+            banded.high_water,
+            tflm.map_or("-".into(), |t| format!(
+                "{:.2}",
+                t as f64 / banded.high_water.max(1) as f64
+            )),
+            plain.ms,
+            banded.ms,
+            0,
+            stage.map_or("none".into(), |s| format!(
+                "ops {}-{}, {} bands, rings {} B ({} MACs in all)",
+                s.first, s.last, s.bands, s.ring_bytes, macs
+            )),
+            if golden_ok {
+                ""
+            } else {
+                "  [plain differs from TFLM's golden output]"
+            },
+        );
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
