@@ -1,4 +1,5 @@
-//! Writes the runtime program image of a model (seed corpora for fuzzing the device reader).
+//! Writes the runtime program image of a model (seed corpora for fuzzing the device reader),
+//! and, when a banded stage lowers its head, the banded image beside it (`OUT-banded.img`).
 //!     cargo run -p microarena-core --example lower -- MODEL.tflite OUT.img
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -7,7 +8,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let bytes = std::fs::read(input)?;
     let model = microarena_core::Model::parse(&bytes)?;
-    let image = microarena_core::lower::lower(&model).map_err(|e| e.to_string())?;
+    use microarena_core::lower::{Execution, LowerOptions, lower, lower_with, runtime_arena_with};
+    let image = lower(&model).map_err(|e| e.to_string())?;
     std::fs::write(output, image)?;
+    let banded = LowerOptions {
+        execution: Execution::Banded,
+        ..LowerOptions::default()
+    };
+    if runtime_arena_with(&model, &banded).is_ok_and(|r| r.stage.is_some()) {
+        let image = lower_with(&model, &banded).map_err(|e| e.to_string())?;
+        let out = output.strip_suffix(".img").unwrap_or(output);
+        std::fs::write(format!("{out}-banded.img"), image)?;
+    }
     Ok(())
 }
