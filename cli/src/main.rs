@@ -766,8 +766,8 @@ fn run_model(
         lower_with(&parsed, options).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
     microarena_runtime::freeze_opdata(&mut image)
         .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
-    let need = runtime_arena_with(&parsed, &options)
-        .map_err(|e| Failure::usage(format!("{name}: {e}")))?;
+    let need =
+        runtime_arena_with(&parsed, options).map_err(|e| Failure::usage(format!("{name}: {e}")))?;
     let mut arena = vec![0u8; need.total_bytes as usize];
     let mut it = microarena_runtime::Interpreter::new(&image, &mut arena)
         .map_err(|e| Failure::usage(format!("{name}: {e}")))?;

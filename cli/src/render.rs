@@ -281,12 +281,10 @@ pub fn summary(r: &Report) -> String {
             if let Some(b) = &rt.banded {
                 let _ = writeln!(
                     s,
-                    "           {:>11} B  patch-based in row bands, OpData in flash (run --exec banded --opdata flash): ops {}-{} in {} bands, rings {} B, +{} MACs; head {} B",
+                    "           {:>11} B  patch-based in row bands, OpData in flash (run --exec banded --opdata flash): {}, rings {} B, +{} MACs; head {} B",
                     grouped(b.total_bytes.saturating_sub(rt.opdata_bytes)),
-                    b.first_op,
-                    b.last_op,
-                    b.bands,
-                    grouped(b.ring_bytes),
+                    b.stages_summary(),
+                    grouped(b.ring_bytes()),
                     grouped(b.extra_macs),
                     grouped(b.head_bytes)
                 );

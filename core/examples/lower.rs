@@ -15,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         execution: Execution::Banded,
         ..LowerOptions::default()
     };
-    if runtime_arena_with(&model, &banded).is_ok_and(|r| r.stage.is_some()) {
+    if runtime_arena_with(&model, &banded).is_ok_and(|r| !r.stages.is_empty()) {
         let image = lower_with(&model, &banded).map_err(|e| e.to_string())?;
         let out = output.strip_suffix(".img").unwrap_or(output);
         std::fs::write(format!("{out}-banded.img"), image)?;

@@ -149,9 +149,9 @@ fn main() {
         let golden_ok = plain.outputs.iter().enumerate().all(|(i, o)| {
             std::fs::read(golden.join(format!("output{i}.bin"))).is_ok_and(|g| &g == o)
         });
-        let stage = runtime_arena_with(&model, &MODES[2].1)
-            .ok()
-            .and_then(|r| r.stage);
+        let stages = runtime_arena_with(&model, &MODES[2].1)
+            .map(|r| r.stages)
+            .unwrap_or_default();
         let macs: u64 = (0..model.main().operators.len())
             .map(|i| op_compute(&model, 0, i).macs)
             .sum();
@@ -168,10 +168,20 @@ fn main() {
             plain.ms,
             banded.ms,
             0,
-            stage.map_or("none".into(), |s| format!(
-                "ops {}-{}, {} bands, rings {} B ({} MACs in all)",
-                s.first, s.last, s.bands, s.ring_bytes, macs
-            )),
+            if stages.is_empty() {
+                "none".to_string()
+            } else {
+                let list: Vec<String> = stages
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "ops {}-{} ({} bands, rings {} B)",
+                            s.first, s.last, s.bands, s.ring_bytes
+                        )
+                    })
+                    .collect();
+                format!("{} of {macs} MACs", list.join(", "))
+            },
             if golden_ok {
                 ""
             } else {

@@ -21,6 +21,8 @@ enum Layer {
     /// (filter, stride, padding)
     MaxPool(i32, i32, Padding),
     AvgPool(i32, i32, Padding),
+    /// ADD of the tensor with itself: not windowed, so it ends a stage.
+    Add,
 }
 
 fn out_size(padding: Padding, image: i32, filter: i32, stride: i32, dilation: i32) -> i32 {
@@ -105,6 +107,12 @@ fn chain(layers: &[Layer], h: i32, c: i32, int8: bool) -> Vec<u8> {
                     .dilation(d, d);
                 (x, hh, cc) = (y, oh, co);
             }
+            Layer::Add => {
+                let y = act(&mut b, &name, &[1, hh, hh, cc], k + 1);
+                b.op(g, BuiltinOp::ADD, &[x, x], &[y])
+                    .add_options(Activation::None);
+                x = y;
+            }
             Layer::MaxPool(f, s, p) | Layer::AvgPool(f, s, p) => {
                 let oh = out_size(p, hh, f, s, 1);
                 let op = if matches!(layer, Layer::MaxPool(..)) {
@@ -145,7 +153,7 @@ fn run(model: &Model<'_>, options: LowerOptions) -> (Vec<u8>, usize, usize, bool
         it.output(0).expect("output").to_vec(),
         it.memory_usage().high_water,
         need.total_bytes as usize,
-        need.stage.is_some(),
+        !need.stages.is_empty(),
     )
 }
 
@@ -191,13 +199,42 @@ fn banded_chains_equal_plain_execution_in_a_smaller_arena() {
 
 #[test]
 #[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn two_peaks_get_two_stages() {
+    use Layer::*;
+    use Padding::{Same, Valid};
+    let layers = [
+        Conv(3, 1, 1, Same, 12),
+        Depthwise(3, 1, 1, Same, 1),
+        MaxPool(2, 2, Valid),
+        Add,
+        Conv(3, 1, 1, Same, 32),
+        Depthwise(3, 1, 1, Same, 1),
+        Conv(1, 2, 1, Valid, 8),
+    ];
+    for int8 in [true, false] {
+        let bytes = chain(&layers, 48, 1, int8);
+        let model = Model::parse(&bytes).expect("parse");
+        let need = runtime_arena_with(&model, &BANDED).expect("arena");
+        let spans: Vec<(usize, usize)> = need.stages.iter().map(|s| (s.first, s.last)).collect();
+        assert_eq!(spans.len(), 2, "int8={int8}: {spans:?}");
+        assert!(spans[0].1 < 3 && spans[1].0 > 3, "ADD (op 3) runs whole: {spans:?}");
+        let (want, _, plain_total, _) = run(&model, PLAIN);
+        let (got, high, total, _) = run(&model, BANDED);
+        assert_eq!(got, want, "int8={int8}");
+        assert_eq!(high, total);
+        assert!(total < plain_total);
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
 fn a_model_no_stage_helps_stays_plain() {
     // One op: nothing to stream between ops, so no stage.
     let bytes = chain(&[Layer::Conv(3, 1, 1, Padding::Same, 4)], 8, 2, true);
     let model = Model::parse(&bytes).expect("parse");
     let plain = runtime_arena_with(&model, &PLAIN).expect("arena");
     let banded = runtime_arena_with(&model, &BANDED).expect("arena");
-    assert_eq!(banded.stage, None);
+    assert!(banded.stages.is_empty());
     assert_eq!(banded.total_bytes, plain.total_bytes);
 }
 
@@ -216,7 +253,7 @@ fn a_broken_stage_is_refused_at_construction() {
     let model = Model::parse(&bytes).expect("parse");
     let image = lower_with(&model, &BANDED).expect("lower");
     let need = runtime_arena_with(&model, &BANDED).expect("arena");
-    let stage = need.stage.expect("a stage");
+    let stage = *need.stages.first().expect("a stage");
     let mut arena = vec![0u8; need.total_bytes as usize + 64];
     assert!(Interpreter::new(&image, &mut arena).is_ok());
     // The last op no longer closes the stage.

@@ -54,7 +54,7 @@ pub struct LowerOptions {
 }
 
 /// The arena the microarena runtime uses for a model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeArena {
     /// Planned activations and scratch buffers (core's greedy plan).
     pub head_bytes: u64,
@@ -68,8 +68,8 @@ pub struct RuntimeArena {
     pub opdata_bytes: u64,
     /// Where the OpData lives.
     pub opdata_in: OpDataIn,
-    /// The banded stage, when the model runs one.
-    pub stage: Option<BandedStage>,
+    /// The banded stages, in op order (empty when the model runs plain).
+    pub stages: Vec<BandedStage>,
     /// `head + tail`: the smallest arena `Interpreter::new` accepts, and the
     /// high-water mark it reports.
     pub total_bytes: u64,
@@ -93,7 +93,7 @@ pub fn runtime_arena_with(
         variable_bytes: l.var_bytes,
         opdata_bytes: l.opdata,
         opdata_in: options.opdata,
-        stage: l.stage,
+        stages: l.stages,
         total_bytes: l.head + tail,
     })
 }
@@ -111,8 +111,8 @@ pub(super) struct Lowered {
     pub(super) tensor_offset: Vec<Option<u64>>,
     /// (offset, bytes) of each op's scratch buffer (a banded op's ring).
     pub(super) scratch: Vec<Option<(u64, u64)>>,
-    /// The banded stage, if any: its inner ops' outputs are streamed.
-    pub(super) stage: Option<BandedStage>,
+    /// The banded stages: their inner ops' outputs are streamed.
+    pub(super) stages: Vec<BandedStage>,
     /// Precomputed parameters per op.
     pub(super) params: Vec<Words>,
     /// State the runtime keeps for an op between invokes that is no tensor
@@ -308,9 +308,9 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         Execution::Banded => super::banded::best(&online, &planned, op_scope, plan.head_bytes),
         Execution::Plain => None,
     };
-    let (planned, offsets, head_bytes, stage) = match banded {
-        Some(b) => (b.planned, b.offsets, b.head_bytes, Some(b.stage)),
-        None => (planned, plan.offsets, plan.head_bytes, None),
+    let (planned, offsets, head_bytes, stages) = match banded {
+        Some(b) => (b.planned, b.offsets, b.head_bytes, b.stages),
+        None => (planned, plan.offsets, plan.head_bytes, Vec::new()),
     };
     let mut tensor_offset = alloc::vec![None; sg.tensors.len()];
     let mut scratch = alloc::vec![None; sg.operators.len()];
@@ -333,7 +333,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
     fit(head_bytes + opdata + var_bytes)?;
     Ok(Lowered {
         head: head_bytes,
-        stage,
+        stages,
         opdata,
         var_bytes,
         variable_offset,

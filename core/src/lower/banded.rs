@@ -54,10 +54,14 @@ const MIN_SAVING_BYTES: u64 = 4096;
 /// See [`MIN_SAVING_BYTES`].
 const STACK_PER_OP: u64 = 256;
 
-/// A planned stage: the planner's buffers (the model's, minus the stage's
+/// Most stages one model runs: each search round plans a few candidates.
+const MAX_STAGES: usize = 8;
+
+/// Planned stages: the planner's buffers (the model's, minus the stages'
 /// intermediates, plus one ring per inner op) and the plan.
 pub(super) struct BandedPlan {
-    pub(super) stage: BandedStage,
+    /// In op order, disjoint.
+    pub(super) stages: Vec<BandedStage>,
     pub(super) planned: Vec<AllocationInfo>,
     pub(super) offsets: Vec<i64>,
     pub(super) head_bytes: u64,
@@ -189,29 +193,22 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
     out
 }
 
-/// The planner's buffers with `stage` run as one step: scopes inside the
-/// stage collapse onto its first, the intermediates go, one ring per inner
-/// op comes (a scratch of that op, live for the stage).
+/// The planner's buffers with each of `stages` (disjoint, in op order) run
+/// as one step: scopes inside a stage collapse onto its first, the
+/// intermediates go, one ring per inner op comes (a scratch of that op,
+/// live for its stage).
 fn stage_buffers(
     model: &Model<'_>,
     planned: &[AllocationInfo],
     op_scope: &[i32],
-    stage: BandedStage,
+    stages: &[BandedStage],
 ) -> Vec<AllocationInfo> {
     let sg = model.main();
     let scope = |i: usize| op_scope.get(i).copied().unwrap_or(0);
-    let (s0, s1) = (scope(stage.first), scope(stage.last));
-    let width = s1 - s0;
-    let map = |s: i32| {
-        if s > s1 {
-            s - width
-        } else if s > s0 {
-            s0
-        } else {
-            s
-        }
-    };
-    let inner: Vec<usize> = (stage.first..stage.last)
+    let map = |s: i32| collapse(op_scope, stages, s);
+    let inner: Vec<usize> = stages
+        .iter()
+        .flat_map(|st| st.first..st.last)
         .filter_map(|i| sg.operators.get(i).and_then(|o| o.output(0)))
         .collect();
     let mut out: Vec<AllocationInfo> = planned
@@ -223,22 +220,40 @@ fn stage_buffers(
             ..*a
         })
         .collect();
-    for i in stage.first..stage.last {
-        out.push(AllocationInfo {
-            kind: BufferKind::Scratch {
-                subgraph: 0,
-                op_index: i,
-                request: usize::MAX,
-                purpose: "banded stage ring",
-            },
-            bytes: ring_bytes(model, i),
-            first: s0,
-            last: s0,
-            offline_offset: None,
-            needs_allocating: true,
-        });
+    for st in stages {
+        let at = map(scope(st.first));
+        for i in st.first..st.last {
+            out.push(AllocationInfo {
+                kind: BufferKind::Scratch {
+                    subgraph: 0,
+                    op_index: i,
+                    request: usize::MAX,
+                    purpose: "banded stage ring",
+                },
+                bytes: ring_bytes(model, i),
+                first: at,
+                last: at,
+                offline_offset: None,
+                needs_allocating: true,
+            });
+        }
     }
     out
+}
+
+/// Scope `s` once each of `stages` (disjoint, in op order) is one step.
+fn collapse(op_scope: &[i32], stages: &[BandedStage], s: i32) -> i32 {
+    let scope = |i: usize| op_scope.get(i).copied().unwrap_or(0);
+    let mut shift = 0;
+    for st in stages {
+        let (s0, s1) = (scope(st.first), scope(st.last));
+        if s > s1 {
+            shift += s1 - s0;
+        } else if s > s0 {
+            return s0 - shift;
+        }
+    }
+    s - shift
 }
 
 fn align16(v: u64) -> u64 {
@@ -257,9 +272,11 @@ fn buffers(planned: &[AllocationInfo]) -> Vec<PlanBuffer> {
         .collect()
 }
 
-/// The most bytes live at any one scope (no plan of `b` needs less) and
-/// the first scope where that happens.
-fn live_peak(b: &[PlanBuffer]) -> (u64, i32) {
+/// The most bytes live at any one scope (no plan of `b` needs less), the
+/// first scope where that happens, and the sum over scopes of the bytes
+/// live (which, between two candidates with the same peak, leaves the later
+/// rounds less to fight).
+fn live_peak(b: &[PlanBuffer]) -> (u64, i32, u64) {
     let mut events: Vec<(i32, i64)> = Vec::with_capacity(2 * b.len());
     for x in b {
         events.push((x.first, x.size as i64));
@@ -268,55 +285,90 @@ fn live_peak(b: &[PlanBuffer]) -> (u64, i32) {
     // Frees before allocations at the same scope.
     events.sort_unstable_by_key(|&(s, d)| (s, d));
     let (mut live, mut peak, mut at) = (0i64, 0i64, 0i32);
+    let (mut area, mut prev) = (0i64, None);
     for (s, d) in events {
+        if let Some(p) = prev {
+            area = area.saturating_add(live.saturating_mul(i64::from(s - p)));
+        }
+        prev = Some(s);
         live += d;
         if live > peak {
             (peak, at) = (live, s);
         }
     }
-    (peak.max(0) as u64, at)
+    (peak.max(0) as u64, at, area.max(0) as u64)
 }
 
-/// The best banded plan for `model`, or `None` when no stage beats
-/// `plain_head` (the plain image's head).
+/// The banded plan for `model`: stages added one at a time, each over the
+/// current plan's busiest step, while one saves enough; `None` when the
+/// first does not beat `plain_head` (the plain image's head) by that much.
 pub(super) fn best(
     model: &Model<'_>,
     planned: &[AllocationInfo],
     op_scope: &[i32],
     plain_head: u64,
 ) -> Option<BandedPlan> {
-    // Only a stage over the plain plan's busiest step can lower its peak.
-    let (_, busiest) = live_peak(&buffers(planned));
+    let all = candidates(model);
     let scope = |i: usize| op_scope.get(i).copied().unwrap_or(0);
-    let mut scored: Vec<(u64, BandedStage, Vec<AllocationInfo>)> = candidates(model)
-        .into_iter()
-        .filter(|s| scope(s.first) <= busiest && busiest <= scope(s.last))
-        .map(|stage| {
-            let b = stage_buffers(model, planned, op_scope, stage);
-            (live_peak(&buffers(&b)).0, stage, b)
-        })
-        .filter(|(peak, _, _)| *peak < plain_head)
-        .collect();
-    // Lowest bound first; among equals the shorter stage (fewer rings to run).
-    scored.sort_by_key(|(peak, s, _)| (*peak, s.last - s.first, s.first));
     let mut best: Option<BandedPlan> = None;
-    for (_, stage, b) in scored.into_iter().take(PLANNED_CANDIDATES) {
-        let Ok(plan) = PlannerKind::TflmGreedy.plan(&buffers(&b)) else {
-            continue;
+    let mut head = plain_head;
+    while best.as_ref().map_or(0, |b| b.stages.len()) < MAX_STAGES {
+        let stages = best.as_ref().map_or(Vec::new(), |b| b.stages.clone());
+        let current = match &best {
+            Some(b) => b.planned.clone(),
+            None => planned.to_vec(),
         };
-        let ops = (stage.last - stage.first + 1) as u64;
-        let worth = plan
-            .head_bytes
-            .saturating_add(MIN_SAVING_BYTES + STACK_PER_OP * ops)
-            <= plain_head;
-        let better = worth && plan.head_bytes < best.as_ref().map_or(plain_head, |p| p.head_bytes);
-        if better {
-            best = Some(BandedPlan {
-                stage,
-                planned: b,
-                offsets: plan.offsets,
-                head_bytes: plan.head_bytes,
-            });
+        // The busiest step, as an op range of the original model: ops
+        // whose collapsed scope is the busiest one.
+        let (_, busiest, _) = live_peak(&buffers(&current));
+        let busy_ops: Vec<usize> = (0..model.main().operators.len())
+            .filter(|&i| collapse(op_scope, &stages, scope(i)) == busiest)
+            .collect();
+        let free = |c: &BandedStage| stages.iter().all(|s| c.last < s.first || s.last < c.first);
+        let mut scored: Vec<((u64, u64), BandedStage, Vec<AllocationInfo>)> = all
+            .iter()
+            .filter(|c| free(c) && busy_ops.iter().any(|&i| c.first <= i && i <= c.last))
+            .map(|&c| {
+                let mut with = stages.clone();
+                with.push(c);
+                with.sort_by_key(|s| s.first);
+                let b = stage_buffers(model, planned, op_scope, &with);
+                let (peak, _, area) = live_peak(&buffers(&b));
+                ((peak, area), c, b)
+            })
+            .filter(|((peak, _), _, _)| *peak < head)
+            .collect();
+        // Lowest bound first, then the least live bytes over time, then the
+        // shorter stage (fewer rings to run).
+        scored.sort_by_key(|(score, s, _)| (*score, s.last - s.first, s.first));
+        let mut round: Option<BandedPlan> = None;
+        for (_, stage, b) in scored.into_iter().take(PLANNED_CANDIDATES) {
+            let Ok(plan) = PlannerKind::TflmGreedy.plan(&buffers(&b)) else {
+                continue;
+            };
+            let ops = (stage.last - stage.first + 1) as u64;
+            let worth = plan
+                .head_bytes
+                .saturating_add(MIN_SAVING_BYTES + STACK_PER_OP * ops)
+                <= head;
+            if worth && plan.head_bytes < round.as_ref().map_or(head, |p| p.head_bytes) {
+                let mut with = stages.clone();
+                with.push(stage);
+                with.sort_by_key(|s| s.first);
+                round = Some(BandedPlan {
+                    stages: with,
+                    planned: b,
+                    offsets: plan.offsets,
+                    head_bytes: plan.head_bytes,
+                });
+            }
+        }
+        match round {
+            Some(r) => {
+                head = r.head_bytes;
+                best = Some(r);
+            }
+            None => break,
         }
     }
     best

@@ -26,7 +26,7 @@ pub fn lower_with(model: &Model<'_>, options: &LowerOptions) -> Result<Vec<u8>, 
     let sg = model.main();
     // The stage's inner outputs exist only as rows in their producers' rings.
     let streamed = |t: usize| {
-        l.stage.is_some_and(|s| {
+        l.stages.iter().any(|s| {
             (s.first..s.last).any(|i| sg.operators.get(i).and_then(|o| o.output(0)) == Some(t))
         })
     };
@@ -126,10 +126,10 @@ pub fn lower_with(model: &Model<'_>, options: &LowerOptions) -> Result<Vec<u8>, 
         rec[rl::op::N_INPUTS] = (op.inputs.len() + usize::from(state.is_some())) as u8;
         rec[rl::op::ACTIVATION] = activation(op).code() as u8;
         rec[rl::op::N_OUTPUTS] = op.outputs.len() as u8;
-        rec[rl::op::EXEC] = match l.stage {
+        rec[rl::op::EXEC] = match l.stages.iter().find(|s| (s.first..=s.last).contains(&oi)) {
             Some(s) if oi == s.last => rl::EXEC_BANDED_LAST,
-            Some(s) if (s.first..s.last).contains(&oi) => rl::EXEC_BANDED,
-            _ => rl::EXEC_WHOLE,
+            Some(_) => rl::EXEC_BANDED,
+            None => rl::EXEC_WHOLE,
         };
         // Inputs, then outputs 1.. (`plan` checked that they fit the slots).
         let slots = op

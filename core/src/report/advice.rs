@@ -92,8 +92,9 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
         if to < report.arena.total_bytes {
             out.push(Advice {
                 action: format!(
-                    "run it with microarena-runtime, patch-based: ops {}-{} in {} row bands (+{} MACs), OpData in flash",
-                    b.first_op, b.last_op, b.bands, b.extra_macs
+                    "run it with microarena-runtime, patch-based: {} (+{} MACs), OpData in flash",
+                    b.stages_summary(),
+                    b.extra_macs
                 ),
                 figure: "total".into(),
                 from_bytes: report.arena.total_bytes,

@@ -169,12 +169,44 @@ pub struct RuntimeInfo {
     pub banded: Option<BandedInfo>,
 }
 
-/// microarena-runtime's patch-based execution (row bands) of a model: one
-/// chain of windowed ops run output row by output row, its intermediate
+/// microarena-runtime's patch-based execution (row bands) of a model:
+/// chains of windowed ops run output row by output row, their intermediate
 /// tensors held a few rows at a time (`lower::Execution::Banded`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BandedInfo {
+    /// The stages, in op order.
+    pub stages: Vec<BandedStageInfo>,
+    /// MACs beyond the plain execution's: rows are kept, never recomputed.
+    pub extra_macs: u64,
+    /// The head with the stages banded.
+    pub head_bytes: u64,
+    /// Head + tail with the stages banded (OpData in the tail).
+    pub total_bytes: u64,
+}
+
+impl BandedInfo {
+    /// "ops 0-7 in 12 bands, ops 12-15 in 6 bands": what the CLI and the
+    /// advice say the stages are.
+    pub fn stages_summary(&self) -> String {
+        let parts: Vec<String> = self
+            .stages
+            .iter()
+            .map(|s| alloc::format!("ops {}-{} in {} bands", s.first_op, s.last_op, s.bands))
+            .collect();
+        parts.join(", ")
+    }
+
+    /// The rings of every stage together.
+    pub fn ring_bytes(&self) -> u64 {
+        self.stages.iter().map(|s| s.ring_bytes).sum()
+    }
+}
+
+/// One banded stage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct BandedStageInfo {
     /// First op of the stage (subgraph 0).
     pub first_op: usize,
     /// Last op of the stage: its output is the first whole tensor after it.
@@ -184,12 +216,6 @@ pub struct BandedInfo {
     pub bands: u64,
     /// The rings that hold the intermediate tensors' rows.
     pub ring_bytes: u64,
-    /// MACs beyond the plain execution's: rows are kept, never recomputed.
-    pub extra_macs: u64,
-    /// The head with the stage banded.
-    pub head_bytes: u64,
-    /// Head + tail with the stage banded (OpData in the tail).
-    pub total_bytes: u64,
 }
 
 impl RuntimeInfo {
@@ -215,12 +241,20 @@ fn banded_info(model: &crate::read::model::Model<'_>) -> Option<BandedInfo> {
         ..Default::default()
     };
     let r = crate::lower::runtime_arena_with(model, &options).ok()?;
-    let s = r.stage?;
+    if r.stages.is_empty() {
+        return None;
+    }
     Some(BandedInfo {
-        first_op: s.first,
-        last_op: s.last,
-        bands: s.bands,
-        ring_bytes: s.ring_bytes,
+        stages: r
+            .stages
+            .iter()
+            .map(|s| BandedStageInfo {
+                first_op: s.first,
+                last_op: s.last,
+                bands: s.bands,
+                ring_bytes: s.ring_bytes,
+            })
+            .collect(),
         extra_macs: 0,
         head_bytes: r.head_bytes,
         total_bytes: r.total_bytes,

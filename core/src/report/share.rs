@@ -26,9 +26,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::report::{
-    ArenaInfo, BandedInfo, BufferClass, BufferInfo, ComputeInfo, ConstantTensorInfo,
-    DiagnosticInfo, FlashInfo, MinimumPhase, ModelInfo, OperatorInfo, PlanInfo, RamCopyInfo,
-    Region, Report, RuntimeInfo, TailCategory, VariableInfo, VariableLifetime, WhatIfInfo,
+    ArenaInfo, BandedInfo, BandedStageInfo, BufferClass, BufferInfo, ComputeInfo,
+    ConstantTensorInfo, DiagnosticInfo, FlashInfo, MinimumPhase, ModelInfo, OperatorInfo, PlanInfo,
+    RamCopyInfo, Region, Report, RuntimeInfo, TailCategory, VariableInfo, VariableLifetime,
+    WhatIfInfo,
 };
 
 /// Format version, the first byte of every link this build writes.
@@ -326,10 +327,13 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
             None => w.u(0),
             Some(b) => {
                 w.u(1);
-                w.size(b.first_op);
-                w.size(b.last_op);
-                w.u(b.bands);
-                w.u(b.ring_bytes);
+                w.size(b.stages.len());
+                for s in &b.stages {
+                    w.size(s.first_op);
+                    w.size(s.last_op);
+                    w.u(s.bands);
+                    w.u(s.ring_bytes);
+                }
                 w.u(b.extra_macs);
                 w.u(b.head_bytes);
                 w.u(b.total_bytes);
@@ -571,11 +575,18 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
     {
         rt.opdata_bytes = r.u()?;
         if r.flag()? {
+            let n = r.count()?;
+            let mut stages = Vec::with_capacity(n);
+            for _ in 0..n {
+                stages.push(BandedStageInfo {
+                    first_op: r.size()?,
+                    last_op: r.size()?,
+                    bands: r.u()?,
+                    ring_bytes: r.u()?,
+                });
+            }
             rt.banded = Some(BandedInfo {
-                first_op: r.size()?,
-                last_op: r.size()?,
-                bands: r.u()?,
-                ring_bytes: r.u()?,
+                stages,
                 extra_macs: r.u()?,
                 head_bytes: r.u()?,
                 total_bytes: r.u()?,
