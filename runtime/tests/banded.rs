@@ -217,13 +217,37 @@ fn two_peaks_get_two_stages() {
         let need = runtime_arena_with(&model, &BANDED).expect("arena");
         let spans: Vec<(usize, usize)> = need.stages.iter().map(|s| (s.first, s.last)).collect();
         assert_eq!(spans.len(), 2, "int8={int8}: {spans:?}");
-        assert!(spans[0].1 < 3 && spans[1].0 > 3, "ADD (op 3) runs whole: {spans:?}");
+        assert!(
+            spans[0].1 < 3 && spans[1].0 > 3,
+            "ADD (op 3) runs whole: {spans:?}"
+        );
         let (want, _, plain_total, _) = run(&model, PLAIN);
         let (got, high, total, _) = run(&model, BANDED);
         assert_eq!(got, want, "int8={int8}");
         assert_eq!(high, total);
         assert!(total < plain_total);
     }
+}
+
+#[test]
+fn the_stage_reports_one_bands_receptive_field() {
+    // 64 rows: DEPTHWISE 3×3 stride 1 (TFLM pads 1 row on top), then CONV
+    // 3×3 stride 2 SAME (out 32: padding (31·2 + 3 − 64)/2 = 0 on top). The
+    // middle band, output row 16, reads rows 32..35 of the depthwise output,
+    // which read input rows 31..36.
+    use Layer::*;
+    let layers = [
+        Depthwise(3, 1, 1, Padding::Same, 1),
+        Conv(3, 2, 1, Padding::Same, 8),
+    ];
+    let bytes = chain(&layers, 64, 16, true);
+    let model = Model::parse(&bytes).expect("parse");
+    let need = runtime_arena_with(&model, &BANDED).expect("arena");
+    let s = need.stages.first().expect("a stage");
+    assert_eq!((s.first, s.last, s.bands, s.input_rows), (0, 1, 32, 64));
+    assert_eq!(s.field, (31, 36));
+    // One ring: three rows of the 64×16 depthwise output.
+    assert_eq!(s.ring_bytes, 3 * 64 * 16);
 }
 
 #[test]

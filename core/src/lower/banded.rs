@@ -20,7 +20,7 @@
 
 use alloc::vec::Vec;
 
-use microarena_image::geometry::window_span;
+use microarena_image::geometry::{padding_before, window_rows, window_span};
 use microarena_image::{self as rl, opcode};
 
 use crate::plan::{PlanBuffer, PlannerKind};
@@ -39,6 +39,11 @@ pub struct BandedStage {
     pub ring_bytes: u64,
     /// Rows of the stage's output: the bands (one output row each, full width).
     pub bands: u64,
+    /// Rows of the stage's input tensor.
+    pub input_rows: u64,
+    /// The rows `[lo, hi)` of the stage's input that the middle band reads
+    /// through every op's window: one band's receptive field.
+    pub field: (u64, u64),
 }
 
 /// How many scored candidates are planned exactly.
@@ -90,6 +95,18 @@ fn window_h(op: &Operator<'_>, model: &Model<'_>) -> Option<(i64, i64)> {
         OpOptions::Pool(o) => Some((i64::from(o.filter_h), 1)),
         _ => None,
     }
+}
+
+/// The stride along H and TFLM's padding before the first row of a
+/// windowed op with input and output heights `in_h`, `out_h`.
+fn window_stride_pad(op: &Operator<'_>, model: &Model<'_>, in_h: i64, out_h: i64) -> (i64, i64) {
+    let stride = match op.options {
+        OpOptions::Conv(o) => i64::from(o.stride_h),
+        OpOptions::Pool(o) => i64::from(o.stride_h),
+        _ => 1,
+    };
+    let (f, d) = window_h(op, model).unwrap_or((1, 1));
+    (stride, padding_before(in_h, f, stride, d, out_h))
 }
 
 /// `true` when the runtime can run op `i` in bands: a windowed op on
@@ -176,17 +193,29 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
         {
             last += 1;
             let ring_bytes = (first..last).map(|i| ring_bytes(model, i)).sum();
-            let bands = sg
-                .operators
-                .get(last)
-                .and_then(|o| tensor(model, o.output(0)))
-                .and_then(|t| t.shape.get(1))
-                .map_or(0, |&h| h.max(0) as u64);
+            let height = |i: usize, input: bool| {
+                sg.operators
+                    .get(i)
+                    .and_then(|o| tensor(model, if input { o.input(0) } else { o.output(0) }))
+                    .and_then(|t| t.shape.get(1))
+                    .map_or(0, |&h| i64::from(h.max(0)))
+            };
+            let bands = height(last, false);
+            let middle = bands / 2;
+            let (mut lo, mut hi) = (middle, middle + 1);
+            for i in (first..=last).rev() {
+                let Some(op) = sg.operators.get(i) else { break };
+                let (stride, pad) = window_stride_pad(op, model, height(i, true), height(i, false));
+                let (f, d) = window_h(op, model).unwrap_or((1, 1));
+                (lo, hi) = window_rows(lo, hi, stride, pad, f, d, height(i, true));
+            }
             out.push(BandedStage {
                 first,
                 last,
                 ring_bytes,
-                bands,
+                bands: bands as u64,
+                input_rows: height(first, true) as u64,
+                field: (lo as u64, hi as u64),
             });
         }
     }

@@ -216,6 +216,14 @@ pub struct BandedStageInfo {
     pub bands: u64,
     /// The rings that hold the intermediate tensors' rows.
     pub ring_bytes: u64,
+    /// Rows of the stage's input tensor.
+    pub input_rows: u64,
+    /// The input rows `[field_first, field_end)` the middle band reads
+    /// through every op's window: one band's receptive field (what the app's
+    /// patch view draws).
+    pub field_first: u64,
+    /// See `field_first`.
+    pub field_end: u64,
 }
 
 impl RuntimeInfo {
@@ -253,6 +261,9 @@ fn banded_info(model: &crate::read::model::Model<'_>) -> Option<BandedInfo> {
                 last_op: s.last,
                 bands: s.bands,
                 ring_bytes: s.ring_bytes,
+                input_rows: s.input_rows,
+                field_first: s.field.0,
+                field_end: s.field.1,
             })
             .collect(),
         extra_macs: 0,

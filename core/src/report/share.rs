@@ -333,6 +333,9 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
                     w.size(s.last_op);
                     w.u(s.bands);
                     w.u(s.ring_bytes);
+                    w.u(s.input_rows);
+                    w.u(s.field_first);
+                    w.u(s.field_end);
                 }
                 w.u(b.extra_macs);
                 w.u(b.head_bytes);
@@ -583,6 +586,9 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
                     last_op: r.size()?,
                     bands: r.u()?,
                     ring_bytes: r.u()?,
+                    input_rows: r.u()?,
+                    field_first: r.u()?,
+                    field_end: r.u()?,
                 });
             }
             rt.banded = Some(BandedInfo {
