@@ -139,6 +139,108 @@ impl Net {
     }
 }
 
+impl Net {
+    /// ADD of `skip` and the current activation (MobileNet-v2's residual).
+    fn add(&mut self, skip: i32) {
+        let name = format!("{}/add_{}", self.prefix, self.layer);
+        let y = self.activation(&name, self.hw, self.c, 0.2, 4);
+        let g = self.g;
+        self.b
+            .op(g, BuiltinOp::ADD, &[skip, self.x], &[y])
+            .add_options(Activation::None);
+        (self.x, self.scale) = (y, 0.2);
+    }
+}
+
+/// The MobileNet-v2 1.0 topology (Sandler et al. 2018, table 2) at
+/// `hw`×`hw`×3 int8 with 1,000 classes: CONV_2D 3×3/2 to 32, 17 inverted
+/// residual bottlenecks (expansion 1×1 ReLU6, depthwise 3×3 ReLU6,
+/// projection 1×1 linear, ADD when stride 1 and the channels match), CONV_2D
+/// 1×1 to 1,280, AVERAGE_POOL_2D, CONV_2D 1×1 to 1,000, RESHAPE, SOFTMAX.
+/// Pseudo-random weights: the structure and sizes are what matter (the
+/// issue's "MobileNet-v2 at 224×224" arena target).
+pub fn mobilenet_v2_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: MobileNet-v2 1.0 int8 (inverted residuals)");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, hw, hw, 3], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = Net {
+        b,
+        g,
+        rng: XorShift(0x1234_5678),
+        x: input,
+        hw,
+        c: 3,
+        scale: 1.0 / 128.0,
+        layer: 0,
+        prefix: "MobilenetV2",
+    };
+    net.conv(3, 2, 32, true);
+    // (expansion t, output channels c, repeats n, first stride s).
+    const BLOCKS: [(i32, i32, usize, i32); 7] = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ];
+    for &(t, c, n, s) in &BLOCKS {
+        for i in 0..n {
+            let stride = if i == 0 { s } else { 1 };
+            let (skip, c_in) = (net.x, net.c);
+            if t != 1 {
+                net.layer += 1;
+                net.conv(1, 1, c_in * t, true);
+            }
+            net.layer += 1;
+            net.depthwise(stride);
+            net.layer += 1;
+            net.conv(1, 1, c, false);
+            if stride == 1 && c_in == c {
+                net.add(skip);
+            }
+        }
+    }
+    net.layer += 1;
+    net.conv(1, 1, 1280, true);
+    let side = net.hw;
+    let pooled = net.activation("MobilenetV2/AvgPool", 1, net.c, net.scale, -128);
+    net.b
+        .op(g, BuiltinOp::AVERAGE_POOL_2D, &[net.x], &[pooled])
+        .pool_options(Padding::Valid, (side, side), (side, side), Activation::None);
+    (net.x, net.hw) = (pooled, 1);
+    net.layer += 1;
+    net.conv(1, 1, 1000, false);
+    let shape = net
+        .b
+        .tensor(g, "MobilenetV2/shape", &[2], DType::I32)
+        .data_i32(&[1, 1000])
+        .id();
+    let flat = net
+        .b
+        .tensor(g, "MobilenetV2/logits", &[1, 1000], DType::I8)
+        .quant(0.15, 12)
+        .id();
+    net.b
+        .op(g, BuiltinOp::RESHAPE, &[net.x, shape], &[flat])
+        .reshape_options(&[1, 1000]);
+    let probs = net
+        .b
+        .tensor(g, "MobilenetV2/probs", &[1, 1000], DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    net.b
+        .op(g, BuiltinOp::SOFTMAX, &[flat], &[probs])
+        .softmax_options(1.0);
+    net.b.inputs(g, &[input]).outputs(g, &[probs]);
+    net.b.finish()
+}
+
 /// The person-detection MobileNet-v1 0.25 topology at 96×96×1 int8 (31 ops,
 /// 89 tensors): CONV_2D 3×3/2 to 8 channels, 13 depthwise-separable blocks
 /// (channels 16, 32/2, 32, 64/2, 64, 128/2, 128×5, 256/2, 256), AVERAGE_POOL_2D
