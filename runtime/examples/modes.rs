@@ -146,11 +146,12 @@ fn main() {
                 failed = true;
             }
         }
-        let golden_ok = golden.as_ref().is_none_or(|g: &PathBuf| {
-            plain.outputs.iter().enumerate().all(|(i, o)| {
+        let golden_ok = match &golden {
+            None => true,
+            Some(g) => plain.outputs.iter().enumerate().all(|(i, o)| {
                 std::fs::read(g.join(format!("output{i}.bin"))).is_ok_and(|gold| &gold == o)
-            })
-        });
+            }),
+        };
         let stages = runtime_arena_with(&model, &MODES[2].1)
             .map(|r| r.stages)
             .unwrap_or_default();
