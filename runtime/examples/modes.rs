@@ -107,17 +107,43 @@ fn main() {
         "model", "TFLM M4", "plain", "flash", "banded", "÷TFLM", "ms plain", "ms band", "+MACs"
     );
     let mut failed = false;
-    for name in names {
-        let Ok(bytes) = std::fs::read(corpus.join("models").join(format!("{name}.tflite"))) else {
-            continue;
-        };
+    let mut models: Vec<(String, Vec<u8>, Option<PathBuf>)> = names
+        .into_iter()
+        .filter_map(|name| {
+            let bytes = std::fs::read(corpus.join("models").join(format!("{name}.tflite"))).ok()?;
+            let golden = corpus.join("golden").join(&name);
+            Some((name, bytes, Some(golden)))
+        })
+        .collect();
+    // A builder model (pseudo-random weights and input; no golden output).
+    models.push((
+        "mobilenet_v2_224 (builder)".into(),
+        microarena_core::build::example::mobilenet_v2_int8(224),
+        None,
+    ));
+    for (name, bytes, golden) in models {
         let Ok(model) = Model::parse(&bytes) else {
             continue;
         };
-        let golden = corpus.join("golden").join(&name);
-        let inputs: Vec<Vec<u8>> = (0..)
-            .map_while(|i| std::fs::read(golden.join(format!("input{i}.bin"))).ok())
-            .collect();
+        let inputs: Vec<Vec<u8>> = match &golden {
+            Some(g) => (0..)
+                .map_while(|i| std::fs::read(g.join(format!("input{i}.bin"))).ok())
+                .collect(),
+            None => model
+                .main()
+                .inputs
+                .iter()
+                .filter_map(|&t| model.main().tensors.get(usize::try_from(t).ok()?))
+                .map(|t| {
+                    microarena_core::build::example::pseudo_random_bytes(
+                        5,
+                        t.bytes.unwrap_or(0) as usize,
+                    )
+                })
+                .collect(),
+        };
+        // A big builder model runs fewer times.
+        let n = if golden.is_some() { n } else { n.div_ceil(10) };
         let tflm = analyze(
             &model,
             &Config {
