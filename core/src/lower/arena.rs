@@ -70,6 +70,9 @@ pub struct RuntimeArena {
     pub opdata_in: OpDataIn,
     /// The banded stages, in op order (empty when the model runs plain).
     pub stages: Vec<BandedStage>,
+    /// The head of the plain plan (what `head_bytes` is without stages), so
+    /// one lowering gives both figures.
+    pub plain_head_bytes: u64,
     /// `head + tail`: the smallest arena `Interpreter::new` accepts, and the
     /// high-water mark it reports.
     pub total_bytes: u64,
@@ -94,6 +97,7 @@ pub fn runtime_arena_with(
         opdata_bytes: l.opdata,
         opdata_in: options.opdata,
         stages: l.stages,
+        plain_head_bytes: l.plain_head,
         total_bytes: l.head + tail,
     })
 }
@@ -101,6 +105,8 @@ pub fn runtime_arena_with(
 /// Everything [`super::lower`] and [`runtime_arena`] share.
 pub(super) struct Lowered {
     pub(super) head: u64,
+    /// The plain plan's head (equal to `head` without stages).
+    pub(super) plain_head: u64,
     /// Every op's OpData (in the tail or the image's block).
     pub(super) opdata: u64,
     /// Bytes of the variable region (part of `tail`).
@@ -308,6 +314,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         Execution::Banded => super::banded::best(&online, &planned, op_scope, plan.head_bytes),
         Execution::Plain => None,
     };
+    let plain_head = plan.head_bytes;
     let (planned, offsets, head_bytes, stages) = match banded {
         Some(b) => (b.planned, b.offsets, b.head_bytes, b.stages),
         None => (planned, plan.offsets, plan.head_bytes, Vec::new()),
@@ -333,6 +340,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
     fit(head_bytes + opdata + var_bytes)?;
     Ok(Lowered {
         head: head_bytes,
+        plain_head,
         stages,
         opdata,
         var_bytes,

@@ -130,8 +130,9 @@ fn bandable(model: &Model<'_>, i: usize) -> bool {
 }
 
 /// `true` when op `i + 1` can follow op `i` in a stage: it reads op `i`'s
-/// output as its input 0, and nothing else reads that tensor.
-fn linked(model: &Model<'_>, i: usize) -> bool {
+/// output as its input 0, and nothing else reads that tensor (`readers`:
+/// how many op inputs name each tensor).
+fn linked(model: &Model<'_>, readers: &[u32], i: usize) -> bool {
     let sg = model.main();
     let (Some(a), Some(b)) = (sg.operators.get(i), sg.operators.get(i + 1)) else {
         return false;
@@ -139,14 +140,8 @@ fn linked(model: &Model<'_>, i: usize) -> bool {
     let Some(t) = a.output(0) else {
         return false;
     };
-    let readers = sg
-        .operators
-        .iter()
-        .flat_map(|o| o.inputs.iter())
-        .filter(|&&x| x >= 0 && x as usize == t)
-        .count();
     b.input(0) == Some(t)
-        && readers == 1
+        && readers.get(t) == Some(&1)
         && !sg.outputs.iter().any(|&o| o >= 0 && o as usize == t)
         && sg
             .tensors
@@ -171,6 +166,16 @@ pub(super) fn ring_bytes(model: &Model<'_>, i: usize) -> u64 {
 fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
     let sg = model.main();
     let n = sg.operators.len();
+    let mut readers = alloc::vec![0u32; sg.tensors.len()];
+    for &t in sg.operators.iter().flat_map(|o| o.inputs.iter()) {
+        if let Some(r) = usize::try_from(t).ok().and_then(|t| readers.get_mut(t)) {
+            *r += 1;
+        }
+    }
+    // Per op, computed once: can it run in bands, can the next op follow it.
+    let ok: Vec<bool> = (0..n).map(|i| bandable(model, i)).collect();
+    let link: Vec<bool> = (0..n).map(|i| linked(model, &readers, i)).collect();
+    let at = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(false);
     let mut out = Vec::new();
     for first in 0..n {
         let input_ok = sg
@@ -182,14 +187,14 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
                     .get(t)
                     .is_some_and(|t| !t.has_data && !t.is_variable)
             });
-        if !input_ok || !bandable(model, first) {
+        if !input_ok || !at(&ok, first) {
             continue;
         }
         let mut last = first;
         while last + 1 < n
             && last + 1 - first < rl::MAX_STAGE_OPS
-            && linked(model, last)
-            && bandable(model, last + 1)
+            && at(&link, last)
+            && at(&ok, last + 1)
         {
             last += 1;
             let ring_bytes = (first..last).map(|i| ring_bytes(model, i)).sum();

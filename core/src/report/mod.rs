@@ -242,13 +242,9 @@ impl RuntimeInfo {
     }
 }
 
-/// The banded execution's figures, when a stage lowers the head.
-fn banded_info(model: &crate::read::model::Model<'_>) -> Option<BandedInfo> {
-    let options = crate::lower::LowerOptions {
-        execution: crate::lower::Execution::Banded,
-        ..Default::default()
-    };
-    let r = crate::lower::runtime_arena_with(model, &options).ok()?;
+/// The banded execution's figures from a lowering with
+/// `Execution::Banded` (OpData in the tail), when a stage lowers the head.
+fn banded_info(r: &crate::lower::RuntimeArena) -> Option<BandedInfo> {
     if r.stages.is_empty() {
         return None;
     }
@@ -579,15 +575,20 @@ impl Report {
                         || c.planner == crate::plan::PlannerKind::Best)
             });
         let peak_op = analysis.peak_op.filter(|&(g, _)| g == 0).map(|(_, i)| i);
-        let (runtime, runtime_refusal) = match crate::lower::runtime_arena(model) {
+        // One lowering gives the plain figures and the banded ones.
+        let banded = crate::lower::LowerOptions {
+            execution: crate::lower::Execution::Banded,
+            ..Default::default()
+        };
+        let (runtime, runtime_refusal) = match crate::lower::runtime_arena_with(model, &banded) {
             Ok(r) => (
                 Some(RuntimeInfo {
-                    head_bytes: r.head_bytes,
+                    head_bytes: r.plain_head_bytes,
                     tail_bytes: r.tail_bytes,
-                    total_bytes: r.total_bytes,
+                    total_bytes: r.plain_head_bytes + r.tail_bytes,
                     variable_bytes: r.variable_bytes,
                     opdata_bytes: r.opdata_bytes,
-                    banded: banded_info(model),
+                    banded: banded_info(&r),
                 }),
                 None,
             ),
