@@ -10,7 +10,11 @@ use microarena_runtime::{Interpreter, freeze_opdata};
 
 /// Outputs and high-water of one run on a zeroed input, `None` when the
 /// model cannot be lowered or run.
-fn run(model: &Model<'_>, options: &LowerOptions, slack: u64) -> Option<(Vec<Vec<u8>>, usize, u64)> {
+fn run(
+    model: &Model<'_>,
+    options: &LowerOptions,
+    slack: u64,
+) -> Option<(Vec<Vec<u8>>, usize, u64)> {
     let mut image = lower::lower_with(model, options).ok()?;
     freeze_opdata(&mut image).ok()?;
     let need = lower::runtime_arena_with(model, options).ok()?;
@@ -44,5 +48,8 @@ fuzz_target!(|data: &[u8]| {
     let (outputs, high_water, predicted) =
         run(&model, &banded, 0).expect("the plain run worked, so the banded one must");
     assert_eq!(outputs, plain, "banded outputs differ from plain");
-    assert_eq!(high_water as u64, predicted, "banded arena differs from its prediction");
+    assert_eq!(
+        high_water as u64, predicted,
+        "banded arena differs from its prediction"
+    );
 });

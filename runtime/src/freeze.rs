@@ -37,15 +37,7 @@ pub fn freeze_opdata(image: &mut [u8]) -> Result<(), Error> {
     // The tail is never touched: an allocator over head + variables only
     // tracks offsets for the scratch claims.
     let mut alloc = ArenaAllocator::new(img.head_bytes() + img.tail_bytes(), img.head_bytes())?;
-    let mut at = 0;
-    for i in 0..img.op_count() {
-        let op = img.op(i)?;
-        let place = kernels::OpDataAt::Fill {
-            block: &mut *block,
-            at: &mut at,
-        };
-        kernels::prepare(&img, i as u16, &op, &mut alloc, place)?;
-    }
+    let at = kernels::prepare_all(&img, &mut alloc, &mut [], Some(block))?;
     if at != len {
         return Err(Error::Malformed {
             what: "OpData block longer than the ops' OpData",

@@ -64,23 +64,19 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             } else {
                 image.output_tensor(k - image.input_count())?
             };
-            if image.tensor(t)?.storage == rl::STORAGE_CONST {
+            // A graph tensor the caller fills or reads must exist whole in the arena.
+            if matches!(
+                image.tensor(t)?.storage,
+                rl::STORAGE_CONST | rl::STORAGE_STREAMED
+            ) {
                 return Err(Error::Malformed {
-                    what: "graph input/output is a constant",
+                    what: "graph input/output is a constant or streamed",
                     index: t as u32,
                 });
             }
         }
         let mut alloc = ArenaAllocator::new(arena.len(), image.head_bytes())?;
-        let mut at = 0;
-        for i in 0..image.op_count() {
-            let op = image.op(i)?;
-            let place = kernels::OpDataAt::Device {
-                arena: &mut *arena,
-                at: &mut at,
-            };
-            kernels::prepare(&image, i as u16, &op, &mut alloc, place)?;
-        }
+        let at = kernels::prepare_all(&image, &mut alloc, arena, None)?;
         crate::banded::check_stages(&image)?;
         if at != image.opdata_len() {
             return Err(Error::Malformed {

@@ -140,6 +140,47 @@ impl Net {
 }
 
 impl Net {
+    /// The classifier head: AVERAGE_POOL_2D over the whole map, CONV_2D 1×1
+    /// to `classes` logits, RESHAPE to `[1, classes]`, SOFTMAX; returns the
+    /// probabilities' tensor.
+    fn classifier(&mut self, prefix: &str, classes: i32) -> i32 {
+        let g = self.g;
+        let side = self.hw;
+        let pooled = self.activation(&format!("{prefix}/pool"), 1, self.c, self.scale, -128);
+        self.b
+            .op(g, BuiltinOp::AVERAGE_POOL_2D, &[self.x], &[pooled])
+            .pool_options(Padding::Valid, (side, side), (side, side), Activation::None);
+        (self.x, self.hw) = (pooled, 1);
+        self.conv(1, 1, classes, false);
+        let shape = self
+            .b
+            .tensor(g, &format!("{prefix}/logits_shape"), &[2], DType::I32)
+            .data_i32(&[1, classes])
+            .id();
+        let logits = self
+            .b
+            .tensor(g, &format!("{prefix}/logits"), &[1, classes], DType::I8)
+            .quant(0.15, 12)
+            .id();
+        self.b
+            .op(g, BuiltinOp::RESHAPE, &[self.x, shape], &[logits])
+            .reshape_options(&[1, classes]);
+        let probs = self
+            .b
+            .tensor(
+                g,
+                &format!("{prefix}/probabilities"),
+                &[1, classes],
+                DType::I8,
+            )
+            .quant(1.0 / 256.0, -128)
+            .id();
+        self.b
+            .op(g, BuiltinOp::SOFTMAX, &[logits], &[probs])
+            .softmax_options(1.0);
+        probs
+    }
+
     /// ADD of `skip` and the current activation (MobileNet-v2's residual).
     fn add(&mut self, skip: i32) {
         let name = format!("{}/add_{}", self.prefix, self.layer);
@@ -208,35 +249,8 @@ pub fn mobilenet_v2_int8(hw: i32) -> Vec<u8> {
     }
     net.layer += 1;
     net.conv(1, 1, 1280, true);
-    let side = net.hw;
-    let pooled = net.activation("MobilenetV2/AvgPool", 1, net.c, net.scale, -128);
-    net.b
-        .op(g, BuiltinOp::AVERAGE_POOL_2D, &[net.x], &[pooled])
-        .pool_options(Padding::Valid, (side, side), (side, side), Activation::None);
-    (net.x, net.hw) = (pooled, 1);
     net.layer += 1;
-    net.conv(1, 1, 1000, false);
-    let shape = net
-        .b
-        .tensor(g, "MobilenetV2/shape", &[2], DType::I32)
-        .data_i32(&[1, 1000])
-        .id();
-    let flat = net
-        .b
-        .tensor(g, "MobilenetV2/logits", &[1, 1000], DType::I8)
-        .quant(0.15, 12)
-        .id();
-    net.b
-        .op(g, BuiltinOp::RESHAPE, &[net.x, shape], &[flat])
-        .reshape_options(&[1, 1000]);
-    let probs = net
-        .b
-        .tensor(g, "MobilenetV2/probs", &[1, 1000], DType::I8)
-        .quant(1.0 / 256.0, -128)
-        .id();
-    net.b
-        .op(g, BuiltinOp::SOFTMAX, &[flat], &[probs])
-        .softmax_options(1.0);
+    let probs = net.classifier("MobilenetV2", 1000);
     net.b.inputs(g, &[input]).outputs(g, &[probs]);
     net.b.finish()
 }
@@ -627,34 +641,8 @@ pub fn rp2040_cnn() -> Vec<u8> {
     net.conv(3, 2, RP2040_CHANNELS, true);
     net.layer = 1;
     net.conv(5, 1, RP2040_CHANNELS, true);
-    let pooled = net.activation("cnn/pool", 1, net.c, net.scale, -128);
-    net.b
-        .op(g, BuiltinOp::AVERAGE_POOL_2D, &[net.x], &[pooled])
-        .pool_options(Padding::Valid, (32, 32), (32, 32), Activation::None);
-    (net.x, net.hw) = (pooled, 1);
     net.layer = 2;
-    net.conv(1, 1, 4, false);
-    let shape = net
-        .b
-        .tensor(g, "cnn/logits_shape", &[2], DType::I32)
-        .data_i32(&[1, 4])
-        .id();
-    let logits = net
-        .b
-        .tensor(g, "cnn/logits", &[1, 4], DType::I8)
-        .quant(0.15, 12)
-        .id();
-    net.b
-        .op(g, BuiltinOp::RESHAPE, &[net.x, shape], &[logits])
-        .reshape_options(&[1, 4]);
-    let output = net
-        .b
-        .tensor(g, "cnn/probabilities", &[1, 4], DType::I8)
-        .quant(1.0 / 256.0, -128)
-        .id();
-    net.b
-        .op(g, BuiltinOp::SOFTMAX, &[logits], &[output])
-        .softmax_options(1.0);
+    let output = net.classifier("cnn", 4);
     net.b.inputs(g, &[input]).outputs(g, &[output]);
     net.b.finish()
 }

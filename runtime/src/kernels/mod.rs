@@ -210,7 +210,7 @@ pub(crate) fn prepared_opdata_bytes(
 }
 
 /// Where [`prepare`] puts an op's OpData.
-pub(crate) enum OpDataAt<'b> {
+enum OpDataAt<'b> {
     /// The arena's tail (allocated by Prepare), or — when the image carries
     /// its OpData block — compared with the block from `at` on.
     Device {
@@ -228,10 +228,34 @@ pub(crate) enum OpDataAt<'b> {
     },
 }
 
+/// Prepares every op in order (see [`prepare`]): OpData into the arena's
+/// tail or checked against the image's block, or, given `block`, filled
+/// into it. Returns the OpData block bytes used.
+pub(crate) fn prepare_all(
+    img: &Image<'_>,
+    alloc: &mut ArenaAllocator,
+    arena: &mut [u8],
+    mut block: Option<&mut [u8]>,
+) -> Result<usize, Error> {
+    let mut at = 0;
+    for i in 0..img.op_count() {
+        let op = img.op(i)?;
+        let place = match block.as_deref_mut() {
+            Some(block) => OpDataAt::Fill { block, at: &mut at },
+            None => OpDataAt::Device {
+                arena: &mut *arena,
+                at: &mut at,
+            },
+        };
+        prepare(img, i as u16, &op, alloc, place)?;
+    }
+    Ok(at)
+}
+
 /// Validates one operator, computes its OpData (into the tail, or checked
 /// against or filled into the image's block) and claims its scratch. Called
 /// in operator order, so the tail and block layouts are deterministic.
-pub(crate) fn prepare(
+fn prepare(
     img: &Image<'_>,
     index: u16,
     op: &OpInfo,
