@@ -243,3 +243,95 @@ pub(crate) fn accumulate_rows(
     }
     Some(())
 }
+
+/// Bytes 0 and 2, and bytes 1 and 3, of `x` sign-extended into 16-bit lanes.
+#[inline(always)]
+fn unpack(x: u32) -> (u32, u32) {
+    let (e, o);
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            "sxtb16 {e}, {x}",
+            "sxtb16 {o}, {x}, ror #8",
+            x = in(reg) x,
+            e = out(reg) e,
+            o = out(reg) o,
+            options(pure, nomem, nostack),
+        );
+    }
+    (e, o)
+}
+
+/// One filter word `w` against two pixels' unpacked words (`p0`, `p1`, each
+/// the (bytes 0 and 2, bytes 1 and 3) lanes of [`unpack`]): `w` is unpacked
+/// once for both, four SMLADs.
+#[inline(always)]
+fn mac2x1(a: (i32, i32), p0: (u32, u32), p1: (u32, u32), w: u32) -> (i32, i32) {
+    let (mut a0, mut a1) = a;
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            "sxtb16 {we}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {a0}, {x0e}, {we}, {a0}",
+            "smlad {a0}, {x0o}, {w}, {a0}",
+            "smlad {a1}, {x1e}, {we}, {a1}",
+            "smlad {a1}, {x1o}, {w}, {a1}",
+            w = inout(reg) w => _,
+            x0e = in(reg) p0.0,
+            x0o = in(reg) p0.1,
+            x1e = in(reg) p1.0,
+            x1o = in(reg) p1.1,
+            we = out(reg) _,
+            a0 = inout(reg) a0,
+            a1 = inout(reg) a1,
+            options(pure, nomem, nostack),
+        );
+    }
+    (a0, a1)
+}
+
+/// The whole words of a 2×2 block of int8 dot products without an offset:
+/// `[x0·w0, x0·w1, x1·w0, x1·w1]` over the first `4·⌊n/4⌋` bytes, `n` the
+/// shortest length; the caller adds the remaining bytes. Each input word is
+/// unpacked once for two filters and each filter word once for two pixels
+/// (CMSIS-NN's `arm_nn_mat_mult_nt_t_s8` does the same).
+#[inline(always)]
+pub(crate) fn dot2x2_words(x0: &[u8], x1: &[u8], w0: &[u8], w1: &[u8]) -> [i32; 4] {
+    let (x0q, _) = x0.as_chunks::<4>();
+    let (x1q, _) = x1.as_chunks::<4>();
+    let (w0q, _) = w0.as_chunks::<4>();
+    let (w1q, _) = w1.as_chunks::<4>();
+    let (mut a00, mut a01, mut a10, mut a11) = (0i32, 0i32, 0i32, 0i32);
+    for (((xa, xb), wa), wb) in x0q.iter().zip(x1q).zip(w0q).zip(w1q) {
+        let p0 = unpack(u32::from_le_bytes(*xa));
+        let p1 = unpack(u32::from_le_bytes(*xb));
+        (a00, a10) = mac2x1((a00, a10), p0, p1, u32::from_le_bytes(*wa));
+        (a01, a11) = mac2x1((a01, a11), p0, p1, u32::from_le_bytes(*wb));
+    }
+    [a00, a01, a10, a11]
+}
+
+/// `Σ w[k]` over the whole words of `w` (the caller adds the rest): SXTB16
+/// and SMLAD against 1 in both lanes, four bytes in three instructions.
+#[inline(never)]
+pub(crate) fn sum_words(w: &[u8]) -> i32 {
+    let ones = 0x0001_0001u32;
+    let mut acc = 0i32;
+    for wb in w.as_chunks::<4>().0 {
+        let (e, o) = unpack(u32::from_le_bytes(*wb));
+        // SAFETY: register-only arithmetic (see the module doc).
+        unsafe {
+            asm!(
+                "smlad {acc}, {e}, {one}, {acc}",
+                "smlad {acc}, {o}, {one}, {acc}",
+                e = in(reg) e,
+                o = in(reg) o,
+                one = in(reg) ones,
+                acc = inout(reg) acc,
+                options(pure, nomem, nostack),
+            );
+        }
+    }
+    acc
+}

@@ -159,6 +159,119 @@ pub(crate) fn accumulate_rows(x: &[u8], w: &[u8], stride: usize, acc: &mut [i32]
     }
 }
 
+/// `[x0·w0, x0·w1, x1·w0, x1·w1]`, int8 dot products without an offset over
+/// `n` = the shortest length: a 2×2 block of a matrix product (two pixels by
+/// two filters), on DSP cores each unpacked word used twice.
+#[inline(always)]
+pub(crate) fn dot2x2_i8(x0: &[u8], x1: &[u8], w0: &[u8], w1: &[u8]) -> [i32; 4] {
+    let n = x0.len().min(x1.len()).min(w0.len()).min(w1.len());
+    #[cfg(microarena_dsp)]
+    let (mut acc, done) = (super::dsp::dot2x2_words(x0, x1, w0, w1), n & !3);
+    #[cfg(not(microarena_dsp))]
+    let (mut acc, done) = ([0i32; 4], 0);
+    fn tail(s: &[u8], done: usize, n: usize) -> &[u8] {
+        s.get(done..n).unwrap_or(&[])
+    }
+    for (((&a, &b), &c), &d) in tail(x0, done, n)
+        .iter()
+        .zip(tail(x1, done, n))
+        .zip(tail(w0, done, n))
+        .zip(tail(w1, done, n))
+    {
+        let (a, b) = (i32::from(a as i8), i32::from(b as i8));
+        let (c, d) = (i32::from(c as i8), i32::from(d as i8));
+        acc[0] = acc[0].wrapping_add(a * c);
+        acc[1] = acc[1].wrapping_add(a * d);
+        acc[2] = acc[2].wrapping_add(b * c);
+        acc[3] = acc[3].wrapping_add(b * d);
+    }
+    acc
+}
+
+/// `Σ w[k]` of int8 values (a filter row's sum, which folds the input offset
+/// into the bias: `Σ w·(x + off) = Σ w·x + off·Σ w` in wrapping int32).
+#[inline]
+pub(crate) fn sum_i8(w: &[u8]) -> i32 {
+    #[cfg(microarena_dsp)]
+    let (acc, done) = (super::dsp::sum_words(w), w.len() & !3);
+    #[cfg(not(microarena_dsp))]
+    let (acc, done) = (0i32, 0);
+    w.get(done..)
+        .unwrap_or(&[])
+        .iter()
+        .fold(acc, |a, &v| a.wrapping_add(i32::from(v as i8)))
+}
+
+/// One output channel's requantization with its parameters decoded once:
+/// [`Epilogue::put_i8_with`] for a channel, without reading or decoding its
+/// parameters per value. `bias` may include `in_off · Σ filter`.
+#[derive(Clone, Copy)]
+pub(crate) struct Requant {
+    bias: i32,
+    m: i32,
+    left: u32,
+    right: u32,
+    mask: i32,
+    half: i32,
+    /// The multiplier is `i32::MIN`, where `srdhm` saturates for one input.
+    m_min: bool,
+    zp: i32,
+    lo: i32,
+    hi: i32,
+}
+
+impl Requant {
+    /// TFLM's `MultiplyByQuantizedMultiplier(acc + bias, m, s)` + zero point,
+    /// clamped: the shift split into a left shift and a rounding right shift.
+    pub(crate) fn new(end: &Epilogue<'_>, (bias, m, s): (i32, i32, i32)) -> Self {
+        let left = if s > 0 { s.min(31) as u32 } else { 0 };
+        let right = if s > 0 {
+            0
+        } else {
+            s.wrapping_neg().clamp(0, 31) as u32
+        };
+        let mask = ((1i64 << right) - 1) as i32;
+        Requant {
+            bias,
+            m,
+            left,
+            right,
+            mask,
+            half: mask >> 1,
+            m_min: m == i32::MIN,
+            zp: end.out_zp,
+            lo: end.lo,
+            hi: end.hi,
+        }
+    }
+
+    /// Adds `d` to the bias (wrapping, as the accumulator).
+    pub(crate) fn bias_add(&mut self, d: i32) {
+        self.bias = self.bias.wrapping_add(d);
+    }
+
+    /// The output byte of accumulator `acc`, bit for bit [`Epilogue::put_i8_with`].
+    #[inline(always)]
+    pub(crate) fn apply(&self, acc: i32) -> u8 {
+        let x = acc.wrapping_add(self.bias).wrapping_shl(self.left);
+        // srdhm: rounding half up, (x·m + 2^30) >> 31, equals gemmlowp's
+        // nudge-and-truncate for every product; only x = m = i32::MIN
+        // saturates there.
+        let high = if self.m_min && x == i32::MIN {
+            i32::MAX
+        } else {
+            ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32
+        };
+        // rdbpot
+        let threshold = self.half + i32::from(high < 0);
+        let v = (high >> self.right).wrapping_add(i32::from((high & self.mask) > threshold));
+        v.wrapping_add(self.zp)
+            .max(self.lo)
+            .min(self.hi)
+            .clamp(-128, 127) as i8 as u8
+    }
+}
+
 /// The end of every FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D output
 /// value, as TFLM's reference kernels do it: int8 adds the bias, requantizes
 /// with the channel's (multiplier, shift) from the OpData, adds the output
