@@ -6,7 +6,7 @@ use microarena_image::params::WindowParams;
 
 use super::bytes::{f32_at, i8_at};
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::epilogue::{Epilogue, check_operands, push_opdata};
+use super::epilogue::{Epilogue, Requant, check_operands, push_opdata};
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -53,104 +53,264 @@ pub(crate) fn prepare(
 /// Filters with more taps than this take the general path.
 const MAX_TAPS: usize = 64;
 
-/// Int8 depthwise with multiplier 1: the taps of an output pixel are found
-/// once, then `CH` channels at a time accumulate over them (bit-exact: the
-/// same integer sums, reordered; the input offset is added to each input).
-fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>) {
-    const CH: usize = 4;
-    let in_off = c.input(0).0.zero_point.wrapping_neg();
-    // (filter index of channel 0, input index of channel 0) per tap.
-    let mut taps = [(0usize, 0usize); MAX_TAPS];
-    for b in 0..g.batches {
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                let n = g.taps_into(b, oy, ox, &mut taps).len();
-                let taps = taps.get_mut(..n).unwrap_or(&mut []);
-                for t in taps.iter_mut() {
-                    // Filter [1][ky][kx][oc]: the tap's channel 0.
-                    t.0 *= g.oc;
+/// Int8 depthwise with multiplier 1: four channels at a time over every
+/// output pixel, so each channel's parameters are decoded once per layer
+/// and its filter bytes unpacked once (bit-exact: the same integer sums,
+/// reordered; the input offset is added to each input). The caller checks
+/// `|in_off| ≤ 32640` (a 16-bit lane next to an int8 value) and the taps.
+fn depthwise_i8_m1(
+    out: &mut [u8],
+    g: &Geo,
+    (x, w): (&[u8], &[u8]),
+    end: &Epilogue<'_>,
+    in_off: i32,
+) {
+    let taps = g.fh as usize * g.fw as usize;
+    // in_off in both 16-bit lanes, for SXTAB16.
+    let off2 = (in_off as u32 & 0xffff) | ((in_off as u32) << 16);
+    let (ih, iw) = (g.ih, g.iw);
+    let mut params = end.channels();
+    let mut wq = [[0u32; 2]; MAX_TAPS];
+    let mut c0 = 0;
+    while c0 < g.oc {
+        let n = 4.min(g.oc - c0);
+        let q: [Requant; 4] = core::array::from_fn(|k| {
+            let p = if k < n { params.next() } else { None };
+            Requant::new(end, p.unwrap_or((0, 0, 0)))
+        });
+        for (t, wt) in wq.iter_mut().take(taps).enumerate() {
+            // Filter [1][ky][kx][oc]; channels past n get 0.
+            let mut b = [0u8; 4];
+            if let Some(s) = w.get(t * g.oc + c0..) {
+                for (d, &v) in b.iter_mut().zip(s).take(n) {
+                    *d = v;
                 }
-                let taps = &*taps;
-                // Channel parameters in order, outputs contiguous from `oi`.
-                let mut params = end.channels();
-                let oi = g.out_index(b, oy, ox, 0);
-                let mut c0 = 0;
-                while c0 < g.oc {
-                    let n = CH.min(g.oc - c0);
-                    let acc = channels(x, w, taps, c0, n, in_off);
-                    for (k, &a) in acc.iter().take(n).enumerate() {
-                        let p = params.next().unwrap_or((0, 0, 0));
-                        end.put_i8_with(c.out, oi + c0 + k, p, a);
+            }
+            *wt = quad_weights(b);
+        }
+        let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
+        let w9: &[[u32; 2]; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; 2]; 9]);
+        for b in 0..g.batches {
+            for oy in 0..g.oh {
+                let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+                let row_in = fast && iy0 >= 0 && iy0 + 2 < ih;
+                for ox in 0..g.ow {
+                    let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                    let acc = if row_in && ix0 >= 0 && ix0 + 2 < iw {
+                        let i = g.in_index(b, iy0, ix0, c0);
+                        x.get(i..)
+                            .and_then(|x| quad3x3(x, g.iw as usize * g.ic, g.ic, w9, off2, in_off))
+                    } else {
+                        None
+                    };
+                    let acc = acc.unwrap_or_else(|| {
+                        quad_pixel(
+                            x,
+                            g,
+                            (b, iy0, ix0, c0),
+                            &wq[..taps.min(MAX_TAPS)],
+                            off2,
+                            in_off,
+                        )
+                    });
+                    let oi = g.out_index(b, oy, ox, c0);
+                    if let Some(o) = out.get_mut(oi..oi + n) {
+                        for ((o, q), a) in o.iter_mut().zip(&q).zip(acc) {
+                            *o = q.apply(a);
+                        }
                     }
-                    c0 += n;
                 }
             }
         }
+        c0 += n;
     }
 }
 
-/// The accumulators of channels `c0..c0 + n` (`n` ≤ 4) over `taps`.
-#[inline]
-pub(super) fn channels(
+/// Four channels of one output pixel whose 3×3 window (dilation 1) lies
+/// inside the input: `x` starts at the window's top-left tap, channel `c0`;
+/// rows are `rs` bytes apart, columns `ic`. `None` if the window leaves `x`.
+#[inline(never)]
+fn quad3x3(
     x: &[u8],
-    w: &[u8],
-    taps: &[(usize, usize)],
-    c0: usize,
-    n: usize,
+    rs: usize,
+    ic: usize,
+    w: &[[u32; 2]; 9],
+    off2: u32,
+    in_off: i32,
+) -> Option<[i32; 4]> {
+    // Written out tap by tap: at opt-level "s" the loop stays rolled and
+    // keeps its state on the stack.
+    let at = |o: usize| x.get(o..).and_then(|s| s.first_chunk::<4>()).copied();
+    let (r1, r2, c2) = (rs, 2 * rs, 2 * ic);
+    let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
+    let mut a = quad_mac([0; 4], at(0)?, w0, off2, in_off);
+    a = quad_mac(a, at(ic)?, w1, off2, in_off);
+    a = quad_mac(a, at(c2)?, w2, off2, in_off);
+    a = quad_mac(a, at(r1)?, w3, off2, in_off);
+    a = quad_mac(a, at(r1 + ic)?, w4, off2, in_off);
+    a = quad_mac(a, at(r1 + c2)?, w5, off2, in_off);
+    a = quad_mac(a, at(r2)?, w6, off2, in_off);
+    a = quad_mac(a, at(r2 + ic)?, w7, off2, in_off);
+    a = quad_mac(a, at(r2 + c2)?, w8, off2, in_off);
+    Some(a)
+}
+
+/// Four channels of one output pixel, any window: the taps inside the
+/// input (the edges of a 3×3 layer, and other filter sizes).
+#[inline(never)]
+fn quad_pixel(
+    x: &[u8],
+    g: &Geo,
+    (b, iy0, ix0, c0): (usize, i32, i32, usize),
+    wq: &[[u32; 2]],
+    off2: u32,
     in_off: i32,
 ) -> [i32; 4] {
-    #[cfg(microarena_dsp)]
-    if n == 4
-        && let Some(acc) = super::dsp::depthwise4_i8(x, w, taps, c0, in_off)
-    {
-        return acc;
-    }
     let mut acc = [0i32; 4];
-    for &(fi, ii) in taps {
-        if let (Some(xs), Some(ws)) = (x.get(ii + c0..ii + c0 + n), w.get(fi + c0..fi + c0 + n)) {
-            for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(ws) {
-                let xv = i32::from(xv as i8).wrapping_add(in_off);
-                *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
+    let mut wt = wq.iter();
+    for ky in 0..g.fh {
+        let iy = iy0.wrapping_add(ky.wrapping_mul(g.dh));
+        if iy < 0 || iy >= g.ih {
+            wt.nth(g.fw as usize - 1);
+            continue;
+        }
+        for kx in 0..g.fw {
+            let Some(&wk) = wt.next() else { break };
+            let ix = ix0.wrapping_add(kx.wrapping_mul(g.dw));
+            if ix >= 0 && ix < g.iw {
+                let xb = quad_at(x, g.in_index(b, iy, ix, c0));
+                acc = quad_mac(acc, xb, wk, off2, in_off);
             }
         }
     }
     acc
 }
 
+/// Four input bytes from `i` (zeros past the end: their lanes are unused).
+#[inline(always)]
+fn quad_at(x: &[u8], i: usize) -> [u8; 4] {
+    match x.get(i..).and_then(|s| s.first_chunk::<4>()) {
+        Some(b) => *b,
+        None => {
+            let mut b = [0u8; 4];
+            for (d, &v) in b.iter_mut().zip(x.get(i..).unwrap_or(&[])) {
+                *d = v;
+            }
+            b
+        }
+    }
+}
+
+/// Four channels' filter bytes at one tap, as [`quad_mac`] takes them.
+#[inline(always)]
+pub(super) fn quad_weights(w: [u8; 4]) -> [u32; 2] {
+    #[cfg(microarena_dsp)]
+    return super::dsp::depthwise_weights(w);
+    #[cfg(not(microarena_dsp))]
+    [u32::from_le_bytes(w), 0]
+}
+
+/// `acc[k] += w[k]·(x[k] + in_off)` for four channels; `w` from
+/// [`quad_weights`], `off2` = `in_off` in both 16-bit lanes (DSP cores).
+#[inline(always)]
+pub(super) fn quad_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32, in_off: i32) -> [i32; 4] {
+    #[cfg(microarena_dsp)]
+    {
+        let _ = in_off;
+        super::dsp::depthwise_mac(acc, x, w, off2)
+    }
+    #[cfg(not(microarena_dsp))]
+    {
+        let _ = off2;
+        let mut acc = acc;
+        for ((a, xv), wv) in acc.iter_mut().zip(x).zip(w[0].to_le_bytes()) {
+            let xv = i32::from(xv as i8).wrapping_add(in_off);
+            *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
+        }
+        acc
+    }
+}
+
 /// Int8 depthwise with any multiplier (e.g. one input channel to eight):
-/// the taps of an output pixel found once, the output channels in order with
-/// their parameters read in order (bit-exact: the same integer sums).
-fn depthwise_i8(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>, mult: usize) {
-    let in_off = c.input(0).0.zero_point.wrapping_neg();
-    // (filter index of channel 0, input index of channel 0) per tap.
-    let mut taps = [(0usize, 0usize); MAX_TAPS];
-    for b in 0..g.batches {
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                let n = g.taps_into(b, oy, ox, &mut taps).len();
-                let taps = taps.get_mut(..n).unwrap_or(&mut []);
-                for t in taps.iter_mut() {
-                    // Filter [1][ky][kx][oc]: the tap's channel 0.
-                    t.0 *= g.oc;
-                }
-                let taps = &*taps;
-                let mut params = end.channels();
-                let oi = g.out_index(b, oy, ox, 0);
-                for ic in 0..g.ic {
-                    for m in 0..mult {
-                        let oc = m + ic * mult;
-                        let mut acc = 0i32;
-                        for &(fi, ii) in taps {
-                            let iv = i8_at(x, ii + ic).wrapping_add(in_off);
-                            acc = acc.wrapping_add(i8_at(w, fi + oc).wrapping_mul(iv));
-                        }
-                        let p = params.next().unwrap_or((0, 0, 0));
-                        end.put_i8_with(c.out, oi + oc, p, acc);
+/// one output channel at a time over every pixel, its parameters decoded
+/// and its filter taps read once (bit-exact: the same integer sums).
+fn depthwise_i8(
+    out: &mut [u8],
+    g: &Geo,
+    (x, w): (&[u8], &[u8]),
+    end: &Epilogue<'_>,
+    (mult, in_off): (usize, i32),
+) {
+    let taps = (g.fh as usize * g.fw as usize).min(MAX_TAPS);
+    let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1);
+    let mut params = end.channels();
+    let mut wt = [0i32; MAX_TAPS];
+    for oc in 0..g.oc {
+        let q = Requant::new(end, params.next().unwrap_or((0, 0, 0)));
+        let ch = oc / mult.max(1);
+        for (t, v) in wt.iter_mut().take(taps).enumerate() {
+            // Filter [1][ky][kx][oc].
+            *v = i8_at(w, t * g.oc + oc);
+        }
+        let w9 = wt.first_chunk::<9>().unwrap_or(&[0; 9]);
+        for b in 0..g.batches {
+            for oy in 0..g.oh {
+                let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+                let row_in = fast && iy0 >= 0 && iy0 + 2 < g.ih;
+                for ox in 0..g.ow {
+                    let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                    let acc = if row_in && ix0 >= 0 && ix0 + 2 < g.iw {
+                        let i = g.in_index(b, iy0, ix0, ch);
+                        x.get(i..)
+                            .and_then(|x| one3x3(x, g.iw as usize * g.ic, g.ic, w9, in_off))
+                    } else {
+                        None
+                    };
+                    let acc = acc
+                        .unwrap_or_else(|| one_pixel(x, g, (b, oy, ox, ch), &wt[..taps], in_off));
+                    if let Some(o) = out.get_mut(g.out_index(b, oy, ox, oc)) {
+                        *o = q.apply(acc);
                     }
                 }
             }
         }
     }
+}
+
+/// One channel of one output pixel whose 3×3 window (dilation 1) lies inside
+/// the input, `x` from its top-left tap; rows `rs` bytes apart, columns `ic`.
+#[inline(always)]
+fn one3x3(x: &[u8], rs: usize, ic: usize, w: &[i32; 9], in_off: i32) -> Option<i32> {
+    let at = |o: usize| x.get(o).map(|&v| i32::from(v as i8).wrapping_add(in_off));
+    let (r1, r2, c2) = (rs, 2 * rs, 2 * ic);
+    let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
+    let mut a = w0.wrapping_mul(at(0)?);
+    a = a.wrapping_add(w1.wrapping_mul(at(ic)?));
+    a = a.wrapping_add(w2.wrapping_mul(at(c2)?));
+    a = a.wrapping_add(w3.wrapping_mul(at(r1)?));
+    a = a.wrapping_add(w4.wrapping_mul(at(r1 + ic)?));
+    a = a.wrapping_add(w5.wrapping_mul(at(r1 + c2)?));
+    a = a.wrapping_add(w6.wrapping_mul(at(r2)?));
+    a = a.wrapping_add(w7.wrapping_mul(at(r2 + ic)?));
+    a = a.wrapping_add(w8.wrapping_mul(at(r2 + c2)?));
+    Some(a)
+}
+
+/// One channel of one output pixel, any window: the taps inside the input.
+#[inline(never)]
+fn one_pixel(
+    x: &[u8],
+    g: &Geo,
+    (b, oy, ox, ch): (usize, usize, usize, usize),
+    wt: &[i32],
+    in_off: i32,
+) -> i32 {
+    let mut acc = 0i32;
+    g.for_each_tap(b, oy, ox, ch, |tap, ii| {
+        let xv = i8_at(x, ii).wrapping_add(in_off);
+        acc = acc.wrapping_add(wt.get(tap).copied().unwrap_or(0).wrapping_mul(xv));
+    });
+    acc
 }
 
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
@@ -161,15 +321,17 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let g = Geo::with_filter(c, &input, &out, &filter);
     let mult = c.op.params::<WindowParams>().depth_multiplier.max(1) as usize;
     let float = out.dtype == dtype::F32;
-    if !float && mult == 1 && g.ic == g.oc {
-        depthwise_i8_m1(c, &g, x, w, &end);
+    let in_off = input.zero_point.wrapping_neg();
+    let taps = (g.fh as usize).saturating_mul(g.fw as usize);
+    if !float && mult == 1 && g.ic == g.oc && taps <= MAX_TAPS && (-32640..=32640).contains(&in_off)
+    {
+        depthwise_i8_m1(c.out, &g, (x, w), &end, in_off);
         return Ok(());
     }
     if !float && (g.fh as usize) * (g.fw as usize) <= MAX_TAPS {
-        depthwise_i8(c, &g, x, w, &end, mult);
+        depthwise_i8(c.out, &g, (x, w), &end, (mult, in_off));
         return Ok(());
     }
-    let in_off = input.zero_point.wrapping_neg();
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {

@@ -98,58 +98,6 @@ pub(crate) fn dot2_i8(x: &[u8], w0: &[u8], w1: &[u8], x_off: i32) -> Option<(i32
     Some((s0, s1))
 }
 
-/// Depthwise (multiplier 1) for 4 channels: `acc[k] = Σ_taps w·(x + x_off)`
-/// of channel `c0 + k`, with `taps` = (filter index of channel 0, input index
-/// of channel 0) per tap inside the input. `None` as [`dot_i8`], or when a tap
-/// leaves `x` or `w` (the caller then takes the portable loop).
-#[inline(never)]
-pub(crate) fn depthwise4_i8(
-    x: &[u8],
-    w: &[u8],
-    taps: &[(usize, usize)],
-    c0: usize,
-    x_off: i32,
-) -> Option<[i32; 4]> {
-    if !(-32640..=32640).contains(&x_off) {
-        return None;
-    }
-    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
-    let (mut a0, mut a1, mut a2, mut a3) = (0i32, 0i32, 0i32, 0i32);
-    for &(fi, ii) in taps {
-        let xb = x.get(ii + c0..)?.first_chunk::<4>()?;
-        let wb = w.get(fi + c0..)?.first_chunk::<4>()?;
-        let xv = u32::from_le_bytes(*xb);
-        let wv = u32::from_le_bytes(*wb);
-        // SAFETY: register-only arithmetic (see the module doc).
-        unsafe {
-            asm!(
-                // lanes: bytes 0 and 2 (channels c0, c0+2), then 1 and 3
-                "sxtab16 {xe}, {off}, {x}",
-                "sxtab16 {xo}, {off}, {x}, ror #8",
-                "sxtb16 {we}, {w}",
-                "sxtb16 {wo}, {w}, ror #8",
-                "smlabb {a0}, {xe}, {we}, {a0}",
-                "smlatt {a2}, {xe}, {we}, {a2}",
-                "smlabb {a1}, {xo}, {wo}, {a1}",
-                "smlatt {a3}, {xo}, {wo}, {a3}",
-                x = in(reg) xv,
-                w = in(reg) wv,
-                off = in(reg) off2,
-                xe = out(reg) _,
-                xo = out(reg) _,
-                we = out(reg) _,
-                wo = out(reg) _,
-                a0 = inout(reg) a0,
-                a1 = inout(reg) a1,
-                a2 = inout(reg) a2,
-                a3 = inout(reg) a3,
-                options(pure, nomem, nostack),
-            );
-        }
-    }
-    Some([a0, a1, a2, a3])
-}
-
 /// Bytes 0 and 2, and bytes 1 and 3, of `x` sign-extended into 16-bit lanes,
 /// plus `off2` (the offset in both lanes).
 #[inline(always)]
@@ -334,4 +282,43 @@ pub(crate) fn sum_words(w: &[u8]) -> i32 {
         }
     }
     acc
+}
+
+/// Four channels' filter bytes for [`depthwise_mac`]: bytes 0 and 2, and
+/// bytes 1 and 3, sign-extended into 16-bit lanes (done once per layer).
+#[inline(always)]
+pub(crate) fn depthwise_weights(w: [u8; 4]) -> [u32; 2] {
+    let (e, o) = unpack(u32::from_le_bytes(w));
+    [e, o]
+}
+
+/// `acc[k] += w[k]·(x[k] + x_off)` for four channels, `w` from
+/// [`depthwise_weights`], `off2` = `x_off` in both 16-bit lanes
+/// (|x_off| ≤ 32640, checked by the caller).
+#[inline(always)]
+pub(crate) fn depthwise_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32) -> [i32; 4] {
+    let [mut a0, mut a1, mut a2, mut a3] = acc;
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            // lanes: bytes 0 and 2 (channels 0, 2), then 1 and 3
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            x = inout(reg) u32::from_le_bytes(x) => _,
+            off = in(reg) off2,
+            we = in(reg) w[0],
+            wo = in(reg) w[1],
+            xe = out(reg) _,
+            a0 = inout(reg) a0,
+            a1 = inout(reg) a1,
+            a2 = inout(reg) a2,
+            a3 = inout(reg) a3,
+            options(pure, nomem, nostack),
+        );
+    }
+    [a0, a1, a2, a3]
 }

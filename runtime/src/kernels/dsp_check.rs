@@ -76,5 +76,19 @@ pub fn depthwise4(
             *a = a.wrapping_add(reference(x, ii + c0 + k, w, fi + c0 + k, 1, x_off));
         }
     }
-    (want, super::depthwise::channels(x, w, taps, c0, 4, x_off))
+    // Depthwise offsets are int8 zero points; the kernel takes this path
+    // only inside the 16-bit lane's range.
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let mut got = [0i32; 4];
+    for &(fi, ii) in taps {
+        let quad = |s: &[u8], i: usize| {
+            s.get(i + c0..)
+                .and_then(|s| s.first_chunk::<4>())
+                .copied()
+                .unwrap_or_default()
+        };
+        let wq = super::depthwise::quad_weights(quad(w, fi));
+        got = super::depthwise::quad_mac(got, quad(x, ii), wq, off2, x_off);
+    }
+    (want, got)
 }

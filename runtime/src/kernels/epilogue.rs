@@ -223,7 +223,12 @@ pub(crate) struct Requant {
 impl Requant {
     /// TFLM's `MultiplyByQuantizedMultiplier(acc + bias, m, s)` + zero point,
     /// clamped: the shift split into a left shift and a rounding right shift.
-    pub(crate) fn new(end: &Epilogue<'_>, (bias, m, s): (i32, i32, i32)) -> Self {
+    pub(crate) fn new(end: &Epilogue<'_>, p: (i32, i32, i32)) -> Self {
+        Requant::with(p, end.out_zp, (end.lo, end.hi))
+    }
+
+    /// [`Requant::new`] from the output zero point and the activation bounds.
+    fn with((bias, m, s): (i32, i32, i32), zp: i32, (lo, hi): (i32, i32)) -> Self {
         let left = if s > 0 { s.min(31) as u32 } else { 0 };
         let right = if s > 0 {
             0
@@ -239,9 +244,9 @@ impl Requant {
             mask,
             half: mask >> 1,
             m_min: m == i32::MIN,
-            zp: end.out_zp,
-            lo: end.lo,
-            hi: end.hi,
+            zp,
+            lo,
+            hi,
         }
     }
 
@@ -352,5 +357,70 @@ impl<'e> Epilogue<'e> {
             f32::from_bits(self.hi as u32),
         );
         put_f32(out, oi, act_f32(total + bias, lo, hi));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Requant;
+    use crate::fixedpoint as fx;
+
+    /// `Requant` against TFLM's sequence as `Epilogue::put_i8_with` does it
+    /// (`mbqm`, zero point, activation clamp, int8 clamp), on edge and
+    /// pseudo-random accumulators, multipliers and shifts.
+    #[test]
+    fn requant_matches_mbqm() {
+        let mut r = 0x9e37_79b9u32;
+        let mut next = move || {
+            r ^= r << 13;
+            r ^= r >> 17;
+            r ^= r << 5;
+            r as i32
+        };
+        let edges = [
+            0,
+            1,
+            -1,
+            i32::MAX,
+            i32::MIN,
+            1 << 30,
+            -(1 << 30),
+            12345,
+            -12345,
+        ];
+        let mults = [
+            0,
+            1 << 30,
+            i32::MAX,
+            i32::MIN,
+            1_518_500_250,
+            -1_518_500_250,
+        ];
+        for i in 0..20_000 {
+            let acc = if i % 4 == 0 {
+                edges[i % edges.len()]
+            } else {
+                next()
+            };
+            let bias = if i % 3 == 0 { 0 } else { next() >> (i % 20) };
+            let m = if i % 5 == 0 {
+                mults[i % mults.len()]
+            } else {
+                next()
+            };
+            let s = (next() % 40).clamp(-35, 35);
+            let zp = next() % 128;
+            let (lo, hi) = if i % 2 == 0 { (-128, 127) } else { (zp, 127) };
+            let want = fx::mbqm(acc.wrapping_add(bias), m, s)
+                .wrapping_add(zp)
+                .max(lo)
+                .min(hi)
+                .clamp(-128, 127) as i8 as u8;
+            let got = Requant::with((bias, m, s), zp, (lo, hi)).apply(acc);
+            assert_eq!(got, want, "acc {acc} bias {bias} m {m} s {s}");
+        }
+        // The one saturating product of srdhm.
+        let q = Requant::with((0, i32::MIN, 0), 0, (-128, 127));
+        assert_eq!(q.apply(i32::MIN), 127);
     }
 }
