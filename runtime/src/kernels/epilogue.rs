@@ -213,8 +213,9 @@ pub(crate) struct Requant {
     right: u32,
     mask: i32,
     half: i32,
-    /// The multiplier is `i32::MIN`, where `srdhm` saturates for one input.
-    m_min: bool,
+    /// `srdhm(i32::MIN, m)`: the one input where the rounding product
+    /// below can differ (it saturates when `m` is `i32::MIN` too).
+    at_min: i32,
     zp: i32,
     lo: i32,
     hi: i32,
@@ -243,7 +244,7 @@ impl Requant {
             right,
             mask,
             half: mask >> 1,
-            m_min: m == i32::MIN,
+            at_min: fx::srdhm(i32::MIN, m),
             zp,
             lo,
             hi,
@@ -262,8 +263,8 @@ impl Requant {
         // srdhm: rounding half up, (x·m + 2^30) >> 31, equals gemmlowp's
         // nudge-and-truncate for every product; only x = m = i32::MIN
         // saturates there.
-        let high = if self.m_min && x == i32::MIN {
-            i32::MAX
+        let high = if x == i32::MIN {
+            self.at_min
         } else {
             ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32
         };
