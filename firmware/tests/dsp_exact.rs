@@ -54,6 +54,21 @@ fn main() -> ! {
             cases += 3;
         }
     }
+    // The 1x1 convolution's 2x2 block and filter sums: every length 0..=67.
+    let mut x2 = [0u8; 2 * 67];
+    let mut w2 = [0u8; 2 * 67];
+    for n in 0..=67usize {
+        rng.fill(&mut x2);
+        rng.fill(&mut w2);
+        let (want, got) = dsp_check::dot2x2(&x2, &w2, n);
+        bad += u32::from(want != got);
+        let (want, got) = dsp_check::sum(&w2[..2 * n]);
+        bad += u32::from(want != got);
+        cases += 2;
+    }
+    let (want, got) = dsp_check::dot2x2(&[0x80; 2 * 67], &[0x80; 2 * 67], 67);
+    bad += u32::from(want != got);
+    cases += 1;
     // Extremes: every product at its largest magnitude, so the sum wraps.
     let (want, got) = dsp_check::dot(&[0x80; 67], &[0x80; 67], 67, -32640);
     bad += u32::from(want != got);

@@ -108,7 +108,7 @@ fn depthwise_i8_m1(
                             x,
                             g,
                             (b, iy0, ix0, c0),
-                            &wq[..taps.min(MAX_TAPS)],
+                            wq.get(..taps).unwrap_or(&[]),
                             off2,
                             in_off,
                         )
@@ -266,8 +266,9 @@ fn depthwise_i8(
                     } else {
                         None
                     };
-                    let acc = acc
-                        .unwrap_or_else(|| one_pixel(x, g, (b, oy, ox, ch), &wt[..taps], in_off));
+                    let acc = acc.unwrap_or_else(|| {
+                        one_pixel(x, g, (b, oy, ox, ch), wt.get(..taps).unwrap_or(&[]), in_off)
+                    });
                     if let Some(o) = out.get_mut(g.out_index(b, oy, ox, oc)) {
                         *o = q.apply(acc);
                     }

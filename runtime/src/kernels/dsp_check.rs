@@ -92,3 +92,27 @@ pub fn depthwise4(
     }
     (want, got)
 }
+
+/// The 2×2 block of the 1×1 convolution: pixels `x[0..n]` and `x[n..2n]`
+/// against filter rows `w[0..n]` and `w[n..2n]`, no offset, as
+/// `[x0·w0, x0·w1, x1·w0, x1·w1]`.
+pub fn dot2x2(x: &[u8], w: &[u8], n: usize) -> ([i32; 4], [i32; 4]) {
+    let want = [
+        reference(x, 0, w, 0, n, 0),
+        reference(x, 0, w, n, n, 0),
+        reference(x, n, w, 0, n, 0),
+        reference(x, n, w, n, n, 0),
+    ];
+    fn part(s: &[u8], i: usize, n: usize) -> &[u8] {
+        s.get(i * n..(i + 1) * n).unwrap_or(&[])
+    }
+    let (x0, x1) = (part(x, 0, n), part(x, 1, n));
+    let got = super::epilogue::dot2x2_i8(x0, x1, part(w, 0, n), part(w, 1, n));
+    (want, got)
+}
+
+/// The filter-row sum that folds the input offset into the bias.
+pub fn sum(w: &[u8]) -> (i32, i32) {
+    let want = w.iter().map(|&v| i32::from(v as i8)).sum();
+    (want, super::epilogue::sum_i8(w))
+}
