@@ -322,3 +322,40 @@ pub(crate) fn depthwise_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32) -
     }
     [a0, a1, a2, a3]
 }
+
+/// Four dot products sharing `x`: `Σ wk·(x + x_off)` for the four filter
+/// rows, each input word unpacked once for four rows (the LSTM gates' and
+/// FULLY_CONNECTED's row blocks). `None` as [`dot_i8`], or when a row is
+/// shorter than `x`.
+#[inline(never)]
+pub(crate) fn dot4_i8(x: &[u8], w: [&[u8]; 4], x_off: i32) -> Option<[i32; 4]> {
+    if !(-32640..=32640).contains(&x_off) {
+        return None;
+    }
+    let n = x.len();
+    let [w0, w1, w2, w3] = w;
+    let (w0, w1, w2, w3) = (w0.get(..n)?, w1.get(..n)?, w2.get(..n)?, w3.get(..n)?);
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (xq, xr) = x.as_chunks::<4>();
+    let (aq, ar) = w0.as_chunks::<4>();
+    let (bq, br) = w1.as_chunks::<4>();
+    let (cq, cr) = w2.as_chunks::<4>();
+    let (dq, dr) = w3.as_chunks::<4>();
+    let (mut s0, mut s1, mut s2, mut s3) = (0i32, 0i32, 0i32, 0i32);
+    for ((((xb, ab), bb), cb), db) in xq.iter().zip(aq).zip(bq).zip(cq).zip(dq) {
+        let (xe, xo) = unpack_x(u32::from_le_bytes(*xb), off2);
+        s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
+        s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
+        s2 = mac2(s2, xe, xo, u32::from_le_bytes(*cb));
+        s3 = mac2(s3, xe, xo, u32::from_le_bytes(*db));
+    }
+    let tail = xr.iter().zip(ar).zip(br).zip(cr).zip(dr);
+    for ((((&xv, &a), &b), &c), &d) in tail {
+        let xv = i32::from(xv as i8).wrapping_add(x_off);
+        s0 = s0.wrapping_add(i32::from(a as i8).wrapping_mul(xv));
+        s1 = s1.wrapping_add(i32::from(b as i8).wrapping_mul(xv));
+        s2 = s2.wrapping_add(i32::from(c as i8).wrapping_mul(xv));
+        s3 = s3.wrapping_add(i32::from(d as i8).wrapping_mul(xv));
+    }
+    Some([s0, s1, s2, s3])
+}

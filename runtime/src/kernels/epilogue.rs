@@ -145,6 +145,28 @@ pub(crate) fn dot2_i8(
     )
 }
 
+/// [`dot_i8`] for four filter rows at `wb` over the same input: on DSP
+/// cores each input word is unpacked once for all four.
+#[inline]
+pub(crate) fn dot4_i8(
+    x: &[u8],
+    xb: usize,
+    w: &[u8],
+    wb: [usize; 4],
+    n: usize,
+    x_off: i32,
+) -> [i32; 4] {
+    #[cfg(microarena_dsp)]
+    if let Some(xs) = x.get(xb..xb.saturating_add(n)) {
+        let row = |b: usize| w.get(b..b.saturating_add(n)).unwrap_or(&[]);
+        let rows = [row(wb[0]), row(wb[1]), row(wb[2]), row(wb[3])];
+        if let Some(acc) = super::dsp::dot4_i8(xs, rows, x_off) {
+            return acc;
+        }
+    }
+    wb.map(|b| dot_i8(x, xb, w, b, n, x_off))
+}
+
 /// `acc[k] += Σ w[k·stride + i]·(x[i] + x_off)` for `i < x.len()`: one
 /// call for a block of channels (on DSP cores, two rows per input read).
 #[inline]

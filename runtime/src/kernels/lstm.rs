@@ -12,7 +12,7 @@ use microarena_image::{self as rl, dtype};
 use super::activations::sigmoid_f32;
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
-use super::epilogue::{dot_i8, dot2_i8};
+use super::epilogue::{dot_i8, dot2_i8, dot4_i8};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -253,6 +253,14 @@ fn gate_i8(
             // product, two weight rows per pass over the input (one input
             // read on DSP cores); the sums are the same integers either way.
             if w.1 == 0 {
+                while o + 3 < s.state {
+                    let rows = [o, o + 1, o + 2, o + 3].map(|r| r * n_in);
+                    let acc = dot4_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());
+                    for (k, a) in acc.into_iter().enumerate() {
+                        finish(dst, r, o + k, a);
+                    }
+                    o += 4;
+                }
                 while o + 1 < s.state {
                     let rows = (o * n_in, (o + 1) * n_in);
                     let (a0, a1) = dot2_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());
