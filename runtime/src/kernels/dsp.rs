@@ -323,39 +323,72 @@ pub(crate) fn depthwise_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32) -
     [a0, a1, a2, a3]
 }
 
-/// Four dot products sharing `x`: `Σ wk·(x + x_off)` for the four filter
-/// rows, each input word unpacked once for four rows (the LSTM gates' and
-/// FULLY_CONNECTED's row blocks). `None` as [`dot_i8`], or when a row is
+/// Three dot products sharing `x`: `Σ wk·(x + x_off)` for the three filter
+/// rows, each input word unpacked once for three rows (the LSTM gates'
+/// row blocks). Three, not four: with four the loop state no longer fits
+/// the registers and spills. `None` as [`dot_i8`], or when a row is
 /// shorter than `x`.
 #[inline(never)]
-pub(crate) fn dot4_i8(x: &[u8], w: [&[u8]; 4], x_off: i32) -> Option<[i32; 4]> {
+pub(crate) fn dot3_i8(x: &[u8], w: [&[u8]; 3], x_off: i32) -> Option<[i32; 3]> {
     if !(-32640..=32640).contains(&x_off) {
         return None;
     }
     let n = x.len();
-    let [w0, w1, w2, w3] = w;
-    let (w0, w1, w2, w3) = (w0.get(..n)?, w1.get(..n)?, w2.get(..n)?, w3.get(..n)?);
+    let [w0, w1, w2] = w;
+    let (w0, w1, w2) = (w0.get(..n)?, w1.get(..n)?, w2.get(..n)?);
     let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
     let (xq, xr) = x.as_chunks::<4>();
     let (aq, ar) = w0.as_chunks::<4>();
     let (bq, br) = w1.as_chunks::<4>();
     let (cq, cr) = w2.as_chunks::<4>();
-    let (dq, dr) = w3.as_chunks::<4>();
-    let (mut s0, mut s1, mut s2, mut s3) = (0i32, 0i32, 0i32, 0i32);
-    for ((((xb, ab), bb), cb), db) in xq.iter().zip(aq).zip(bq).zip(cq).zip(dq) {
+    let (mut s0, mut s1, mut s2) = (0i32, 0i32, 0i32);
+    for (((xb, ab), bb), cb) in xq.iter().zip(aq).zip(bq).zip(cq) {
         let (xe, xo) = unpack_x(u32::from_le_bytes(*xb), off2);
         s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
         s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
         s2 = mac2(s2, xe, xo, u32::from_le_bytes(*cb));
-        s3 = mac2(s3, xe, xo, u32::from_le_bytes(*db));
     }
-    let tail = xr.iter().zip(ar).zip(br).zip(cr).zip(dr);
-    for ((((&xv, &a), &b), &c), &d) in tail {
+    for (((&xv, &a), &b), &c) in xr.iter().zip(ar).zip(br).zip(cr) {
         let xv = i32::from(xv as i8).wrapping_add(x_off);
         s0 = s0.wrapping_add(i32::from(a as i8).wrapping_mul(xv));
         s1 = s1.wrapping_add(i32::from(b as i8).wrapping_mul(xv));
         s2 = s2.wrapping_add(i32::from(c as i8).wrapping_mul(xv));
-        s3 = s3.wrapping_add(i32::from(d as i8).wrapping_mul(xv));
     }
-    Some([s0, s1, s2, s3])
+    Some([s0, s1, s2])
+}
+
+/// `x + x_off` in 16-bit lanes, one `[bytes 0 and 2, bytes 1 and 3]` pair
+/// per whole input word, into `out`: an input read by many filter rows is
+/// unpacked once for all of them. The number of words written; `None` when
+/// `x_off` does not fit a lane or `out` is too short.
+pub(crate) fn unpack_offset(x: &[u8], x_off: i32, out: &mut [[u32; 2]]) -> Option<usize> {
+    if !(-32640..=32640).contains(&x_off) {
+        return None;
+    }
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (xq, _) = x.as_chunks::<4>();
+    for (o, xb) in out.get_mut(..xq.len())?.iter_mut().zip(xq) {
+        let (e, odd) = unpack_x(u32::from_le_bytes(*xb), off2);
+        *o = [e, odd];
+    }
+    Some(xq.len())
+}
+
+/// Three dot products of unpacked input words `xu` (from [`unpack_offset`])
+/// with the first `4·xu.len()` bytes of three filter rows (shorter rows
+/// stop early). With the input already in lanes, the loop needs no offset
+/// register and its state fits the registers.
+#[inline(never)]
+pub(crate) fn dot3_unpacked(xu: &[[u32; 2]], w: [&[u8]; 3]) -> [i32; 3] {
+    let [w0, w1, w2] = w;
+    let (aq, _) = w0.as_chunks::<4>();
+    let (bq, _) = w1.as_chunks::<4>();
+    let (cq, _) = w2.as_chunks::<4>();
+    let (mut s0, mut s1, mut s2) = (0i32, 0i32, 0i32);
+    for (((&[xe, xo], ab), bb), cb) in xu.iter().zip(aq).zip(bq).zip(cq) {
+        s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
+        s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
+        s2 = mac2(s2, xe, xo, u32::from_le_bytes(*cb));
+    }
+    [s0, s1, s2]
 }

@@ -145,22 +145,22 @@ pub(crate) fn dot2_i8(
     )
 }
 
-/// [`dot_i8`] for four filter rows at `wb` over the same input: on DSP
-/// cores each input word is unpacked once for all four.
+/// [`dot_i8`] for three filter rows at `wb` over the same input: on DSP
+/// cores each input word is unpacked once for all three.
 #[inline]
-pub(crate) fn dot4_i8(
+pub(crate) fn dot3_i8(
     x: &[u8],
     xb: usize,
     w: &[u8],
-    wb: [usize; 4],
+    wb: [usize; 3],
     n: usize,
     x_off: i32,
-) -> [i32; 4] {
+) -> [i32; 3] {
     #[cfg(microarena_dsp)]
     if let Some(xs) = x.get(xb..xb.saturating_add(n)) {
         let row = |b: usize| w.get(b..b.saturating_add(n)).unwrap_or(&[]);
-        let rows = [row(wb[0]), row(wb[1]), row(wb[2]), row(wb[3])];
-        if let Some(acc) = super::dsp::dot4_i8(xs, rows, x_off) {
+        let rows = [row(wb[0]), row(wb[1]), row(wb[2])];
+        if let Some(acc) = super::dsp::dot3_i8(xs, rows, x_off) {
             return acc;
         }
     }

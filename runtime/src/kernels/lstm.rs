@@ -12,7 +12,7 @@ use microarena_image::{self as rl, dtype};
 use super::activations::sigmoid_f32;
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
-use super::epilogue::{dot_i8, dot2_i8, dot4_i8};
+use super::epilogue::{dot_i8, dot2_i8, dot3_i8};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -250,16 +250,26 @@ fn gate_i8(
             let xrow = off + r * n_in;
             let mut o = 0;
             // Symmetric weights (the usual case) take the contiguous dot
-            // product, two weight rows per pass over the input (one input
+            // product, three weight rows per pass over the input (one input
             // read on DSP cores); the sums are the same integers either way.
+            #[cfg(microarena_dsp)]
             if w.1 == 0 {
-                while o + 3 < s.state {
-                    let rows = [o, o + 1, o + 2, o + 3].map(|r| r * n_in);
-                    let acc = dot4_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());
+                o = rows3_unpacked(
+                    inp.get(xrow..xrow + n_in).unwrap_or(&[]),
+                    zp,
+                    w.0,
+                    s.state,
+                    |o, a| finish(dst, r, o, a),
+                );
+            }
+            if w.1 == 0 {
+                while o + 2 < s.state {
+                    let rows = [o, o + 1, o + 2].map(|r| r * n_in);
+                    let acc = dot3_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());
                     for (k, a) in acc.into_iter().enumerate() {
                         finish(dst, r, o + k, a);
                     }
-                    o += 4;
+                    o += 3;
                 }
                 while o + 1 < s.state {
                     let rows = (o * n_in, (o + 1) * n_in);
@@ -310,6 +320,49 @@ fn gate_i8(
         };
         put_i16(gate, i, v);
     }
+}
+
+/// The input FC of a gate on DSP cores, three weight rows at a time over the
+/// input unpacked once (`dsp::unpack_offset`): calls `finish(row, acc)` for
+/// rows `0..` and returns the first row it did not do (0 when the input is
+/// longer than its buffer; the caller's loops do the rest).
+#[cfg(microarena_dsp)]
+fn rows3_unpacked(
+    xs: &[u8],
+    zp: i32,
+    w: &[u8],
+    rows: usize,
+    mut finish: impl FnMut(usize, i32),
+) -> usize {
+    /// Input words unpacked on the stack: inputs up to 320 values (micro_speech_lstm's 257).
+    const WORDS: usize = 80;
+    let mut xu = [[0u32; 2]; WORDS];
+    let n = xs.len();
+    let x_off = zp.wrapping_neg();
+    let Some(words) = super::dsp::unpack_offset(xs, x_off, &mut xu) else {
+        return 0;
+    };
+    let xu = xu.get(..words).unwrap_or(&[]);
+    let tail = xs.get(4 * words..).unwrap_or(&[]);
+    let row = |o: usize| w.get(o * n..).and_then(|r| r.get(..n));
+    let mut o = 0;
+    while o + 2 < rows {
+        let (Some(r0), Some(r1), Some(r2)) = (row(o), row(o + 1), row(o + 2)) else {
+            break;
+        };
+        let mut acc = super::dsp::dot3_unpacked(xu, [r0, r1, r2]);
+        for (a, r) in acc.iter_mut().zip([r0, r1, r2]) {
+            for (&xv, &wv) in tail.iter().zip(r.get(4 * words..).unwrap_or(&[])) {
+                let xv = i32::from(xv as i8).wrapping_add(x_off);
+                *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
+            }
+        }
+        for (k, a) in acc.into_iter().enumerate() {
+            finish(o + k, a);
+        }
+        o += 3;
+    }
+    o
 }
 
 /// One float gate.
