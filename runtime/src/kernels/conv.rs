@@ -117,7 +117,7 @@ fn pointwise(
         let q: [Requant; 4] = core::array::from_fn(|j| {
             let p = if j < k { params.next() } else { None };
             let mut q = Requant::new(end, p.unwrap_or((0, 0, 0)));
-            q.bias_add(in_off.wrapping_mul(sum_i8(rows[j])));
+            q.bias_add(in_off.wrapping_mul(sum_i8(rows.get(j).copied().unwrap_or_default())));
             q
         });
         block.set(rows);
