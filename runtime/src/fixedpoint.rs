@@ -11,9 +11,10 @@ pub fn srdhm(a: i32, b: i32) -> i32 {
     if a == b && a == i32::MIN {
         return i32::MAX;
     }
-    let ab = i64::from(a) * i64::from(b);
-    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
-    ((ab + nudge) / (1i64 << 31)) as i32
+    // gemmlowp adds 2^30 (1 − 2^30 when ab < 0) and divides by 2^31
+    // truncating; for every product that equals flooring ab + 2^30, which
+    // is one multiply-accumulate and a shift (SMLAL on Cortex-M).
+    ((i64::from(a) * i64::from(b) + (1 << 30)) >> 31) as i32
 }
 
 /// gemmlowp `SaturatingRoundingDoublingHighMul` for int16 operands.
@@ -415,6 +416,51 @@ mod tests {
         assert_eq!(round_f64(2.5), 3);
         assert_eq!(round_f64(-2.5), -3);
         assert_eq!(round_f32(0.49999997), 0);
+    }
+
+    /// `srdhm` against gemmlowp's own steps (nudge by sign, then C++'s
+    /// truncating division), written out here, on edge and pseudo-random
+    /// operands.
+    #[test]
+    fn srdhm_matches_gemmlowp_nudge_and_truncate() {
+        fn gemmlowp(a: i32, b: i32) -> i32 {
+            if a == b && a == i32::MIN {
+                return i32::MAX;
+            }
+            let ab = i64::from(a) * i64::from(b);
+            let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+            ((ab + nudge) / (1i64 << 31)) as i32
+        }
+        let edges = [
+            0,
+            1,
+            -1,
+            2,
+            -2,
+            1 << 30,
+            -(1 << 30),
+            i32::MAX,
+            i32::MIN,
+            i32::MIN + 1,
+        ];
+        for &a in &edges {
+            for &b in &edges {
+                assert_eq!(srdhm(a, b), gemmlowp(a, b), "{a} {b}");
+            }
+        }
+        let mut r = 0x2545_f491u32;
+        for i in 0..200_000 {
+            r ^= r << 13;
+            r ^= r >> 17;
+            r ^= r << 5;
+            let a = r as i32 >> (i % 24);
+            let b = r.rotate_left(11) as i32;
+            assert_eq!(srdhm(a, b), gemmlowp(a, b), "{a} {b}");
+            // ties: products that are odd multiples of 2^30
+            let t = (a >> 1) | 1;
+            assert_eq!(srdhm(t, 1 << 30), gemmlowp(t, 1 << 30), "{t}");
+            assert_eq!(srdhm(-t, 1 << 30), gemmlowp(-t, 1 << 30), "{t}");
+        }
     }
 
     #[test]

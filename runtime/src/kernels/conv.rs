@@ -5,7 +5,9 @@ use microarena_image::dtype;
 
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::epilogue::{Epilogue, accumulate_rows, check_operands, dot_i8, dot2_i8, push_opdata};
+use super::epilogue::{
+    Epilogue, Requant, Rows4, accumulate_rows, check_operands, dot_i8, dot2_i8, push_opdata,
+};
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -86,6 +88,49 @@ fn pixel_pairs(
     }
 }
 
+/// CONV_2D 1×1, stride 1, no padding, one group, int8: the output is the
+/// (pixels × ic) input times the (oc × ic) filter transposed. Four filters
+/// per pass over the pixels, prepared once ([`Rows4`]: on DSP cores already
+/// in 16-bit lanes), and the input offset folded into each channel's bias
+/// as `in_off · Σ filter row` (the same wrapping int32 sum), so the inner
+/// loop adds no offset; each channel's parameters are decoded once per call.
+#[inline(never)]
+fn pointwise(
+    out: &mut [u8],
+    (x, w): (&[u8], &[u8]),
+    (ic, oc): (usize, usize),
+    end: &Epilogue<'_>,
+    in_off: i32,
+) {
+    if ic == 0 || oc == 0 {
+        return;
+    }
+    let mut params = end.channels();
+    let mut block = Rows4::new([&[]; 4]);
+    let mut c = 0;
+    while c < oc {
+        let k = 4.min(oc - c);
+        let rows: [&[u8]; 4] = core::array::from_fn(|j| {
+            let r = if j < k { w.get((c + j) * ic..) } else { None };
+            r.and_then(|r| r.get(..ic)).unwrap_or(&[])
+        });
+        let sums = block.set(rows);
+        let q: [Requant; 4] = core::array::from_fn(|j| {
+            let p = if j < k { params.next() } else { None };
+            let mut q = Requant::new(end, p.unwrap_or((0, 0, 0)));
+            q.bias_add(in_off.wrapping_mul(sums.get(j).copied().unwrap_or(0)));
+            q
+        });
+        for (xp, op) in x.chunks_exact(ic).zip(out.chunks_exact_mut(oc)) {
+            let acc = block.dot(xp);
+            if let Some(o) = op.get_mut(c..c + k) {
+                Requant::apply4(&q, acc, o);
+            }
+        }
+        c += k;
+    }
+}
+
 /// Filters with more taps than this take the per-channel path.
 const MAX_TAPS: usize = 64;
 
@@ -110,6 +155,10 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             oc / per_group.max(1)
         }
     };
+    if !float && groups == 1 && taps_n == 1 && (g.sw, g.sh, g.pad_w, g.pad_h) == (1, 1, 0, 0) {
+        pointwise(c.out, (x, w), (fic, g.oc), &end, in_off);
+        return Ok(());
+    }
     // The taps inside the input of one output pixel, found once per pixel
     // rather than once per output channel: (tap, input index of channel 0).
     let mut taps = [(0usize, 0usize); MAX_TAPS];

@@ -6,7 +6,7 @@ use microarena_image::params::WindowParams;
 
 use super::bytes::{f32_at, i8_at};
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::epilogue::{Epilogue, check_operands, push_opdata};
+use super::epilogue::{Epilogue, Requant, check_operands, push_opdata};
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -53,104 +53,467 @@ pub(crate) fn prepare(
 /// Filters with more taps than this take the general path.
 const MAX_TAPS: usize = 64;
 
-/// Int8 depthwise with multiplier 1: the taps of an output pixel are found
-/// once, then `CH` channels at a time accumulate over them (bit-exact: the
-/// same integer sums, reordered; the input offset is added to each input).
-fn depthwise_i8_m1(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>) {
-    const CH: usize = 4;
-    let in_off = c.input(0).0.zero_point.wrapping_neg();
-    // (filter index of channel 0, input index of channel 0) per tap.
-    let mut taps = [(0usize, 0usize); MAX_TAPS];
-    for b in 0..g.batches {
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                let n = g.taps_into(b, oy, ox, &mut taps).len();
-                let taps = taps.get_mut(..n).unwrap_or(&mut []);
-                for t in taps.iter_mut() {
-                    // Filter [1][ky][kx][oc]: the tap's channel 0.
-                    t.0 *= g.oc;
-                }
-                let taps = &*taps;
-                // Channel parameters in order, outputs contiguous from `oi`.
-                let mut params = end.channels();
-                let oi = g.out_index(b, oy, ox, 0);
-                let mut c0 = 0;
-                while c0 < g.oc {
-                    let n = CH.min(g.oc - c0);
-                    let acc = channels(x, w, taps, c0, n, in_off);
-                    for (k, &a) in acc.iter().take(n).enumerate() {
-                        let p = params.next().unwrap_or((0, 0, 0));
-                        end.put_i8_with(c.out, oi + c0 + k, p, a);
-                    }
-                    c0 += n;
+/// Int8 depthwise with multiplier 1: four channels at a time over every
+/// output pixel, so each channel's parameters are decoded once per layer
+/// and its filter bytes unpacked once (bit-exact: the same integer sums,
+/// reordered; the input offset is added to each input). The caller checks
+/// `|in_off| ≤ 32640` (a 16-bit lane next to an int8 value) and the taps.
+fn depthwise_i8_quads<const B: bool>(
+    out: &mut [u8],
+    g: &Geo,
+    (x, w): (&[u8], &[u8]),
+    end: &Epilogue<'_>,
+    (mult, in_off): (usize, i32),
+) {
+    let taps = g.fh as usize * g.fw as usize;
+    // in_off in both 16-bit lanes, for SXTAB16.
+    let off2 = (in_off as u32 & 0xffff) | ((in_off as u32) << 16);
+    let (ih, iw) = (g.ih, g.iw);
+    let mut params = end.channels();
+    let mut wq = [[0u32; 2]; MAX_TAPS];
+    let mut c0 = 0;
+    while c0 < g.oc {
+        let n = 4.min(g.oc - c0);
+        // The input channel of output channels c0..c0 + 4 (B: one shared
+        // by all four, multiplier a multiple of 4).
+        let ch = if B { c0 / mult.max(1) } else { c0 };
+        let q: [Requant; 4] = core::array::from_fn(|k| {
+            let p = if k < n { params.next() } else { None };
+            Requant::new(end, p.unwrap_or((0, 0, 0)))
+        });
+        for (t, wt) in wq.iter_mut().take(taps).enumerate() {
+            // Filter [1][ky][kx][oc]; channels past n get 0.
+            let mut b = [0u8; 4];
+            if let Some(s) = w.get(t * g.oc + c0..) {
+                for (d, &v) in b.iter_mut().zip(s).take(n) {
+                    *d = v;
                 }
             }
+            *wt = quad_weights(b);
+        }
+        let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
+        let w9: &[[u32; 2]; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; 2]; 9]);
+        let rs = g.iw as usize * g.ic;
+        // Output columns whose window lies inside the input's columns.
+        let inside = |ox: usize| {
+            let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+            ix0 >= 0 && ix0 + 2 < iw
+        };
+        let lo = (0..g.ow).find(|&ox| inside(ox)).unwrap_or(g.ow);
+        let hi = (lo..g.ow).find(|&ox| !inside(ox)).unwrap_or(g.ow);
+        // 3×3 windows clamped to the input: taps outside read an inside
+        // pixel with a zero weight (adds 0, so the sums are unchanged).
+        let fast = fast && ih > 0 && iw > 0;
+        let (mut offs, mut wm) = ([0usize; 9], [[0u32; 2]; 9]);
+        // The windows of the edge columns on rows inside the input, the
+        // same on every such row: found once (SAME padding has one edge
+        // column a side).
+        let mut edges = [(usize::MAX, 0i32, [0usize; 9], [[0u32; 2]; 9]); 2];
+        if fast {
+            let inner = ([0usize, 1, 2], [true; 3]);
+            let cols = (0..lo).chain(hi..g.ow);
+            for ((ox, bx, o, wk), e) in edges
+                .iter_mut()
+                .map(|e| (&mut e.0, &mut e.1, &mut e.2, &mut e.3))
+                .zip(cols)
+            {
+                let ix0 = (e as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                let (b, dx, vx) = clamped_axis(ix0, iw - 1);
+                let axes = ((&inner.0, &inner.1), (&dx, &vx));
+                clamped_window(axes, (rs, g.ic), w9, (o, wk));
+                (*ox, *bx) = (e, b);
+            }
+        }
+        for b in 0..g.batches {
+            for oy in 0..g.oh {
+                let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+                let (by, dy, vy) = if fast {
+                    clamped_axis(iy0, ih - 1)
+                } else {
+                    (0, [0; 3], [false; 3])
+                };
+                let mut ox = 0;
+                while ox < g.ow {
+                    let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                    if fast {
+                        // The interior columns in one run, edge columns one by one.
+                        let row_in = iy0 >= 0 && iy0 + 2 < ih;
+                        let pixels = if ox == lo && lo < hi { hi - lo } else { 1 };
+                        let dense = row_in && inside(ox);
+                        let cached = edges.iter().find(|e| row_in && e.0 == ox);
+                        let (base, win) = if dense {
+                            (g.in_index(b, iy0, ix0, ch), (&offs, &wm))
+                        } else if let Some((_, bx, o, wk)) = cached {
+                            (g.in_index(b, iy0, *bx, ch), (o, wk))
+                        } else {
+                            let (bx, dx, vx) = clamped_axis(ix0, iw - 1);
+                            let axes = ((&dy, &vy), (&dx, &vx));
+                            clamped_window(axes, (rs, g.ic), w9, (&mut offs, &mut wm));
+                            (g.in_index(b, by, bx, ch), (&offs, &wm))
+                        };
+                        let run = Run {
+                            x: base,
+                            x_step: g.sw as usize * g.ic,
+                            out: g.out_index(b, oy, ox, c0),
+                            out_step: g.oc,
+                            pixels,
+                            channels: n,
+                        };
+                        if dense {
+                            let geo = (rs, g.ic);
+                            let words = !B && (g.ic | run.x | run.x_step).is_multiple_of(4);
+                            if words {
+                                quad3x3_dense::<B, true>(x, out, &run, geo, w9, (off2, in_off), &q);
+                            } else {
+                                quad3x3_dense::<B, false>(
+                                    x,
+                                    out,
+                                    &run,
+                                    geo,
+                                    w9,
+                                    (off2, in_off),
+                                    &q,
+                                );
+                            }
+                        } else {
+                            quad3x3_run::<B>(x, out, &run, win.0, win.1, (off2, in_off), &q);
+                        }
+                        ox += pixels;
+                        continue;
+                    }
+                    let acc = quad_pixel::<B>(
+                        x,
+                        g,
+                        (b, iy0, ix0, ch),
+                        wq.get(..taps).unwrap_or(&[]),
+                        off2,
+                        in_off,
+                    );
+                    let oi = g.out_index(b, oy, ox, c0);
+                    if let Some(o) = out.get_mut(oi..oi + n) {
+                        for ((o, q), a) in o.iter_mut().zip(&q).zip(acc) {
+                            *o = q.apply(a);
+                        }
+                    }
+                    ox += 1;
+                }
+            }
+        }
+        c0 += n;
+    }
+}
+
+/// A run of output pixels along a row whose 3×3 windows lie inside the
+/// input: byte offsets of the first pixel's top-left tap (channel `c0`) and
+/// of its first output, and the steps between pixels.
+struct Run {
+    x: usize,
+    x_step: usize,
+    out: usize,
+    out_step: usize,
+    pixels: usize,
+    channels: usize,
+}
+
+/// [`quad3x3_run`] for windows inside the input: the tap offsets follow
+/// from the row and column strides, so none is read from memory.
+#[inline(never)]
+fn quad3x3_dense<const B: bool, const W: bool>(
+    x: &[u8],
+    out: &mut [u8],
+    run: &Run,
+    (rs, ic): (usize, usize),
+    w: &[[u32; 2]; 9],
+    (off2, in_off): (u32, i32),
+    q: &[Requant; 4],
+) {
+    // W: every offset is a multiple of 4 (the caller checks), so the input
+    // is read as words and a tap costs one index check, not a range check.
+    let xw = if W { x.as_chunks::<4>().0 } else { &[] };
+    let unit = if W { 4 } else { 1 };
+    let (rs, ic) = (rs / unit, ic / unit);
+    let (r1, r2, c2) = (rs, 2 * rs, 2 * ic);
+    let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
+    let (mut xi, mut oi) = (run.x / unit, run.out);
+    for _ in 0..run.pixels {
+        // Inside the input by construction; a tap past it reads zeros.
+        let win = if W { &[] } else { x.get(xi..).unwrap_or(&[]) };
+        let winw = if W { xw.get(xi..).unwrap_or(&[]) } else { &[] };
+        let at = |o: usize| {
+            if W {
+                winw.get(o).copied().unwrap_or_default()
+            } else {
+                word::<B>(win, o)
+            }
+        };
+        let mut a = quad_mac([0; 4], at(0), w0, off2, in_off);
+        a = quad_mac(a, at(ic), w1, off2, in_off);
+        a = quad_mac(a, at(c2), w2, off2, in_off);
+        a = quad_mac(a, at(r1), w3, off2, in_off);
+        a = quad_mac(a, at(r1 + ic), w4, off2, in_off);
+        a = quad_mac(a, at(r1 + c2), w5, off2, in_off);
+        a = quad_mac(a, at(r2), w6, off2, in_off);
+        a = quad_mac(a, at(r2 + ic), w7, off2, in_off);
+        a = quad_mac(a, at(r2 + c2), w8, off2, in_off);
+        if let Some(o) = out.get_mut(oi..oi + run.channels) {
+            Requant::apply4(q, a, o);
+        }
+        xi += run.x_step / unit;
+        oi += run.out_step;
+    }
+}
+
+/// One axis of a 3-tap window (dilation 1) starting at `i0`, clamped to
+/// `0..=max` (`max ≥ 0`): the first inside index, each tap's distance from
+/// it (a tap outside points at the nearest inside index) and whether the
+/// tap is inside.
+fn clamped_axis(i0: i32, max: i32) -> (i32, [usize; 3], [bool; 3]) {
+    let base = i0.clamp(0, max);
+    let mut dist = [0usize; 3];
+    let mut inside = [false; 3];
+    for (k, (d, v)) in dist.iter_mut().zip(inside.iter_mut()).enumerate() {
+        let i = i0.wrapping_add(k as i32);
+        let c = i.clamp(0, max);
+        *d = (c - base) as usize;
+        *v = c == i;
+    }
+    (base, dist, inside)
+}
+
+/// A clamped window axis: each tap's distance and whether it is inside.
+type Axis<'a> = (&'a [usize; 3], &'a [bool; 3]);
+
+/// The 3×3 window of one edge pixel from its clamped row and column axes
+/// ([`clamped_axis`]): each tap's byte offset from the first inside pixel,
+/// and the filter with the outside taps' weights zeroed (they then read an
+/// inside pixel and add 0, so the sums are unchanged).
+fn clamped_window(
+    (rows, cols): (Axis<'_>, Axis<'_>),
+    (rs, ic): (usize, usize),
+    w: &[[u32; 2]; 9],
+    (offs, wm): (&mut [usize; 9], &mut [[u32; 2]; 9]),
+) {
+    let taps = offs.chunks_exact_mut(3).zip(wm.chunks_exact_mut(3));
+    let filter = w.chunks_exact(3);
+    for (((o3, w3), f3), (&dy, &vy)) in taps.zip(filter).zip(rows.0.iter().zip(rows.1)) {
+        let cols = cols.0.iter().zip(cols.1);
+        for (((o, wt), &wf), (&dx, &vx)) in o3.iter_mut().zip(w3.iter_mut()).zip(f3).zip(cols) {
+            *o = dy * rs + dx * ic;
+            *wt = if vy && vx { wf } else { [0; 2] };
         }
     }
 }
 
-/// The accumulators of channels `c0..c0 + n` (`n` ≤ 4) over `taps`.
-#[inline]
-pub(super) fn channels(
+/// Four channels of every pixel of `run`: nine taps at `offs` from each
+/// pixel's base, requantized and stored. One call per row (or edge pixel)
+/// keeps the pixel loop, its taps and its stores in one function.
+#[inline(never)]
+fn quad3x3_run<const B: bool>(
     x: &[u8],
-    w: &[u8],
-    taps: &[(usize, usize)],
-    c0: usize,
-    n: usize,
+    out: &mut [u8],
+    run: &Run,
+    offs: &[usize; 9],
+    w: &[[u32; 2]; 9],
+    (off2, in_off): (u32, i32),
+    q: &[Requant; 4],
+) {
+    let (mut xi, mut oi) = (run.x, run.out);
+    for _ in 0..run.pixels {
+        // Inside the input by construction; a tap past it reads zeros.
+        let win = x.get(xi..).unwrap_or(&[]);
+        let at = |o: usize| word::<B>(win, o);
+        // Written out tap by tap: at opt-level "s" a loop stays rolled.
+        let [o0, o1, o2, o3, o4, o5, o6, o7, o8] = *offs;
+        let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
+        let mut a = quad_mac([0; 4], at(o0), w0, off2, in_off);
+        a = quad_mac(a, at(o1), w1, off2, in_off);
+        a = quad_mac(a, at(o2), w2, off2, in_off);
+        a = quad_mac(a, at(o3), w3, off2, in_off);
+        a = quad_mac(a, at(o4), w4, off2, in_off);
+        a = quad_mac(a, at(o5), w5, off2, in_off);
+        a = quad_mac(a, at(o6), w6, off2, in_off);
+        a = quad_mac(a, at(o7), w7, off2, in_off);
+        a = quad_mac(a, at(o8), w8, off2, in_off);
+        if let Some(o) = out.get_mut(oi..oi + run.channels) {
+            Requant::apply4(q, a, o);
+        }
+        xi += run.x_step;
+        oi += run.out_step;
+    }
+}
+
+/// Four channels of one output pixel, any window: the taps inside the
+/// input (the edges of a 3×3 layer, and other filter sizes).
+#[inline(never)]
+fn quad_pixel<const B: bool>(
+    x: &[u8],
+    g: &Geo,
+    (b, iy0, ix0, ch): (usize, i32, i32, usize),
+    wq: &[[u32; 2]],
+    off2: u32,
     in_off: i32,
 ) -> [i32; 4] {
-    #[cfg(microarena_dsp)]
-    if n == 4
-        && let Some(acc) = super::dsp::depthwise4_i8(x, w, taps, c0, in_off)
-    {
-        return acc;
-    }
     let mut acc = [0i32; 4];
-    for &(fi, ii) in taps {
-        if let (Some(xs), Some(ws)) = (x.get(ii + c0..ii + c0 + n), w.get(fi + c0..fi + c0 + n)) {
-            for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(ws) {
-                let xv = i32::from(xv as i8).wrapping_add(in_off);
-                *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
+    let mut wt = wq.iter();
+    for ky in 0..g.fh {
+        let iy = iy0.wrapping_add(ky.wrapping_mul(g.dh));
+        if iy < 0 || iy >= g.ih {
+            wt.nth(g.fw as usize - 1);
+            continue;
+        }
+        for kx in 0..g.fw {
+            let Some(&wk) = wt.next() else { break };
+            let ix = ix0.wrapping_add(kx.wrapping_mul(g.dw));
+            if ix >= 0 && ix < g.iw {
+                let i = g.in_index(b, iy, ix, ch);
+                let xb = if B { word::<B>(x, i) } else { quad_at(x, i) };
+                acc = quad_mac(acc, xb, wk, off2, in_off);
             }
         }
     }
     acc
 }
 
+/// The input word of a tap: four channels from `i`, or (`B`) the byte at
+/// `i` for all four lanes. Zeros past the end (never read inside a window).
+#[inline(always)]
+fn word<const B: bool>(x: &[u8], i: usize) -> [u8; 4] {
+    if B {
+        [x.get(i).copied().unwrap_or(0); 4]
+    } else {
+        x.get(i..)
+            .and_then(|s| s.first_chunk::<4>())
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// Four input bytes from `i` (zeros past the end: their lanes are unused).
+#[inline(always)]
+fn quad_at(x: &[u8], i: usize) -> [u8; 4] {
+    match x.get(i..).and_then(|s| s.first_chunk::<4>()) {
+        Some(b) => *b,
+        None => {
+            let mut b = [0u8; 4];
+            for (d, &v) in b.iter_mut().zip(x.get(i..).unwrap_or(&[])) {
+                *d = v;
+            }
+            b
+        }
+    }
+}
+
+/// Four channels' filter bytes at one tap, as [`quad_mac`] takes them.
+#[inline(always)]
+pub(super) fn quad_weights(w: [u8; 4]) -> [u32; 2] {
+    #[cfg(microarena_dsp)]
+    return super::dsp::depthwise_weights(w);
+    #[cfg(not(microarena_dsp))]
+    [u32::from_le_bytes(w), 0]
+}
+
+/// `acc[k] += w[k]·(x[k] + in_off)` for four channels; `w` from
+/// [`quad_weights`], `off2` = `in_off` in both 16-bit lanes (DSP cores).
+#[inline(always)]
+pub(super) fn quad_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32, in_off: i32) -> [i32; 4] {
+    #[cfg(microarena_dsp)]
+    {
+        let _ = in_off;
+        super::dsp::depthwise_mac(acc, x, w, off2)
+    }
+    #[cfg(not(microarena_dsp))]
+    {
+        let _ = off2;
+        let mut acc = acc;
+        for ((a, xv), wv) in acc.iter_mut().zip(x).zip(w[0].to_le_bytes()) {
+            let xv = i32::from(xv as i8).wrapping_add(in_off);
+            *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
+        }
+        acc
+    }
+}
+
 /// Int8 depthwise with any multiplier (e.g. one input channel to eight):
-/// the taps of an output pixel found once, the output channels in order with
-/// their parameters read in order (bit-exact: the same integer sums).
-fn depthwise_i8(c: &mut Ctx<'_, '_>, g: &Geo, x: &[u8], w: &[u8], end: &Epilogue<'_>, mult: usize) {
-    let in_off = c.input(0).0.zero_point.wrapping_neg();
-    // (filter index of channel 0, input index of channel 0) per tap.
-    let mut taps = [(0usize, 0usize); MAX_TAPS];
-    for b in 0..g.batches {
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                let n = g.taps_into(b, oy, ox, &mut taps).len();
-                let taps = taps.get_mut(..n).unwrap_or(&mut []);
-                for t in taps.iter_mut() {
-                    // Filter [1][ky][kx][oc]: the tap's channel 0.
-                    t.0 *= g.oc;
-                }
-                let taps = &*taps;
-                let mut params = end.channels();
-                let oi = g.out_index(b, oy, ox, 0);
-                for ic in 0..g.ic {
-                    for m in 0..mult {
-                        let oc = m + ic * mult;
-                        let mut acc = 0i32;
-                        for &(fi, ii) in taps {
-                            let iv = i8_at(x, ii + ic).wrapping_add(in_off);
-                            acc = acc.wrapping_add(i8_at(w, fi + oc).wrapping_mul(iv));
-                        }
-                        let p = params.next().unwrap_or((0, 0, 0));
-                        end.put_i8_with(c.out, oi + oc, p, acc);
+/// one output channel at a time over every pixel, its parameters decoded
+/// and its filter taps read once (bit-exact: the same integer sums).
+fn depthwise_i8(
+    out: &mut [u8],
+    g: &Geo,
+    (x, w): (&[u8], &[u8]),
+    end: &Epilogue<'_>,
+    (mult, in_off): (usize, i32),
+) {
+    let taps = (g.fh as usize * g.fw as usize).min(MAX_TAPS);
+    let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1);
+    let mut params = end.channels();
+    let mut wt = [0i32; MAX_TAPS];
+    for oc in 0..g.oc {
+        let q = Requant::new(end, params.next().unwrap_or((0, 0, 0)));
+        let ch = oc / mult.max(1);
+        for (t, v) in wt.iter_mut().take(taps).enumerate() {
+            // Filter [1][ky][kx][oc].
+            *v = i8_at(w, t * g.oc + oc);
+        }
+        let w9 = wt.first_chunk::<9>().unwrap_or(&[0; 9]);
+        for b in 0..g.batches {
+            for oy in 0..g.oh {
+                let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+                let row_in = fast && iy0 >= 0 && iy0 + 2 < g.ih;
+                for ox in 0..g.ow {
+                    let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                    let acc = if row_in && ix0 >= 0 && ix0 + 2 < g.iw {
+                        let i = g.in_index(b, iy0, ix0, ch);
+                        x.get(i..)
+                            .and_then(|x| one3x3(x, g.iw as usize * g.ic, g.ic, w9, in_off))
+                    } else {
+                        None
+                    };
+                    let acc = acc.unwrap_or_else(|| {
+                        one_pixel(x, g, (b, oy, ox, ch), wt.get(..taps).unwrap_or(&[]), in_off)
+                    });
+                    if let Some(o) = out.get_mut(g.out_index(b, oy, ox, oc)) {
+                        *o = q.apply(acc);
                     }
                 }
             }
         }
     }
+}
+
+/// One channel of one output pixel whose 3×3 window (dilation 1) lies inside
+/// the input, `x` from its top-left tap; rows `rs` bytes apart, columns `ic`.
+#[inline(always)]
+fn one3x3(x: &[u8], rs: usize, ic: usize, w: &[i32; 9], in_off: i32) -> Option<i32> {
+    let at = |o: usize| x.get(o).map(|&v| i32::from(v as i8).wrapping_add(in_off));
+    let (r1, r2, c2) = (rs, 2 * rs, 2 * ic);
+    let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
+    let mut a = w0.wrapping_mul(at(0)?);
+    a = a.wrapping_add(w1.wrapping_mul(at(ic)?));
+    a = a.wrapping_add(w2.wrapping_mul(at(c2)?));
+    a = a.wrapping_add(w3.wrapping_mul(at(r1)?));
+    a = a.wrapping_add(w4.wrapping_mul(at(r1 + ic)?));
+    a = a.wrapping_add(w5.wrapping_mul(at(r1 + c2)?));
+    a = a.wrapping_add(w6.wrapping_mul(at(r2)?));
+    a = a.wrapping_add(w7.wrapping_mul(at(r2 + ic)?));
+    a = a.wrapping_add(w8.wrapping_mul(at(r2 + c2)?));
+    Some(a)
+}
+
+/// One channel of one output pixel, any window: the taps inside the input.
+#[inline(never)]
+fn one_pixel(
+    x: &[u8],
+    g: &Geo,
+    (b, oy, ox, ch): (usize, usize, usize, usize),
+    wt: &[i32],
+    in_off: i32,
+) -> i32 {
+    let mut acc = 0i32;
+    g.for_each_tap(b, oy, ox, ch, |tap, ii| {
+        let xv = i8_at(x, ii).wrapping_add(in_off);
+        acc = acc.wrapping_add(wt.get(tap).copied().unwrap_or(0).wrapping_mul(xv));
+    });
+    acc
 }
 
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
@@ -161,15 +524,22 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let g = Geo::with_filter(c, &input, &out, &filter);
     let mult = c.op.params::<WindowParams>().depth_multiplier.max(1) as usize;
     let float = out.dtype == dtype::F32;
-    if !float && mult == 1 && g.ic == g.oc {
-        depthwise_i8_m1(c, &g, x, w, &end);
+    let in_off = input.zero_point.wrapping_neg();
+    let taps = (g.fh as usize).saturating_mul(g.fw as usize);
+    let lanes = !float && taps <= MAX_TAPS && (-32640..=32640).contains(&in_off);
+    if lanes && mult == 1 && g.ic == g.oc {
+        depthwise_i8_quads::<false>(c.out, &g, (x, w), &end, (1, in_off));
+        return Ok(());
+    }
+    // Four output channels of one input channel share each input byte.
+    if lanes && mult.is_multiple_of(4) && g.ic.saturating_mul(mult) == g.oc {
+        depthwise_i8_quads::<true>(c.out, &g, (x, w), &end, (mult, in_off));
         return Ok(());
     }
     if !float && (g.fh as usize) * (g.fw as usize) <= MAX_TAPS {
-        depthwise_i8(c, &g, x, w, &end, mult);
+        depthwise_i8(c.out, &g, (x, w), &end, (mult, in_off));
         return Ok(());
     }
-    let in_off = input.zero_point.wrapping_neg();
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {

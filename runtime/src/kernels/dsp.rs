@@ -9,7 +9,9 @@
 //! Stable `asm!` on registers is the remaining way.
 //!
 //! Soundness: each `asm!` reads and writes only the registers it names
-//! (`pure, nomem, nostack`); memory is read in safe Rust before it.
+//! (`pure, nomem, nostack`; [`mac_lanes`] drops `pure, nomem` only to keep
+//! the compiler from hoisting loads across it); memory is read in safe Rust
+//! before it.
 //!
 //! Bit-exactness: SMLAD's accumulate is a wrapping 32-bit add (overflow only
 //! sets the sticky Q flag), and the lanes hold exact 16-bit values
@@ -96,58 +98,6 @@ pub(crate) fn dot2_i8(x: &[u8], w0: &[u8], w1: &[u8], x_off: i32) -> Option<(i32
         s1 = s1.wrapping_add(i32::from(b as i8).wrapping_mul(xv));
     }
     Some((s0, s1))
-}
-
-/// Depthwise (multiplier 1) for 4 channels: `acc[k] = Σ_taps w·(x + x_off)`
-/// of channel `c0 + k`, with `taps` = (filter index of channel 0, input index
-/// of channel 0) per tap inside the input. `None` as [`dot_i8`], or when a tap
-/// leaves `x` or `w` (the caller then takes the portable loop).
-#[inline(never)]
-pub(crate) fn depthwise4_i8(
-    x: &[u8],
-    w: &[u8],
-    taps: &[(usize, usize)],
-    c0: usize,
-    x_off: i32,
-) -> Option<[i32; 4]> {
-    if !(-32640..=32640).contains(&x_off) {
-        return None;
-    }
-    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
-    let (mut a0, mut a1, mut a2, mut a3) = (0i32, 0i32, 0i32, 0i32);
-    for &(fi, ii) in taps {
-        let xb = x.get(ii + c0..)?.first_chunk::<4>()?;
-        let wb = w.get(fi + c0..)?.first_chunk::<4>()?;
-        let xv = u32::from_le_bytes(*xb);
-        let wv = u32::from_le_bytes(*wb);
-        // SAFETY: register-only arithmetic (see the module doc).
-        unsafe {
-            asm!(
-                // lanes: bytes 0 and 2 (channels c0, c0+2), then 1 and 3
-                "sxtab16 {xe}, {off}, {x}",
-                "sxtab16 {xo}, {off}, {x}, ror #8",
-                "sxtb16 {we}, {w}",
-                "sxtb16 {wo}, {w}, ror #8",
-                "smlabb {a0}, {xe}, {we}, {a0}",
-                "smlatt {a2}, {xe}, {we}, {a2}",
-                "smlabb {a1}, {xo}, {wo}, {a1}",
-                "smlatt {a3}, {xo}, {wo}, {a3}",
-                x = in(reg) xv,
-                w = in(reg) wv,
-                off = in(reg) off2,
-                xe = out(reg) _,
-                xo = out(reg) _,
-                we = out(reg) _,
-                wo = out(reg) _,
-                a0 = inout(reg) a0,
-                a1 = inout(reg) a1,
-                a2 = inout(reg) a2,
-                a3 = inout(reg) a3,
-                options(pure, nomem, nostack),
-            );
-        }
-    }
-    Some([a0, a1, a2, a3])
 }
 
 /// Bytes 0 and 2, and bytes 1 and 3, of `x` sign-extended into 16-bit lanes,
@@ -242,4 +192,211 @@ pub(crate) fn accumulate_rows(
         *a = a.wrapping_add(dot_i8(x, w0, x_off)?);
     }
     Some(())
+}
+
+/// Bytes 0 and 2, and bytes 1 and 3, of `x` sign-extended into 16-bit lanes.
+#[inline(always)]
+fn unpack(x: u32) -> (u32, u32) {
+    let (e, o);
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            "sxtb16 {e}, {x}",
+            "sxtb16 {o}, {x}, ror #8",
+            x = in(reg) x,
+            e = out(reg) e,
+            o = out(reg) o,
+            options(pure, nomem, nostack),
+        );
+    }
+    (e, o)
+}
+
+/// Four channels' filter bytes for [`depthwise_mac`]: bytes 0 and 2, and
+/// bytes 1 and 3, sign-extended into 16-bit lanes (done once per layer).
+#[inline(always)]
+pub(crate) fn depthwise_weights(w: [u8; 4]) -> [u32; 2] {
+    let (e, o) = unpack(u32::from_le_bytes(w));
+    [e, o]
+}
+
+/// `acc[k] += w[k]·(x[k] + x_off)` for four channels, `w` from
+/// [`depthwise_weights`], `off2` = `x_off` in both 16-bit lanes
+/// (|x_off| ≤ 32640, checked by the caller).
+#[inline(always)]
+pub(crate) fn depthwise_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32) -> [i32; 4] {
+    let [mut a0, mut a1, mut a2, mut a3] = acc;
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            // lanes: bytes 0 and 2 (channels 0, 2), then 1 and 3
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            x = inout(reg) u32::from_le_bytes(x) => _,
+            off = in(reg) off2,
+            we = in(reg) w[0],
+            wo = in(reg) w[1],
+            xe = out(reg) _,
+            a0 = inout(reg) a0,
+            a1 = inout(reg) a1,
+            a2 = inout(reg) a2,
+            a3 = inout(reg) a3,
+            options(pure, nomem, nostack),
+        );
+    }
+    [a0, a1, a2, a3]
+}
+
+/// Three dot products sharing `x`: `Σ wk·(x + x_off)` for the three filter
+/// rows, each input word unpacked once for three rows (the LSTM gates'
+/// row blocks). Three, not four: with four the loop state no longer fits
+/// the registers and spills. `None` as [`dot_i8`], or when a row is
+/// shorter than `x`.
+#[inline(never)]
+pub(crate) fn dot3_i8(x: &[u8], w: [&[u8]; 3], x_off: i32) -> Option<[i32; 3]> {
+    if !(-32640..=32640).contains(&x_off) {
+        return None;
+    }
+    let n = x.len();
+    let [w0, w1, w2] = w;
+    let (w0, w1, w2) = (w0.get(..n)?, w1.get(..n)?, w2.get(..n)?);
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (xq, xr) = x.as_chunks::<4>();
+    let (aq, ar) = w0.as_chunks::<4>();
+    let (bq, br) = w1.as_chunks::<4>();
+    let (cq, cr) = w2.as_chunks::<4>();
+    let (mut s0, mut s1, mut s2) = (0i32, 0i32, 0i32);
+    for (((xb, ab), bb), cb) in xq.iter().zip(aq).zip(bq).zip(cq) {
+        let (xe, xo) = unpack_x(u32::from_le_bytes(*xb), off2);
+        s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
+        s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
+        s2 = mac2(s2, xe, xo, u32::from_le_bytes(*cb));
+    }
+    for (((&xv, &a), &b), &c) in xr.iter().zip(ar).zip(br).zip(cr) {
+        let xv = i32::from(xv as i8).wrapping_add(x_off);
+        s0 = s0.wrapping_add(i32::from(a as i8).wrapping_mul(xv));
+        s1 = s1.wrapping_add(i32::from(b as i8).wrapping_mul(xv));
+        s2 = s2.wrapping_add(i32::from(c as i8).wrapping_mul(xv));
+    }
+    Some([s0, s1, s2])
+}
+
+/// `x + x_off` in 16-bit lanes, one `[bytes 0 and 2, bytes 1 and 3]` pair
+/// per whole input word, into `out`: an input read by many filter rows is
+/// unpacked once for all of them. The number of words written; `None` when
+/// `x_off` does not fit a lane or `out` is too short.
+pub(crate) fn unpack_offset(x: &[u8], x_off: i32, out: &mut [[u32; 2]]) -> Option<usize> {
+    if !(-32640..=32640).contains(&x_off) {
+        return None;
+    }
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let (xq, _) = x.as_chunks::<4>();
+    for (o, xb) in out.get_mut(..xq.len())?.iter_mut().zip(xq) {
+        let (e, odd) = unpack_x(u32::from_le_bytes(*xb), off2);
+        *o = [e, odd];
+    }
+    Some(xq.len())
+}
+
+/// Three dot products of unpacked input words `xu` (from [`unpack_offset`])
+/// with the first `4·xu.len()` bytes of three filter rows (shorter rows
+/// stop early). With the input already in lanes, the loop needs no offset
+/// register and its state fits the registers.
+#[inline(never)]
+pub(crate) fn dot3_unpacked(xu: &[[u32; 2]], w: [&[u8]; 3]) -> [i32; 3] {
+    let [w0, w1, w2] = w;
+    let (aq, _) = w0.as_chunks::<4>();
+    let (bq, _) = w1.as_chunks::<4>();
+    let (cq, _) = w2.as_chunks::<4>();
+    let (mut s0, mut s1, mut s2) = (0i32, 0i32, 0i32);
+    for (((&[xe, xo], ab), bb), cb) in xu.iter().zip(aq).zip(bq).zip(cq) {
+        s0 = mac2(s0, xe, xo, u32::from_le_bytes(*ab));
+        s1 = mac2(s1, xe, xo, u32::from_le_bytes(*bb));
+        s2 = mac2(s2, xe, xo, u32::from_le_bytes(*cb));
+    }
+    [s0, s1, s2]
+}
+
+/// Four filter rows unpacked into 16-bit lanes, word by word: `out[j][k]`
+/// holds the (bytes 0 and 2, bytes 1 and 3) lanes of word `j` of row `k`
+/// (a missing row gives zeros). Done once per four output channels of a
+/// layer, so the pixel loop reads its filters already in lanes. Returns the
+/// number of words written (the shortest of `out` and the longest row's
+/// whole words) and each row's sum over them (SMLAD against 1 in both lanes
+/// on the unpacked lanes, for folding the input offset into the bias).
+pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[[u32; 2]; 4]]) -> (usize, [i32; 4]) {
+    let words = w
+        .iter()
+        .map(|r| r.len() / 4)
+        .max()
+        .unwrap_or(0)
+        .min(out.len());
+    let out = out.get_mut(..words).unwrap_or_default();
+    let mut sums = [0i32; 4];
+    for (k, (r, sum)) in w.iter().zip(sums.iter_mut()).enumerate() {
+        let (rq, _) = r.as_chunks::<4>();
+        for (o, b) in out.iter_mut().zip(rq) {
+            let (e, odd) = unpack(u32::from_le_bytes(*b));
+            if let Some(l) = o.get_mut(k) {
+                *l = [e, odd];
+            }
+            *sum = mac_lanes(*sum, (e, odd), (0x0001_0001, 0x0001_0001));
+        }
+        for o in out.iter_mut().skip(rq.len()) {
+            if let Some(l) = o.get_mut(k) {
+                *l = [0; 2];
+            }
+        }
+    }
+    (words, sums)
+}
+
+/// One pixel's input words against four filter rows unpacked by
+/// [`unpack_rows4`]: `Σ w_k·x` (no offset) over the first
+/// `4·min(x words, wu.len())` bytes. Each input word is unpacked once for
+/// four filters and the filters not at all, so a word costs a load, two
+/// SXTB16, four LDRD and eight SMLAD; the loop state fits the registers.
+#[inline(always)]
+pub(crate) fn dot1x4_unpacked(x: &[u8], wu: &[[[u32; 2]; 4]]) -> [i32; 4] {
+    let (xq, _) = x.as_chunks::<4>();
+    let mut acc = [0i32; 4];
+    for (xb, [w0, w1, w2, w3]) in xq.iter().zip(wu) {
+        let (xe, xo) = unpack(u32::from_le_bytes(*xb));
+        let [a0, a1, a2, a3] = &mut acc;
+        *a0 = mac_lanes(*a0, (xe, xo), (w0[0], w0[1]));
+        *a1 = mac_lanes(*a1, (xe, xo), (w1[0], w1[1]));
+        *a2 = mac_lanes(*a2, (xe, xo), (w2[0], w2[1]));
+        *a3 = mac_lanes(*a3, (xe, xo), (w3[0], w3[1]));
+    }
+    acc
+}
+
+/// `acc` plus the four products of two lane pairs: two SMLADs.
+///
+/// Register-only like the rest, but without `nomem`: the compiler then
+/// keeps each row's loads after the previous row's SMLADs. With `nomem` it
+/// hoisted all eight filter loads of [`dot1x4_unpacked`] to the top of the
+/// loop and spilled half of them to the stack.
+#[inline(always)]
+fn mac_lanes(acc: i32, (xe, xo): (u32, u32), (we, wo): (u32, u32)) -> i32 {
+    let mut acc = acc;
+    // SAFETY: register-only arithmetic (see the module doc); it touches no
+    // memory although the compiler must assume it may.
+    unsafe {
+        asm!(
+            "smlad {acc}, {xe}, {we}, {acc}",
+            "smlad {acc}, {xo}, {wo}, {acc}",
+            xe = in(reg) xe,
+            xo = in(reg) xo,
+            we = in(reg) we,
+            wo = in(reg) wo,
+            acc = inout(reg) acc,
+            options(nostack),
+        );
+    }
+    acc
 }

@@ -76,5 +76,62 @@ pub fn depthwise4(
             *a = a.wrapping_add(reference(x, ii + c0 + k, w, fi + c0 + k, 1, x_off));
         }
     }
-    (want, super::depthwise::channels(x, w, taps, c0, 4, x_off))
+    // Depthwise offsets are int8 zero points; the kernel takes this path
+    // only inside the 16-bit lane's range.
+    let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+    let mut got = [0i32; 4];
+    for &(fi, ii) in taps {
+        let quad = |s: &[u8], i: usize| {
+            s.get(i + c0..)
+                .and_then(|s| s.first_chunk::<4>())
+                .copied()
+                .unwrap_or_default()
+        };
+        let wq = super::depthwise::quad_weights(quad(w, fi));
+        got = super::depthwise::quad_mac(got, quad(x, ii), wq, off2, x_off);
+    }
+    (want, got)
+}
+
+/// The 1×1 convolution's four-row block: `x[0..n]` against rows
+/// `w[k·n..(k+1)·n]`, no offset (on DSP cores the rows are unpacked into
+/// lanes first).
+pub fn rows4(x: &[u8], w: &[u8], n: usize) -> ([i32; 4], [i32; 4]) {
+    let want = core::array::from_fn(|k| reference(x, 0, w, k * n, n, 0));
+    let rows = core::array::from_fn(|k| w.get(k * n..(k + 1) * n).unwrap_or(&[]));
+    let got = super::epilogue::Rows4::new(rows).dot(x.get(..n).unwrap_or(&[]));
+    (want, got)
+}
+
+/// The filter-row sums that fold the input offset into the bias, found
+/// while a four-row block is unpacked: `w` as rows 0 and 2, rows 1 and 3
+/// missing.
+pub fn sum(w: &[u8]) -> ([i32; 4], [i32; 4]) {
+    let s: i32 = w.iter().map(|&v| i32::from(v as i8)).sum();
+    let got = super::epilogue::Rows4::new([&[]; 4]).set([w, &[], w, &[]]);
+    ([s, 0, s, 0], got)
+}
+
+/// An LSTM gate FC's rows (at most 8): `rows` rows of `x.len()` weights
+/// from `w`, input offset `x_off` (−zero point); on DSP cores the input is
+/// unpacked once and three rows go per pass, the rest by the dot product.
+pub fn gate_rows(x: &[u8], w: &[u8], rows: usize, x_off: i32) -> ([i32; 8], [i32; 8]) {
+    let (n, rows) = (x.len(), rows.min(8));
+    let mut want = [0i32; 8];
+    for (k, a) in want.iter_mut().enumerate().take(rows) {
+        *a = reference(x, 0, w, k * n, n, x_off);
+    }
+    let mut got = [0i32; 8];
+    #[cfg(microarena_dsp)]
+    let done = super::lstm::rows3_unpacked(x, x_off.wrapping_neg(), w, rows, |o, a| {
+        if let Some(g) = got.get_mut(o) {
+            *g = a;
+        }
+    });
+    #[cfg(not(microarena_dsp))]
+    let done = 0;
+    for (k, g) in got.iter_mut().enumerate().take(rows).skip(done) {
+        *g = super::epilogue::dot_i8(x, 0, w, k * n, n, x_off);
+    }
+    (want, got)
 }

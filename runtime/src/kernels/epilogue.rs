@@ -145,6 +145,28 @@ pub(crate) fn dot2_i8(
     )
 }
 
+/// [`dot_i8`] for three filter rows at `wb` over the same input: on DSP
+/// cores each input word is unpacked once for all three.
+#[inline]
+pub(crate) fn dot3_i8(
+    x: &[u8],
+    xb: usize,
+    w: &[u8],
+    wb: [usize; 3],
+    n: usize,
+    x_off: i32,
+) -> [i32; 3] {
+    #[cfg(microarena_dsp)]
+    if let Some(xs) = x.get(xb..xb.saturating_add(n)) {
+        let row = |b: usize| w.get(b..b.saturating_add(n)).unwrap_or(&[]);
+        let rows = [row(wb[0]), row(wb[1]), row(wb[2])];
+        if let Some(acc) = super::dsp::dot3_i8(xs, rows, x_off) {
+            return acc;
+        }
+    }
+    wb.map(|b| dot_i8(x, xb, w, b, n, x_off))
+}
+
 /// `acc[k] += Σ w[k·stride + i]·(x[i] + x_off)` for `i < x.len()`: one
 /// call for a block of channels (on DSP cores, two rows per input read).
 #[inline]
@@ -156,6 +178,216 @@ pub(crate) fn accumulate_rows(x: &[u8], w: &[u8], stride: usize, acc: &mut [i32]
     let n = x.len();
     for (k, a) in acc.iter_mut().enumerate() {
         *a = a.wrapping_add(dot_i8(x, 0, w, k * stride, n, x_off));
+    }
+}
+
+/// Input words a [`Rows4`] keeps unpacked on DSP cores (2 KiB of stack):
+/// rows up to 256 values; longer rows finish on the portable loop.
+#[cfg(microarena_dsp)]
+const ROWS4_WORDS: usize = 64;
+
+/// Four filter rows of a matrix product, prepared once for many input
+/// vectors (the pixels of a 1×1 convolution): on DSP cores their bytes are
+/// unpacked into 16-bit lanes here, so each pixel's pass unpacks only its
+/// input, once for all four rows.
+pub(crate) struct Rows4<'w> {
+    rows: [&'w [u8]; 4],
+    #[cfg(microarena_dsp)]
+    lanes: [[[u32; 2]; 4]; ROWS4_WORDS],
+    /// Bytes from the start of each row that `lanes` covers.
+    #[cfg(microarena_dsp)]
+    done: usize,
+}
+
+impl<'w> Rows4<'w> {
+    pub(crate) fn new(rows: [&'w [u8]; 4]) -> Self {
+        let mut r = Rows4 {
+            rows: [&[]; 4],
+            #[cfg(microarena_dsp)]
+            lanes: [[[0u32; 2]; 4]; ROWS4_WORDS],
+            #[cfg(microarena_dsp)]
+            done: 0,
+        };
+        r.set(rows);
+        r
+    }
+
+    /// Takes four other rows, reusing the buffer (2 KiB not cleared and
+    /// copied again per four channels); returns each row's sum (to fold
+    /// the input offset into the bias), found while unpacking.
+    pub(crate) fn set(&mut self, rows: [&'w [u8]; 4]) -> [i32; 4] {
+        self.rows = rows;
+        #[cfg(microarena_dsp)]
+        let (done, mut sums) = {
+            let (words, sums) = super::dsp::unpack_rows4(rows, &mut self.lanes);
+            self.done = 4 * words;
+            (4 * words, sums)
+        };
+        #[cfg(not(microarena_dsp))]
+        let (done, mut sums) = (0, [0i32; 4]);
+        for (s, r) in sums.iter_mut().zip(rows) {
+            *s = r
+                .get(done..)
+                .unwrap_or(&[])
+                .iter()
+                .fold(*s, |a, &v| a.wrapping_add(i32::from(v as i8)));
+        }
+        sums
+    }
+
+    /// `Σ row_k[i]·x[i]` (no offset) for the four rows, over the shorter of
+    /// `x` and each row (a missing row gives 0).
+    #[inline]
+    pub(crate) fn dot(&self, x: &[u8]) -> [i32; 4] {
+        #[cfg(microarena_dsp)]
+        let (mut acc, done) = {
+            let words = (x.len() / 4).min(self.done / 4);
+            let lanes = self.lanes.get(..words).unwrap_or(&[]);
+            (super::dsp::dot1x4_unpacked(x, lanes), 4 * words)
+        };
+        #[cfg(not(microarena_dsp))]
+        let (mut acc, done) = ([0i32; 4], 0);
+        let xs = x.get(done..).unwrap_or(&[]);
+        if xs.is_empty() {
+            return acc;
+        }
+        for (a, r) in acc.iter_mut().zip(self.rows) {
+            for (&xv, &wv) in xs.iter().zip(r.get(done..).unwrap_or(&[])) {
+                *a = a.wrapping_add(i32::from(xv as i8) * i32::from(wv as i8));
+            }
+        }
+        acc
+    }
+}
+
+/// One output channel's requantization with its parameters decoded once:
+/// [`Epilogue::put_i8_with`] for a channel, without reading or decoding its
+/// parameters per value. `bias` may include `in_off · Σ filter`.
+#[derive(Clone, Copy)]
+pub(crate) struct Requant {
+    /// `bias · 2^left` (wrapping): `(acc + bias) · 2^left` is one MLA.
+    bias: i32,
+    /// `2^left` (wrapping), the left shift as a multiplier.
+    lmul: i32,
+    m: i32,
+    /// `2^(right − 1)` and `right − 1`, for a right shift of at least 1.
+    half: i32,
+    rm1: u32,
+    /// The right shift is 0 (multipliers ≥ 0.5): srdhm alone.
+    r0: bool,
+    zp: i32,
+    /// The activation bounds clamped to int8: clamping to them equals
+    /// clamping to the bounds and then to int8.
+    lo: i32,
+    hi: i32,
+}
+
+impl Requant {
+    /// TFLM's `MultiplyByQuantizedMultiplier(acc + bias, m, s)` + zero point,
+    /// clamped: the shift split into a left shift and a rounding right shift.
+    pub(crate) fn new(end: &Epilogue<'_>, p: (i32, i32, i32)) -> Self {
+        Requant::with(p, end.out_zp, (end.lo, end.hi))
+    }
+
+    /// [`Requant::new`] from the output zero point and the activation bounds.
+    fn with((bias, m, s): (i32, i32, i32), zp: i32, (lo, hi): (i32, i32)) -> Self {
+        let left = if s > 0 { s.min(31) as u32 } else { 0 };
+        let right = if s > 0 {
+            0
+        } else {
+            s.wrapping_neg().clamp(0, 31) as u32
+        };
+        let lmul = 1i32.wrapping_shl(left);
+        Requant {
+            bias: bias.wrapping_mul(lmul),
+            lmul,
+            m,
+            half: 1i32.wrapping_shl(right.saturating_sub(1)),
+            rm1: right.saturating_sub(1),
+            r0: right == 0,
+            zp,
+            lo: lo.clamp(-128, 127),
+            hi: hi.clamp(-128, 127),
+        }
+    }
+
+    /// Adds `d` to the bias (wrapping, as the accumulator).
+    pub(crate) fn bias_add(&mut self, d: i32) {
+        self.bias = self.bias.wrapping_add(d.wrapping_mul(self.lmul));
+    }
+
+    /// The output byte of accumulator `acc`, bit for bit [`Epilogue::put_i8_with`].
+    ///
+    /// With a right shift r ≥ 1 both roundings happen in one 64-bit sum:
+    /// srdhm is ⌊(x·m + 2^30) / 2^31⌋ (gemmlowp's nudge-and-truncate equals
+    /// it for every product) and rdbpot(h, r) is ⌊(h + 2^(r−1) − [h < 0]) /
+    /// 2^r⌋, and nested floors merge, so the value is
+    /// ⌊(P + (2^(r−1) − [P < 0])·2^31) / 2^(31+r)⌋ with P = x·m + 2^30: the
+    /// high word of that sum shifted by r − 1. [h < 0] is [P < 0]. The one
+    /// product where srdhm saturates (x = m = i32::MIN) gives 2^(31−r) both
+    /// ways, so no case is left out.
+    #[inline(always)]
+    pub(crate) fn apply(&self, acc: i32) -> u8 {
+        let v = self.scale(acc);
+        // lo and hi are int8 already; max then min as TFLM (lo > hi gives hi).
+        v.wrapping_add(self.zp).max(self.lo).min(self.hi) as i8 as u8
+    }
+
+    /// `MultiplyByQuantizedMultiplier(acc + bias, m, s)` alone (see [`Requant::apply`]).
+    #[inline(always)]
+    pub(crate) fn scale(&self, acc: i32) -> i32 {
+        let x = acc.wrapping_mul(self.lmul).wrapping_add(self.bias);
+        if self.r0 {
+            return self.srdhm(x);
+        }
+        let p = i64::from(x) * i64::from(self.m) + (1 << 30);
+        let t = self.half.wrapping_add((p >> 63) as i32);
+        (((p + (i64::from(t) << 31)) >> 32) as i32) >> self.rm1
+    }
+
+    /// srdhm alone, for a right shift of 0; it saturates for x = m =
+    /// i32::MIN only. Out of line: the int8 kernels' loops, where shifts of
+    /// 0 are rare, keep their registers.
+    #[inline(never)]
+    fn srdhm(&self, x: i32) -> i32 {
+        if x == i32::MIN && self.m == i32::MIN {
+            i32::MAX
+        } else {
+            ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32
+        }
+    }
+
+    /// [`Requant::scale`] with the shift-0 case inline too, for callers
+    /// whose multipliers are mostly ≥ 0.5 (the LSTM gates' int16 outputs).
+    #[inline(always)]
+    pub(crate) fn scale_inline(&self, acc: i32) -> i32 {
+        if self.r0 {
+            let x = acc.wrapping_mul(self.lmul).wrapping_add(self.bias);
+            if x == i32::MIN && self.m == i32::MIN {
+                return i32::MAX;
+            }
+            return ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32;
+        }
+        self.scale(acc)
+    }
+
+    /// [`Requant::scale`] for a multiplier and shift alone (no bias).
+    pub(crate) fn scaler(m: i32, s: i32) -> Self {
+        Requant::with((0, m, s), 0, (0, 0))
+    }
+
+    /// Four channels' output bytes at once, when `out` has room for four.
+    #[inline(always)]
+    pub(crate) fn apply4(q: &[Requant; 4], acc: [i32; 4], out: &mut [u8]) {
+        if let Some(o) = out.first_chunk_mut::<4>() {
+            let [q0, q1, q2, q3] = q;
+            let [a0, a1, a2, a3] = acc;
+            *o = [q0.apply(a0), q1.apply(a1), q2.apply(a2), q3.apply(a3)];
+        } else {
+            for ((o, q), a) in out.iter_mut().zip(q).zip(acc) {
+                *o = q.apply(a);
+            }
+        }
     }
 }
 
@@ -239,5 +471,106 @@ impl<'e> Epilogue<'e> {
             f32::from_bits(self.hi as u32),
         );
         put_f32(out, oi, act_f32(total + bias, lo, hi));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Requant;
+    use crate::fixedpoint as fx;
+
+    /// `Requant` against TFLM's sequence as `Epilogue::put_i8_with` does it
+    /// (`mbqm`, zero point, activation clamp, int8 clamp), on edge and
+    /// pseudo-random accumulators, multipliers and shifts.
+    #[test]
+    fn requant_matches_mbqm() {
+        let mut r = 0x9e37_79b9u32;
+        let mut next = move || {
+            r ^= r << 13;
+            r ^= r >> 17;
+            r ^= r << 5;
+            r as i32
+        };
+        let edges = [
+            0,
+            1,
+            -1,
+            i32::MAX,
+            i32::MIN,
+            1 << 30,
+            -(1 << 30),
+            12345,
+            -12345,
+        ];
+        let mults = [
+            0,
+            1 << 30,
+            i32::MAX,
+            i32::MIN,
+            1_518_500_250,
+            -1_518_500_250,
+        ];
+        for i in 0..20_000 {
+            let acc = if i % 4 == 0 {
+                edges[i % edges.len()]
+            } else {
+                next()
+            };
+            let bias = if i % 3 == 0 { 0 } else { next() >> (i % 20) };
+            let m = if i % 5 == 0 {
+                mults[i % mults.len()]
+            } else {
+                next()
+            };
+            let s = (next() % 40).clamp(-35, 35);
+            let zp = next() % 128;
+            // Bounds as activations give them, and arbitrary ones (outside
+            // int8, or lo > hi) for the clamp's equivalence.
+            let (lo, hi) = match i % 4 {
+                0 => (-128, 127),
+                1 => (zp, 127),
+                _ => (next() % 300, next() % 300),
+            };
+            let want = fx::mbqm(acc.wrapping_add(bias), m, s)
+                .wrapping_add(zp)
+                .max(lo)
+                .min(hi)
+                .clamp(-128, 127) as i8 as u8;
+            let got = Requant::with((bias, m, s), zp, (lo, hi)).apply(acc);
+            assert_eq!(got, want, "acc {acc} bias {bias} m {m} s {s}");
+        }
+        // Every right shift against structured accumulators: powers of two
+        // and their neighbours, both signs, where both roundings meet ties,
+        // and the saturating product (x = m = i32::MIN).
+        for s in -31..=3 {
+            for &m in &mults {
+                for j in 0..32 {
+                    let p = 1i32.wrapping_shl(j);
+                    let n = p.wrapping_neg();
+                    for acc in [
+                        p,
+                        p.wrapping_sub(1),
+                        p.wrapping_add(1),
+                        n,
+                        n.wrapping_add(1),
+                        n.wrapping_sub(1),
+                        i32::MIN,
+                    ] {
+                        for zp in [-128, 0, 127] {
+                            let want = fx::mbqm(acc, m, s).wrapping_add(zp).clamp(-128, 127);
+                            let q = Requant::with((0, m, s), zp, (-128, 127));
+                            assert_eq!(
+                                q.apply(acc),
+                                want as i8 as u8,
+                                "acc {acc} m {m} s {s} zp {zp}"
+                            );
+                            let scaled = fx::mbqm(acc, m, s);
+                            assert_eq!(q.scale(acc), scaled, "acc {acc} m {m} s {s}");
+                            assert_eq!(q.scale_inline(acc), scaled, "acc {acc} m {m} s {s}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -12,7 +12,7 @@ use microarena_image::{self as rl, dtype};
 use super::activations::sigmoid_f32;
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
-use super::epilogue::{dot_i8, dot2_i8};
+use super::epilogue::{Requant, dot_i8, dot2_i8, dot3_i8};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -238,21 +238,40 @@ fn gate_i8(
                  m: i32,
                  sh: i32,
                  dst: &mut [u8]| {
+        let rq = Requant::scaler(m, sh);
         let finish = |dst: &mut [u8], r: usize, o: usize, acc: i32| {
             let acc = match bias {
                 Some(b) => acc.wrapping_add(i32_at(b, o)),
                 None => acc,
             };
-            let v = fx::mbqm(acc, m, sh).clamp(-32768, 32767);
+            let v = rq.scale_inline(acc).clamp(-32768, 32767);
             put_i16(dst, r * s.state + o, v);
         };
         for r in 0..s.rows {
             let xrow = off + r * n_in;
             let mut o = 0;
             // Symmetric weights (the usual case) take the contiguous dot
-            // product, two weight rows per pass over the input (one input
+            // product, three weight rows per pass over the input (one input
             // read on DSP cores); the sums are the same integers either way.
+            #[cfg(microarena_dsp)]
             if w.1 == 0 {
+                o = rows3_unpacked(
+                    inp.get(xrow..xrow + n_in).unwrap_or(&[]),
+                    zp,
+                    w.0,
+                    s.state,
+                    |o, a| finish(dst, r, o, a),
+                );
+            }
+            if w.1 == 0 {
+                while o + 2 < s.state {
+                    let rows = [o, o + 1, o + 2].map(|r| r * n_in);
+                    let acc = dot3_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());
+                    for (k, a) in acc.into_iter().enumerate() {
+                        finish(dst, r, o + k, a);
+                    }
+                    o += 3;
+                }
                 while o + 1 < s.state {
                     let rows = (o * n_in, (o + 1) * n_in);
                     let (a0, a1) = dot2_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());
@@ -302,6 +321,60 @@ fn gate_i8(
         };
         put_i16(gate, i, v);
     }
+}
+
+/// The input FC of a gate on DSP cores, three weight rows at a time over the
+/// input unpacked once (`dsp::unpack_offset`): calls `finish(row, acc)` for
+/// rows `0..` and returns the first row it did not do (0 when the input is
+/// longer than its buffer; the caller's loops do the rest).
+#[cfg(microarena_dsp)]
+pub(super) fn rows3_unpacked(
+    xs: &[u8],
+    zp: i32,
+    w: &[u8],
+    rows: usize,
+    mut finish: impl FnMut(usize, i32),
+) -> usize {
+    /// Input words unpacked on the stack: inputs up to 320 values (micro_speech_lstm's 257).
+    const WORDS: usize = 80;
+    let mut xu = [[0u32; 2]; WORDS];
+    let n = xs.len();
+    let x_off = zp.wrapping_neg();
+    let Some(words) = super::dsp::unpack_offset(xs, x_off, &mut xu) else {
+        return 0;
+    };
+    // The last, partial word with zero lanes past the input: its products
+    // are 0 whatever weight bytes (the next row's) sit there.
+    let mut words = words;
+    if !n.is_multiple_of(4) {
+        // No room for it: the caller's loops take every row.
+        let Some(slot) = xu.get_mut(words) else {
+            return 0;
+        };
+        let lane = |k: usize| {
+            xs.get(4 * words + k).map_or(0, |&v| {
+                i32::from(v as i8).wrapping_add(x_off) as u32 & 0xffff
+            })
+        };
+        *slot = [lane(0) | lane(2) << 16, lane(1) | lane(3) << 16];
+        words += 1;
+    }
+    let xu = xu.get(..words).unwrap_or(&[]);
+    let row = |o: usize| w.get(o * n..).and_then(|r| r.get(..4 * words));
+    let mut o = 0;
+    while o + 2 < rows {
+        // The last rows of the matrix may lack the padding bytes: the
+        // caller's loops take them.
+        let (Some(r0), Some(r1), Some(r2)) = (row(o), row(o + 1), row(o + 2)) else {
+            break;
+        };
+        let acc = super::dsp::dot3_unpacked(xu, [r0, r1, r2]);
+        for (k, a) in acc.into_iter().enumerate() {
+            finish(o + k, a);
+        }
+        o += 3;
+    }
+    o
 }
 
 /// One float gate.
