@@ -453,7 +453,7 @@ pub fn peak_op_row(r: &Report) -> Option<usize> {
 /// Width of the patch view's user space.
 pub const PATCH_W: f64 = 440.0;
 /// Height of the patch view's user space.
-pub const PATCH_H: f64 = 290.0;
+pub const PATCH_H: f64 = 298.0;
 /// The receptive field and the band it feeds.
 const FIELD_FILL: &str = "#f59e0b";
 
