@@ -122,6 +122,55 @@ function expected(report) {
   };
 }
 
+// The microarena-runtime panel as the page shows it: one entry per mode row,
+// one per banded stage (with its chain of ops and the patch view's highlights),
+// and whether it says why there is no runtime or no banded mode.
+async function runtimePanel(page) {
+  return page.$eval('[data-testid="runtime-panel"]', (panel) => {
+    const num = (e, a) => Number(e.getAttribute(a));
+    return {
+      modes: [...panel.querySelectorAll('[data-testid="runtime-mode"]')].map((r) => ({
+        mode: r.getAttribute("data-mode"), bytes: num(r, "data-bytes"), delta: num(r, "data-delta"),
+      })),
+      stages: [...panel.querySelectorAll('[data-testid="banded-stage"]')].map((s) => ({
+        first_op: num(s, "data-first-op"), last_op: num(s, "data-last-op"), bands: num(s, "data-bands"),
+        ring_bytes: num(s, "data-ring-bytes"), input_rows: num(s, "data-input-rows"),
+        field_first: num(s, "data-field-first"), field_end: num(s, "data-field-end"),
+      })),
+      chains: [...panel.querySelectorAll('[data-testid="banded-stage"]')].map((s) =>
+        [...s.querySelectorAll(".op-chip")].map((c) => c.textContent.trim())),
+      fields: [...panel.querySelectorAll('[data-testid="patch-svg"] rect.field')].map((f) =>
+        [num(f, "data-first"), num(f, "data-end")]),
+      noBands: panel.querySelector('[data-testid="runtime-no-bands"]') !== null,
+      refusal: panel.querySelector('[data-testid="runtime-refusal"]')?.textContent ?? null,
+    };
+  });
+}
+
+// What the panel must show for a `plan --json` report: the modes' arenas as
+// docs/execution-modes.md defines them from `runtime` (OpData in flash takes
+// `opdata_bytes` off each total), each against TFLM's minimum working arena.
+function expectedRuntime(report) {
+  const rt = report.runtime;
+  if (!rt) {
+    return { modes: [], stages: [], chains: [], fields: [], noBands: false, refusal: `microarena-runtime cannot run this model: ${report.runtime_refusal}` };
+  }
+  const min = report.arena.minimum_bytes;
+  const mode = (name, bytes) => ({ mode: name, bytes, delta: bytes - min });
+  const modes = [mode("plain", rt.total_bytes), mode("opdata-flash", rt.total_bytes - rt.opdata_bytes)];
+  if (rt.banded) modes.push(mode("banded", rt.banded.total_bytes - rt.opdata_bytes));
+  const stages = rt.banded ? rt.banded.stages : [];
+  const opcode = (i) => report.operators.find((o) => o.subgraph === 0 && o.index === i).opcode;
+  return {
+    modes,
+    stages,
+    chains: stages.map((s) => Array.from({ length: s.last_op - s.first_op + 1 }, (_, k) => `#${s.first_op + k} ${opcode(s.first_op + k)}`)),
+    fields: stages.map((s) => [s.field_first, s.field_end]),
+    noBands: !rt.banded,
+    refusal: null,
+  };
+}
+
 // Waits until the summary shows `report`'s head and tail (after a re-plan).
 async function waitForFigures(page, report) {
   await page.waitForFunction(([h, t]) =>
@@ -171,8 +220,15 @@ test("the default page shows the bundled example with the CLI's numbers", async 
   const spec = smaller.text.match(/--input-shape (\S+)/)[1];
   const halved = planJson(file, "--input-shape", spec);
   assert.equal(smaller.to, halved.json.arena.total_bytes, `${spec}: page promises ${smaller.to}`);
-  const runtime = rows.find((r) => r.text.includes("microarena-runtime"));
-  assert.equal(runtime.to, want.json.runtime.total_bytes);
+  // The runtime advice, one row per mode, each promising that mode's arena.
+  const rt = want.json.runtime;
+  const runtimeRows = rows.filter((r) => r.text.includes("microarena-runtime"))
+    .map((r) => [r.text.match(/microarena run \S+ --input IN\.bin( [^\n]*?)?$/)?.[1]?.trim() ?? "", r.to]);
+  assert.deepEqual(runtimeRows.sort(), [
+    ["", rt.total_bytes],
+    ["--opdata flash", rt.total_bytes - rt.opdata_bytes],
+    ...(rt.banded ? [["--exec banded --opdata flash", rt.banded.total_bytes - rt.opdata_bytes]] : []),
+  ].sort(), JSON.stringify(rows));
   await page.locator('[data-testid="advice"]').screenshot({ path: join(SHOTS, "advice.png") });
 
   // Arena map exports: a standalone SVG and a PNG drawn from it.
@@ -222,6 +278,7 @@ test("every corpus model shows the same numbers and exports the same JSON as the
     }
     await openModel(page, path, name);
     assert.deepEqual(await shown(page), expected(want.json), name);
+    assert.deepEqual(await runtimePanel(page), expectedRuntime(want.json), `${name}: microarena-runtime panel`);
     assert.equal(await exportedJson(page), want.text, `${name}: exported JSON`);
   }
   assert.deepEqual(problems, []);
@@ -278,6 +335,48 @@ test("person_detect: timing, target/planner re-plan, share link in a fresh page"
   assert.deepEqual(await shown(fresh.page), numbers);
   assert.equal(await fresh.page.$eval('[data-testid="share-link"]', (e) => e.href), link);
   await fresh.page.screenshot({ path: join(SHOTS, "shared.png") });
+  assert.deepEqual(fresh.problems, []);
+  await fresh.close();
+  assert.deepEqual(problems, []);
+  await close();
+});
+
+test("the microarena-runtime panel and its patch view show `plan --json`'s runtime figures (bundled example, person_detect)", async (t) => {
+  const example = join(TMP, "example-runtime.tflite");
+  assert.equal(cli("example", "-o", example).code, 0);
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  const want = planJson(example).json;
+  assert.ok(want.runtime, "the example runs on microarena-runtime");
+  assert.deepEqual(await runtimePanel(page), expectedRuntime(want), "bundled example");
+  const rows = () => page.$$eval('[data-testid="runtime-mode"]', (rs) => rs.map((r) => r.textContent));
+  // Each row names the `run` flags that select it.
+  const flags = (await rows()).map((r) => r.match(/--exec banded --opdata flash|--opdata flash|\(default\)/)?.[0]);
+  assert.deepEqual(flags, ["(default)", "--opdata flash", ...(want.runtime.banded ? ["--exec banded --opdata flash"] : [])]);
+  await page.locator('[data-testid="runtime-panel"]').screenshot({ path: join(SHOTS, "runtime-example.png") });
+  if (!CORPUS) {
+    t.diagnostic("person_detect skipped: MICROARENA_CORPUS is not set");
+    assert.deepEqual(problems, []);
+    await close();
+    return;
+  }
+  const name = "person_detect.tflite";
+  const pd = planJson(join(CORPUS, name));
+  await openModel(page, join(CORPUS, name), name);
+  assert.ok(pd.json.runtime?.banded, "person_detect has a banded stage");
+  const panel = await runtimePanel(page);
+  assert.deepEqual(panel, expectedRuntime(pd.json), name);
+  const [plain, flash, banded] = panel.modes;
+  console.log(`# microarena-runtime on ${name}: TFLM minimum ${pd.json.arena.minimum_bytes} B, plain ${plain.bytes} B, OpData in flash ${flash.bytes} B, banded + flash ${banded.bytes} B (${pd.json.runtime.banded.stages.map((s) => `ops ${s.first_op}-${s.last_op} in ${s.bands} bands, field ${s.field_first}..${s.field_end} of ${s.input_rows}`).join("; ")})`);
+  // Clicking an op of the chain selects it in the other views.
+  await page.click('[data-testid="banded-stage"] .op-chip >> nth=1');
+  await page.locator('[data-testid="runtime-panel"]').screenshot({ path: join(SHOTS, "runtime-person_detect.png") });
+  // A share link carries the runtime figures (version 3): the same panel in a fresh page.
+  await page.waitForSelector('[data-testid="share-link"]');
+  const link = await page.$eval('[data-testid="share-link"]', (e) => e.href);
+  const fresh = await newPage(link);
+  await waitForMap(fresh.page, name);
+  assert.deepEqual(await runtimePanel(fresh.page), expectedRuntime(pd.json), "shared");
   assert.deepEqual(fresh.problems, []);
   await fresh.close();
   assert.deepEqual(problems, []);

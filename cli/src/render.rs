@@ -278,11 +278,11 @@ pub fn summary(r: &Report) -> String {
                     grouped(rt.opdata_bytes)
                 );
             }
-            if let Some(b) = &rt.banded {
+            if let (Some(b), Some(total)) = (&rt.banded, rt.banded_total_with_opdata_in_flash()) {
                 let _ = writeln!(
                     s,
                     "           {:>11} B  patch-based in row bands, OpData in flash (run --exec banded --opdata flash): {}, rings {} B, +{} MACs; head {} B",
-                    grouped(b.total_bytes.saturating_sub(rt.opdata_bytes)),
+                    grouped(total),
                     b.stages_summary(),
                     grouped(b.ring_bytes()),
                     grouped(b.extra_macs),

@@ -11,6 +11,7 @@ mod glossary;
 mod lifetimes;
 mod op_bars;
 mod op_table;
+mod runtime;
 mod summary;
 mod tail;
 mod tooltip;
@@ -365,15 +366,16 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// A report's views, top to bottom: summary, what-if, arena map, then (a
-/// frame later) lifetimes, per-op bars, tail, budget, flash, operator table,
-/// buffer table, glossary.
+/// A report's views, top to bottom: summary, microarena-runtime, what-if,
+/// arena map, then (a frame later) lifetimes, per-op bars, tail, budget,
+/// flash, operator table, buffer table, glossary.
 fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
     let r = s.report.clone();
     let rest = c.rest;
     let shared = s.shared;
     view! {
         {summary::summary(r.clone(), s.shared, c)}
+        {runtime::runtime_view(r.clone())}
         {whatif::what_if_panel(&s, c.apply_whatif, c.whatif_error)}
         {arena_map::arena_map(r.clone())}
         {move || {

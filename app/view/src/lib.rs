@@ -5,14 +5,16 @@
 //! table), [`svg`] (chart markup as strings), [`tooltip`] (tooltip rows),
 //! [`inputs`] (the graph inputs a what-if edits), [`ops`] (the operator
 //! table's sorting and the flash view's shares), [`protocol`] (the typed
-//! page ↔ worker messages and their one encoding) and [`analysis`] (what the
-//! worker computes for a request). Every figure comes from core.
+//! page ↔ worker messages and their one encoding), [`analysis`] (what the
+//! worker computes for a request) and [`runtime`] (microarena-runtime's
+//! execution modes and banded stages). Every figure comes from core.
 
 pub mod analysis;
 pub mod format;
 pub mod inputs;
 pub mod ops;
 pub mod protocol;
+pub mod runtime;
 pub mod svg;
 pub mod tooltip;
 pub mod whatif;

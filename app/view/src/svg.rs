@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use microarena_core::report::{BufferClass, BufferInfo, Region, Report};
+use microarena_core::report::{BandedStageInfo, BufferClass, BufferInfo, Region, Report};
 
 use crate::format::{grouped, human, xml};
 
@@ -450,6 +450,106 @@ pub fn peak_op_row(r: &Report) -> Option<usize> {
         .position(|o| o.subgraph == 0 && o.index == p)
 }
 
+/// Width of the patch view's user space.
+pub const PATCH_W: f64 = 440.0;
+/// Height of the patch view's user space.
+pub const PATCH_H: f64 = 298.0;
+/// The receptive field and the band it feeds.
+const FIELD_FILL: &str = "#f59e0b";
+
+/// A banded stage as two tall rectangles over the same image height: the
+/// stage's input (`input_rows` rows) with the rows one band reads through
+/// every window (`field_first..field_end`) highlighted, and its output
+/// (`bands` rows, one per band) with that band's row highlighted, joined by
+/// a funnel. The overlap of neighbouring bands' fields is the halo the rings
+/// keep instead of recomputing it.
+pub fn patch_body(st: &BandedStageInfo) -> String {
+    const TOP: f64 = 30.0;
+    const H: f64 = 240.0;
+    const COL_W: f64 = 100.0;
+    const X_IN: f64 = 70.0;
+    const X_OUT: f64 = 270.0;
+    let band = st.field_band();
+    let rows_in = st.input_rows.max(1) as f64;
+    let rows_out = st.bands.max(1) as f64;
+    let y_in = |r: u64| TOP + r as f64 / rows_in * H;
+    let y_out = |r: u64| TOP + r as f64 / rows_out * H;
+    let (f0, f1) = (y_in(st.field_first), y_in(st.field_end));
+    let (b0, b1) = (y_out(band), y_out(band + 1));
+    let mut s = String::with_capacity(4096);
+    for (x, rows, label) in [
+        (
+            X_IN,
+            st.input_rows,
+            format!("input · {} rows", st.input_rows),
+        ),
+        (
+            X_OUT,
+            st.bands,
+            format!("output · {} rows = bands", st.bands),
+        ),
+    ] {
+        let _ = write!(
+            s,
+            r##"<text x="{:.2}" y="{:.2}" text-anchor="middle" font-size="12" fill="#334155">{}</text><rect x="{x:.2}" y="{TOP:.2}" width="{COL_W:.2}" height="{H:.2}" fill="#f1f5f9" stroke="#94a3b8"/>"##,
+            x + COL_W / 2.0,
+            TOP - 10.0,
+            xml(&label)
+        );
+        // Row lines only while they stay apart.
+        if rows <= 128 {
+            for r in 1..rows {
+                let y = TOP + r as f64 / rows as f64 * H;
+                let _ = write!(
+                    s,
+                    r##"<line x1="{x:.2}" x2="{:.2}" y1="{y:.2}" y2="{y:.2}" stroke="#cbd5e1" stroke-width="0.5"/>"##,
+                    x + COL_W
+                );
+            }
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<polygon points="{:.2},{f0:.2} {X_OUT:.2},{b0:.2} {X_OUT:.2},{b1:.2} {:.2},{f1:.2}" fill="{FIELD_FILL}" fill-opacity="0.18"/>"##,
+        X_IN + COL_W,
+        X_IN + COL_W
+    );
+    let _ = write!(
+        s,
+        r##"<rect class="field" data-first="{}" data-end="{}" x="{X_IN:.2}" y="{f0:.2}" width="{COL_W:.2}" height="{:.2}" fill="{FIELD_FILL}" fill-opacity="0.55" stroke="#b45309"/>"##,
+        st.field_first,
+        st.field_end,
+        f1 - f0
+    );
+    let _ = write!(
+        s,
+        r##"<rect class="band" data-band="{band}" x="{X_OUT:.2}" y="{b0:.2}" width="{COL_W:.2}" height="{:.2}" fill="{FIELD_FILL}" fill-opacity="0.8" stroke="#b45309"/>"##,
+        b1 - b0
+    );
+    // Row labels: the field's first and last row left of the input, the band right of the output.
+    let _ = write!(
+        s,
+        r##"<text x="{:.2}" y="{:.2}" text-anchor="end" font-size="11" fill="#92400e">row {}</text><text x="{:.2}" y="{:.2}" text-anchor="end" font-size="11" fill="#92400e">row {}</text><text x="{:.2}" y="{:.2}" font-size="11" fill="#92400e">row {band}</text>"##,
+        X_IN - 6.0,
+        f0 + 9.0,
+        st.field_first,
+        X_IN - 6.0,
+        f1,
+        st.field_end.saturating_sub(1),
+        X_OUT + COL_W + 6.0,
+        (b0 + b1) / 2.0 + 4.0,
+    );
+    let _ = write!(
+        s,
+        r##"<text x="{:.2}" y="{:.2}" text-anchor="middle" font-size="11" fill="#64748b">one band reads input rows {}–{}</text>"##,
+        PATCH_W / 2.0,
+        TOP + H + 18.0,
+        st.field_first,
+        st.field_end.saturating_sub(1)
+    );
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -578,5 +678,38 @@ mod tests {
         assert!(s.contains("tiny.tflite — arena map (x86_64, tflm-greedy)"));
         assert!(s.contains("head 176 B · tail 400 B · total 576 B · minimum 576 B"));
         assert!(s.contains("variables: 1 tensors, 32 B in the tail"));
+    }
+
+    #[test]
+    fn the_patch_view_highlights_one_bands_field_and_its_row() {
+        // person_detect's first stage: ops 0-7, 12 bands over 96 input rows,
+        // the middle band (12 / 2 = 6) reads input rows 42..69. On a 240-high
+        // column from y = 30: 42/96·240 = 105 → y 135, 27 rows → 67.5 high;
+        // band 6 of 12 → 6·20 = 120 → y 150, 20 high.
+        let st = BandedStageInfo {
+            first_op: 0,
+            last_op: 7,
+            bands: 12,
+            ring_bytes: 9600,
+            input_rows: 96,
+            field_first: 42,
+            field_end: 69,
+        };
+        let s = patch_body(&st);
+        assert!(
+            s.contains(r##"<rect class="field" data-first="42" data-end="69" x="70.00" y="135.00" width="100.00" height="67.50""##),
+            "{s}"
+        );
+        assert!(
+            s.contains(r##"<rect class="band" data-band="6" x="270.00" y="150.00" width="100.00" height="20.00""##),
+            "{s}"
+        );
+        // The funnel joins the field's right edge to the band's left edge.
+        assert!(s.contains(r#"points="170.00,135.00 270.00,150.00 270.00,170.00 170.00,202.50""#));
+        // Row lines: 95 between the input's rows, 11 between the output's.
+        assert_eq!(s.matches("<line").count(), 95 + 11);
+        assert!(s.contains("input · 96 rows"));
+        assert!(s.contains("output · 12 rows = bands"));
+        assert!(s.contains("one band reads input rows 42–68"));
     }
 }

@@ -46,6 +46,13 @@ pub struct BandedStage {
     pub field: (u64, u64),
 }
 
+/// The band whose receptive field a stage reports ([`BandedStage::field`]):
+/// the middle one, whose field is not clipped by the tensor's edges when the
+/// tensor is tall enough, so it shows the whole halo.
+pub fn field_band(bands: u64) -> u64 {
+    bands / 2
+}
+
 /// How many scored candidates are planned exactly.
 const PLANNED_CANDIDATES: usize = 4;
 
@@ -206,7 +213,7 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
                     .map_or(0, |&h| i64::from(h.max(0)))
             };
             let bands = height(last, false);
-            let middle = bands / 2;
+            let middle = field_band(bands as u64) as i64;
             let (mut lo, mut hi) = (middle, middle + 1);
             for i in (first..=last).rev() {
                 let Some(op) = sg.operators.get(i) else { break };

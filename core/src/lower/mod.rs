@@ -25,7 +25,7 @@ mod writer;
 pub use arena::{
     Execution, LowerOptions, OpDataIn, RuntimeArena, runtime_arena, runtime_arena_with,
 };
-pub use banded::BandedStage;
+pub use banded::{BandedStage, field_band};
 
 use crate::read::model::Operator;
 

@@ -87,21 +87,20 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
     }
     if let Some(rt) = &report.runtime
         && let Some(b) = &rt.banded
+        && let Some(to) = rt.banded_total_with_opdata_in_flash()
+        && to < report.arena.total_bytes
     {
-        let to = b.total_bytes.saturating_sub(rt.opdata_bytes);
-        if to < report.arena.total_bytes {
-            out.push(Advice {
-                action: format!(
-                    "run it with microarena-runtime, patch-based: {} (+{} MACs), OpData in flash",
-                    b.stages_summary(),
-                    b.extra_macs
-                ),
-                figure: "total".into(),
-                from_bytes: report.arena.total_bytes,
-                to_bytes: to,
-                try_args: Some("run --input IN.bin --exec banded --opdata flash".into()),
-            });
-        }
+        out.push(Advice {
+            action: format!(
+                "run it with microarena-runtime, patch-based: {} (+{} MACs), OpData in flash",
+                b.stages_summary(),
+                b.extra_macs
+            ),
+            figure: "total".into(),
+            from_bytes: report.arena.total_bytes,
+            to_bytes: to,
+            try_args: Some("run --input IN.bin --exec banded --opdata flash".into()),
+        });
     }
     for (name, now, dims) in smaller_inputs(model) {
         let Ok(small) = with_input_shapes(model, &[(name.clone(), dims.clone())]) else {

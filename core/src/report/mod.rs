@@ -226,19 +226,33 @@ pub struct BandedStageInfo {
     pub field_end: u64,
 }
 
+impl BandedStageInfo {
+    /// The band (output row) whose receptive field `field_first..field_end` is.
+    pub fn field_band(&self) -> u64 {
+        crate::lower::field_band(self.bands)
+    }
+}
+
 impl RuntimeInfo {
     /// The arena with the OpData in flash.
     pub fn total_with_opdata_in_flash(&self) -> u64 {
         self.total_bytes.saturating_sub(self.opdata_bytes)
     }
 
+    /// The arena banded with the OpData in flash (`run --exec banded --opdata
+    /// flash`, what the firmware does), when a stage lowers the head.
+    pub fn banded_total_with_opdata_in_flash(&self) -> Option<u64> {
+        self.banded
+            .as_ref()
+            .map(|b| b.total_bytes.saturating_sub(self.opdata_bytes))
+    }
+
     /// The smallest arena the runtime offers: banded when that helps, with
     /// the OpData in flash.
     pub fn smallest_total(&self) -> u64 {
         let plain = self.total_with_opdata_in_flash();
-        self.banded.as_ref().map_or(plain, |b| {
-            b.total_bytes.saturating_sub(self.opdata_bytes).min(plain)
-        })
+        self.banded_total_with_opdata_in_flash()
+            .map_or(plain, |b| b.min(plain))
     }
 }
 
