@@ -54,19 +54,20 @@ fn main() -> ! {
             cases += 3;
         }
     }
-    // The 1x1 convolution's 2x2 block and filter sums: every length 0..=67.
-    let mut x2 = [0u8; 2 * 67];
-    let mut w2 = [0u8; 2 * 67];
-    for n in 0..=67usize {
-        rng.fill(&mut x2);
-        rng.fill(&mut w2);
-        let (want, got) = dsp_check::dot2x2(&x2, &w2, n);
+    // The 1x1 convolution's four-row block and filter sums: every length
+    // 0..=67, and rows longer than the unpacked buffer (300).
+    let mut x4 = [0u8; 300];
+    let mut w4 = [0u8; 4 * 300];
+    for n in (0..=67usize).chain([255, 256, 257, 300]) {
+        rng.fill(&mut x4);
+        rng.fill(&mut w4);
+        let (want, got) = dsp_check::rows4(&x4, &w4, n);
         bad += u32::from(want != got);
-        let (want, got) = dsp_check::sum(&w2[..2 * n]);
+        let (want, got) = dsp_check::sum(&w4[..4 * n]);
         bad += u32::from(want != got);
         cases += 2;
     }
-    let (want, got) = dsp_check::dot2x2(&[0x80; 2 * 67], &[0x80; 2 * 67], 67);
+    let (want, got) = dsp_check::rows4(&[0x80; 300], &[0x80; 4 * 300], 300);
     bad += u32::from(want != got);
     cases += 1;
     // Extremes: every product at its largest magnitude, so the sum wraps.

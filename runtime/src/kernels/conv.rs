@@ -6,8 +6,7 @@ use microarena_image::dtype;
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::epilogue::{
-    Epilogue, Requant, accumulate_rows, check_operands, dot_i8, dot2_i8, dot2x2_i8, push_opdata,
-    sum_i8,
+    Epilogue, Requant, Rows4, accumulate_rows, check_operands, dot_i8, dot2_i8, push_opdata, sum_i8,
 };
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
@@ -90,11 +89,11 @@ fn pixel_pairs(
 }
 
 /// CONV_2D 1×1, stride 1, no padding, one group, int8: the output is the
-/// (pixels × ic) input times the (oc × ic) filter transposed. Two filters by
-/// two pixels per pass (each unpacked word used twice), and the input offset
-/// folded into each channel's bias as `in_off · Σ filter row` (the same
-/// wrapping int32 sum), so the inner loop adds no offset; each channel's
-/// parameters are decoded once per call.
+/// (pixels × ic) input times the (oc × ic) filter transposed. Four filters
+/// per pass over the pixels, prepared once ([`Rows4`]: on DSP cores already
+/// in 16-bit lanes), and the input offset folded into each channel's bias
+/// as `in_off · Σ filter row` (the same wrapping int32 sum), so the inner
+/// loop adds no offset; each channel's parameters are decoded once per call.
 #[inline(never)]
 fn pointwise(
     out: &mut [u8],
@@ -106,59 +105,31 @@ fn pointwise(
     if ic == 0 || oc == 0 {
         return;
     }
-    let requant = |row: &[u8], p| {
-        let mut q = Requant::new(end, p);
-        q.bias_add(in_off.wrapping_mul(sum_i8(row)));
-        q
-    };
     let mut params = end.channels();
-    let mut rows = w.chunks_exact(ic);
+    let mut block = Rows4::new([&[]; 4]);
     let mut c = 0;
     while c < oc {
-        let (Some(w0), Some(p0)) = (rows.next(), params.next()) else {
-            return;
-        };
-        let q0 = requant(w0, p0);
-        if c + 1 < oc
-            && let (Some(w1), Some(p1)) = (rows.next(), params.next())
-        {
-            let q1 = requant(w1, p1);
-            let mut xs = x.chunks_exact(2 * ic);
-            let mut os = out.chunks_exact_mut(2 * oc);
-            for (xp, op) in (&mut xs).zip(&mut os) {
-                let (x0, x1) = xp.split_at(ic);
-                let [a00, a01, a10, a11] = dot2x2_i8(x0, x1, w0, w1);
-                if let Some([o0, o1]) = op.get_mut(c..).and_then(|o| o.first_chunk_mut::<2>()) {
-                    *o0 = q0.apply(a00);
-                    *o1 = q1.apply(a01);
-                }
-                if let Some([o0, o1]) = op.get_mut(oc + c..).and_then(|o| o.first_chunk_mut::<2>())
-                {
-                    *o0 = q0.apply(a10);
-                    *o1 = q1.apply(a11);
+        let k = 4.min(oc - c);
+        let rows: [&[u8]; 4] = core::array::from_fn(|j| {
+            let r = if j < k { w.get((c + j) * ic..) } else { None };
+            r.and_then(|r| r.get(..ic)).unwrap_or(&[])
+        });
+        let q: [Requant; 4] = core::array::from_fn(|j| {
+            let p = if j < k { params.next() } else { None };
+            let mut q = Requant::new(end, p.unwrap_or((0, 0, 0)));
+            q.bias_add(in_off.wrapping_mul(sum_i8(rows.get(j).copied().unwrap_or_default())));
+            q
+        });
+        block.set(rows);
+        for (xp, op) in x.chunks_exact(ic).zip(out.chunks_exact_mut(oc)) {
+            let acc = block.dot(xp);
+            if let Some(o) = op.get_mut(c..c + k) {
+                for ((o, q), a) in o.iter_mut().zip(&q).zip(acc) {
+                    *o = q.apply(a);
                 }
             }
-            // An odd last pixel.
-            let last = os.into_remainder().get_mut(c..);
-            if let (Some(x0), Some([o0, o1])) = (
-                xs.remainder().get(..ic),
-                last.and_then(|o| o.first_chunk_mut::<2>()),
-            ) {
-                let [a0, a1, _, _] = dot2x2_i8(x0, x0, w0, w1);
-                *o0 = q0.apply(a0);
-                *o1 = q1.apply(a1);
-            }
-            c += 2;
-        } else {
-            // An odd last channel.
-            for (x0, o) in x.chunks_exact(ic).zip(out.chunks_exact_mut(oc)) {
-                let [a, _, _, _] = dot2x2_i8(x0, x0, w0, w0);
-                if let Some(o) = o.get_mut(c) {
-                    *o = q0.apply(a);
-                }
-            }
-            c += 1;
         }
+        c += k;
     }
 }
 

@@ -210,56 +210,6 @@ fn unpack(x: u32) -> (u32, u32) {
     (e, o)
 }
 
-/// One filter word `w` against two pixels' unpacked words (`p0`, `p1`, each
-/// the (bytes 0 and 2, bytes 1 and 3) lanes of [`unpack`]): `w` is unpacked
-/// once for both, four SMLADs.
-#[inline(always)]
-fn mac2x1(a: (i32, i32), p0: (u32, u32), p1: (u32, u32), w: u32) -> (i32, i32) {
-    let (mut a0, mut a1) = a;
-    // SAFETY: register-only arithmetic (see the module doc).
-    unsafe {
-        asm!(
-            "sxtb16 {we}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {a0}, {x0e}, {we}, {a0}",
-            "smlad {a0}, {x0o}, {w}, {a0}",
-            "smlad {a1}, {x1e}, {we}, {a1}",
-            "smlad {a1}, {x1o}, {w}, {a1}",
-            w = inout(reg) w => _,
-            x0e = in(reg) p0.0,
-            x0o = in(reg) p0.1,
-            x1e = in(reg) p1.0,
-            x1o = in(reg) p1.1,
-            we = out(reg) _,
-            a0 = inout(reg) a0,
-            a1 = inout(reg) a1,
-            options(pure, nomem, nostack),
-        );
-    }
-    (a0, a1)
-}
-
-/// The whole words of a 2×2 block of int8 dot products without an offset:
-/// `[x0·w0, x0·w1, x1·w0, x1·w1]` over the first `4·⌊n/4⌋` bytes, `n` the
-/// shortest length; the caller adds the remaining bytes. Each input word is
-/// unpacked once for two filters and each filter word once for two pixels
-/// (CMSIS-NN's `arm_nn_mat_mult_nt_t_s8` does the same).
-#[inline(always)]
-pub(crate) fn dot2x2_words(x0: &[u8], x1: &[u8], w0: &[u8], w1: &[u8]) -> [i32; 4] {
-    let (x0q, _) = x0.as_chunks::<4>();
-    let (x1q, _) = x1.as_chunks::<4>();
-    let (w0q, _) = w0.as_chunks::<4>();
-    let (w1q, _) = w1.as_chunks::<4>();
-    let (mut a00, mut a01, mut a10, mut a11) = (0i32, 0i32, 0i32, 0i32);
-    for (((xa, xb), wa), wb) in x0q.iter().zip(x1q).zip(w0q).zip(w1q) {
-        let p0 = unpack(u32::from_le_bytes(*xa));
-        let p1 = unpack(u32::from_le_bytes(*xb));
-        (a00, a10) = mac2x1((a00, a10), p0, p1, u32::from_le_bytes(*wa));
-        (a01, a11) = mac2x1((a01, a11), p0, p1, u32::from_le_bytes(*wb));
-    }
-    [a00, a01, a10, a11]
-}
-
 /// `Σ w[k]` over the whole words of `w` (the caller adds the rest): SXTB16
 /// and SMLAD against 1 in both lanes, four bytes in three instructions.
 #[inline(never)]
@@ -391,4 +341,74 @@ pub(crate) fn dot3_unpacked(xu: &[[u32; 2]], w: [&[u8]; 3]) -> [i32; 3] {
         s2 = mac2(s2, xe, xo, u32::from_le_bytes(*cb));
     }
     [s0, s1, s2]
+}
+
+/// Four filter rows unpacked into 16-bit lanes, word by word: `out[j]` holds
+/// the (bytes 0 and 2, bytes 1 and 3) lanes of word `j` of rows 0, 1, 2, 3
+/// (a missing row gives zeros). Done once per four output channels of a
+/// layer, so the pixel loop reads its filters already in lanes. The number
+/// of words written: the shortest of `out` and the rows' whole words.
+pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[u32; 8]]) -> usize {
+    let words = w
+        .iter()
+        .map(|r| r.len() / 4)
+        .max()
+        .unwrap_or(0)
+        .min(out.len());
+    for (k, r) in w.iter().enumerate() {
+        let (rq, _) = r.as_chunks::<4>();
+        for (j, o) in out.iter_mut().take(words).enumerate() {
+            let (e, odd) = rq.get(j).map_or((0, 0), |b| unpack(u32::from_le_bytes(*b)));
+            if let Some(lanes) = o.get_mut(2 * k..2 * k + 2) {
+                lanes.copy_from_slice(&[e, odd]);
+            }
+        }
+    }
+    words
+}
+
+/// One pixel's input words against four filter rows unpacked by
+/// [`unpack_rows4`]: `Σ w_k·x` (no offset) over the first
+/// `4·min(x words, wu.len())` bytes. Each input word is unpacked once for
+/// four filters and the filters not at all, so a word costs a load, two
+/// SXTB16, four LDRD and eight SMLAD; the loop state fits the registers.
+#[inline(always)]
+pub(crate) fn dot1x4_unpacked(x: &[u8], wu: &[[u32; 8]]) -> [i32; 4] {
+    let (xq, _) = x.as_chunks::<4>();
+    let mut acc = [0i32; 4];
+    for (xb, w) in xq.iter().zip(wu) {
+        let (xe, xo) = unpack(u32::from_le_bytes(*xb));
+        let [a0, a1, a2, a3] = &mut acc;
+        *a0 = mac_lanes(*a0, (xe, xo), (w[0], w[1]));
+        *a1 = mac_lanes(*a1, (xe, xo), (w[2], w[3]));
+        *a2 = mac_lanes(*a2, (xe, xo), (w[4], w[5]));
+        *a3 = mac_lanes(*a3, (xe, xo), (w[6], w[7]));
+    }
+    acc
+}
+
+/// `acc` plus the four products of two lane pairs: two SMLADs.
+///
+/// Register-only like the rest, but without `nomem`: the compiler then
+/// keeps each row's loads after the previous row's SMLADs. With `nomem` it
+/// hoisted all eight filter loads of [`dot1x4_unpacked`] to the top of the
+/// loop and spilled half of them to the stack.
+#[inline(always)]
+fn mac_lanes(acc: i32, (xe, xo): (u32, u32), (we, wo): (u32, u32)) -> i32 {
+    let mut acc = acc;
+    // SAFETY: register-only arithmetic (see the module doc); it touches no
+    // memory although the compiler must assume it may.
+    unsafe {
+        asm!(
+            "smlad {acc}, {xe}, {we}, {acc}",
+            "smlad {acc}, {xo}, {wo}, {acc}",
+            xe = in(reg) xe,
+            xo = in(reg) xo,
+            we = in(reg) we,
+            wo = in(reg) wo,
+            acc = inout(reg) acc,
+            options(nostack),
+        );
+    }
+    acc
 }

@@ -93,21 +93,13 @@ pub fn depthwise4(
     (want, got)
 }
 
-/// The 2×2 block of the 1×1 convolution: pixels `x[0..n]` and `x[n..2n]`
-/// against filter rows `w[0..n]` and `w[n..2n]`, no offset, as
-/// `[x0·w0, x0·w1, x1·w0, x1·w1]`.
-pub fn dot2x2(x: &[u8], w: &[u8], n: usize) -> ([i32; 4], [i32; 4]) {
-    let want = [
-        reference(x, 0, w, 0, n, 0),
-        reference(x, 0, w, n, n, 0),
-        reference(x, n, w, 0, n, 0),
-        reference(x, n, w, n, n, 0),
-    ];
-    fn part(s: &[u8], i: usize, n: usize) -> &[u8] {
-        s.get(i * n..(i + 1) * n).unwrap_or(&[])
-    }
-    let (x0, x1) = (part(x, 0, n), part(x, 1, n));
-    let got = super::epilogue::dot2x2_i8(x0, x1, part(w, 0, n), part(w, 1, n));
+/// The 1×1 convolution's four-row block: `x[0..n]` against rows
+/// `w[k·n..(k+1)·n]`, no offset (on DSP cores the rows are unpacked into
+/// lanes first).
+pub fn rows4(x: &[u8], w: &[u8], n: usize) -> ([i32; 4], [i32; 4]) {
+    let want = core::array::from_fn(|k| reference(x, 0, w, k * n, n, 0));
+    let rows = core::array::from_fn(|k| w.get(k * n..(k + 1) * n).unwrap_or(&[]));
+    let got = super::epilogue::Rows4::new(rows).dot(x.get(..n).unwrap_or(&[]));
     (want, got)
 }
 

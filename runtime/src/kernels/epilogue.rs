@@ -181,33 +181,70 @@ pub(crate) fn accumulate_rows(x: &[u8], w: &[u8], stride: usize, acc: &mut [i32]
     }
 }
 
-/// `[x0·w0, x0·w1, x1·w0, x1·w1]`, int8 dot products without an offset over
-/// `n` = the shortest length: a 2×2 block of a matrix product (two pixels by
-/// two filters), on DSP cores each unpacked word used twice.
-#[inline(always)]
-pub(crate) fn dot2x2_i8(x0: &[u8], x1: &[u8], w0: &[u8], w1: &[u8]) -> [i32; 4] {
-    let n = x0.len().min(x1.len()).min(w0.len()).min(w1.len());
+/// Input words a [`Rows4`] keeps unpacked on DSP cores (2 KiB of stack):
+/// rows up to 256 values; longer rows finish on the portable loop.
+#[cfg(microarena_dsp)]
+const ROWS4_WORDS: usize = 64;
+
+/// Four filter rows of a matrix product, prepared once for many input
+/// vectors (the pixels of a 1×1 convolution): on DSP cores their bytes are
+/// unpacked into 16-bit lanes here, so each pixel's pass unpacks only its
+/// input, once for all four rows.
+pub(crate) struct Rows4<'w> {
+    rows: [&'w [u8]; 4],
     #[cfg(microarena_dsp)]
-    let (mut acc, done) = (super::dsp::dot2x2_words(x0, x1, w0, w1), n & !3);
-    #[cfg(not(microarena_dsp))]
-    let (mut acc, done) = ([0i32; 4], 0);
-    fn tail(s: &[u8], done: usize, n: usize) -> &[u8] {
-        s.get(done..n).unwrap_or(&[])
+    lanes: [[u32; 8]; ROWS4_WORDS],
+    /// Bytes from the start of each row that `lanes` covers.
+    #[cfg(microarena_dsp)]
+    done: usize,
+}
+
+impl<'w> Rows4<'w> {
+    pub(crate) fn new(rows: [&'w [u8]; 4]) -> Self {
+        let mut r = Rows4 {
+            rows: [&[]; 4],
+            #[cfg(microarena_dsp)]
+            lanes: [[0u32; 8]; ROWS4_WORDS],
+            #[cfg(microarena_dsp)]
+            done: 0,
+        };
+        r.set(rows);
+        r
     }
-    for (((&a, &b), &c), &d) in tail(x0, done, n)
-        .iter()
-        .zip(tail(x1, done, n))
-        .zip(tail(w0, done, n))
-        .zip(tail(w1, done, n))
-    {
-        let (a, b) = (i32::from(a as i8), i32::from(b as i8));
-        let (c, d) = (i32::from(c as i8), i32::from(d as i8));
-        acc[0] = acc[0].wrapping_add(a * c);
-        acc[1] = acc[1].wrapping_add(a * d);
-        acc[2] = acc[2].wrapping_add(b * c);
-        acc[3] = acc[3].wrapping_add(b * d);
+
+    /// Takes four other rows, reusing the buffer (2 KiB not cleared and
+    /// copied again per four channels).
+    pub(crate) fn set(&mut self, rows: [&'w [u8]; 4]) {
+        self.rows = rows;
+        #[cfg(microarena_dsp)]
+        {
+            self.done = 4 * super::dsp::unpack_rows4(rows, &mut self.lanes);
+        }
     }
-    acc
+
+    /// `Σ row_k[i]·x[i]` (no offset) for the four rows, over the shorter of
+    /// `x` and each row (a missing row gives 0).
+    #[inline]
+    pub(crate) fn dot(&self, x: &[u8]) -> [i32; 4] {
+        #[cfg(microarena_dsp)]
+        let (mut acc, done) = {
+            let words = (x.len() / 4).min(self.done / 4);
+            let lanes = self.lanes.get(..words).unwrap_or(&[]);
+            (super::dsp::dot1x4_unpacked(x, lanes), 4 * words)
+        };
+        #[cfg(not(microarena_dsp))]
+        let (mut acc, done) = ([0i32; 4], 0);
+        let xs = x.get(done..).unwrap_or(&[]);
+        if xs.is_empty() {
+            return acc;
+        }
+        for (a, r) in acc.iter_mut().zip(self.rows) {
+            for (&xv, &wv) in xs.iter().zip(r.get(done..).unwrap_or(&[])) {
+                *a = a.wrapping_add(i32::from(xv as i8) * i32::from(wv as i8));
+            }
+        }
+        acc
+    }
 }
 
 /// `Σ w[k]` of int8 values (a filter row's sum, which folds the input offset
