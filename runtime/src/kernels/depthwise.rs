@@ -90,35 +90,73 @@ fn depthwise_i8_m1(
         }
         let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
         let w9: &[[u32; 2]; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; 2]; 9]);
+        let rs = g.iw as usize * g.ic;
+        // Output columns whose window lies inside the input's columns.
+        let inside = |ox: usize| {
+            let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+            ix0 >= 0 && ix0 + 2 < iw
+        };
+        let lo = (0..g.ow).find(|&ox| inside(ox)).unwrap_or(g.ow);
+        let hi = (lo..g.ow).find(|&ox| !inside(ox)).unwrap_or(g.ow);
+        // 3×3 windows clamped to the input: taps outside read an inside
+        // pixel with a zero weight (adds 0, so the sums are unchanged).
+        let fast = fast && ih > 0 && iw > 0;
+        let (mut offs, mut wm) = ([0usize; 9], [[0u32; 2]; 9]);
         for b in 0..g.batches {
             for oy in 0..g.oh {
                 let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
-                let row_in = fast && iy0 >= 0 && iy0 + 2 < ih;
-                for ox in 0..g.ow {
+                let (by, dy, vy) = if fast {
+                    clamped_axis(iy0, ih - 1)
+                } else {
+                    (0, [0; 3], [false; 3])
+                };
+                let mut ox = 0;
+                while ox < g.ow {
                     let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
-                    let acc = if row_in && ix0 >= 0 && ix0 + 2 < iw {
-                        let i = g.in_index(b, iy0, ix0, c0);
-                        x.get(i..)
-                            .and_then(|x| quad3x3(x, g.iw as usize * g.ic, g.ic, w9, off2, in_off))
-                    } else {
-                        None
-                    };
-                    let acc = acc.unwrap_or_else(|| {
-                        quad_pixel(
-                            x,
-                            g,
-                            (b, iy0, ix0, c0),
-                            wq.get(..taps).unwrap_or(&[]),
-                            off2,
-                            in_off,
-                        )
-                    });
+                    if fast {
+                        // The interior columns in one run, edge columns one by one.
+                        let row_in = iy0 >= 0 && iy0 + 2 < ih;
+                        let pixels = if ox == lo && lo < hi { hi - lo } else { 1 };
+                        let dense = row_in && inside(ox);
+                        let base = if dense {
+                            g.in_index(b, iy0, ix0, c0)
+                        } else {
+                            let (bx, dx, vx) = clamped_axis(ix0, iw - 1);
+                            let axes = ((&dy, &vy), (&dx, &vx));
+                            clamped_window(axes, (rs, g.ic), w9, (&mut offs, &mut wm));
+                            g.in_index(b, by, bx, c0)
+                        };
+                        let run = Run {
+                            x: base,
+                            x_step: g.sw as usize * g.ic,
+                            out: g.out_index(b, oy, ox, c0),
+                            out_step: g.oc,
+                            pixels,
+                            channels: n,
+                        };
+                        if dense {
+                            quad3x3_dense(x, out, &run, (rs, g.ic), w9, (off2, in_off), &q);
+                        } else {
+                            quad3x3_run(x, out, &run, &offs, &wm, (off2, in_off), &q);
+                        }
+                        ox += pixels;
+                        continue;
+                    }
+                    let acc = quad_pixel(
+                        x,
+                        g,
+                        (b, iy0, ix0, c0),
+                        wq.get(..taps).unwrap_or(&[]),
+                        off2,
+                        in_off,
+                    );
                     let oi = g.out_index(b, oy, ox, c0);
                     if let Some(o) = out.get_mut(oi..oi + n) {
                         for ((o, q), a) in o.iter_mut().zip(&q).zip(acc) {
                             *o = q.apply(a);
                         }
                     }
+                    ox += 1;
                 }
             }
         }
@@ -126,33 +164,145 @@ fn depthwise_i8_m1(
     }
 }
 
-/// Four channels of one output pixel whose 3×3 window (dilation 1) lies
-/// inside the input: `x` starts at the window's top-left tap, channel `c0`;
-/// rows are `rs` bytes apart, columns `ic`. `None` if the window leaves `x`.
+/// A run of output pixels along a row whose 3×3 windows lie inside the
+/// input: byte offsets of the first pixel's top-left tap (channel `c0`) and
+/// of its first output, and the steps between pixels.
+struct Run {
+    x: usize,
+    x_step: usize,
+    out: usize,
+    out_step: usize,
+    pixels: usize,
+    channels: usize,
+}
+
+/// [`quad3x3_run`] for windows inside the input: the tap offsets follow
+/// from the row and column strides, so none is read from memory.
 #[inline(never)]
-fn quad3x3(
+fn quad3x3_dense(
     x: &[u8],
-    rs: usize,
-    ic: usize,
+    out: &mut [u8],
+    run: &Run,
+    (rs, ic): (usize, usize),
     w: &[[u32; 2]; 9],
-    off2: u32,
-    in_off: i32,
-) -> Option<[i32; 4]> {
-    // Written out tap by tap: at opt-level "s" the loop stays rolled and
-    // keeps its state on the stack.
-    let at = |o: usize| x.get(o..).and_then(|s| s.first_chunk::<4>()).copied();
+    (off2, in_off): (u32, i32),
+    q: &[Requant; 4],
+) {
     let (r1, r2, c2) = (rs, 2 * rs, 2 * ic);
     let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
-    let mut a = quad_mac([0; 4], at(0)?, w0, off2, in_off);
-    a = quad_mac(a, at(ic)?, w1, off2, in_off);
-    a = quad_mac(a, at(c2)?, w2, off2, in_off);
-    a = quad_mac(a, at(r1)?, w3, off2, in_off);
-    a = quad_mac(a, at(r1 + ic)?, w4, off2, in_off);
-    a = quad_mac(a, at(r1 + c2)?, w5, off2, in_off);
-    a = quad_mac(a, at(r2)?, w6, off2, in_off);
-    a = quad_mac(a, at(r2 + ic)?, w7, off2, in_off);
-    a = quad_mac(a, at(r2 + c2)?, w8, off2, in_off);
-    Some(a)
+    let (mut xi, mut oi) = (run.x, run.out);
+    for _ in 0..run.pixels {
+        // Inside the input by construction; a tap past it reads zeros.
+        let win = x.get(xi..).unwrap_or(&[]);
+        let at = |o: usize| {
+            win.get(o..)
+                .and_then(|s| s.first_chunk::<4>())
+                .copied()
+                .unwrap_or_default()
+        };
+        let mut a = quad_mac([0; 4], at(0), w0, off2, in_off);
+        a = quad_mac(a, at(ic), w1, off2, in_off);
+        a = quad_mac(a, at(c2), w2, off2, in_off);
+        a = quad_mac(a, at(r1), w3, off2, in_off);
+        a = quad_mac(a, at(r1 + ic), w4, off2, in_off);
+        a = quad_mac(a, at(r1 + c2), w5, off2, in_off);
+        a = quad_mac(a, at(r2), w6, off2, in_off);
+        a = quad_mac(a, at(r2 + ic), w7, off2, in_off);
+        a = quad_mac(a, at(r2 + c2), w8, off2, in_off);
+        if let Some(o) = out.get_mut(oi..oi + run.channels) {
+            for ((o, q), a) in o.iter_mut().zip(q).zip(a) {
+                *o = q.apply(a);
+            }
+        }
+        xi += run.x_step;
+        oi += run.out_step;
+    }
+}
+
+/// One axis of a 3-tap window (dilation 1) starting at `i0`, clamped to
+/// `0..=max` (`max ≥ 0`): the first inside index, each tap's distance from
+/// it (a tap outside points at the nearest inside index) and whether the
+/// tap is inside.
+fn clamped_axis(i0: i32, max: i32) -> (i32, [usize; 3], [bool; 3]) {
+    let base = i0.clamp(0, max);
+    let mut dist = [0usize; 3];
+    let mut inside = [false; 3];
+    for (k, (d, v)) in dist.iter_mut().zip(inside.iter_mut()).enumerate() {
+        let i = i0.wrapping_add(k as i32);
+        let c = i.clamp(0, max);
+        *d = (c - base) as usize;
+        *v = c == i;
+    }
+    (base, dist, inside)
+}
+
+/// A clamped window axis: each tap's distance and whether it is inside.
+type Axis<'a> = (&'a [usize; 3], &'a [bool; 3]);
+
+/// The 3×3 window of one edge pixel from its clamped row and column axes
+/// ([`clamped_axis`]): each tap's byte offset from the first inside pixel,
+/// and the filter with the outside taps' weights zeroed (they then read an
+/// inside pixel and add 0, so the sums are unchanged).
+fn clamped_window(
+    (rows, cols): (Axis<'_>, Axis<'_>),
+    (rs, ic): (usize, usize),
+    w: &[[u32; 2]; 9],
+    (offs, wm): (&mut [usize; 9], &mut [[u32; 2]; 9]),
+) {
+    let taps = offs.chunks_exact_mut(3).zip(wm.chunks_exact_mut(3));
+    let filter = w.chunks_exact(3);
+    for (((o3, w3), f3), (&dy, &vy)) in taps.zip(filter).zip(rows.0.iter().zip(rows.1)) {
+        let cols = cols.0.iter().zip(cols.1);
+        for (((o, wt), &wf), (&dx, &vx)) in o3.iter_mut().zip(w3.iter_mut()).zip(f3).zip(cols) {
+            *o = dy * rs + dx * ic;
+            *wt = if vy && vx { wf } else { [0; 2] };
+        }
+    }
+}
+
+/// Four channels of every pixel of `run`: nine taps at `offs` from each
+/// pixel's base, requantized and stored. One call per row (or edge pixel)
+/// keeps the pixel loop, its taps and its stores in one function.
+#[inline(never)]
+fn quad3x3_run(
+    x: &[u8],
+    out: &mut [u8],
+    run: &Run,
+    offs: &[usize; 9],
+    w: &[[u32; 2]; 9],
+    (off2, in_off): (u32, i32),
+    q: &[Requant; 4],
+) {
+    let (mut xi, mut oi) = (run.x, run.out);
+    for _ in 0..run.pixels {
+        // Inside the input by construction; a tap past it reads zeros.
+        let win = x.get(xi..).unwrap_or(&[]);
+        let at = |o: usize| {
+            win.get(o..)
+                .and_then(|s| s.first_chunk::<4>())
+                .copied()
+                .unwrap_or_default()
+        };
+        // Written out tap by tap: at opt-level "s" a loop stays rolled.
+        let [o0, o1, o2, o3, o4, o5, o6, o7, o8] = *offs;
+        let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
+        let mut a = quad_mac([0; 4], at(o0), w0, off2, in_off);
+        a = quad_mac(a, at(o1), w1, off2, in_off);
+        a = quad_mac(a, at(o2), w2, off2, in_off);
+        a = quad_mac(a, at(o3), w3, off2, in_off);
+        a = quad_mac(a, at(o4), w4, off2, in_off);
+        a = quad_mac(a, at(o5), w5, off2, in_off);
+        a = quad_mac(a, at(o6), w6, off2, in_off);
+        a = quad_mac(a, at(o7), w7, off2, in_off);
+        a = quad_mac(a, at(o8), w8, off2, in_off);
+        if let Some(o) = out.get_mut(oi..oi + run.channels) {
+            for ((o, q), a) in o.iter_mut().zip(q).zip(a) {
+                *o = q.apply(a);
+            }
+        }
+        xi += run.x_step;
+        oi += run.out_step;
+    }
 }
 
 /// Four channels of one output pixel, any window: the taps inside the
