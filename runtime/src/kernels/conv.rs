@@ -124,9 +124,7 @@ fn pointwise(
         for (xp, op) in x.chunks_exact(ic).zip(out.chunks_exact_mut(oc)) {
             let acc = block.dot(xp);
             if let Some(o) = op.get_mut(c..c + k) {
-                for ((o, q), a) in o.iter_mut().zip(&q).zip(acc) {
-                    *o = q.apply(a);
-                }
+                Requant::apply4(&q, acc, o);
             }
         }
         c += k;

@@ -210,9 +210,7 @@ fn quad3x3_dense(
         a = quad_mac(a, at(r2 + ic), w7, off2, in_off);
         a = quad_mac(a, at(r2 + c2), w8, off2, in_off);
         if let Some(o) = out.get_mut(oi..oi + run.channels) {
-            for ((o, q), a) in o.iter_mut().zip(q).zip(a) {
-                *o = q.apply(a);
-            }
+            Requant::apply4(q, a, o);
         }
         xi += run.x_step;
         oi += run.out_step;
@@ -296,9 +294,7 @@ fn quad3x3_run(
         a = quad_mac(a, at(o7), w7, off2, in_off);
         a = quad_mac(a, at(o8), w8, off2, in_off);
         if let Some(o) = out.get_mut(oi..oi + run.channels) {
-            for ((o, q), a) in o.iter_mut().zip(q).zip(a) {
-                *o = q.apply(a);
-            }
+            Requant::apply4(q, a, o);
         }
         xi += run.x_step;
         oi += run.out_step;

@@ -268,7 +268,8 @@ pub(crate) fn sum_i8(w: &[u8]) -> i32 {
 pub(crate) struct Requant {
     bias: i32,
     m: i32,
-    left: u32,
+    /// `1 << left shift` (wrapping): a multiply needs no masking of the amount.
+    lmul: i32,
     right: u32,
     mask: i32,
     half: i32,
@@ -276,6 +277,8 @@ pub(crate) struct Requant {
     /// below can differ (it saturates when `m` is `i32::MIN` too).
     at_min: i32,
     zp: i32,
+    /// The activation bounds clamped to int8: clamping to them equals
+    /// clamping to the bounds and then to int8.
     lo: i32,
     hi: i32,
 }
@@ -299,14 +302,14 @@ impl Requant {
         Requant {
             bias,
             m,
-            left,
+            lmul: 1i32.wrapping_shl(left),
             right,
             mask,
             half: mask >> 1,
             at_min: fx::srdhm(i32::MIN, m),
             zp,
-            lo,
-            hi,
+            lo: lo.clamp(-128, 127),
+            hi: hi.clamp(-128, 127),
         }
     }
 
@@ -318,7 +321,7 @@ impl Requant {
     /// The output byte of accumulator `acc`, bit for bit [`Epilogue::put_i8_with`].
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> u8 {
-        let x = acc.wrapping_add(self.bias).wrapping_shl(self.left);
+        let x = acc.wrapping_add(self.bias).wrapping_mul(self.lmul);
         // srdhm: rounding half up, (x·m + 2^30) >> 31, equals gemmlowp's
         // nudge-and-truncate for every product; only x = m = i32::MIN
         // saturates there.
@@ -330,10 +333,22 @@ impl Requant {
         // rdbpot
         let threshold = self.half + i32::from(high < 0);
         let v = (high >> self.right).wrapping_add(i32::from((high & self.mask) > threshold));
-        v.wrapping_add(self.zp)
-            .max(self.lo)
-            .min(self.hi)
-            .clamp(-128, 127) as i8 as u8
+        // lo and hi are int8 already; max then min as TFLM (lo > hi gives hi).
+        v.wrapping_add(self.zp).max(self.lo).min(self.hi) as i8 as u8
+    }
+
+    /// Four channels' output bytes at once, when `out` has room for four.
+    #[inline(always)]
+    pub(crate) fn apply4(q: &[Requant; 4], acc: [i32; 4], out: &mut [u8]) {
+        if let Some(o) = out.first_chunk_mut::<4>() {
+            let [q0, q1, q2, q3] = q;
+            let [a0, a1, a2, a3] = acc;
+            *o = [q0.apply(a0), q1.apply(a1), q2.apply(a2), q3.apply(a3)];
+        } else {
+            for ((o, q), a) in out.iter_mut().zip(q).zip(acc) {
+                *o = q.apply(a);
+            }
+        }
     }
 }
 
@@ -470,7 +485,13 @@ mod tests {
             };
             let s = (next() % 40).clamp(-35, 35);
             let zp = next() % 128;
-            let (lo, hi) = if i % 2 == 0 { (-128, 127) } else { (zp, 127) };
+            // Bounds as activations give them, and arbitrary ones (outside
+            // int8, or lo > hi) for the clamp's equivalence.
+            let (lo, hi) = match i % 4 {
+                0 => (-128, 127),
+                1 => (zp, 127),
+                _ => (next() % 300, next() % 300),
+            };
             let want = fx::mbqm(acc.wrapping_add(bias), m, s)
                 .wrapping_add(zp)
                 .max(lo)
