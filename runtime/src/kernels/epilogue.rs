@@ -266,16 +266,18 @@ pub(crate) fn sum_i8(w: &[u8]) -> i32 {
 /// parameters per value. `bias` may include `in_off · Σ filter`.
 #[derive(Clone, Copy)]
 pub(crate) struct Requant {
+    /// `bias · 2^left` (wrapping): `(acc + bias) · 2^left` is one MLA.
     bias: i32,
-    m: i32,
-    /// `1 << left shift` (wrapping): a multiply needs no masking of the amount.
+    /// `2^left` (wrapping), the left shift as a multiplier.
     lmul: i32,
-    right: u32,
-    mask: i32,
+    m: i32,
+    /// `2^(right − 1)` and `right − 1`, for a right shift of at least 1.
     half: i32,
-    /// `srdhm(i32::MIN, m)`: the one input where the rounding product
-    /// below can differ (it saturates when `m` is `i32::MIN` too).
-    at_min: i32,
+    rm1: u32,
+    /// The right shift is 0 (multipliers ≥ 0.5): the general sequence.
+    r0: bool,
+    /// The channel's (bias, multiplier, shift) for that sequence.
+    raw: (i32, i32, i32),
     zp: i32,
     /// The activation bounds clamped to int8: clamping to them equals
     /// clamping to the bounds and then to int8.
@@ -298,15 +300,15 @@ impl Requant {
         } else {
             s.wrapping_neg().clamp(0, 31) as u32
         };
-        let mask = ((1i64 << right) - 1) as i32;
+        let lmul = 1i32.wrapping_shl(left);
         Requant {
-            bias,
+            bias: bias.wrapping_mul(lmul),
+            lmul,
             m,
-            lmul: 1i32.wrapping_shl(left),
-            right,
-            mask,
-            half: mask >> 1,
-            at_min: fx::srdhm(i32::MIN, m),
+            half: 1i32.wrapping_shl(right.saturating_sub(1)),
+            rm1: right.saturating_sub(1),
+            r0: right == 0,
+            raw: (bias, m, s),
             zp,
             lo: lo.clamp(-128, 127),
             hi: hi.clamp(-128, 127),
@@ -315,26 +317,40 @@ impl Requant {
 
     /// Adds `d` to the bias (wrapping, as the accumulator).
     pub(crate) fn bias_add(&mut self, d: i32) {
-        self.bias = self.bias.wrapping_add(d);
+        self.bias = self.bias.wrapping_add(d.wrapping_mul(self.lmul));
+        self.raw.0 = self.raw.0.wrapping_add(d);
     }
 
     /// The output byte of accumulator `acc`, bit for bit [`Epilogue::put_i8_with`].
+    ///
+    /// With a right shift r ≥ 1 both roundings happen in one 64-bit sum:
+    /// srdhm is ⌊(x·m + 2^30) / 2^31⌋ (gemmlowp's nudge-and-truncate equals
+    /// it for every product) and rdbpot(h, r) is ⌊(h + 2^(r−1) − [h < 0]) /
+    /// 2^r⌋, and nested floors merge, so the value is
+    /// ⌊(P + (2^(r−1) − [P < 0])·2^31) / 2^(31+r)⌋ with P = x·m + 2^30: the
+    /// high word of that sum shifted by r − 1. [h < 0] is [P < 0]. The one
+    /// product where srdhm saturates (x = m = i32::MIN) gives 2^(31−r) both
+    /// ways, so no case is left out.
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> u8 {
-        let x = acc.wrapping_add(self.bias).wrapping_mul(self.lmul);
-        // srdhm: rounding half up, (x·m + 2^30) >> 31, equals gemmlowp's
-        // nudge-and-truncate for every product; only x = m = i32::MIN
-        // saturates there.
-        let high = if x == i32::MIN {
-            self.at_min
+        let x = acc.wrapping_mul(self.lmul).wrapping_add(self.bias);
+        let v = if self.r0 {
+            self.general(acc)
         } else {
-            ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32
+            let p = i64::from(x) * i64::from(self.m) + (1 << 30);
+            let t = self.half.wrapping_add((p >> 63) as i32);
+            (((p + (i64::from(t) << 31)) >> 32) as i32) >> self.rm1
         };
-        // rdbpot
-        let threshold = self.half + i32::from(high < 0);
-        let v = (high >> self.right).wrapping_add(i32::from((high & self.mask) > threshold));
         // lo and hi are int8 already; max then min as TFLM (lo > hi gives hi).
         v.wrapping_add(self.zp).max(self.lo).min(self.hi) as i8 as u8
+    }
+
+    /// TFLM's sequence as written, for a right shift of 0.
+    #[cold]
+    #[inline(never)]
+    fn general(&self, acc: i32) -> i32 {
+        let (bias, m, s) = self.raw;
+        fx::mbqm(acc.wrapping_add(bias), m, s)
     }
 
     /// Four channels' output bytes at once, when `out` has room for four.
@@ -500,8 +516,31 @@ mod tests {
             let got = Requant::with((bias, m, s), zp, (lo, hi)).apply(acc);
             assert_eq!(got, want, "acc {acc} bias {bias} m {m} s {s}");
         }
-        // The one saturating product of srdhm.
-        let q = Requant::with((0, i32::MIN, 0), 0, (-128, 127));
-        assert_eq!(q.apply(i32::MIN), 127);
+        // Every right shift against structured accumulators: powers of two
+        // and their neighbours, both signs, where both roundings meet ties,
+        // and the saturating product (x = m = i32::MIN).
+        for s in -31..=3 {
+            for &m in &mults {
+                for j in 0..32 {
+                    let p = 1i32.wrapping_shl(j);
+                    let n = p.wrapping_neg();
+                    for acc in [
+                        p,
+                        p.wrapping_sub(1),
+                        p.wrapping_add(1),
+                        n,
+                        n.wrapping_add(1),
+                        n.wrapping_sub(1),
+                        i32::MIN,
+                    ] {
+                        for zp in [-128, 0, 127] {
+                            let want = fx::mbqm(acc, m, s).wrapping_add(zp).clamp(-128, 127);
+                            let got = Requant::with((0, m, s), zp, (-128, 127)).apply(acc);
+                            assert_eq!(got, want as i8 as u8, "acc {acc} m {m} s {s} zp {zp}");
+                        }
+                    }
+                }
+            }
+        }
     }
 }
