@@ -274,10 +274,8 @@ pub(crate) struct Requant {
     /// `2^(right − 1)` and `right − 1`, for a right shift of at least 1.
     half: i32,
     rm1: u32,
-    /// The right shift is 0 (multipliers ≥ 0.5): the general sequence.
+    /// The right shift is 0 (multipliers ≥ 0.5): srdhm alone.
     r0: bool,
-    /// The channel's (bias, multiplier, shift) for that sequence.
-    raw: (i32, i32, i32),
     zp: i32,
     /// The activation bounds clamped to int8: clamping to them equals
     /// clamping to the bounds and then to int8.
@@ -308,7 +306,6 @@ impl Requant {
             half: 1i32.wrapping_shl(right.saturating_sub(1)),
             rm1: right.saturating_sub(1),
             r0: right == 0,
-            raw: (bias, m, s),
             zp,
             lo: lo.clamp(-128, 127),
             hi: hi.clamp(-128, 127),
@@ -318,7 +315,6 @@ impl Requant {
     /// Adds `d` to the bias (wrapping, as the accumulator).
     pub(crate) fn bias_add(&mut self, d: i32) {
         self.bias = self.bias.wrapping_add(d.wrapping_mul(self.lmul));
-        self.raw.0 = self.raw.0.wrapping_add(d);
     }
 
     /// The output byte of accumulator `acc`, bit for bit [`Epilogue::put_i8_with`].
@@ -333,24 +329,38 @@ impl Requant {
     /// ways, so no case is left out.
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> u8 {
-        let x = acc.wrapping_mul(self.lmul).wrapping_add(self.bias);
-        let v = if self.r0 {
-            self.general(acc)
-        } else {
-            let p = i64::from(x) * i64::from(self.m) + (1 << 30);
-            let t = self.half.wrapping_add((p >> 63) as i32);
-            (((p + (i64::from(t) << 31)) >> 32) as i32) >> self.rm1
-        };
+        let v = self.scale(acc);
         // lo and hi are int8 already; max then min as TFLM (lo > hi gives hi).
         v.wrapping_add(self.zp).max(self.lo).min(self.hi) as i8 as u8
     }
 
-    /// TFLM's sequence as written, for a right shift of 0.
-    #[cold]
+    /// `MultiplyByQuantizedMultiplier(acc + bias, m, s)` alone (see [`Requant::apply`]).
+    #[inline(always)]
+    pub(crate) fn scale(&self, acc: i32) -> i32 {
+        let x = acc.wrapping_mul(self.lmul).wrapping_add(self.bias);
+        if self.r0 {
+            return self.srdhm(x);
+        }
+        let p = i64::from(x) * i64::from(self.m) + (1 << 30);
+        let t = self.half.wrapping_add((p >> 63) as i32);
+        (((p + (i64::from(t) << 31)) >> 32) as i32) >> self.rm1
+    }
+
+    /// srdhm alone, for a right shift of 0; it saturates for x = m =
+    /// i32::MIN only. Out of line: the int8 kernels' loops, where shifts of
+    /// 0 are rare, keep their registers.
     #[inline(never)]
-    fn general(&self, acc: i32) -> i32 {
-        let (bias, m, s) = self.raw;
-        fx::mbqm(acc.wrapping_add(bias), m, s)
+    fn srdhm(&self, x: i32) -> i32 {
+        if x == i32::MIN && self.m == i32::MIN {
+            i32::MAX
+        } else {
+            ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32
+        }
+    }
+
+    /// [`Requant::scale`] for a multiplier and shift alone (no bias).
+    pub(crate) fn scaler(m: i32, s: i32) -> Self {
+        Requant::with((0, m, s), 0, (0, 0))
     }
 
     /// Four channels' output bytes at once, when `out` has room for four.

@@ -12,7 +12,7 @@ use microarena_image::{self as rl, dtype};
 use super::activations::sigmoid_f32;
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
-use super::epilogue::{dot_i8, dot2_i8, dot3_i8};
+use super::epilogue::{Requant, dot_i8, dot2_i8, dot3_i8};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -238,12 +238,13 @@ fn gate_i8(
                  m: i32,
                  sh: i32,
                  dst: &mut [u8]| {
+        let rq = Requant::scaler(m, sh);
         let finish = |dst: &mut [u8], r: usize, o: usize, acc: i32| {
             let acc = match bias {
                 Some(b) => acc.wrapping_add(i32_at(b, o)),
                 None => acc,
             };
-            let v = fx::mbqm(acc, m, sh).clamp(-32768, 32767);
+            let v = rq.scale(acc).clamp(-32768, 32767);
             put_i16(dst, r * s.state + o, v);
         };
         for r in 0..s.rows {
