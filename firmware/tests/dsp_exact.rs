@@ -70,6 +70,25 @@ fn main() -> ! {
     let (want, got) = dsp_check::rows4(&[0x80; 300], &[0x80; 4 * 300], 300);
     bad += u32::from(want != got);
     cases += 1;
+    // LSTM gate rows: input lengths around the word size and the unpacked
+    // buffer (320 values), 1 to 8 rows (the last rows lack padding bytes).
+    let mut xl = [0u8; 330];
+    let mut wl = [0u8; 8 * 330];
+    for (i, n) in (0..=13usize)
+        .chain([255, 257, 319, 320, 321, 330])
+        .enumerate()
+    {
+        rng.fill(&mut xl);
+        rng.fill(&mut wl);
+        let rows = 1 + i % 8;
+        let off = OFFSETS[i % OFFSETS.len()];
+        let (want, got) = dsp_check::gate_rows(&xl[..n], &wl[..rows * n], rows, off);
+        bad += u32::from(want != got);
+        // the same rows inside a longer matrix: padding bytes present
+        let (want, got) = dsp_check::gate_rows(&xl[..n], &wl, rows, off);
+        bad += u32::from(want != got);
+        cases += 2;
+    }
     // Extremes: every product at its largest magnitude, so the sum wraps.
     let (want, got) = dsp_check::dot(&[0x80; 67], &[0x80; 67], 67, -32640);
     bad += u32::from(want != got);

@@ -108,3 +108,27 @@ pub fn sum(w: &[u8]) -> (i32, i32) {
     let want = w.iter().map(|&v| i32::from(v as i8)).sum();
     (want, super::epilogue::sum_i8(w))
 }
+
+/// An LSTM gate FC's rows (at most 8): `rows` rows of `x.len()` weights
+/// from `w`, input offset `x_off` (−zero point); on DSP cores the input is
+/// unpacked once and three rows go per pass, the rest by the dot product.
+pub fn gate_rows(x: &[u8], w: &[u8], rows: usize, x_off: i32) -> ([i32; 8], [i32; 8]) {
+    let (n, rows) = (x.len(), rows.min(8));
+    let mut want = [0i32; 8];
+    for (k, a) in want.iter_mut().enumerate().take(rows) {
+        *a = reference(x, 0, w, k * n, n, x_off);
+    }
+    let mut got = [0i32; 8];
+    #[cfg(microarena_dsp)]
+    let done = super::lstm::rows3_unpacked(x, x_off.wrapping_neg(), w, rows, |o, a| {
+        if let Some(g) = got.get_mut(o) {
+            *g = a;
+        }
+    });
+    #[cfg(not(microarena_dsp))]
+    let done = 0;
+    for (k, g) in got.iter_mut().enumerate().take(rows).skip(done) {
+        *g = super::epilogue::dot_i8(x, 0, w, k * n, n, x_off);
+    }
+    (want, got)
+}

@@ -328,7 +328,7 @@ fn gate_i8(
 /// rows `0..` and returns the first row it did not do (0 when the input is
 /// longer than its buffer; the caller's loops do the rest).
 #[cfg(microarena_dsp)]
-fn rows3_unpacked(
+pub(super) fn rows3_unpacked(
     xs: &[u8],
     zp: i32,
     w: &[u8],
@@ -343,21 +343,32 @@ fn rows3_unpacked(
     let Some(words) = super::dsp::unpack_offset(xs, x_off, &mut xu) else {
         return 0;
     };
+    // The last, partial word with zero lanes past the input: its products
+    // are 0 whatever weight bytes (the next row's) sit there.
+    let mut words = words;
+    if !n.is_multiple_of(4) {
+        // No room for it: the caller's loops take every row.
+        let Some(slot) = xu.get_mut(words) else {
+            return 0;
+        };
+        let lane = |k: usize| {
+            xs.get(4 * words + k).map_or(0, |&v| {
+                i32::from(v as i8).wrapping_add(x_off) as u32 & 0xffff
+            })
+        };
+        *slot = [lane(0) | lane(2) << 16, lane(1) | lane(3) << 16];
+        words += 1;
+    }
     let xu = xu.get(..words).unwrap_or(&[]);
-    let tail = xs.get(4 * words..).unwrap_or(&[]);
-    let row = |o: usize| w.get(o * n..).and_then(|r| r.get(..n));
+    let row = |o: usize| w.get(o * n..).and_then(|r| r.get(..4 * words));
     let mut o = 0;
     while o + 2 < rows {
+        // The last rows of the matrix may lack the padding bytes: the
+        // caller's loops take them.
         let (Some(r0), Some(r1), Some(r2)) = (row(o), row(o + 1), row(o + 2)) else {
             break;
         };
-        let mut acc = super::dsp::dot3_unpacked(xu, [r0, r1, r2]);
-        for (a, r) in acc.iter_mut().zip([r0, r1, r2]) {
-            for (&xv, &wv) in tail.iter().zip(r.get(4 * words..).unwrap_or(&[])) {
-                let xv = i32::from(xv as i8).wrapping_add(x_off);
-                *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
-            }
-        }
+        let acc = super::dsp::dot3_unpacked(xu, [r0, r1, r2]);
         for (k, a) in acc.into_iter().enumerate() {
             finish(o + k, a);
         }
