@@ -58,12 +58,12 @@ const MAX_TAPS: usize = 64;
 /// and its filter bytes unpacked once (bit-exact: the same integer sums,
 /// reordered; the input offset is added to each input). The caller checks
 /// `|in_off| ≤ 32640` (a 16-bit lane next to an int8 value) and the taps.
-fn depthwise_i8_m1(
+fn depthwise_i8_quads<const B: bool>(
     out: &mut [u8],
     g: &Geo,
     (x, w): (&[u8], &[u8]),
     end: &Epilogue<'_>,
-    in_off: i32,
+    (mult, in_off): (usize, i32),
 ) {
     let taps = g.fh as usize * g.fw as usize;
     // in_off in both 16-bit lanes, for SXTAB16.
@@ -74,6 +74,9 @@ fn depthwise_i8_m1(
     let mut c0 = 0;
     while c0 < g.oc {
         let n = 4.min(g.oc - c0);
+        // The input channel of output channels c0..c0 + 4 (B: one shared
+        // by all four, multiplier a multiple of 4).
+        let ch = if B { c0 / mult.max(1) } else { c0 };
         let q: [Requant; 4] = core::array::from_fn(|k| {
             let p = if k < n { params.next() } else { None };
             Requant::new(end, p.unwrap_or((0, 0, 0)))
@@ -119,12 +122,12 @@ fn depthwise_i8_m1(
                         let pixels = if ox == lo && lo < hi { hi - lo } else { 1 };
                         let dense = row_in && inside(ox);
                         let base = if dense {
-                            g.in_index(b, iy0, ix0, c0)
+                            g.in_index(b, iy0, ix0, ch)
                         } else {
                             let (bx, dx, vx) = clamped_axis(ix0, iw - 1);
                             let axes = ((&dy, &vy), (&dx, &vx));
                             clamped_window(axes, (rs, g.ic), w9, (&mut offs, &mut wm));
-                            g.in_index(b, by, bx, c0)
+                            g.in_index(b, by, bx, ch)
                         };
                         let run = Run {
                             x: base,
@@ -135,17 +138,17 @@ fn depthwise_i8_m1(
                             channels: n,
                         };
                         if dense {
-                            quad3x3_dense(x, out, &run, (rs, g.ic), w9, (off2, in_off), &q);
+                            quad3x3_dense::<B>(x, out, &run, (rs, g.ic), w9, (off2, in_off), &q);
                         } else {
-                            quad3x3_run(x, out, &run, &offs, &wm, (off2, in_off), &q);
+                            quad3x3_run::<B>(x, out, &run, &offs, &wm, (off2, in_off), &q);
                         }
                         ox += pixels;
                         continue;
                     }
-                    let acc = quad_pixel(
+                    let acc = quad_pixel::<B>(
                         x,
                         g,
-                        (b, iy0, ix0, c0),
+                        (b, iy0, ix0, ch),
                         wq.get(..taps).unwrap_or(&[]),
                         off2,
                         in_off,
@@ -179,7 +182,7 @@ struct Run {
 /// [`quad3x3_run`] for windows inside the input: the tap offsets follow
 /// from the row and column strides, so none is read from memory.
 #[inline(never)]
-fn quad3x3_dense(
+fn quad3x3_dense<const B: bool>(
     x: &[u8],
     out: &mut [u8],
     run: &Run,
@@ -194,12 +197,7 @@ fn quad3x3_dense(
     for _ in 0..run.pixels {
         // Inside the input by construction; a tap past it reads zeros.
         let win = x.get(xi..).unwrap_or(&[]);
-        let at = |o: usize| {
-            win.get(o..)
-                .and_then(|s| s.first_chunk::<4>())
-                .copied()
-                .unwrap_or_default()
-        };
+        let at = |o: usize| word::<B>(win, o);
         let mut a = quad_mac([0; 4], at(0), w0, off2, in_off);
         a = quad_mac(a, at(ic), w1, off2, in_off);
         a = quad_mac(a, at(c2), w2, off2, in_off);
@@ -262,7 +260,7 @@ fn clamped_window(
 /// pixel's base, requantized and stored. One call per row (or edge pixel)
 /// keeps the pixel loop, its taps and its stores in one function.
 #[inline(never)]
-fn quad3x3_run(
+fn quad3x3_run<const B: bool>(
     x: &[u8],
     out: &mut [u8],
     run: &Run,
@@ -275,12 +273,7 @@ fn quad3x3_run(
     for _ in 0..run.pixels {
         // Inside the input by construction; a tap past it reads zeros.
         let win = x.get(xi..).unwrap_or(&[]);
-        let at = |o: usize| {
-            win.get(o..)
-                .and_then(|s| s.first_chunk::<4>())
-                .copied()
-                .unwrap_or_default()
-        };
+        let at = |o: usize| word::<B>(win, o);
         // Written out tap by tap: at opt-level "s" a loop stays rolled.
         let [o0, o1, o2, o3, o4, o5, o6, o7, o8] = *offs;
         let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
@@ -304,10 +297,10 @@ fn quad3x3_run(
 /// Four channels of one output pixel, any window: the taps inside the
 /// input (the edges of a 3×3 layer, and other filter sizes).
 #[inline(never)]
-fn quad_pixel(
+fn quad_pixel<const B: bool>(
     x: &[u8],
     g: &Geo,
-    (b, iy0, ix0, c0): (usize, i32, i32, usize),
+    (b, iy0, ix0, ch): (usize, i32, i32, usize),
     wq: &[[u32; 2]],
     off2: u32,
     in_off: i32,
@@ -324,12 +317,27 @@ fn quad_pixel(
             let Some(&wk) = wt.next() else { break };
             let ix = ix0.wrapping_add(kx.wrapping_mul(g.dw));
             if ix >= 0 && ix < g.iw {
-                let xb = quad_at(x, g.in_index(b, iy, ix, c0));
+                let i = g.in_index(b, iy, ix, ch);
+                let xb = if B { word::<B>(x, i) } else { quad_at(x, i) };
                 acc = quad_mac(acc, xb, wk, off2, in_off);
             }
         }
     }
     acc
+}
+
+/// The input word of a tap: four channels from `i`, or (`B`) the byte at
+/// `i` for all four lanes. Zeros past the end (never read inside a window).
+#[inline(always)]
+fn word<const B: bool>(x: &[u8], i: usize) -> [u8; 4] {
+    if B {
+        [x.get(i).copied().unwrap_or(0); 4]
+    } else {
+        x.get(i..)
+            .and_then(|s| s.first_chunk::<4>())
+            .copied()
+            .unwrap_or_default()
+    }
 }
 
 /// Four input bytes from `i` (zeros past the end: their lanes are unused).
@@ -470,9 +478,14 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let float = out.dtype == dtype::F32;
     let in_off = input.zero_point.wrapping_neg();
     let taps = (g.fh as usize).saturating_mul(g.fw as usize);
-    if !float && mult == 1 && g.ic == g.oc && taps <= MAX_TAPS && (-32640..=32640).contains(&in_off)
-    {
-        depthwise_i8_m1(c.out, &g, (x, w), &end, in_off);
+    let lanes = !float && taps <= MAX_TAPS && (-32640..=32640).contains(&in_off);
+    if lanes && mult == 1 && g.ic == g.oc {
+        depthwise_i8_quads::<false>(c.out, &g, (x, w), &end, (1, in_off));
+        return Ok(());
+    }
+    // Four output channels of one input channel share each input byte.
+    if lanes && mult.is_multiple_of(4) && g.ic.saturating_mul(mult) == g.oc {
+        depthwise_i8_quads::<true>(c.out, &g, (x, w), &end, (mult, in_off));
         return Ok(());
     }
     if !float && (g.fh as usize) * (g.fw as usize) <= MAX_TAPS {
