@@ -105,6 +105,25 @@ fn depthwise_i8_quads<const B: bool>(
         // pixel with a zero weight (adds 0, so the sums are unchanged).
         let fast = fast && ih > 0 && iw > 0;
         let (mut offs, mut wm) = ([0usize; 9], [[0u32; 2]; 9]);
+        // The windows of the edge columns on rows inside the input, the
+        // same on every such row: found once (SAME padding has one edge
+        // column a side).
+        let mut edges = [(usize::MAX, 0i32, [0usize; 9], [[0u32; 2]; 9]); 2];
+        if fast {
+            let inner = ([0usize, 1, 2], [true; 3]);
+            let cols = (0..lo).chain(hi..g.ow);
+            for ((ox, bx, o, wk), e) in edges
+                .iter_mut()
+                .map(|e| (&mut e.0, &mut e.1, &mut e.2, &mut e.3))
+                .zip(cols)
+            {
+                let ix0 = (e as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+                let (b, dx, vx) = clamped_axis(ix0, iw - 1);
+                let axes = ((&inner.0, &inner.1), (&dx, &vx));
+                clamped_window(axes, (rs, g.ic), w9, (o, wk));
+                (*ox, *bx) = (e, b);
+            }
+        }
         for b in 0..g.batches {
             for oy in 0..g.oh {
                 let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
@@ -121,13 +140,16 @@ fn depthwise_i8_quads<const B: bool>(
                         let row_in = iy0 >= 0 && iy0 + 2 < ih;
                         let pixels = if ox == lo && lo < hi { hi - lo } else { 1 };
                         let dense = row_in && inside(ox);
-                        let base = if dense {
-                            g.in_index(b, iy0, ix0, ch)
+                        let cached = edges.iter().find(|e| row_in && e.0 == ox);
+                        let (base, win) = if dense {
+                            (g.in_index(b, iy0, ix0, ch), (&offs, &wm))
+                        } else if let Some((_, bx, o, wk)) = cached {
+                            (g.in_index(b, iy0, *bx, ch), (o, wk))
                         } else {
                             let (bx, dx, vx) = clamped_axis(ix0, iw - 1);
                             let axes = ((&dy, &vy), (&dx, &vx));
                             clamped_window(axes, (rs, g.ic), w9, (&mut offs, &mut wm));
-                            g.in_index(b, by, bx, ch)
+                            (g.in_index(b, by, bx, ch), (&offs, &wm))
                         };
                         let run = Run {
                             x: base,
@@ -140,7 +162,7 @@ fn depthwise_i8_quads<const B: bool>(
                         if dense {
                             quad3x3_dense::<B>(x, out, &run, (rs, g.ic), w9, (off2, in_off), &q);
                         } else {
-                            quad3x3_run::<B>(x, out, &run, &offs, &wm, (off2, in_off), &q);
+                            quad3x3_run::<B>(x, out, &run, win.0, win.1, (off2, in_off), &q);
                         }
                         ox += pixels;
                         continue;
