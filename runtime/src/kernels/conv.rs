@@ -6,7 +6,7 @@ use microarena_image::dtype;
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::epilogue::{
-    Epilogue, Requant, Rows4, accumulate_rows, check_operands, dot_i8, dot2_i8, push_opdata, sum_i8,
+    Epilogue, Requant, Rows4, accumulate_rows, check_operands, dot_i8, dot2_i8, push_opdata,
 };
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
@@ -114,13 +114,13 @@ fn pointwise(
             let r = if j < k { w.get((c + j) * ic..) } else { None };
             r.and_then(|r| r.get(..ic)).unwrap_or(&[])
         });
+        let sums = block.set(rows);
         let q: [Requant; 4] = core::array::from_fn(|j| {
             let p = if j < k { params.next() } else { None };
             let mut q = Requant::new(end, p.unwrap_or((0, 0, 0)));
-            q.bias_add(in_off.wrapping_mul(sum_i8(rows.get(j).copied().unwrap_or_default())));
+            q.bias_add(in_off.wrapping_mul(sums.get(j).copied().unwrap_or(0)));
             q
         });
-        block.set(rows);
         for (xp, op) in x.chunks_exact(ic).zip(out.chunks_exact_mut(oc)) {
             let acc = block.dot(xp);
             if let Some(o) = op.get_mut(c..c + k) {

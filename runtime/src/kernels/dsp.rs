@@ -210,30 +210,6 @@ fn unpack(x: u32) -> (u32, u32) {
     (e, o)
 }
 
-/// `Σ w[k]` over the whole words of `w` (the caller adds the rest): SXTB16
-/// and SMLAD against 1 in both lanes, four bytes in three instructions.
-#[inline(never)]
-pub(crate) fn sum_words(w: &[u8]) -> i32 {
-    let ones = 0x0001_0001u32;
-    let mut acc = 0i32;
-    for wb in w.as_chunks::<4>().0 {
-        let (e, o) = unpack(u32::from_le_bytes(*wb));
-        // SAFETY: register-only arithmetic (see the module doc).
-        unsafe {
-            asm!(
-                "smlad {acc}, {e}, {one}, {acc}",
-                "smlad {acc}, {o}, {one}, {acc}",
-                e = in(reg) e,
-                o = in(reg) o,
-                one = in(reg) ones,
-                acc = inout(reg) acc,
-                options(pure, nomem, nostack),
-            );
-        }
-    }
-    acc
-}
-
 /// Four channels' filter bytes for [`depthwise_mac`]: bytes 0 and 2, and
 /// bytes 1 and 3, sign-extended into 16-bit lanes (done once per layer).
 #[inline(always)]
@@ -343,28 +319,38 @@ pub(crate) fn dot3_unpacked(xu: &[[u32; 2]], w: [&[u8]; 3]) -> [i32; 3] {
     [s0, s1, s2]
 }
 
-/// Four filter rows unpacked into 16-bit lanes, word by word: `out[j]` holds
-/// the (bytes 0 and 2, bytes 1 and 3) lanes of word `j` of rows 0, 1, 2, 3
+/// Four filter rows unpacked into 16-bit lanes, word by word: `out[j][k]`
+/// holds the (bytes 0 and 2, bytes 1 and 3) lanes of word `j` of row `k`
 /// (a missing row gives zeros). Done once per four output channels of a
-/// layer, so the pixel loop reads its filters already in lanes. The number
-/// of words written: the shortest of `out` and the rows' whole words.
-pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[u32; 8]]) -> usize {
+/// layer, so the pixel loop reads its filters already in lanes. Returns the
+/// number of words written (the shortest of `out` and the longest row's
+/// whole words) and each row's sum over them (SMLAD against 1 in both lanes
+/// on the unpacked lanes, for folding the input offset into the bias).
+pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[[u32; 2]; 4]]) -> (usize, [i32; 4]) {
     let words = w
         .iter()
         .map(|r| r.len() / 4)
         .max()
         .unwrap_or(0)
         .min(out.len());
-    for (k, r) in w.iter().enumerate() {
+    let out = out.get_mut(..words).unwrap_or_default();
+    let mut sums = [0i32; 4];
+    for (k, (r, sum)) in w.iter().zip(sums.iter_mut()).enumerate() {
         let (rq, _) = r.as_chunks::<4>();
-        for (j, o) in out.iter_mut().take(words).enumerate() {
-            let (e, odd) = rq.get(j).map_or((0, 0), |b| unpack(u32::from_le_bytes(*b)));
-            if let Some(lanes) = o.get_mut(2 * k..2 * k + 2) {
-                lanes.copy_from_slice(&[e, odd]);
+        for (o, b) in out.iter_mut().zip(rq) {
+            let (e, odd) = unpack(u32::from_le_bytes(*b));
+            if let Some(l) = o.get_mut(k) {
+                *l = [e, odd];
+            }
+            *sum = mac_lanes(*sum, (e, odd), (0x0001_0001, 0x0001_0001));
+        }
+        for o in out.iter_mut().skip(rq.len()) {
+            if let Some(l) = o.get_mut(k) {
+                *l = [0; 2];
             }
         }
     }
-    words
+    (words, sums)
 }
 
 /// One pixel's input words against four filter rows unpacked by
@@ -373,16 +359,16 @@ pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[u32; 8]]) -> usize {
 /// four filters and the filters not at all, so a word costs a load, two
 /// SXTB16, four LDRD and eight SMLAD; the loop state fits the registers.
 #[inline(always)]
-pub(crate) fn dot1x4_unpacked(x: &[u8], wu: &[[u32; 8]]) -> [i32; 4] {
+pub(crate) fn dot1x4_unpacked(x: &[u8], wu: &[[[u32; 2]; 4]]) -> [i32; 4] {
     let (xq, _) = x.as_chunks::<4>();
     let mut acc = [0i32; 4];
-    for (xb, w) in xq.iter().zip(wu) {
+    for (xb, [w0, w1, w2, w3]) in xq.iter().zip(wu) {
         let (xe, xo) = unpack(u32::from_le_bytes(*xb));
         let [a0, a1, a2, a3] = &mut acc;
-        *a0 = mac_lanes(*a0, (xe, xo), (w[0], w[1]));
-        *a1 = mac_lanes(*a1, (xe, xo), (w[2], w[3]));
-        *a2 = mac_lanes(*a2, (xe, xo), (w[4], w[5]));
-        *a3 = mac_lanes(*a3, (xe, xo), (w[6], w[7]));
+        *a0 = mac_lanes(*a0, (xe, xo), (w0[0], w0[1]));
+        *a1 = mac_lanes(*a1, (xe, xo), (w1[0], w1[1]));
+        *a2 = mac_lanes(*a2, (xe, xo), (w2[0], w2[1]));
+        *a3 = mac_lanes(*a3, (xe, xo), (w3[0], w3[1]));
     }
     acc
 }

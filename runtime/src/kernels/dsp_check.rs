@@ -103,10 +103,13 @@ pub fn rows4(x: &[u8], w: &[u8], n: usize) -> ([i32; 4], [i32; 4]) {
     (want, got)
 }
 
-/// The filter-row sum that folds the input offset into the bias.
-pub fn sum(w: &[u8]) -> (i32, i32) {
-    let want = w.iter().map(|&v| i32::from(v as i8)).sum();
-    (want, super::epilogue::sum_i8(w))
+/// The filter-row sums that fold the input offset into the bias, found
+/// while a four-row block is unpacked: `w` as rows 0 and 2, rows 1 and 3
+/// missing.
+pub fn sum(w: &[u8]) -> ([i32; 4], [i32; 4]) {
+    let s: i32 = w.iter().map(|&v| i32::from(v as i8)).sum();
+    let got = super::epilogue::Rows4::new([&[]; 4]).set([w, &[], w, &[]]);
+    ([s, 0, s, 0], got)
 }
 
 /// An LSTM gate FC's rows (at most 8): `rows` rows of `x.len()` weights

@@ -193,7 +193,7 @@ const ROWS4_WORDS: usize = 64;
 pub(crate) struct Rows4<'w> {
     rows: [&'w [u8]; 4],
     #[cfg(microarena_dsp)]
-    lanes: [[u32; 8]; ROWS4_WORDS],
+    lanes: [[[u32; 2]; 4]; ROWS4_WORDS],
     /// Bytes from the start of each row that `lanes` covers.
     #[cfg(microarena_dsp)]
     done: usize,
@@ -204,7 +204,7 @@ impl<'w> Rows4<'w> {
         let mut r = Rows4 {
             rows: [&[]; 4],
             #[cfg(microarena_dsp)]
-            lanes: [[0u32; 8]; ROWS4_WORDS],
+            lanes: [[[0u32; 2]; 4]; ROWS4_WORDS],
             #[cfg(microarena_dsp)]
             done: 0,
         };
@@ -213,13 +213,26 @@ impl<'w> Rows4<'w> {
     }
 
     /// Takes four other rows, reusing the buffer (2 KiB not cleared and
-    /// copied again per four channels).
-    pub(crate) fn set(&mut self, rows: [&'w [u8]; 4]) {
+    /// copied again per four channels); returns each row's sum (to fold
+    /// the input offset into the bias), found while unpacking.
+    pub(crate) fn set(&mut self, rows: [&'w [u8]; 4]) -> [i32; 4] {
         self.rows = rows;
         #[cfg(microarena_dsp)]
-        {
-            self.done = 4 * super::dsp::unpack_rows4(rows, &mut self.lanes);
+        let (done, mut sums) = {
+            let (words, sums) = super::dsp::unpack_rows4(rows, &mut self.lanes);
+            self.done = 4 * words;
+            (4 * words, sums)
+        };
+        #[cfg(not(microarena_dsp))]
+        let (done, mut sums) = (0, [0i32; 4]);
+        for (s, r) in sums.iter_mut().zip(rows) {
+            *s = r
+                .get(done..)
+                .unwrap_or(&[])
+                .iter()
+                .fold(*s, |a, &v| a.wrapping_add(i32::from(v as i8)));
         }
+        sums
     }
 
     /// `Σ row_k[i]·x[i]` (no offset) for the four rows, over the shorter of
@@ -245,20 +258,6 @@ impl<'w> Rows4<'w> {
         }
         acc
     }
-}
-
-/// `Σ w[k]` of int8 values (a filter row's sum, which folds the input offset
-/// into the bias: `Σ w·(x + off) = Σ w·x + off·Σ w` in wrapping int32).
-#[inline]
-pub(crate) fn sum_i8(w: &[u8]) -> i32 {
-    #[cfg(microarena_dsp)]
-    let (acc, done) = (super::dsp::sum_words(w), w.len() & !3);
-    #[cfg(not(microarena_dsp))]
-    let (acc, done) = (0i32, 0);
-    w.get(done..)
-        .unwrap_or(&[])
-        .iter()
-        .fold(acc, |a, &v| a.wrapping_add(i32::from(v as i8)))
 }
 
 /// One output channel's requantization with its parameters decoded once:
