@@ -160,7 +160,21 @@ fn depthwise_i8_quads<const B: bool>(
                             channels: n,
                         };
                         if dense {
-                            quad3x3_dense::<B>(x, out, &run, (rs, g.ic), w9, (off2, in_off), &q);
+                            let geo = (rs, g.ic);
+                            let words = !B && (g.ic | run.x | run.x_step).is_multiple_of(4);
+                            if words {
+                                quad3x3_dense::<B, true>(x, out, &run, geo, w9, (off2, in_off), &q);
+                            } else {
+                                quad3x3_dense::<B, false>(
+                                    x,
+                                    out,
+                                    &run,
+                                    geo,
+                                    w9,
+                                    (off2, in_off),
+                                    &q,
+                                );
+                            }
                         } else {
                             quad3x3_run::<B>(x, out, &run, win.0, win.1, (off2, in_off), &q);
                         }
@@ -204,7 +218,7 @@ struct Run {
 /// [`quad3x3_run`] for windows inside the input: the tap offsets follow
 /// from the row and column strides, so none is read from memory.
 #[inline(never)]
-fn quad3x3_dense<const B: bool>(
+fn quad3x3_dense<const B: bool, const W: bool>(
     x: &[u8],
     out: &mut [u8],
     run: &Run,
@@ -213,13 +227,25 @@ fn quad3x3_dense<const B: bool>(
     (off2, in_off): (u32, i32),
     q: &[Requant; 4],
 ) {
+    // W: every offset is a multiple of 4 (the caller checks), so the input
+    // is read as words and a tap costs one index check, not a range check.
+    let xw = if W { x.as_chunks::<4>().0 } else { &[] };
+    let unit = if W { 4 } else { 1 };
+    let (rs, ic) = (rs / unit, ic / unit);
     let (r1, r2, c2) = (rs, 2 * rs, 2 * ic);
     let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
-    let (mut xi, mut oi) = (run.x, run.out);
+    let (mut xi, mut oi) = (run.x / unit, run.out);
     for _ in 0..run.pixels {
         // Inside the input by construction; a tap past it reads zeros.
-        let win = x.get(xi..).unwrap_or(&[]);
-        let at = |o: usize| word::<B>(win, o);
+        let win = if W { &[] } else { x.get(xi..).unwrap_or(&[]) };
+        let winw = if W { xw.get(xi..).unwrap_or(&[]) } else { &[] };
+        let at = |o: usize| {
+            if W {
+                winw.get(o).copied().unwrap_or_default()
+            } else {
+                word::<B>(win, o)
+            }
+        };
         let mut a = quad_mac([0; 4], at(0), w0, off2, in_off);
         a = quad_mac(a, at(ic), w1, off2, in_off);
         a = quad_mac(a, at(c2), w2, off2, in_off);
@@ -232,7 +258,7 @@ fn quad3x3_dense<const B: bool>(
         if let Some(o) = out.get_mut(oi..oi + run.channels) {
             Requant::apply4(q, a, o);
         }
-        xi += run.x_step;
+        xi += run.x_step / unit;
         oi += run.out_step;
     }
 }
