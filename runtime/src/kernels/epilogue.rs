@@ -357,6 +357,20 @@ impl Requant {
         }
     }
 
+    /// [`Requant::scale`] with the shift-0 case inline too, for callers
+    /// whose multipliers are mostly ≥ 0.5 (the LSTM gates' int16 outputs).
+    #[inline(always)]
+    pub(crate) fn scale_inline(&self, acc: i32) -> i32 {
+        if self.r0 {
+            let x = acc.wrapping_mul(self.lmul).wrapping_add(self.bias);
+            if x == i32::MIN && self.m == i32::MIN {
+                return i32::MAX;
+            }
+            return ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32;
+        }
+        self.scale(acc)
+    }
+
     /// [`Requant::scale`] for a multiplier and shift alone (no bias).
     pub(crate) fn scaler(m: i32, s: i32) -> Self {
         Requant::with((0, m, s), 0, (0, 0))
@@ -544,8 +558,15 @@ mod tests {
                     ] {
                         for zp in [-128, 0, 127] {
                             let want = fx::mbqm(acc, m, s).wrapping_add(zp).clamp(-128, 127);
-                            let got = Requant::with((0, m, s), zp, (-128, 127)).apply(acc);
-                            assert_eq!(got, want as i8 as u8, "acc {acc} m {m} s {s} zp {zp}");
+                            let q = Requant::with((0, m, s), zp, (-128, 127));
+                            assert_eq!(
+                                q.apply(acc),
+                                want as i8 as u8,
+                                "acc {acc} m {m} s {s} zp {zp}"
+                            );
+                            let scaled = fx::mbqm(acc, m, s);
+                            assert_eq!(q.scale(acc), scaled, "acc {acc} m {m} s {s}");
+                            assert_eq!(q.scale_inline(acc), scaled, "acc {acc} m {m} s {s}");
                         }
                     }
                 }

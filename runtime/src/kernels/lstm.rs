@@ -244,7 +244,7 @@ fn gate_i8(
                 Some(b) => acc.wrapping_add(i32_at(b, o)),
                 None => acc,
             };
-            let v = rq.scale(acc).clamp(-32768, 32767);
+            let v = rq.scale_inline(acc).clamp(-32768, 32767);
             put_i16(dst, r * s.state + o, v);
         };
         for r in 0..s.rows {
