@@ -9,7 +9,9 @@
 //! Stable `asm!` on registers is the remaining way.
 //!
 //! Soundness: each `asm!` reads and writes only the registers it names
-//! (`pure, nomem, nostack`); memory is read in safe Rust before it.
+//! (`pure, nomem, nostack`; [`mac_lanes`] drops `pure, nomem` only to keep
+//! the compiler from hoisting loads across it); memory is read in safe Rust
+//! before it.
 //!
 //! Bit-exactness: SMLAD's accumulate is a wrapping 32-bit add (overflow only
 //! sets the sticky Q flag), and the lanes hold exact 16-bit values
