@@ -427,8 +427,9 @@ test("the budget verdict flips when the RAM shrinks", async () => {
   assert.equal(cli("example", "-o", file).code, 0);
   await page.selectOption('[data-testid="mcu-preset"]', "STM32H743");
   await waitForFigures(page, planJson(file, "--target", "cortex-m4-cmsis-nn").json);
-  assert.equal(await page.$eval('[data-testid="target-select"]', (e) => e.value), "cortex-m4-cmsis-nn");
-  assert.equal(await page.$eval('[data-testid="mcu-preset"]', (e) => e.value), "STM32H743");
+  // Locators wait for the controls, which re-render when the new report lands.
+  assert.equal(await page.locator('[data-testid="target-select"]').inputValue(), "cortex-m4-cmsis-nn");
+  assert.equal(await page.locator('[data-testid="mcu-preset"]').inputValue(), "STM32H743");
   assert.equal(await verdict(), "true");
   // The placement among its memories is `check --device`'s, to the byte and the C++ line.
   const check = JSON.parse(cli("check", file, "--device", "STM32H743", "--reserve", "stack=8K,rtos=16K,isr=2K,dma=4K,log=1K", "--json").stdout);
@@ -457,7 +458,7 @@ test("RP2040: choosing the device re-plans for CMSIS-NN and the im2col scratch i
   const cmsis = planJson(file, "--target", "cortex-m0plus-cmsis-nn").json;
   await page.selectOption('[data-testid="mcu-preset"]', "RP2040");
   await waitForFigures(page, cmsis);
-  assert.equal(await page.$eval('[data-testid="target-select"]', (e) => e.value), "cortex-m0plus-cmsis-nn");
+  assert.equal(await page.locator('[data-testid="target-select"]').inputValue(), "cortex-m0plus-cmsis-nn");
   assert.match(await page.textContent('[data-testid="device-line"]'), /Cortex-M0\+.*CMSIS-NN.*cortex-m0plus-cmsis-nn/);
   // 48 KiB of RTOS and stacks: main stack 8 + RTOS 40, nothing else.
   const inputs = page.locator(".budget input[type=number]");

@@ -127,17 +127,19 @@ fn depthwise_i8_quads<const B: bool>(
         for b in 0..g.batches {
             for oy in 0..g.oh {
                 let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
-                let (by, dy, vy) = if fast {
+                let row_in = iy0 >= 0 && iy0 + 2 < ih;
+                // Rows inside the input need no clamped axis (their edge
+                // columns use `edges`).
+                let (by, dy, vy) = if fast && !row_in {
                     clamped_axis(iy0, ih - 1)
                 } else {
-                    (0, [0; 3], [false; 3])
+                    (iy0, [0, 1, 2], [true; 3])
                 };
                 let mut ox = 0;
                 while ox < g.ow {
                     let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
                     if fast {
                         // The interior columns in one run, edge columns one by one.
-                        let row_in = iy0 >= 0 && iy0 + 2 < ih;
                         let pixels = if ox == lo && lo < hi { hi - lo } else { 1 };
                         let dense = row_in && inside(ox);
                         let cached = edges.iter().find(|e| row_in && e.0 == ox);

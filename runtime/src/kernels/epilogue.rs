@@ -341,8 +341,10 @@ impl Requant {
             return self.srdhm(x);
         }
         let p = i64::from(x) * i64::from(self.m) + (1 << 30);
-        let t = self.half.wrapping_add((p >> 63) as i32);
-        (((p + (i64::from(t) << 31)) >> 32) as i32) >> self.rm1
+        // t = 2^(r−1) − [P < 0] ≥ 0: shifted as unsigned, the 64-bit add
+        // takes it as two shifted operands (ADDS/ADC).
+        let t = self.half.wrapping_add((p >> 63) as i32) as u32;
+        ((p.wrapping_add((u64::from(t) << 31) as i64) >> 32) as i32) >> self.rm1
     }
 
     /// srdhm alone, for a right shift of 0; it saturates for x = m =
