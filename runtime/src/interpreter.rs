@@ -5,8 +5,7 @@ use microarena_image as rl;
 use crate::arena::{ArenaAllocator, MemoryUsage};
 use crate::banded;
 use crate::error::Error;
-use crate::image as rl_op;
-use crate::image::{Image, TensorInfo};
+use crate::image::{Image, OpInfo, TensorInfo};
 use crate::kernels::{self, Ctx};
 
 /// Runs one program image in one caller-supplied arena.
@@ -77,7 +76,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         }
         let mut alloc = ArenaAllocator::new(arena.len(), image.head_bytes())?;
         let at = kernels::prepare_all(&image, &mut alloc, arena, None)?;
-        crate::banded::check_stages(&image)?;
+        banded::check_stages(&image)?;
         if at != image.opdata_len() {
             return Err(Error::Malformed {
                 what: "OpData block longer than the ops' OpData",
@@ -227,7 +226,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         let mut at = 0;
         let block = self.image.opdata_block();
         let img = &self.image;
-        let mut opdata_of = |i: usize, op: &rl_op::OpInfo| -> Result<&[u8], Error> {
+        let mut opdata_of = |i: usize, op: &OpInfo| -> Result<&[u8], Error> {
             let out = img.tensor(usize::from(op.output))?;
             let size = kernels::prepared_opdata_bytes(img, i as u16, op, &out)?;
             Ok(if img.opdata_in_flash() {

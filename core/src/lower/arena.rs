@@ -37,10 +37,10 @@ pub enum Execution {
     /// Every op once over whole tensors, in TFLM's order and lifetimes.
     #[default]
     Plain,
-    /// Patch-based in row bands where it lowers the head: one chain of
-    /// windowed ops over the plain plan's busiest step runs row by row, its
-    /// intermediate tensors held a few rows at a time ([`super::banded`]);
-    /// plain when no chain helps.
+    /// Patch-based in row bands where it lowers the head: chains of windowed
+    /// ops over the plan's busiest steps run row by row, their intermediate
+    /// tensors held a few rows at a time ([`super::banded`]); plain when no
+    /// chain saves more than the stack a stage costs.
     Banded,
 }
 
@@ -311,7 +311,9 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         .map_err(|e| LowerError::Internal(format!("{e}")))?;
     let op_scope = lifetimes.op_scope.first().map_or(&[][..], |v| v.as_slice());
     let banded = match options.execution {
-        Execution::Banded => super::banded::best(&online, &planned, op_scope, plan.head_bytes),
+        Execution::Banded => {
+            super::banded::best(&online, &params, &planned, op_scope, plan.head_bytes)
+        }
         Execution::Plain => None,
     };
     let plain_head = plan.head_bytes;

@@ -1,5 +1,5 @@
-//! Patch-based execution in row bands: which run of windowed ops the runtime
-//! executes row by row, and the head plan that follows.
+//! Patch-based execution in row bands: which runs of windowed ops the
+//! runtime executes row by row, and the head plan that follows.
 //!
 //! A *stage* is a chain of CONV_2D / DEPTHWISE_CONV_2D / pooling ops, each
 //! reading only the previous one's output (and constants). The runtime
@@ -12,20 +12,24 @@
 //! and output are live together with the rings, and the intermediates are
 //! not planned at all.
 //!
-//! The stage is chosen by search: every run of at most `MAX_STAGE_OPS` linked
-//! ops that covers the plain plan's peak step is scored by its peak of live
-//! bytes (a lower bound of any plan), the best few are planned with the same
-//! greedy planner as the plain image, and the smallest head wins — or no
-//! stage, when none beats the plain plan.
+//! Stages are chosen by search, one at a time: every run of at most
+//! `MAX_STAGE_OPS` linked ops that covers the current plan's busiest step is
+//! scored by its peak of live bytes (a lower bound of any plan), then by its
+//! live bytes over time; the best few are planned with the same greedy
+//! planner as the plain image and the smallest head wins; then the next
+//! busiest step, while a stage saves more than the stack it costs (at most
+//! `MAX_STAGES`). Each op's window comes from its lowered `WindowParams`,
+//! the words the runtime's stage reads.
 
 use alloc::vec::Vec;
 
-use microarena_image::geometry::{padding_before, window_rows, window_span};
+use microarena_image::geometry::{window_rows, window_span};
+use microarena_image::params::{OpParams, WindowParams};
 use microarena_image::{self as rl, opcode};
 
+use super::params::Words;
 use crate::plan::{PlanBuffer, PlannerKind};
-use crate::read::model::{Model, Operator, Tensor};
-use crate::read::ops::OpOptions;
+use crate::read::model::{Model, Tensor};
 use crate::tflm::lifetime::{AllocationInfo, BufferKind};
 
 /// Ops `first..=last` of the main subgraph run as one banded stage.
@@ -92,33 +96,16 @@ fn row_bytes(t: &Tensor<'_>) -> Option<u64> {
     }
 }
 
-/// The window height and dilation of a windowed op.
-fn window_h(op: &Operator<'_>, model: &Model<'_>) -> Option<(i64, i64)> {
-    match op.options {
-        OpOptions::Conv(o) => {
-            let f = tensor(model, op.input(1))?;
-            Some((i64::from(*f.shape.get(1)?), i64::from(o.dilation_h)))
-        }
-        OpOptions::Pool(o) => Some((i64::from(o.filter_h), 1)),
-        _ => None,
-    }
-}
-
-/// The stride along H and TFLM's padding before the first row of a
-/// windowed op with input and output heights `in_h`, `out_h`.
-fn window_stride_pad(op: &Operator<'_>, model: &Model<'_>, in_h: i64, out_h: i64) -> (i64, i64) {
-    let stride = match op.options {
-        OpOptions::Conv(o) => i64::from(o.stride_h),
-        OpOptions::Pool(o) => i64::from(o.stride_h),
-        _ => 1,
-    };
-    let (f, d) = window_h(op, model).unwrap_or((1, 1));
-    (stride, padding_before(in_h, f, stride, d, out_h))
+/// Op `i`'s window as lowered into its image parameters: the words the
+/// runtime's stage reads, so core's rings and fields and the device's rows
+/// come from one derivation (`super::params`).
+fn window(params: &[Words], i: usize) -> Option<WindowParams> {
+    params.get(i).map(WindowParams::from_words)
 }
 
 /// `true` when the runtime can run op `i` in bands: a windowed op on
 /// batch-1 NHWC tensors whose other inputs are constants.
-fn bandable(model: &Model<'_>, i: usize) -> bool {
+fn bandable(model: &Model<'_>, params: &[Words], i: usize) -> bool {
     let sg = model.main();
     let Some(op) = sg.operators.get(i) else {
         return false;
@@ -129,7 +116,7 @@ fn bandable(model: &Model<'_>, i: usize) -> bool {
         && op.outputs.len() == 1
         && rows(op.input(0))
         && rows(op.output(0))
-        && window_h(op, model).is_some()
+        && window(params, i).is_some()
         && (1..op.inputs.len()).all(|k| match op.input(k) {
             None => true,
             Some(t) => sg.tensors.get(t).is_some_and(|t| t.has_data),
@@ -158,19 +145,23 @@ fn linked(model: &Model<'_>, readers: &[u32], i: usize) -> bool {
 
 /// Ring bytes op `i` (an inner op of a stage) needs: the rows op `i + 1`'s
 /// window spans, whole.
-pub(super) fn ring_bytes(model: &Model<'_>, i: usize) -> u64 {
-    let sg = model.main();
-    let (Some(a), Some(b)) = (sg.operators.get(i), sg.operators.get(i + 1)) else {
-        return 0;
-    };
-    let row = tensor(model, a.output(0)).and_then(row_bytes).unwrap_or(0);
-    let span = window_h(b, model).map_or(1, |(f, d)| window_span(f, d));
+fn ring_bytes(model: &Model<'_>, params: &[Words], i: usize) -> u64 {
+    let row = model
+        .main()
+        .operators
+        .get(i)
+        .and_then(|a| tensor(model, a.output(0)))
+        .and_then(row_bytes)
+        .unwrap_or(0);
+    let span = window(params, i + 1).map_or(1, |w| {
+        window_span(i64::from(w.filter_h), i64::from(w.dilation_h))
+    });
     row.saturating_mul(span.max(1) as u64)
 }
 
 /// Candidate stages: runs of linked bandable ops (two ops or more, at most
 /// `MAX_STAGE_OPS`) whose first op reads a tensor in the arena.
-fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
+fn candidates(model: &Model<'_>, params: &[Words]) -> Vec<BandedStage> {
     let sg = model.main();
     let n = sg.operators.len();
     let mut readers = alloc::vec![0u32; sg.tensors.len()];
@@ -180,7 +171,7 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
         }
     }
     // Per op, computed once: can it run in bands, can the next op follow it.
-    let ok: Vec<bool> = (0..n).map(|i| bandable(model, i)).collect();
+    let ok: Vec<bool> = (0..n).map(|i| bandable(model, params, i)).collect();
     let link: Vec<bool> = (0..n).map(|i| linked(model, &readers, i)).collect();
     let at = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(false);
     let mut out = Vec::new();
@@ -204,7 +195,7 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
             && at(&ok, last + 1)
         {
             last += 1;
-            let ring_bytes = (first..last).map(|i| ring_bytes(model, i)).sum();
+            let ring_bytes = (first..last).map(|i| ring_bytes(model, params, i)).sum();
             let height = |i: usize, input: bool| {
                 sg.operators
                     .get(i)
@@ -216,10 +207,16 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
             let middle = field_band(bands as u64) as i64;
             let (mut lo, mut hi) = (middle, middle + 1);
             for i in (first..=last).rev() {
-                let Some(op) = sg.operators.get(i) else { break };
-                let (stride, pad) = window_stride_pad(op, model, height(i, true), height(i, false));
-                let (f, d) = window_h(op, model).unwrap_or((1, 1));
-                (lo, hi) = window_rows(lo, hi, stride, pad, f, d, height(i, true));
+                let Some(w) = window(params, i) else { break };
+                (lo, hi) = window_rows(
+                    lo,
+                    hi,
+                    i64::from(w.stride_h),
+                    i64::from(w.pad_h),
+                    i64::from(w.filter_h),
+                    i64::from(w.dilation_h),
+                    height(i, true),
+                );
             }
             out.push(BandedStage {
                 first,
@@ -240,12 +237,12 @@ fn candidates(model: &Model<'_>) -> Vec<BandedStage> {
 /// live for its stage).
 fn stage_buffers(
     model: &Model<'_>,
+    params: &[Words],
     planned: &[AllocationInfo],
     op_scope: &[i32],
     stages: &[BandedStage],
 ) -> Vec<AllocationInfo> {
     let sg = model.main();
-    let scope = |i: usize| op_scope.get(i).copied().unwrap_or(0);
     let map = |s: i32| collapse(op_scope, stages, s);
     let inner: Vec<usize> = stages
         .iter()
@@ -262,7 +259,7 @@ fn stage_buffers(
         })
         .collect();
     for st in stages {
-        let at = map(scope(st.first));
+        let at = map(scope_of(op_scope, st.first));
         for i in st.first..st.last {
             out.push(AllocationInfo {
                 kind: BufferKind::Scratch {
@@ -271,7 +268,7 @@ fn stage_buffers(
                     request: usize::MAX,
                     purpose: "banded stage ring",
                 },
-                bytes: ring_bytes(model, i),
+                bytes: ring_bytes(model, params, i),
                 first: at,
                 last: at,
                 offline_offset: None,
@@ -282,9 +279,14 @@ fn stage_buffers(
     out
 }
 
+/// The scope op `i` runs at.
+fn scope_of(op_scope: &[i32], i: usize) -> i32 {
+    op_scope.get(i).copied().unwrap_or(0)
+}
+
 /// Scope `s` once each of `stages` (disjoint, in op order) is one step.
 fn collapse(op_scope: &[i32], stages: &[BandedStage], s: i32) -> i32 {
-    let scope = |i: usize| op_scope.get(i).copied().unwrap_or(0);
+    let scope = |i: usize| scope_of(op_scope, i);
     let mut shift = 0;
     for st in stages {
         let (s0, s1) = (scope(st.first), scope(st.last));
@@ -345,12 +347,12 @@ fn live_peak(b: &[PlanBuffer]) -> (u64, i32, u64) {
 /// first does not beat `plain_head` (the plain image's head) by that much.
 pub(super) fn best(
     model: &Model<'_>,
+    params: &[Words],
     planned: &[AllocationInfo],
     op_scope: &[i32],
     plain_head: u64,
 ) -> Option<BandedPlan> {
-    let all = candidates(model);
-    let scope = |i: usize| op_scope.get(i).copied().unwrap_or(0);
+    let all = candidates(model, params);
     let mut best: Option<BandedPlan> = None;
     let mut head = plain_head;
     while best.as_ref().map_or(0, |b| b.stages.len()) < MAX_STAGES {
@@ -363,7 +365,7 @@ pub(super) fn best(
         // whose collapsed scope is the busiest one.
         let (_, busiest, _) = live_peak(&buffers(&current));
         let busy_ops: Vec<usize> = (0..model.main().operators.len())
-            .filter(|&i| collapse(op_scope, &stages, scope(i)) == busiest)
+            .filter(|&i| collapse(op_scope, &stages, scope_of(op_scope, i)) == busiest)
             .collect();
         let free = |c: &BandedStage| stages.iter().all(|s| c.last < s.first || s.last < c.first);
         let mut scored: Vec<((u64, u64), BandedStage, Vec<AllocationInfo>)> = all
@@ -373,7 +375,7 @@ pub(super) fn best(
                 let mut with = stages.clone();
                 with.push(c);
                 with.sort_by_key(|s| s.first);
-                let b = stage_buffers(model, planned, op_scope, &with);
+                let b = stage_buffers(model, params, planned, op_scope, &with);
                 let (peak, _, area) = live_peak(&buffers(&b));
                 ((peak, area), c, b)
             })

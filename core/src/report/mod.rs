@@ -246,14 +246,6 @@ impl RuntimeInfo {
             .as_ref()
             .map(|b| b.total_bytes.saturating_sub(self.opdata_bytes))
     }
-
-    /// The smallest arena the runtime offers: banded when that helps, with
-    /// the OpData in flash.
-    pub fn smallest_total(&self) -> u64 {
-        let plain = self.total_with_opdata_in_flash();
-        self.banded_total_with_opdata_in_flash()
-            .map_or(plain, |b| b.min(plain))
-    }
 }
 
 /// The banded execution's figures from a lowering with
