@@ -90,7 +90,15 @@ fn main() {
         Ok("banded") | Err(_) => Execution::Banded,
         Ok(other) => panic!("MICROARENA_FIRMWARE_EXEC={other}: expected plain or banded"),
     };
-    let options = LowerOptions { opdata, execution };
+    // In-place execution (element-wise ops over dying inputs, RESHAPE as an
+    // alias) with MICROARENA_FIRMWARE_INPLACE=1; off by default.
+    println!("cargo:rerun-if-env-changed=MICROARENA_FIRMWARE_INPLACE");
+    let in_place = env::var("MICROARENA_FIRMWARE_INPLACE").is_ok_and(|v| v == "1");
+    let options = LowerOptions {
+        opdata,
+        execution,
+        in_place,
+    };
     let mut image = lower_with(&model, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
     freeze_opdata(&mut image).unwrap_or_else(|e| panic!("{name}: {e}"));
     let arena = runtime_arena_with(&model, &options).unwrap_or_else(|e| panic!("{name}: {e}"));

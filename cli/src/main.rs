@@ -152,6 +152,11 @@ enum Command {
         /// no chain lowers the arena).
         #[arg(long, default_value = "plain", value_parser = ["plain", "banded"])]
         exec: String,
+        /// In-place execution: element-wise ops write over an input that dies at them and
+        /// RESHAPE/SQUEEZE/EXPAND_DIMS outputs are their input's bytes (combines with
+        /// --opdata and --exec; kept only when it does not enlarge the arena).
+        #[arg(long)]
+        in_place: bool,
     },
     /// Write a copy of the model with an OfflineMemoryAllocation plan, so stock TFLM places
     /// every tensor where microarena's planner says (scratch buffers stay online).
@@ -499,6 +504,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             repeat,
             opdata,
             exec,
+            in_place,
         } => {
             use microarena_core::lower::{Execution, LowerOptions, OpDataIn};
             let options = LowerOptions {
@@ -510,6 +516,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     "banded" => Execution::Banded,
                     _ => Execution::Plain,
                 },
+                in_place,
             };
             run_model(&model, &input, &output, repeat, &options)
         }

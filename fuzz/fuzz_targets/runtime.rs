@@ -41,6 +41,7 @@ fuzz_target!(|data: &[u8]| {
     let banded = LowerOptions {
         opdata: OpDataIn::Flash,
         execution: Execution::Banded,
+        in_place: true,
     };
     if total > 64 << 20 {
         return;

@@ -1,7 +1,7 @@
 //! The program image's byte layout: header, tensor and operator records,
 //! storage kinds and alignments.
 //!
-//! # Image layout (version 4, all integers little-endian)
+//! # Image layout (version 5, all integers little-endian)
 //!
 //! ```text
 //! header   HEADER_BYTES      magic "MAIM", version, counts, head/tail bytes, table offsets
@@ -35,11 +35,23 @@
 //! spare byte 3 (always 0); the runtime refuses version-2 images with
 //! `UnsupportedVersion` (re-lower the model: images are build products, not
 //! archives, so one format is read). Version 4 added the OpData block.
+//!
+//! # In-place execution (since version 5)
+//!
+//! An op record's byte [`op::IN_PLACE`] is 0 when output 0 has bytes of its
+//! own, or `k + 1` when output 0 *is* input `k`'s bytes (same location and
+//! size in the head): an element-wise op overwriting an input that dies at
+//! it ([`crate::opcode::in_place_inputs`] lists the inputs each kernel can
+//! overwrite), or a RESHAPE / SQUEEZE / EXPAND_DIMS whose output aliases its
+//! input ([`crate::opcode::is_alias_op`]; the runtime runs nothing for it).
+//! Core's `lower` chooses them (an alias group is one planned buffer) and
+//! checks the placement with an independent validator; the runtime checks
+//! every marked op at construction.
 
 /// First four bytes of every image.
 pub const MAGIC: [u8; 4] = *b"MAIM";
 /// Format version core's `lower` writes and the runtime accepts.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Header size.
 pub const HEADER_BYTES: usize = 72;
@@ -119,6 +131,9 @@ pub mod op {
     /// `u8`: how the op executes ([`super::EXEC_WHOLE`], [`super::EXEC_BANDED`],
     /// [`super::EXEC_BANDED_LAST`]).
     pub const EXEC: usize = 54;
+    /// `u8`: 0, or `k + 1` when output 0 is input `k`'s bytes (an in-place
+    /// op or an alias; see the module doc).
+    pub const IN_PLACE: usize = 55;
     /// `u32`: head offset of the op's scratch buffer.
     pub const SCRATCH_OFF: usize = 56;
     /// `u32`: scratch bytes (0 = none).

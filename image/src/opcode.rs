@@ -278,6 +278,32 @@ pub const fn runs_in_bands(code: u8) -> bool {
     )
 }
 
+/// The inputs the runtime's kernel for `code` can overwrite with its output
+/// (in-place execution, [`crate::format::op::IN_PLACE`]): its Eval computes
+/// output element `i` from element `i` of that input (and, for a binary op,
+/// the other operand's element at the broadcast index) and reads it before
+/// writing output element `i`, so output and input may be one buffer when the
+/// input has the output's shape and element size. SOFTMAX and LOG_SOFTMAX
+/// are not listed: they read a whole row (max, then sum) before writing it,
+/// which would be in-place-safe per row, but their outputs are a
+/// classifier's last few bytes; CAST and QUANTIZE/DEQUANTIZE between sizes
+/// differ in element size, which the rule excludes.
+pub const fn in_place_inputs(code: u8) -> &'static [usize] {
+    match code {
+        ADD | MUL | SUB | MAXIMUM | MINIMUM | SQUARED_DIFFERENCE | DIV => &[0, 1],
+        RELU | RELU6 | LEAKY_RELU | PRELU | HARD_SWISH | LOGISTIC | TANH | ABS | SQRT | RSQRT
+        | LOG | EXP | QUANTIZE | CAST => &[0],
+        _ => &[],
+    }
+}
+
+/// `true` for the operators whose output, when it aliases input 0
+/// ([`crate::format::op::IN_PLACE`] = 1), is that input's bytes unchanged:
+/// the runtime runs nothing for them.
+pub const fn is_alias_op(code: u8) -> bool {
+    matches!(code, RESHAPE | SQUEEZE | EXPAND_DIMS)
+}
+
 /// `true` when the runtime has a kernel for the builtin `code`.
 pub const fn op_supported(code: i32) -> bool {
     runtime_params(code).is_some()

@@ -453,6 +453,7 @@ impl Stage<'_, '_, '_> {
             opdata,
             vars: &mut *self.vars,
             band: Some(band),
+            in_place: None,
         };
         kernels::eval(&mut ctx)
     }

@@ -98,6 +98,9 @@ pub struct OpInfo {
     pub scratch: (usize, usize),
     /// How the op executes (`microarena_image::EXEC_*`).
     pub exec: u8,
+    /// The input whose bytes output 0 is (`op::IN_PLACE` − 1): an in-place
+    /// op or an alias; `None` when output 0 has bytes of its own.
+    pub in_place: Option<usize>,
     /// Precomputed parameters, as written; read them with [`OpInfo::params`].
     pub param_words: [i32; rl::OP_PARAMS],
 }
@@ -532,6 +535,10 @@ impl<'m> Image<'m> {
                 u32_at(rec, op::SCRATCH_BYTES).unwrap_or(0) as usize,
             ),
             exec: rec.get(op::EXEC).copied().unwrap_or(0),
+            in_place: match rec.get(op::IN_PLACE).copied().unwrap_or(0) {
+                0 => None,
+                k => Some(usize::from(k) - 1),
+            },
             param_words: params,
         })
     }

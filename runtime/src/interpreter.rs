@@ -256,6 +256,12 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                 continue;
             }
             let opdata = opdata_of(i, &op)?;
+            if op.in_place == Some(0) && rl::opcode::is_alias_op(op.opcode) {
+                // An alias (RESHAPE, SQUEEZE, EXPAND_DIMS over its input's
+                // bytes, checked at construction): the output is already there.
+                i += 1;
+                continue;
+            }
             // Every output in the head is written by the op: carve them all.
             let mut out_ranges = [(0usize, 0usize); rl::MAX_OP_OUTPUTS];
             for (k, r) in out_ranges.iter_mut().enumerate().take(op.n_outputs) {
@@ -286,6 +292,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                 opdata,
                 vars: &mut *vars,
                 band: None,
+                in_place: op.in_place,
             };
             kernels::eval(&mut ctx)?;
             i += 1;

@@ -160,10 +160,12 @@ fn run(model: &Model<'_>, options: LowerOptions) -> (Vec<u8>, usize, usize, bool
 const PLAIN: LowerOptions = LowerOptions {
     opdata: OpDataIn::Tail,
     execution: Execution::Plain,
+    in_place: false,
 };
 const BANDED: LowerOptions = LowerOptions {
     opdata: OpDataIn::Tail,
     execution: Execution::Banded,
+    in_place: false,
 };
 
 fn every_branch() -> Vec<Layer> {
@@ -263,6 +265,7 @@ fn mobilenet_v2_224_needs_a_quarter_of_tflms_arena() {
     let options = LowerOptions {
         opdata: OpDataIn::Flash,
         execution: Execution::Banded,
+        in_place: false,
     };
     let runtime = runtime_arena_with(&model, &options).expect("arena");
     assert!(

@@ -76,25 +76,32 @@ struct Outcome {
 }
 
 /// Every way the runtime can run a model: OpData in the tail or in flash,
-/// plain or banded.
-const MODES: [LowerOptions; 4] = [
-    LowerOptions {
+/// plain or banded, each with and without in-place execution.
+const MODES: [LowerOptions; 8] = {
+    let mut modes = [LowerOptions {
         opdata: OpDataIn::Tail,
         execution: Execution::Plain,
-    },
-    LowerOptions {
-        opdata: OpDataIn::Flash,
-        execution: Execution::Plain,
-    },
-    LowerOptions {
-        opdata: OpDataIn::Tail,
-        execution: Execution::Banded,
-    },
-    LowerOptions {
-        opdata: OpDataIn::Flash,
-        execution: Execution::Banded,
-    },
-];
+        in_place: false,
+    }; 8];
+    let mut i = 0;
+    while i < 8 {
+        modes[i] = LowerOptions {
+            opdata: if i & 1 == 0 {
+                OpDataIn::Tail
+            } else {
+                OpDataIn::Flash
+            },
+            execution: if i & 2 == 0 {
+                Execution::Plain
+            } else {
+                Execution::Banded
+            },
+            in_place: i & 4 != 0,
+        };
+        i += 1;
+    }
+    modes
+};
 
 fn run(dir: &Path, name: &str, options: LowerOptions) -> Result<Outcome, String> {
     let model_bytes = std::fs::read(dir.join("models").join(format!("{name}.tflite")))
@@ -164,9 +171,10 @@ fn golden_models_are_bit_exact_and_arena_is_predicted() {
         match run(&dir, name, mode) {
             Ok(o) => {
                 println!(
-                    "{name:24} {:?} {:?}: bit-exact={} runtime arena measured={} predicted={} (TFLM cortex-m total {})",
+                    "{name:24} {:?} {:?} in-place={}: bit-exact={} runtime arena measured={} predicted={} (TFLM cortex-m total {})",
                     mode.opdata,
                     mode.execution,
+                    mode.in_place,
                     o.bit_exact,
                     o.measured,
                     o.predicted,

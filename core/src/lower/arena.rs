@@ -11,12 +11,13 @@ use microarena_image::{self as rl, opcode};
 
 use super::banded::BandedStage;
 use super::error::{LowerError, fit};
+use super::inplace::{self, InPlaceOp};
 use super::params::{Words, op_params};
 use crate::plan::PlannerKind;
 use crate::read::model::{Model, Operator, Tensor};
 use crate::read::ops::OpOptions;
 use crate::tflm::analysis::plan_input;
-use crate::tflm::lifetime::{self, BufferKind, ScratchRequest};
+use crate::tflm::lifetime::{self, AllocationInfo, BufferKind, ScratchRequest};
 
 /// Where the runtime keeps the OpData its kernels' Prepare computes
 /// (requantization multipliers, bounds, FFT twiddles).
@@ -51,6 +52,11 @@ pub struct LowerOptions {
     pub opdata: OpDataIn,
     /// How the ops execute.
     pub execution: Execution,
+    /// In-place execution ([`super::inplace`]): element-wise ops write over
+    /// an input that dies at them, and RESHAPE / SQUEEZE / EXPAND_DIMS
+    /// outputs are their input's bytes; each alias group is one planned
+    /// buffer. Kept only when it does not enlarge the head.
+    pub in_place: bool,
 }
 
 /// The arena the microarena runtime uses for a model.
@@ -73,6 +79,12 @@ pub struct RuntimeArena {
     /// The head of the plain plan (what `head_bytes` is without stages), so
     /// one lowering gives both figures.
     pub plain_head_bytes: u64,
+    /// The ops that run in place or as aliases, in op order (empty unless
+    /// [`LowerOptions::in_place`]).
+    pub in_place: Vec<InPlaceOp>,
+    /// The plain plan's head with every tensor in a buffer of its own (what
+    /// `plain_head_bytes` is without in-place execution).
+    pub separate_head_bytes: u64,
     /// `head + tail`: the smallest arena `Interpreter::new` accepts, and the
     /// high-water mark it reports.
     pub total_bytes: u64,
@@ -98,6 +110,8 @@ pub fn runtime_arena_with(
         opdata_in: options.opdata,
         stages: l.stages,
         plain_head_bytes: l.plain_head,
+        in_place: l.in_place,
+        separate_head_bytes: l.separate_head,
         total_bytes: l.head + tail,
     })
 }
@@ -107,6 +121,10 @@ pub(super) struct Lowered {
     pub(super) head: u64,
     /// The plain plan's head (equal to `head` without stages).
     pub(super) plain_head: u64,
+    /// The plain plan's head without aliases.
+    pub(super) separate_head: u64,
+    /// The ops whose output 0 is an input's bytes.
+    pub(super) in_place: Vec<InPlaceOp>,
     /// Every op's OpData (in the tail or the image's block).
     pub(super) opdata: u64,
     /// Bytes of the variable region (part of `tail`).
@@ -305,10 +323,32 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
     online.offline_plan = None;
     let lifetimes = lifetime::allocation_info(&online, &scratch_req, &|_, _| false)
         .map_err(|e| LowerError::Internal(format!("{e}")))?;
-    let (planned, input) = plan_input(&lifetimes.infos);
+    let (separate, input) = plan_input(&lifetimes.infos);
     let plan = PlannerKind::TflmGreedy
         .plan(&input)
         .map_err(|e| LowerError::Internal(format!("{e}")))?;
+    let separate_head = plan.head_bytes;
+    // In-place: each alias group one buffer, kept when the head does not grow.
+    let mut aliases = if options.in_place {
+        inplace::choose(&online)
+    } else {
+        Vec::new()
+    };
+    let roots = inplace::roots(sg.tensors.len(), &aliases);
+    let (planned, plan) = if aliases.is_empty() {
+        (separate.clone(), plan)
+    } else {
+        let merged = inplace::merge(&separate, &roots);
+        let p = PlannerKind::TflmGreedy
+            .plan(&super::banded::plan_buffers(&merged))
+            .map_err(|e| LowerError::Internal(format!("{e}")))?;
+        if p.head_bytes <= plan.head_bytes {
+            (merged, p)
+        } else {
+            aliases.clear();
+            (separate.clone(), plan)
+        }
+    };
     let op_scope = lifetimes.op_scope.first().map_or(&[][..], |v| v.as_slice());
     let banded = match options.execution {
         Execution::Banded => {
@@ -339,10 +379,34 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
             }
         }
     }
+    if !aliases.is_empty() {
+        // Every member at its group's offset, then both independent checks.
+        for (t, &r) in roots.iter().enumerate() {
+            if r != t {
+                let at = tensor_offset.get(r).copied().flatten();
+                if let Some(slot) = tensor_offset.get_mut(t) {
+                    *slot = at;
+                }
+            }
+        }
+        check_aliases(
+            &online,
+            &separate,
+            &planned,
+            &offsets,
+            head_bytes,
+            &tensor_offset,
+            &aliases,
+            op_scope,
+            &stages,
+        )?;
+    }
     fit(head_bytes + opdata + var_bytes)?;
     Ok(Lowered {
         head: head_bytes,
         plain_head,
+        separate_head,
+        in_place: aliases,
         stages,
         opdata,
         var_bytes,
@@ -352,6 +416,80 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         params,
         states,
     })
+}
+
+/// Checks an aliased plan with the two checks written apart from the
+/// chooser: the model's rules (`alias_check`) and the placement
+/// (`plan::alias::validate_aliased`, over one buffer per tensor with its own
+/// lifetime — collapsed onto the stages' steps when banded — and the plan's
+/// other buffers).
+#[allow(clippy::too_many_arguments)]
+fn check_aliases(
+    model: &Model<'_>,
+    separate: &[AllocationInfo],
+    planned: &[AllocationInfo],
+    offsets: &[i64],
+    head_bytes: u64,
+    tensor_offset: &[Option<u64>],
+    aliases: &[InPlaceOp],
+    op_scope: &[i32],
+    stages: &[BandedStage],
+) -> Result<(), LowerError> {
+    use crate::plan::alias::{AliasEdge, validate_aliased};
+    use crate::plan::{Plan, PlanBuffer, align16};
+    let refuse = |why: String| LowerError::Internal(format!("in-place plan refused: {why}"));
+    super::alias_check::check(model, aliases).map_err(refuse)?;
+    let scope = |s: i32| super::banded::collapse(op_scope, stages, s);
+    let streamed: Vec<usize> = stages
+        .iter()
+        .flat_map(|st| st.first..st.last)
+        .filter_map(|i| model.main().operators.get(i).and_then(|o| o.output(0)))
+        .collect();
+    let mut buffers = Vec::new();
+    let mut plan = Plan::default();
+    let mut index = alloc::vec![None; tensor_offset.len()];
+    // Tensors one by one from the unmerged lifetimes, at their own offsets.
+    for a in separate {
+        let BufferKind::Tensor { tensor, .. } = a.kind else {
+            continue;
+        };
+        if streamed.contains(&tensor) {
+            continue;
+        }
+        let Some(off) = tensor_offset.get(tensor).copied().flatten() else {
+            return Err(refuse(format!("tensor {tensor} has no offset")));
+        };
+        if let Some(slot) = index.get_mut(tensor) {
+            *slot = Some(buffers.len());
+        }
+        buffers.push(PlanBuffer::online(
+            align16(a.bytes),
+            scope(a.first),
+            scope(a.last),
+        ));
+        plan.offsets.push(off as i64);
+    }
+    // Scratch and rings from the plan as placed.
+    for (a, &off) in planned.iter().zip(offsets) {
+        if matches!(a.kind, BufferKind::Scratch { .. }) {
+            buffers.push(PlanBuffer::online(align16(a.bytes), a.first, a.last));
+            plan.offsets.push(off);
+        }
+    }
+    plan.head_bytes = head_bytes;
+    let edges: Vec<AliasEdge> = aliases
+        .iter()
+        .map(|a| {
+            let at = |t: usize| index.get(t).copied().flatten().unwrap_or(usize::MAX);
+            AliasEdge {
+                from: at(a.input),
+                to: at(a.output),
+                scope: scope(op_scope.get(a.op).copied().unwrap_or(-1)),
+                overwrites: a.overwrites,
+            }
+        })
+        .collect();
+    validate_aliased(&buffers, &plan, &edges).map_err(|v| refuse(format!("{v}")))
 }
 
 /// The `a`, `b` arguments of [`rl::op_scratch_bytes`] for one op.

@@ -285,7 +285,7 @@ fn scope_of(op_scope: &[i32], i: usize) -> i32 {
 }
 
 /// Scope `s` once each of `stages` (disjoint, in op order) is one step.
-fn collapse(op_scope: &[i32], stages: &[BandedStage], s: i32) -> i32 {
+pub(super) fn collapse(op_scope: &[i32], stages: &[BandedStage], s: i32) -> i32 {
     let scope = |i: usize| scope_of(op_scope, i);
     let mut shift = 0;
     for st in stages {
@@ -301,6 +301,11 @@ fn collapse(op_scope: &[i32], stages: &[BandedStage], s: i32) -> i32 {
 
 fn align16(v: u64) -> u64 {
     v.saturating_add(15) & !15
+}
+
+/// The planner's input for `planned`: sizes rounded to 16, no fixed offsets.
+pub(super) fn plan_buffers(planned: &[AllocationInfo]) -> Vec<PlanBuffer> {
+    buffers(planned)
 }
 
 fn buffers(planned: &[AllocationInfo]) -> Vec<PlanBuffer> {

@@ -15,9 +15,11 @@
 //! rules so a model the runtime would refuse gets no runtime arena, and
 //! `arena` plans the head and sums the tail both share.
 
+mod alias_check;
 mod arena;
 mod banded;
 mod error;
+mod inplace;
 mod params;
 mod support;
 mod writer;
@@ -26,6 +28,7 @@ pub use arena::{
     Execution, LowerOptions, OpDataIn, RuntimeArena, runtime_arena, runtime_arena_with,
 };
 pub use banded::{BandedStage, field_band};
+pub use inplace::InPlaceOp;
 
 use crate::read::model::Operator;
 

@@ -131,6 +131,9 @@ pub fn lower_with(model: &Model<'_>, options: &LowerOptions) -> Result<Vec<u8>, 
             Some(_) => rl::EXEC_BANDED,
             None => rl::EXEC_WHOLE,
         };
+        if let Some(a) = l.in_place.iter().find(|a| a.op == oi) {
+            rec[rl::op::IN_PLACE] = (a.slot + 1) as u8;
+        }
         // Inputs, then outputs 1.. (`plan` checked that they fit the slots).
         let slots = op
             .inputs

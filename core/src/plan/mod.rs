@@ -4,10 +4,13 @@
 //! to 16, lifetimes as inclusive scope ranges, optional fixed offsets) and
 //! returns a [`Plan`]. [`validate`] is the independent check that no two
 //! buffers alive at a common scope overlap; debug builds run it on every plan.
+//! [`alias::validate_aliased`] is its counterpart for plans with aliased
+//! buffers (in-place execution), which `lower` runs on every such plan.
 
 use alloc::vec::Vec;
 use core::fmt;
 
+pub mod alias;
 pub mod best;
 pub mod greedy;
 

@@ -61,7 +61,7 @@ fn logistic_tanh_i8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (mult, shift, radius, zp) = (c.word(0), c.word(1), c.word(2), c.word(3));
     let logistic = c.op.opcode == opcode::LOGISTIC;
     for i in 0..input.elements() {
-        let v = i8_at(x, i).wrapping_sub(zp);
+        let v = i8_at(c.src(0, x), i).wrapping_sub(zp);
         let r = if v <= -radius {
             -128
         } else if v >= radius {
@@ -85,7 +85,7 @@ fn logistic_tanh_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let logistic = c.op.opcode == opcode::LOGISTIC;
     for i in 0..input.elements() {
-        let v = f32_at(x, i);
+        let v = f32_at(c.src(0, x), i);
         let r = if logistic {
             sigmoid_f32(v)
         } else {

@@ -195,7 +195,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             (bcast_index(i, &out, &a), bcast_index(i, &out, &b))
         };
         if out.dtype == dtype::F32 {
-            let (va, vb) = (f32_at(xa, ia), f32_at(xb, ib));
+            let (va, vb) = (f32_at(c.src(0, xa), ia), f32_at(c.src(1, xb), ib));
             let r = match code {
                 opcode::SUB => va - vb,
                 opcode::DIV => va / vb,
@@ -226,7 +226,10 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             put_f32(c.out, i, r);
             continue;
         }
-        let (va, vb) = (read_int(a.dtype, xa, ia), read_int(b.dtype, xb, ib));
+        let (va, vb) = (
+            read_int(a.dtype, c.src(0, xa), ia),
+            read_int(b.dtype, c.src(1, xb), ib),
+        );
         let r = match code {
             opcode::MAXIMUM => va.max(vb),
             opcode::MINIMUM => va.min(vb),

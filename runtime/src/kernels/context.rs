@@ -27,6 +27,10 @@ pub(crate) struct Ctx<'x, 'm> {
     pub vars: &'x mut [u8],
     /// Banded execution: input 0 and output 0 stand for one band's rows.
     pub band: Option<Band<'x>>,
+    /// In-place execution: output 0 is this input's bytes (the image's
+    /// `op::IN_PLACE`, checked at construction), so the input is read from
+    /// [`Ctx::out`] ([`Ctx::src`]).
+    pub in_place: Option<usize>,
 }
 
 /// One call of a banded op (`EXEC_BANDED`): input 0 is the rows the output
@@ -78,6 +82,20 @@ impl<'x> Ctx<'x, '_> {
                 (t, d)
             }
             None => (EMPTY, &[]),
+        }
+    }
+
+    /// The bytes element reads of input `k` use: `x` (its bytes from
+    /// [`Ctx::input`]), or output 0 itself when the op runs in place over
+    /// input `k`. An in-place kernel reads element `i` before it writes
+    /// output element `i` and never reads an element it has written, so one
+    /// buffer serves as both.
+    #[inline(always)]
+    pub(crate) fn src<'s>(&'s self, k: usize, x: &'s [u8]) -> &'s [u8] {
+        if self.in_place == Some(k) {
+            &*self.out
+        } else {
+            x
         }
     }
 

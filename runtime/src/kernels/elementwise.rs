@@ -99,7 +99,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             (bcast_index(i, &out, &a), bcast_index(i, &out, &b))
         };
         if out.dtype == dtype::I32 {
-            let (va, vb) = (i32_at(xa, ia), i32_at(xb, ib));
+            let (va, vb) = (i32_at(c.src(0, xa), ia), i32_at(c.src(1, xb), ib));
             let r = if add {
                 va.wrapping_add(vb)
             } else {
@@ -107,7 +107,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             };
             put_i32(c.out, i, r.max(c.word(0)).min(c.word(1)));
         } else if out.dtype == dtype::F32 {
-            let (va, vb) = (f32_at(xa, ia), f32_at(xb, ib));
+            let (va, vb) = (f32_at(c.src(0, xa), ia), f32_at(c.src(1, xb), ib));
             let r = if add { va + vb } else { va * vb };
             put_f32(
                 c.out,
@@ -120,8 +120,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             );
         } else {
             let (lo, hi) = (c.word(0), c.word(1));
-            let va = i8_at(xa, ia).wrapping_sub(a.zero_point);
-            let vb = i8_at(xb, ib).wrapping_sub(b.zero_point);
+            let va = i8_at(c.src(0, xa), ia).wrapping_sub(a.zero_point);
+            let vb = i8_at(c.src(1, xb), ib).wrapping_sub(b.zero_point);
             let r = if add {
                 let ls = c.word(2);
                 let sa =

@@ -107,7 +107,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let code = c.op.opcode;
     if out.dtype == dtype::F32 {
         for i in 0..out.elements() {
-            let v = f32_at(x, i);
+            let v = f32_at(c.src(0, x), i);
             let r = match code {
                 opcode::ABS => libm::fabsf(v),
                 opcode::SQRT => libm::sqrtf(v),
@@ -132,9 +132,9 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     };
     for i in 0..out.elements() {
         let v = if out.dtype == dtype::I16 {
-            i16_at(x, i)
+            i16_at(c.src(0, x), i)
         } else {
-            i8_at(x, i)
+            i8_at(c.src(0, x), i)
         };
         let r = if !quantized {
             // AbsHelper on raw int16: std::abs, stored back as int16.
@@ -166,7 +166,7 @@ fn rsqrt_i8(c: &mut Ctx<'_, '_>, input: &TensorInfo, out: &TensorInfo) -> Result
     let (x, fail) = (c.input(0).1, c.fail());
     let (m, s) = (c.word(0), c.word(1));
     for i in 0..out.elements() {
-        let v = i8_at(x, i).wrapping_sub(input.zero_point);
+        let v = i8_at(c.src(0, x), i).wrapping_sub(input.zero_point);
         if v < 0 {
             return Err(fail(
                 "RSQRT is only defined for inputs at or above the zero point",
@@ -273,7 +273,7 @@ pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     for i in 0..out.elements() {
         if out.dtype == dtype::U32 && input.dtype == dtype::F32 {
-            let v = f32_to_u32(f32_at(x, i));
+            let v = f32_to_u32(f32_at(c.src(0, x), i));
             put_i32(c.out, i, v as i32);
             continue;
         }
@@ -281,27 +281,27 @@ pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         // its bit pattern) or f32.
         let (iv, fv) = match input.dtype {
             dtype::F32 => {
-                let f = f32_at(x, i);
+                let f = f32_at(c.src(0, x), i);
                 (f32_to_i32(f), f)
             }
             dtype::U32 => {
-                let v = i32_at(x, i);
+                let v = i32_at(c.src(0, x), i);
                 (v, v as u32 as f32)
             }
             dtype::I32 => {
-                let v = i32_at(x, i);
+                let v = i32_at(c.src(0, x), i);
                 (v, v as f32)
             }
             dtype::I16 => {
-                let v = i16_at(x, i);
+                let v = i16_at(c.src(0, x), i);
                 (v, v as f32)
             }
             dtype::BOOL => {
-                let v = i32::from(x.get(i).is_some_and(|&b| b != 0));
+                let v = i32::from(c.src(0, x).get(i).is_some_and(|&b| b != 0));
                 (v, v as f32)
             }
             _ => {
-                let v = i8_at(x, i);
+                let v = i8_at(c.src(0, x), i);
                 (v, v as f32)
             }
         };

@@ -292,6 +292,9 @@ fn prepare(
             p.check(disjoint(&t, &u), "two outputs overlap")?;
         }
     }
+    if let Some(k) = op.in_place {
+        check_in_place(&p, k, &out)?;
+    }
     let want = opdata_bytes(kernel, &p, &out)?;
     let block_part = |block_len: usize, at: &mut usize| -> Result<core::ops::Range<usize>, Error> {
         let r = *at..at.saturating_add(want);
@@ -365,6 +368,47 @@ fn prepare(
     }
     if words.len() * 4 != want {
         return Err(p.err("OpData size differs from microarena_image::op_tail_bytes (runtime bug)"));
+    }
+    Ok(())
+}
+
+/// An op whose output 0 is input `k`'s bytes (`op::IN_PLACE`): the kernel
+/// can overwrite that input (or the op is an alias, run as nothing), the two
+/// records name one head region of the same size, the input has the
+/// output's shape and element size (so element `i` of one is element `i` of
+/// the other), and no other input of the op touches that region (so what
+/// the kernel reads through its other operands is never what it writes).
+fn check_in_place(p: &Prep<'_, '_>, k: usize, out: &TensorInfo) -> Result<(), Error> {
+    let code = p.op.opcode;
+    let alias = rl::opcode::is_alias_op(code) && k == 0;
+    p.check(
+        alias || rl::opcode::in_place_inputs(code).contains(&k),
+        "in place over an input its kernel cannot overwrite",
+    )?;
+    p.check(
+        p.op.exec == rl::EXEC_WHOLE && p.op.n_outputs == 1,
+        "an in-place op runs whole, with one output",
+    )?;
+    let input = p.input(k)?;
+    let arena = |t: &TensorInfo| t.storage == rl::STORAGE_ARENA;
+    p.check(
+        arena(&input) && arena(out) && input.location == out.location && input.bytes == out.bytes,
+        "an in-place op's output is not its input's region",
+    )?;
+    p.check(
+        rl::dtype_size(input.dtype) == rl::dtype_size(out.dtype)
+            && (alias || input.shape() == out.shape()),
+        "an in-place op's input differs from its output in shape or element size",
+    )?;
+    let (lo, hi) = (out.location, out.location.saturating_add(out.bytes));
+    for j in (0..p.op.n_inputs.min(rl::MAX_OP_INPUTS)).filter(|&j| j != k) {
+        if let Some(t) = p.opt_input(j)? {
+            let apart = !arena(&t)
+                || t.bytes == 0
+                || t.location.saturating_add(t.bytes) <= lo
+                || hi <= t.location;
+            p.check(apart, "another input of an in-place op shares its region")?;
+        }
     }
     Ok(())
 }

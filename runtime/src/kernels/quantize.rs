@@ -94,10 +94,10 @@ pub(crate) fn quantize(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     for i in 0..out.elements() {
         let v = if input.dtype == dtype::F32 {
-            fx::round_f32(f32_at(x, i) / out.scale).saturating_add(out.zero_point)
+            fx::round_f32(f32_at(c.src(0, x), i) / out.scale).saturating_add(out.zero_point)
         } else {
             fx::mbqm(
-                int_at(&input, x, i).wrapping_sub(input.zero_point),
+                int_at(&input, c.src(0, x), i).wrapping_sub(input.zero_point),
                 c.word(0),
                 c.word(1),
             )

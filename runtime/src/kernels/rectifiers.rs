@@ -111,7 +111,7 @@ pub(crate) fn relu(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     if out.dtype == dtype::F32 {
         for i in 0..out.elements() {
-            let v = f32_at(x, i);
+            let v = f32_at(c.src(0, x), i);
             put_f32(c.out, i, if v < 0.0 { 0.0 } else { v });
         }
         return Ok(());
@@ -119,7 +119,7 @@ pub(crate) fn relu(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (m, s, lo, hi) = (c.word(0), c.word(1), c.word(2), c.word(3));
     for i in 0..out.elements() {
         let v = out.zero_point.wrapping_add(fx::mbqm(
-            read(&input, x, i).wrapping_sub(input.zero_point),
+            read(&input, c.src(0, x), i).wrapping_sub(input.zero_point),
             m,
             s,
         ));
@@ -157,7 +157,7 @@ pub(crate) fn relu6(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     if out.dtype == dtype::F32 {
         for i in 0..out.elements() {
             // TFLM's `v > 6 ? 6 : v < 0 ? 0 : v`: NaN and -0 pass through, as in clamp.
-            put_f32(c.out, i, f32_at(x, i).clamp(0.0, 6.0));
+            put_f32(c.out, i, f32_at(c.src(0, x), i).clamp(0.0, 6.0));
         }
         return Ok(());
     }
@@ -165,7 +165,7 @@ pub(crate) fn relu6(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (tlo, thi) = type_range(out.dtype);
     let (lower, upper) = (c.word(0).clamp(tlo, thi), c.word(1));
     for i in 0..out.elements() {
-        let v = read(&input, x, i);
+        let v = read(&input, c.src(0, x), i);
         let r = if v > upper {
             upper
         } else if v < lower {
@@ -207,7 +207,7 @@ pub(crate) fn leaky_relu(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     if out.dtype == dtype::F32 {
         let alpha = c.op.params::<LeakyReluParams>().alpha;
         for i in 0..out.elements() {
-            let v = f32_at(x, i);
+            let v = f32_at(c.src(0, x), i);
             put_f32(c.out, i, if v > 0.0 { v } else { v * alpha });
         }
         return Ok(());
@@ -217,7 +217,7 @@ pub(crate) fn leaky_relu(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let safe_alpha = ma.wrapping_abs();
     let (lo, hi) = type_range(out.dtype);
     for i in 0..out.elements() {
-        let v = read(&input, x, i).wrapping_sub(input.zero_point);
+        let v = read(&input, c.src(0, x), i).wrapping_sub(input.zero_point);
         let r = if v >= 0 {
             out.zero_point.wrapping_add(fx::mbqm(v, mi, si))
         } else {
@@ -276,11 +276,11 @@ pub(crate) fn prelu(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     for i in 0..out.elements() {
         let (ii, ia) = (bcast_index(i, &out, &input), bcast_index(i, &out, &alpha));
         if out.dtype == dtype::F32 {
-            let v = f32_at(x, ii);
+            let v = f32_at(c.src(0, x), ii);
             put_f32(c.out, i, if v >= 0.0 { v } else { v * f32_at(a, ia) });
             continue;
         }
-        let v = read(&input, x, ii).wrapping_sub(input.zero_point);
+        let v = read(&input, c.src(0, x), ii).wrapping_sub(input.zero_point);
         let r = if v >= 0 {
             fx::mbqm(v, c.word(0), c.word(1))
         } else {
@@ -338,7 +338,7 @@ pub(crate) fn hard_swish(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     if out.dtype == dtype::F32 {
         for i in 0..out.elements() {
-            let v = f32_at(x, i);
+            let v = f32_at(c.src(0, x), i);
             // std::min(6, std::max(0, v + 3)) with std's comparison order.
             let t = v + 3.0;
             let t = if 0.0 < t { t } else { 0.0 };
@@ -350,7 +350,7 @@ pub(crate) fn hard_swish(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (om, oe) = (c.word(0) as i16, c.word(1));
     let (rm, re) = (c.word(2) as i16, c.word(3));
     for i in 0..out.elements() {
-        let v = i8_at(x, i).wrapping_sub(input.zero_point) as i16;
+        let v = i8_at(c.src(0, x), i).wrapping_sub(input.zero_point) as i16;
         let hires = v.wrapping_mul(1 << 7);
         let preshift = fx::srdhm_i16(hires, om);
         let mut reluish = hires;

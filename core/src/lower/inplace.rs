@@ -1,0 +1,191 @@
+//! In-place execution: which ops' outputs take their input's bytes, and the
+//! head plan with every alias group as one buffer.
+//!
+//! Two kinds of alias, both chosen here in op order:
+//!
+//! - an element-wise op whose kernel can overwrite an input
+//!   (`microarena_image::opcode::in_place_inputs`) writes its output over
+//!   that input when the input has the output's shape and element size, is
+//!   a tensor of the arena (not constant, variable, graph input or output),
+//!   is no other operand of the op, and neither it nor any tensor already
+//!   aliased to it is read after the op or is a graph input or output;
+//! - RESHAPE, SQUEEZE and EXPAND_DIMS (`is_alias_op`) give their output the
+//!   input's bytes unchanged: the runtime runs nothing for them.
+//!
+//! An alias group (tensors joined by aliases) is planned as one buffer with
+//! the union of its members' lifetimes; its members are the same bytes.
+//! `alias_check` and `plan::alias::validate_aliased` check the result
+//! independently of this module.
+
+use alloc::vec::Vec;
+
+use microarena_image::{self as rl, opcode};
+
+use crate::read::model::{Model, Tensor};
+use crate::tflm::lifetime::{AllocationInfo, BufferKind};
+
+/// Output 0 of op `op` is input slot `slot`'s bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InPlaceOp {
+    /// The op (subgraph 0).
+    pub op: usize,
+    /// The input slot whose bytes the output takes.
+    pub slot: usize,
+    /// The input tensor.
+    pub input: usize,
+    /// The output tensor.
+    pub output: usize,
+    /// `true` for an op that writes over its input; `false` for an alias
+    /// that leaves the bytes as they are (RESHAPE, SQUEEZE, EXPAND_DIMS).
+    pub overwrites: bool,
+}
+
+/// A tensor the head holds (not constant, not variable).
+fn in_head(t: &Tensor<'_>) -> bool {
+    !t.has_data && !t.is_variable && t.bytes.unwrap_or(0) > 0
+}
+
+fn elem(t: &Tensor<'_>) -> Option<u32> {
+    rl::dtype_size(t.dtype.code())
+}
+
+fn root(group: &[usize], mut t: usize) -> usize {
+    while let Some(&p) = group.get(t) {
+        if p == t {
+            break;
+        }
+        t = p;
+    }
+    t
+}
+
+/// The aliases of `model`'s main subgraph, in op order.
+pub(super) fn choose(model: &Model<'_>) -> Vec<InPlaceOp> {
+    let sg = model.main();
+    let n = sg.tensors.len();
+    // The last op that reads each tensor; graph outputs are read after every op.
+    let mut last_read: Vec<Option<usize>> = alloc::vec![None; n];
+    for (k, op) in sg.operators.iter().enumerate() {
+        for t in op.inputs.iter().filter_map(|&t| usize::try_from(t).ok()) {
+            if let Some(r) = last_read.get_mut(t) {
+                *r = Some(k);
+            }
+        }
+    }
+    let graph_io = |t: usize| {
+        sg.inputs
+            .iter()
+            .chain(&sg.outputs)
+            .any(|&g| g as usize == t)
+    };
+    let mut group: Vec<usize> = (0..n).collect();
+    let mut members: Vec<Vec<usize>> = (0..n).map(|t| alloc::vec![t]).collect();
+    let mut out = Vec::new();
+    for (k, op) in sg.operators.iter().enumerate() {
+        let Some(code) = super::image_opcode(op) else {
+            continue;
+        };
+        let Some(o) = op.output(0) else { continue };
+        let Some(ot) = sg.tensors.get(o) else {
+            continue;
+        };
+        if op.outputs.len() != 1 || !in_head(ot) {
+            continue;
+        }
+        let fits = |t: usize, same_shape: bool| {
+            sg.tensors.get(t).is_some_and(|it| {
+                in_head(it)
+                    && it.bytes == ot.bytes
+                    && elem(it) == elem(ot)
+                    && (!same_shape || it.shape == ot.shape)
+            })
+        };
+        let choice = if opcode::is_alias_op(code) {
+            op.input(0)
+                .filter(|&t| fits(t, false) && t != o)
+                .map(|t| (0, t, false))
+        } else {
+            opcode::in_place_inputs(code).iter().find_map(|&slot| {
+                let t = op.input(slot)?;
+                if !fits(t, true) || t == o {
+                    return None;
+                }
+                let g = root(&group, t);
+                let others_apart = (0..op.inputs.len())
+                    .filter(|&j| j != slot)
+                    .filter_map(|j| op.input(j))
+                    .all(|u| root(&group, u) != g);
+                let group_dies = members.get(g).is_some_and(|ms| {
+                    ms.iter()
+                        .all(|&m| !graph_io(m) && last_read.get(m).copied().flatten() <= Some(k))
+                });
+                (others_apart && group_dies).then_some((slot, t, true))
+            })
+        };
+        if let Some((slot, t, overwrites)) = choice {
+            let g = root(&group, t);
+            if let Some(slot) = group.get_mut(o) {
+                *slot = g;
+            }
+            if let Some(ms) = members.get_mut(g) {
+                ms.push(o);
+            }
+            out.push(InPlaceOp {
+                op: k,
+                slot,
+                input: t,
+                output: o,
+                overwrites,
+            });
+        }
+    }
+    out
+}
+
+/// The group root (first tensor) of every tensor under `aliases`.
+pub(super) fn roots(tensors: usize, aliases: &[InPlaceOp]) -> Vec<usize> {
+    let mut group: Vec<usize> = (0..tensors).collect();
+    for a in aliases {
+        let g = root(&group, a.input);
+        if let Some(slot) = group.get_mut(a.output) {
+            *slot = g;
+        }
+    }
+    (0..tensors).map(|t| root(&group, t)).collect()
+}
+
+/// `planned` with each alias group folded into its root's entry: the
+/// union of the members' lifetimes, the root's size (the members' sizes are
+/// equal).
+pub(super) fn merge(planned: &[AllocationInfo], roots: &[usize]) -> Vec<AllocationInfo> {
+    let mut out: Vec<AllocationInfo> = Vec::with_capacity(planned.len());
+    let mut at: Vec<Option<usize>> = alloc::vec![None; roots.len()];
+    for a in planned {
+        let BufferKind::Tensor { tensor, .. } = a.kind else {
+            out.push(*a);
+            continue;
+        };
+        let r = roots.get(tensor).copied().unwrap_or(tensor);
+        match at.get(r).copied().flatten() {
+            Some(i) => {
+                if let Some(m) = out.get_mut(i) {
+                    m.first = m.first.min(a.first);
+                    m.last = m.last.max(a.last);
+                }
+            }
+            None => {
+                if let Some(slot) = at.get_mut(r) {
+                    *slot = Some(out.len());
+                }
+                out.push(AllocationInfo {
+                    kind: BufferKind::Tensor {
+                        subgraph: 0,
+                        tensor: r,
+                    },
+                    ..*a
+                });
+            }
+        }
+    }
+    out
+}

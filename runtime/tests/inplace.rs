@@ -1,0 +1,441 @@
+//! In-place execution: builder models where aliasing must and must not
+//! happen (a dying input, an input read later, a graph output, broadcasting,
+//! one tensor as both operands, reshape chains), every in-place kernel run
+//! over one buffer with outputs identical to the plain run, the measured
+//! high-water equal to core's prediction, and images whose in-place marks
+//! lie refused at construction.
+
+use microarena_core::Model;
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::build::example::pseudo_random_bytes;
+use microarena_core::lower::{
+    Execution, InPlaceOp, LowerOptions, OpDataIn, lower_with, runtime_arena_with,
+};
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp};
+use microarena_image as rl;
+use microarena_runtime::{Error, Interpreter, freeze_opdata};
+
+const PLAIN: LowerOptions = LowerOptions {
+    opdata: OpDataIn::Tail,
+    execution: Execution::Plain,
+    in_place: false,
+};
+const IN_PLACE: LowerOptions = LowerOptions {
+    in_place: true,
+    ..PLAIN
+};
+
+struct Run {
+    outputs: Vec<Vec<u8>>,
+    high_water: usize,
+    predicted: usize,
+    head: u64,
+    in_place: Vec<InPlaceOp>,
+}
+
+/// Runs `bytes` with `options` on deterministic inputs in exactly the
+/// predicted arena.
+fn run(bytes: &[u8], options: LowerOptions) -> Run {
+    let model = Model::parse(bytes).expect("parse");
+    let mut image = lower_with(&model, &options).expect("lower");
+    freeze_opdata(&mut image).expect("freeze");
+    let need = runtime_arena_with(&model, &options).expect("arena");
+    let mut arena = vec![0u8; need.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    for i in 0..it.image().input_count() {
+        let input = it.input_mut(i).expect("input");
+        let n = input.len();
+        input.copy_from_slice(&pseudo_random_bytes(17 + i as u32, n));
+    }
+    it.invoke().expect("invoke");
+    Run {
+        outputs: (0..it.image().output_count())
+            .map(|i| it.output(i).expect("output").to_vec())
+            .collect(),
+        high_water: it.memory_usage().high_water,
+        predicted: need.total_bytes as usize,
+        head: need.head_bytes,
+        in_place: need.in_place,
+    }
+}
+
+/// Runs `bytes` plain and in place: identical outputs, each arena measured
+/// as predicted; returns the in-place run.
+fn both(bytes: &[u8]) -> (Run, Run) {
+    let plain = run(bytes, PLAIN);
+    let fast = run(bytes, IN_PLACE);
+    assert!(plain.in_place.is_empty());
+    assert_eq!(fast.outputs, plain.outputs, "in place differs from plain");
+    assert_eq!(plain.high_water, plain.predicted);
+    assert_eq!(fast.high_water, fast.predicted);
+    assert!(fast.head <= plain.head);
+    (plain, fast)
+}
+
+/// (op, slot, overwrites) of each alias.
+fn marks(r: &Run) -> Vec<(usize, usize, bool)> {
+    r.in_place
+        .iter()
+        .map(|a| (a.op, a.slot, a.overwrites))
+        .collect()
+}
+
+const SHAPE: [i32; 4] = [1, 8, 8, 4];
+
+type TensorId = i32;
+
+fn q8(b: &mut ModelBuilder, g: usize, name: &str, shape: &[i32]) -> TensorId {
+    b.tensor(g, name, shape, DType::I8).quant(0.05, -3).id()
+}
+
+/// int8 QUANTIZE (requantize) of graph input `x`: a tensor that is no graph
+/// input, so the ops after it may overwrite it.
+fn requant(b: &mut ModelBuilder, g: usize, x: TensorId, name: &str, shape: &[i32]) -> TensorId {
+    let a = b.tensor(g, name, shape, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::QUANTIZE, &[x], &[a]);
+    a
+}
+
+#[test]
+fn a_dying_input_is_overwritten_and_a_graph_input_is_not() {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let a = requant(&mut b, g, x, "a", &SHAPE);
+    let r = b.tensor(g, "r", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[a], &[r]);
+    let s = b
+        .tensor(g, "s", &SHAPE, DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    b.op(g, BuiltinOp::LOGISTIC, &[r], &[s]);
+    let k = b
+        .tensor(g, "k", &[4], DType::I8)
+        .quant(0.02, 0)
+        .data(&[1, 2, 3, 4])
+        .id();
+    let y = q8(&mut b, g, "y", &SHAPE);
+    b.op(g, BuiltinOp::ADD, &[s, k], &[y])
+        .add_options(Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let (_, fast) = both(&b.finish());
+    // QUANTIZE reads the graph input; the others overwrite their dying input
+    // (ADD's constant operand is broadcast, its own is not).
+    assert_eq!(marks(&fast), [(1, 0, true), (2, 0, true), (3, 0, true)]);
+}
+
+#[test]
+fn in_place_saves_a_buffer_when_a_third_tensor_is_live() {
+    // x is read again by the last op: plain, x, a and r are live at RELU
+    // (3 × 256 B); in place, r is a's bytes and y is r's (2 × 256 B).
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let a = requant(&mut b, g, x, "a", &SHAPE);
+    let r = b.tensor(g, "r", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[a], &[r]);
+    let y = q8(&mut b, g, "y", &SHAPE);
+    b.op(g, BuiltinOp::ADD, &[r, x], &[y])
+        .add_options(Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let (plain, fast) = both(&b.finish());
+    assert_eq!(plain.head, 768);
+    assert_eq!(fast.head, 512);
+    assert_eq!(marks(&fast), [(1, 0, true), (2, 0, true)]);
+}
+
+#[test]
+fn an_input_read_later_or_a_graph_output_is_kept() {
+    // a is read by the ADD after the RELU: the RELU keeps it; the ADD may
+    // overwrite r (its slot 0), which dies there.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let a = requant(&mut b, g, x, "a", &SHAPE);
+    let r = b.tensor(g, "r", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[a], &[r]);
+    let y = q8(&mut b, g, "y", &SHAPE);
+    b.op(g, BuiltinOp::ADD, &[r, a], &[y])
+        .add_options(Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let (_, fast) = both(&b.finish());
+    assert_eq!(marks(&fast), [(2, 0, true)]);
+
+    // a is a graph output: nothing may overwrite it.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let a = requant(&mut b, g, x, "a", &SHAPE);
+    let r = b.tensor(g, "r", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[a], &[r]);
+    b.inputs(g, &[x]).outputs(g, &[a, r]);
+    let (_, fast) = both(&b.finish());
+    assert_eq!(marks(&fast), []);
+}
+
+#[test]
+fn a_broadcast_operand_or_one_tensor_twice_is_not_overwritten() {
+    // ADD(s, a): s is broadcast and a is read later, so neither is
+    // overwritten; MUL(c, a) overwrites c.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x1 = q8(&mut b, g, "x1", &SHAPE);
+    let x2 = q8(&mut b, g, "x2", &[1, 1, 1, 4]);
+    let a = requant(&mut b, g, x1, "a", &SHAPE);
+    let s = requant(&mut b, g, x2, "s", &[1, 1, 1, 4]);
+    let c = q8(&mut b, g, "c", &SHAPE);
+    b.op(g, BuiltinOp::ADD, &[s, a], &[c])
+        .add_options(Activation::None);
+    let y = q8(&mut b, g, "y", &SHAPE);
+    b.op(g, BuiltinOp::MUL, &[c, a], &[y])
+        .mul_options(Activation::None);
+    b.inputs(g, &[x1, x2]).outputs(g, &[y]);
+    let (_, fast) = both(&b.finish());
+    assert_eq!(marks(&fast), [(3, 0, true)]);
+
+    // The broadcast operand dies, the full one is read later: still none.
+    // ADD(a, a): one tensor as both operands is never overwritten.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let a = requant(&mut b, g, x, "a", &SHAPE);
+    let y = q8(&mut b, g, "y", &SHAPE);
+    b.op(g, BuiltinOp::ADD, &[a, a], &[y])
+        .add_options(Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let (_, fast) = both(&b.finish());
+    assert_eq!(marks(&fast), []);
+}
+
+/// x → QUANTIZE → a → RESHAPE → r → RELU → s → RESHAPE → t → LOGISTIC → u,
+/// and, with `read_a_later`, ADD(u, a) → v.
+fn reshape_chain(read_a_later: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let a = requant(&mut b, g, x, "a", &SHAPE);
+    let r = b.tensor(g, "r", &[1, 256], DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RESHAPE, &[a], &[r])
+        .reshape_options(&[1, 256]);
+    let s = b.tensor(g, "s", &[1, 256], DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[r], &[s]);
+    let t = b.tensor(g, "t", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RESHAPE, &[s], &[t])
+        .reshape_options(&SHAPE);
+    let u = b
+        .tensor(g, "u", &SHAPE, DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    b.op(g, BuiltinOp::LOGISTIC, &[t], &[u]);
+    let out = if read_a_later {
+        let v = q8(&mut b, g, "v", &SHAPE);
+        b.op(g, BuiltinOp::ADD, &[u, a], &[v])
+            .add_options(Activation::None);
+        v
+    } else {
+        u
+    };
+    b.inputs(g, &[x]).outputs(g, &[out]);
+    b.finish()
+}
+
+#[test]
+fn aliases_compose_through_reshapes() {
+    let (_, fast) = both(&reshape_chain(false));
+    assert_eq!(
+        marks(&fast),
+        [(1, 0, false), (2, 0, true), (3, 0, false), (4, 0, true)]
+    );
+    // a is read at the end: the RELU over r (a's bytes) must not run in
+    // place; the reshapes stay aliases, and LOGISTIC and ADD overwrite the
+    // group that began at the RELU.
+    let (_, fast) = both(&reshape_chain(true));
+    assert_eq!(
+        marks(&fast),
+        [(1, 0, false), (3, 0, false), (4, 0, true), (5, 0, true)]
+    );
+}
+
+#[test]
+fn in_place_combines_with_opdata_in_flash_and_bands() {
+    let bytes = reshape_chain(true);
+    let plain = run(&bytes, PLAIN);
+    for (opdata, execution) in [
+        (OpDataIn::Flash, Execution::Plain),
+        (OpDataIn::Tail, Execution::Banded),
+        (OpDataIn::Flash, Execution::Banded),
+    ] {
+        let r = run(
+            &bytes,
+            LowerOptions {
+                opdata,
+                execution,
+                in_place: true,
+            },
+        );
+        assert_eq!(r.outputs, plain.outputs);
+        assert_eq!(r.high_water, r.predicted);
+        assert_eq!(r.in_place.len(), 4);
+    }
+}
+
+/// The ops whose kernels overwrite an input, each run after a RELU of the
+/// graph input (which is kept) so that it may overwrite the RELU's output.
+#[test]
+fn every_in_place_kernel_matches_the_plain_run() {
+    use microarena_image::opcode as oc;
+    let unary = [
+        oc::RELU,
+        oc::RELU6,
+        oc::HARD_SWISH,
+        oc::LOGISTIC,
+        oc::TANH,
+        oc::ABS,
+        oc::QUANTIZE,
+    ];
+    let unary_f32 = [oc::SQRT, oc::RSQRT, oc::LOG, oc::EXP, oc::CAST];
+    let binary = [
+        oc::ADD,
+        oc::MUL,
+        oc::SUB,
+        oc::MAXIMUM,
+        oc::MINIMUM,
+        oc::SQUARED_DIFFERENCE,
+    ];
+    let mut cases = 0;
+    for int8 in [false, true] {
+        let dt = if int8 { DType::I8 } else { DType::F32 };
+        let ops: Vec<(u8, Option<bool>)> = unary
+            .iter()
+            .chain(if int8 { &[][..] } else { &unary_f32[..] })
+            .map(|&c| (c, None))
+            .chain(
+                binary
+                    .iter()
+                    .chain(if int8 { &[][..] } else { &[oc::DIV][..] })
+                    .flat_map(|&c| [(c, Some(false)), (c, Some(true))]),
+            )
+            .collect();
+        for (code, constant_first) in ops {
+            if code == oc::QUANTIZE && !int8 {
+                continue;
+            }
+            let mut b = ModelBuilder::new();
+            let g = b.subgraph();
+            let t = |b: &mut ModelBuilder, name: &str, scale: f32, zp: i64| {
+                let t = b.tensor(g, name, &SHAPE, dt);
+                if int8 {
+                    t.quant(scale, zp).id()
+                } else {
+                    t.id()
+                }
+            };
+            let x = t(&mut b, "x", 0.05, -3);
+            let a = t(&mut b, "a", 0.05, -3);
+            b.op(g, BuiltinOp::RELU, &[x], &[a]);
+            let (scale, zp) = match code {
+                oc::LOGISTIC => (1.0 / 256.0, -128),
+                oc::TANH => (1.0 / 128.0, 0),
+                oc::MAXIMUM | oc::MINIMUM => (0.05, -3),
+                _ => (0.07, 2),
+            };
+            let y = t(&mut b, "y", scale, zp);
+            let op = BuiltinOp(i32::from(code));
+            match constant_first {
+                None => {
+                    b.op(g, op, &[a], &[y]);
+                }
+                Some(first) => {
+                    let n = SHAPE.iter().product::<i32>() as usize;
+                    let raw = pseudo_random_bytes(u32::from(code), n);
+                    let k = b.tensor(g, "k", &SHAPE, dt);
+                    let k = if int8 {
+                        k.data(&raw).quant(0.05, -3).id()
+                    } else {
+                        let v: Vec<f32> = raw
+                            .iter()
+                            .map(|&v| f32::from(v as i8) / 16.0 + 0.25)
+                            .collect();
+                        k.data_f32(&v).id()
+                    };
+                    let inputs = if first { [k, a] } else { [a, k] };
+                    let built = b.op(g, op, &inputs, &[y]);
+                    if matches!(code, oc::ADD | oc::SUB | oc::DIV) {
+                        built.add_options(Activation::None);
+                    } else if code == oc::MUL {
+                        built.mul_options(Activation::None);
+                    }
+                }
+            }
+            b.inputs(g, &[x]).outputs(g, &[y]);
+            let bytes = b.finish();
+            let (_, fast) = both(&bytes);
+            let slot = usize::from(constant_first == Some(true));
+            assert_eq!(
+                marks(&fast),
+                [(1, slot, true)],
+                "{} {dt:?} (constant first: {constant_first:?})",
+                rl::op_name(i32::from(code))
+            );
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 7 + 12 + 5 + 7 + 14 - 1);
+}
+
+#[test]
+fn a_false_in_place_mark_is_refused_at_construction() {
+    // RELU over a (op 1) marked in place, then its output moved 16 bytes:
+    // the output is no longer the input's region.
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let a = requant(&mut b, g, x, "a", &SHAPE);
+    let r = b.tensor(g, "r", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[a], &[r]);
+    b.inputs(g, &[x]).outputs(g, &[r]);
+    let bytes = b.finish();
+    let model = Model::parse(&bytes).expect("parse");
+    let image = lower_with(&model, &IN_PLACE).expect("lower");
+    let need = runtime_arena_with(&model, &IN_PLACE).expect("arena");
+    assert_eq!(need.in_place.len(), 1);
+    let word = |img: &[u8], at: usize| u32::from_le_bytes(img[at..at + 4].try_into().unwrap());
+    let ops = word(&image, rl::header::OPS_OFF) as usize;
+    let tensors = word(&image, rl::header::TENSORS_OFF) as usize;
+    let relu = ops + rl::OP_BYTES;
+    assert_eq!(image[relu + rl::op::IN_PLACE], 1);
+    let mut arena = vec![0u8; need.total_bytes as usize + 64];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+
+    let r_loc = tensors + r as usize * rl::TENSOR_BYTES + rl::tensor::LOCATION;
+    let mut moved = image.clone();
+    let at = word(&moved, r_loc) + 16;
+    moved[r_loc..r_loc + 4].copy_from_slice(&at.to_le_bytes());
+    let refused = |img: &[u8], what: &str| {
+        let mut arena = vec![0u8; need.total_bytes as usize + 64];
+        match Interpreter::new(img, &mut arena) {
+            Err(Error::InvalidOp {
+                op_index, what: w, ..
+            }) => {
+                assert_eq!(op_index, 1);
+                assert_eq!(w, what);
+            }
+            other => panic!("expected InvalidOp, got {other:?}"),
+        }
+    };
+    refused(&moved, "an in-place op's output is not its input's region");
+    // The QUANTIZE (op 0) marked in place over the graph input, which it
+    // cannot be: x and a are different regions.
+    let mut quant = image.clone();
+    quant[ops + rl::op::IN_PLACE] = 1;
+    let mut arena = vec![0u8; need.total_bytes as usize + 64];
+    assert!(matches!(
+        Interpreter::new(&quant, &mut arena),
+        Err(Error::InvalidOp { op_index: 0, .. })
+    ));
+    // Slot 2 of RELU: no such input, and not one the kernel overwrites.
+    let mut slot = image;
+    slot[relu + rl::op::IN_PLACE] = 3;
+    refused(&slot, "in place over an input its kernel cannot overwrite");
+}
