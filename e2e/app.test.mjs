@@ -158,7 +158,13 @@ function expectedRuntime(report) {
   const min = report.arena.minimum_bytes;
   const mode = (name, bytes) => ({ mode: name, bytes, delta: bytes - min });
   const modes = [mode("plain", rt.total_bytes), mode("opdata-flash", rt.total_bytes - rt.opdata_bytes)];
+  const ip = rt.in_place;
+  if (ip && ip.total_bytes < rt.total_bytes) modes.push(mode("in-place", ip.total_bytes - rt.opdata_bytes));
   if (rt.banded) modes.push(mode("banded", rt.banded.total_bytes - rt.opdata_bytes));
+  const bandedTotal = rt.banded ? rt.banded.total_bytes : rt.total_bytes;
+  if (ip && ip.banded_total_bytes != null && ip.banded_total_bytes < bandedTotal) {
+    modes.push(mode("banded-in-place", ip.banded_total_bytes - rt.opdata_bytes));
+  }
   const stages = rt.banded ? rt.banded.stages : [];
   const opcode = (i) => report.operators.find((o) => o.subgraph === 0 && o.index === i).opcode;
   return {

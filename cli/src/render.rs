@@ -289,6 +289,25 @@ pub fn summary(r: &Report) -> String {
                     grouped(b.head_bytes)
                 );
             }
+            if let Some(ip) = &rt.in_place {
+                if let Some(total) = rt.in_place_total_with_opdata_in_flash() {
+                    let _ = writeln!(
+                        s,
+                        "           {:>11} B  in place, OpData in flash (run --in-place --opdata flash): {} ops over dying inputs, {} aliases; head {} B",
+                        grouped(total),
+                        ip.overwrites,
+                        ip.aliases,
+                        grouped(ip.head_bytes)
+                    );
+                }
+                if let Some(total) = rt.banded_in_place_total_with_opdata_in_flash() {
+                    let _ = writeln!(
+                        s,
+                        "           {:>11} B  banded and in place, OpData in flash (run --exec banded --in-place --opdata flash)",
+                        grouped(total)
+                    );
+                }
+            }
         }
         (None, Some(why)) => {
             let _ = writeln!(

@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Modes: `plain` (every op whole, OpData in the tail, as TFLM lays it out),
-//! `flash` (OpData in flash), `banded` (patch-based in row bands, OpData in
-//! flash). Every mode's outputs are compared with the plain run's and with
+//! `flash` (OpData in flash), `in-place` (in-place execution, OpData in
+//! flash), `banded` (patch-based in row bands, OpData in flash) and
+//! `banded+ip` (banded and in place, OpData in flash). Every mode's outputs are compared with the plain run's and with
 //! TFLM's golden output; a difference is printed and fails the run.
 
 use std::path::PathBuf;
@@ -20,12 +21,13 @@ use microarena_core::report::compute::op_compute;
 use microarena_core::{Config, Model, analyze, plan::PlannerKind, tflm::profile};
 use microarena_runtime::{Interpreter, freeze_opdata};
 
-const MODES: [(&str, LowerOptions); 3] = [
+const MODES: [(&str, LowerOptions); 5] = [
     (
         "plain",
         LowerOptions {
             opdata: OpDataIn::Tail,
             execution: Execution::Plain,
+            in_place: false,
         },
     ),
     (
@@ -33,6 +35,15 @@ const MODES: [(&str, LowerOptions); 3] = [
         LowerOptions {
             opdata: OpDataIn::Flash,
             execution: Execution::Plain,
+            in_place: false,
+        },
+    ),
+    (
+        "in-place",
+        LowerOptions {
+            opdata: OpDataIn::Flash,
+            execution: Execution::Plain,
+            in_place: true,
         },
     ),
     (
@@ -40,6 +51,15 @@ const MODES: [(&str, LowerOptions); 3] = [
         LowerOptions {
             opdata: OpDataIn::Flash,
             execution: Execution::Banded,
+            in_place: false,
+        },
+    ),
+    (
+        "banded+ip",
+        LowerOptions {
+            opdata: OpDataIn::Flash,
+            execution: Execution::Banded,
+            in_place: true,
         },
     ),
 ];
@@ -108,8 +128,19 @@ fn main() {
         .unwrap_or_default();
     names.sort();
     println!(
-        "{:24} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9}  stage",
-        "model", "TFLM M4", "plain", "flash", "banded", "÷TFLM", "ms plain", "ms band", "+MACs"
+        "{:24} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>4}  stage",
+        "model",
+        "TFLM M4",
+        "plain",
+        "flash",
+        "in-place",
+        "banded",
+        "banded+ip",
+        "÷TFLM",
+        "ms plain",
+        "ms ip",
+        "ms band",
+        "+MACs"
     );
     let mut failed = false;
     let mut models: Vec<(String, Vec<u8>, Option<PathBuf>)> = names
@@ -168,10 +199,13 @@ fn main() {
                 }
             }
         }
-        let [plain, flash, banded] = runs.as_slice() else {
+        let [plain, flash, in_place, banded, both] = runs.as_slice() else {
             continue;
         };
-        for (mode, r) in ["flash", "banded"].iter().zip([flash, banded]) {
+        for (mode, r) in ["flash", "in-place", "banded", "banded+ip"]
+            .iter()
+            .zip([flash, in_place, banded, both])
+        {
             if r.outputs != plain.outputs {
                 println!("{name:24} {mode}: outputs differ from plain");
                 failed = true;
@@ -183,23 +217,27 @@ fn main() {
                 std::fs::read(g.join(format!("output{i}.bin"))).is_ok_and(|gold| &gold == o)
             }),
         };
-        let stages = runtime_arena_with(&model, &MODES[2].1)
+        let stages = runtime_arena_with(&model, &MODES[4].1)
             .map(|r| r.stages)
             .unwrap_or_default();
+        let aliases = runtime_arena_with(&model, &MODES[2].1).map_or(0, |r| r.in_place.len());
         let macs: u64 = (0..model.main().operators.len())
             .map(|i| op_compute(&model, 0, i).macs)
             .sum();
         println!(
-            "{name:24} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9.3} {:>9.3} {:>8}%  {}{}",
+            "{name:24} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9.3} {:>9.3} {:>9.3} {:>3}%  {aliases} in place; {}{}",
             tflm.map_or("-".into(), |t| t.to_string()),
             plain.high_water,
             flash.high_water,
+            in_place.high_water,
             banded.high_water,
+            both.high_water,
             tflm.map_or("-".into(), |t| format!(
                 "{:.2}",
-                t as f64 / banded.high_water.max(1) as f64
+                t as f64 / both.high_water.max(1) as f64
             )),
             plain.ms,
+            in_place.ms,
             banded.ms,
             0,
             if stages.is_empty() {

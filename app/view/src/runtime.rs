@@ -22,8 +22,9 @@ pub struct Mode {
 }
 
 /// The modes `r.runtime` has figures for, from the most to the least RAM:
-/// plain, OpData in flash, and banded with OpData in flash when a stage
-/// lowers the head. Empty when the runtime cannot run the model.
+/// plain, OpData in flash, in place when aliases lower the arena, banded
+/// when a stage lowers the head, and banded in place when that is smaller
+/// still (each with OpData in flash). Empty when the runtime cannot run the model.
 pub fn modes(r: &Report) -> Vec<Mode> {
     let Some(rt) = &r.runtime else {
         return Vec::new();
@@ -53,12 +54,30 @@ pub fn modes(r: &Report) -> Vec<Mode> {
             rt.total_with_opdata_in_flash(),
         ),
     ];
+    if let Some(total) = rt.in_place_total_with_opdata_in_flash() {
+        out.push(mode(
+            "in-place",
+            "in place",
+            "element-wise ops write over their dying input, reshapes alias it; OpData in flash",
+            "--in-place --opdata flash",
+            total,
+        ));
+    }
     if let Some(total) = rt.banded_total_with_opdata_in_flash() {
         out.push(mode(
             "banded",
             "patch-based in row bands",
             "the chains of windowed ops at the peak run one output row at a time; OpData in flash",
             "--exec banded --opdata flash",
+            total,
+        ));
+    }
+    if let Some(total) = rt.banded_in_place_total_with_opdata_in_flash() {
+        out.push(mode(
+            "banded-in-place",
+            "banded and in place",
+            "row bands at the peak, element-wise ops over their dying inputs; OpData in flash",
+            "--exec banded --in-place --opdata flash",
             total,
         ));
     }
@@ -80,7 +99,7 @@ pub fn stage_ops(r: &Report, s: &BandedStageInfo) -> Vec<(usize, String)> {
 
 #[cfg(test)]
 mod tests {
-    use microarena_core::report::{BandedInfo, RuntimeInfo};
+    use microarena_core::report::{BandedInfo, InPlaceInfo, RuntimeInfo};
 
     use super::*;
     use crate::testing;
@@ -109,6 +128,7 @@ mod tests {
                 head_bytes: 150,
                 total_bytes: 450,
             }),
+            in_place: None,
         });
         r
     }
@@ -130,6 +150,38 @@ mod tests {
                 ("banded", "--exec banded --opdata flash", 250, -326),
             ]
         );
+    }
+
+    #[test]
+    fn in_place_rows_appear_only_where_they_save() {
+        let mut r = with_runtime(true);
+        if let Some(rt) = &mut r.runtime {
+            // In place 640 B plain, 420 B banded (both with 200 B of OpData).
+            rt.in_place = Some(InPlaceInfo {
+                overwrites: 2,
+                aliases: 1,
+                head_bytes: 340,
+                total_bytes: 640,
+                banded_total_bytes: Some(420),
+            });
+        }
+        let got: Vec<_> = modes(&r).iter().map(|m| (m.key, m.total_bytes)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("plain", 700),
+                ("opdata-flash", 500),
+                ("in-place", 440),
+                ("banded", 250),
+                ("banded-in-place", 220),
+            ]
+        );
+        // Banded in place no smaller than banded: no row for it.
+        if let Some(ip) = r.runtime.as_mut().and_then(|rt| rt.in_place.as_mut()) {
+            ip.banded_total_bytes = Some(450);
+        }
+        let keys: Vec<_> = modes(&r).iter().map(|m| m.key).collect();
+        assert_eq!(keys, ["plain", "opdata-flash", "in-place", "banded"]);
     }
 
     #[test]

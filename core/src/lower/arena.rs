@@ -335,27 +335,42 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         Vec::new()
     };
     let roots = inplace::roots(sg.tensors.len(), &aliases);
-    let (planned, plan) = if aliases.is_empty() {
-        (separate.clone(), plan)
-    } else {
+    let op_scope = lifetimes.op_scope.first().map_or(&[][..], |v| v.as_slice());
+    let stages_for = |planned: &[AllocationInfo], head: u64| match options.execution {
+        Execution::Banded => super::banded::best(&online, &params, planned, op_scope, head),
+        Execution::Plain => None,
+    };
+    let head_of = |b: &Option<super::banded::BandedPlan>, plain: u64| {
+        b.as_ref().map_or(plain, |b| b.head_bytes)
+    };
+    let separate_plan = plan;
+    let mut chosen = None;
+    if !aliases.is_empty() {
         let merged = inplace::merge(&separate, &roots);
         let p = PlannerKind::TflmGreedy
             .plan(&super::banded::plan_buffers(&merged))
             .map_err(|e| LowerError::Internal(format!("{e}")))?;
-        if p.head_bytes <= plan.head_bytes {
-            (merged, p)
-        } else {
-            aliases.clear();
-            (separate.clone(), plan)
+        let b = stages_for(&merged, p.head_bytes);
+        chosen = Some((merged, p, b));
+    }
+    // Aliases stay only when the head (banded, if asked) does not grow: a
+    // group's longer lifetime can cost the stage search more than it saves.
+    let (planned, plan, banded) = match chosen {
+        Some((merged, p, b)) => {
+            let without = stages_for(&separate, separate_head);
+            if head_of(&b, p.head_bytes) <= head_of(&without, separate_head) {
+                (merged, p, b)
+            } else {
+                aliases.clear();
+                (separate.clone(), separate_plan, without)
+            }
+        }
+        None => {
+            let b = stages_for(&separate, separate_head);
+            (separate.clone(), separate_plan, b)
         }
     };
-    let op_scope = lifetimes.op_scope.first().map_or(&[][..], |v| v.as_slice());
-    let banded = match options.execution {
-        Execution::Banded => {
-            super::banded::best(&online, &params, &planned, op_scope, plan.head_bytes)
-        }
-        Execution::Plain => None,
-    };
+    let roots = inplace::roots(sg.tensors.len(), &aliases);
     let plain_head = plan.head_bytes;
     let (planned, offsets, head_bytes, stages) = match banded {
         Some(b) => (b.planned, b.offsets, b.head_bytes, b.stages),

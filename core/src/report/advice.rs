@@ -102,6 +102,36 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
             try_args: Some("run --input IN.bin --exec banded --opdata flash".into()),
         });
     }
+    if let Some(rt) = &report.runtime
+        && let Some(ip) = &rt.in_place
+    {
+        let ops = format!(
+            "{} ops over their dying inputs, {} reshapes as aliases",
+            ip.overwrites, ip.aliases
+        );
+        // The better of plain and banded in place, OpData in flash.
+        let best = match (
+            rt.in_place_total_with_opdata_in_flash(),
+            rt.banded_in_place_total_with_opdata_in_flash(),
+        ) {
+            (_, Some(b)) => Some((b, " --exec banded")),
+            (Some(p), None) => Some((p, "")),
+            (None, None) => None,
+        };
+        if let Some((to, exec)) = best
+            && to < report.arena.total_bytes
+        {
+            out.push(Advice {
+                action: format!("run it with microarena-runtime in place ({ops}), OpData in flash"),
+                figure: "total".into(),
+                from_bytes: report.arena.total_bytes,
+                to_bytes: to,
+                try_args: Some(format!(
+                    "run --input IN.bin{exec} --in-place --opdata flash"
+                )),
+            });
+        }
+    }
     for (name, now, dims) in smaller_inputs(model) {
         let Ok(small) = with_input_shapes(model, &[(name.clone(), dims.clone())]) else {
             continue;

@@ -167,6 +167,29 @@ pub struct RuntimeInfo {
     /// (`null` when no chain of windowed ops does).
     #[cfg_attr(feature = "serde", serde(default))]
     pub banded: Option<BandedInfo>,
+    /// In-place execution (`lower::LowerOptions::in_place`), when it lowers
+    /// the arena plain or banded (`null` when no alias saves a byte).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub in_place: Option<InPlaceInfo>,
+}
+
+/// microarena-runtime's in-place execution of a model: element-wise ops
+/// write over an input that dies at them, RESHAPE / SQUEEZE / EXPAND_DIMS
+/// outputs are their input's bytes, each alias group one planned buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct InPlaceInfo {
+    /// Ops that write their output over a dying input.
+    pub overwrites: u64,
+    /// RESHAPE / SQUEEZE / EXPAND_DIMS run as aliases (no copy, no kernel).
+    pub aliases: u64,
+    /// The head in place, every op whole.
+    pub head_bytes: u64,
+    /// Head + tail in place, every op whole (OpData in the tail).
+    pub total_bytes: u64,
+    /// Head + tail banded and in place (OpData in the tail), when stages
+    /// lower the head.
+    pub banded_total_bytes: Option<u64>,
 }
 
 /// microarena-runtime's patch-based execution (row bands) of a model:
@@ -239,6 +262,26 @@ impl RuntimeInfo {
         self.total_bytes.saturating_sub(self.opdata_bytes)
     }
 
+    /// The arena in place with the OpData in flash (`run --in-place --opdata
+    /// flash`), when in-place execution lowers it.
+    pub fn in_place_total_with_opdata_in_flash(&self) -> Option<u64> {
+        self.in_place
+            .as_ref()
+            .filter(|i| i.total_bytes < self.total_bytes)
+            .map(|i| i.total_bytes.saturating_sub(self.opdata_bytes))
+    }
+
+    /// The arena banded and in place with the OpData in flash (`run --exec
+    /// banded --in-place --opdata flash`), when that is below the banded one.
+    pub fn banded_in_place_total_with_opdata_in_flash(&self) -> Option<u64> {
+        let b = self.in_place.as_ref()?.banded_total_bytes?;
+        let banded = self
+            .banded
+            .as_ref()
+            .map_or(self.total_bytes, |b| b.total_bytes);
+        (b < banded).then(|| b.saturating_sub(self.opdata_bytes))
+    }
+
     /// The arena banded with the OpData in flash (`run --exec banded --opdata
     /// flash`, what the firmware does), when a stage lowers the head.
     pub fn banded_total_with_opdata_in_flash(&self) -> Option<u64> {
@@ -246,6 +289,48 @@ impl RuntimeInfo {
             .as_ref()
             .map(|b| b.total_bytes.saturating_sub(self.opdata_bytes))
     }
+}
+
+/// The in-place figures (plain and banded, OpData in the tail), when
+/// aliases lower either arena below `r`'s (the lowering without them).
+fn in_place_info(model: &Model<'_>, r: &crate::lower::RuntimeArena) -> Option<InPlaceInfo> {
+    use crate::lower::{Execution, LowerOptions, runtime_arena_with};
+    let plain = runtime_arena_with(
+        model,
+        &LowerOptions {
+            in_place: true,
+            ..Default::default()
+        },
+    )
+    .ok()?;
+    let banded = runtime_arena_with(
+        model,
+        &LowerOptions {
+            in_place: true,
+            execution: Execution::Banded,
+            ..Default::default()
+        },
+    )
+    .ok()?;
+    let saves_plain = plain.total_bytes < r.plain_head_bytes + r.tail_bytes;
+    let saves_banded = !banded.in_place.is_empty() && banded.total_bytes < r.total_bytes;
+    if !saves_plain && !saves_banded {
+        return None;
+    }
+    let count = |overwrites: bool| {
+        plain
+            .in_place
+            .iter()
+            .filter(|a| a.overwrites == overwrites)
+            .count() as u64
+    };
+    Some(InPlaceInfo {
+        overwrites: count(true),
+        aliases: count(false),
+        head_bytes: plain.head_bytes,
+        total_bytes: plain.total_bytes,
+        banded_total_bytes: (!banded.stages.is_empty()).then_some(banded.total_bytes),
+    })
 }
 
 /// The banded execution's figures from a lowering with
@@ -595,6 +680,7 @@ impl Report {
                     variable_bytes: r.variable_bytes,
                     opdata_bytes: r.opdata_bytes,
                     banded: banded_info(&r),
+                    in_place: in_place_info(model, &r),
                 }),
                 None,
             ),

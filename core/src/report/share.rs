@@ -12,7 +12,8 @@
 //! Version 2 appends the flash and compute figures (each op's MACs, elements
 //! and constant bytes, then `flash` and `compute`); version 1 links, which
 //! lack them, still decode, with those figures zero. Version 3 appends the
-//! runtime's OpData bytes (0 when older links decode).
+//! runtime's OpData bytes (0 when older links decode) and banded execution;
+//! version 4 the in-place figures (none when older links decode).
 //!
 //! Decoding never panics and never trusts a length: every count is checked
 //! against the bytes that remain, inflation is capped at [`MAX_PAYLOAD`], and
@@ -27,13 +28,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::report::{
     ArenaInfo, BandedInfo, BandedStageInfo, BufferClass, BufferInfo, ComputeInfo,
-    ConstantTensorInfo, DiagnosticInfo, FlashInfo, MinimumPhase, ModelInfo, OperatorInfo, PlanInfo,
-    RamCopyInfo, Region, Report, RuntimeInfo, TailCategory, VariableInfo, VariableLifetime,
-    WhatIfInfo,
+    ConstantTensorInfo, DiagnosticInfo, FlashInfo, InPlaceInfo, MinimumPhase, ModelInfo,
+    OperatorInfo, PlanInfo, RamCopyInfo, Region, Report, RuntimeInfo, TailCategory, VariableInfo,
+    VariableLifetime, WhatIfInfo,
 };
 
 /// Format version, the first byte of every link this build writes.
-pub const VERSION: u8 = 3;
+pub const VERSION: u8 = 4;
 
 /// The oldest version this build still reads (links already handed out).
 pub const OLDEST_VERSION: u8 = 1;
@@ -343,6 +344,26 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
             }
         }
     }
+    // Version 4: in-place execution.
+    if let Some(rt) = &report.runtime {
+        match &rt.in_place {
+            None => w.u(0),
+            Some(ip) => {
+                w.u(1);
+                w.u(ip.overwrites);
+                w.u(ip.aliases);
+                w.u(ip.head_bytes);
+                w.u(ip.total_bytes);
+                match ip.banded_total_bytes {
+                    None => w.u(0),
+                    Some(t) => {
+                        w.u(1);
+                        w.u(t);
+                    }
+                }
+            }
+        }
+    }
     w.0
 }
 
@@ -488,6 +509,7 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
             variable_bytes: r.u()?,
             opdata_bytes: 0,
             banded: None,
+            in_place: None,
         })
     } else {
         None
@@ -598,6 +620,19 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
                 total_bytes: r.u()?,
             });
         }
+    }
+
+    if version >= 4
+        && let Some(rt) = &mut runtime
+        && r.flag()?
+    {
+        rt.in_place = Some(InPlaceInfo {
+            overwrites: r.u()?,
+            aliases: r.u()?,
+            head_bytes: r.u()?,
+            total_bytes: r.u()?,
+            banded_total_bytes: if r.flag()? { Some(r.u()?) } else { None },
+        });
     }
 
     if r.pos != bytes.len() {
@@ -866,7 +901,7 @@ mod tests {
         assert_eq!(decode_fragment("#"), Err(ShareError::Empty));
         assert_eq!(decode_fragment("#x=1"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("!!!"), Err(ShareError::Base64));
-        assert_eq!(decode("BA"), Err(ShareError::UnsupportedVersion(4)));
+        assert_eq!(decode("BQ"), Err(ShareError::UnsupportedVersion(5)));
         assert_eq!(decode("Aw"), Err(ShareError::Inflate));
         assert_eq!(decode("AA"), Err(ShareError::UnsupportedVersion(0)));
         assert_eq!(decode("Ag"), Err(ShareError::Inflate));
@@ -884,6 +919,23 @@ mod tests {
         let mut no_runtime = r.clone();
         no_runtime.runtime = None;
         assert_eq!(read_payload(&to_bytes(&no_runtime), 2), Ok(no_runtime));
+        // A version-3 link ends before the in-place section, which every
+        // version-4 payload with a runtime figure carries.
+        let mut with_ip = r.clone();
+        if let Some(rt) = &mut with_ip.runtime {
+            rt.in_place = Some(InPlaceInfo {
+                overwrites: 3,
+                aliases: 1,
+                head_bytes: 1024,
+                total_bytes: 2048,
+                banded_total_bytes: Some(1536),
+            });
+        }
+        assert_eq!(from_bytes(&to_bytes(&with_ip)), Ok(with_ip.clone()));
+        assert_eq!(
+            read_payload(&to_bytes(&with_ip), 3),
+            Err(ShareError::TrailingBytes)
+        );
         // A version-1 link ends before the flash and compute figures.
         assert_eq!(
             read_payload(&to_bytes(&one()), 1),
