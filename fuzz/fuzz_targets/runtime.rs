@@ -1,6 +1,6 @@
 //! Model bytes → lowering → interpreter construction → one invoke, in a
 //! generous arena; then the same model lowered with its OpData in flash and
-//! banded execution must give the same outputs in exactly its predicted arena.
+//! banded, in-place execution must give the same outputs in exactly its predicted arena.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -47,10 +47,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let (outputs, high_water, predicted) =
-        run(&model, &banded, 0).expect("the plain run worked, so the banded one must");
-    assert_eq!(outputs, plain, "banded outputs differ from plain");
+        run(&model, &banded, 0).expect("the plain run worked, so the banded in-place one must");
+    assert_eq!(outputs, plain, "banded in-place outputs differ from plain");
     assert_eq!(
         high_water as u64, predicted,
-        "banded arena differs from its prediction"
+        "banded in-place arena differs from its prediction"
     );
 });
