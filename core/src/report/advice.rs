@@ -106,7 +106,7 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
         && let Some(ip) = &rt.in_place
     {
         let ops = format!(
-            "{} ops over their dying inputs, {} reshapes as aliases",
+            "{} op(s) over their dying inputs, {} reshape(s) as aliases",
             ip.overwrites, ip.aliases
         );
         // The better of plain and banded in place, OpData in flash.
