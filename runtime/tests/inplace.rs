@@ -12,7 +12,7 @@ use microarena_core::lower::{
     Execution, InPlaceOp, LowerOptions, OpDataIn, lower_with, runtime_arena_with,
 };
 use microarena_core::read::dtype::DType;
-use microarena_core::read::ops::{Activation, BuiltinOp};
+use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions};
 use microarena_image as rl;
 use microarena_runtime::{Error, Interpreter, freeze_opdata};
 
@@ -288,6 +288,7 @@ fn every_in_place_kernel_matches_the_plain_run() {
     let unary = [
         oc::RELU,
         oc::RELU6,
+        oc::LEAKY_RELU,
         oc::HARD_SWISH,
         oc::LOGISTIC,
         oc::TANH,
@@ -306,9 +307,14 @@ fn every_in_place_kernel_matches_the_plain_run() {
     let mut cases = 0;
     for int8 in [false, true] {
         let dt = if int8 { DType::I8 } else { DType::F32 };
+        // int8 RSQRT: its input (a RELU's output) is at or above the zero point.
         let ops: Vec<(u8, Option<bool>)> = unary
             .iter()
-            .chain(if int8 { &[][..] } else { &unary_f32[..] })
+            .chain(if int8 {
+                &[oc::RSQRT][..]
+            } else {
+                &unary_f32[..]
+            })
             .map(|&c| (c, None))
             .chain(
                 binary
@@ -316,6 +322,8 @@ fn every_in_place_kernel_matches_the_plain_run() {
                     .chain(if int8 { &[][..] } else { &[oc::DIV][..] })
                     .flat_map(|&c| [(c, Some(false)), (c, Some(true))]),
             )
+            // PRELU over its input, alpha a broadcast constant.
+            .chain([(oc::PRELU, Some(false))])
             .collect();
         for (code, constant_first) in ops {
             if code == oc::QUANTIZE && !int8 {
@@ -344,12 +352,16 @@ fn every_in_place_kernel_matches_the_plain_run() {
             let op = BuiltinOp(i32::from(code));
             match constant_first {
                 None => {
-                    b.op(g, op, &[a], &[y]);
+                    let built = b.op(g, op, &[a], &[y]);
+                    if code == oc::LEAKY_RELU {
+                        built.options(OpOptions::LeakyRelu { alpha: 0.2 });
+                    }
                 }
                 Some(first) => {
-                    let n = SHAPE.iter().product::<i32>() as usize;
+                    let shape: &[i32] = if code == oc::PRELU { &[4] } else { &SHAPE };
+                    let n = shape.iter().product::<i32>() as usize;
                     let raw = pseudo_random_bytes(u32::from(code), n);
-                    let k = b.tensor(g, "k", &SHAPE, dt);
+                    let k = b.tensor(g, "k", shape, dt);
                     let k = if int8 {
                         k.data(&raw).quant(0.05, -3).id()
                     } else {
@@ -381,7 +393,9 @@ fn every_in_place_kernel_matches_the_plain_run() {
             cases += 1;
         }
     }
-    assert_eq!(cases, 7 + 12 + 5 + 7 + 14 - 1);
+    // float32: 7 unary (no QUANTIZE) + 5 + 7 binary × 2 + PRELU;
+    // int8: 8 unary + RSQRT + 6 binary × 2 + PRELU.
+    assert_eq!(cases, (7 + 5 + 14 + 1) + (8 + 1 + 12 + 1));
 }
 
 #[test]
