@@ -1,5 +1,6 @@
 //! Writes the runtime program image of a model (seed corpora for fuzzing the device reader),
-//! and, when a banded stage lowers its head, the banded image beside it (`OUT-banded.img`).
+//! and, when a banded stage lowers its head, the banded image beside it (`OUT-banded.img`);
+//! when ops run in place, the in-place image (`OUT-inplace.img`, op records with `IN_PLACE`).
 //!     cargo run -p microarena-core --example lower -- MODEL.tflite OUT.img
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -19,6 +20,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let image = lower_with(&model, &banded).map_err(|e| e.to_string())?;
         let out = output.strip_suffix(".img").unwrap_or(output);
         std::fs::write(format!("{out}-banded.img"), image)?;
+    }
+    let in_place = LowerOptions {
+        in_place: true,
+        ..LowerOptions::default()
+    };
+    if runtime_arena_with(&model, &in_place).is_ok_and(|r| !r.in_place.is_empty()) {
+        let image = lower_with(&model, &in_place).map_err(|e| e.to_string())?;
+        let out = output.strip_suffix(".img").unwrap_or(output);
+        std::fs::write(format!("{out}-inplace.img"), image)?;
     }
     Ok(())
 }
