@@ -12,8 +12,10 @@
 //! `writer` writes the image bytes, `params` turns each operator's
 //! options and constant inputs into its typed image parameters (the struct
 //! the operator table names for it), `support` restates the kernels' type
-//! rules so a model the runtime would refuse gets no runtime arena, and
-//! `arena` plans the head and sums the tail both share.
+//! rules so a model the runtime would refuse gets no runtime arena,
+//! `arena` plans the head and sums the tail both share, `banded` chooses
+//! the row-band stages and `inplace` the aliases (in-place ops, reshapes),
+//! which `alias_check` and `plan::alias` check independently.
 
 mod alias_check;
 mod arena;
