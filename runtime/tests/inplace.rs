@@ -12,7 +12,7 @@ use microarena_core::lower::{
     Execution, InPlaceOp, LowerOptions, OpDataIn, lower_with, runtime_arena_with,
 };
 use microarena_core::read::dtype::DType;
-use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions};
+use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
 use microarena_image as rl;
 use microarena_runtime::{Error, Interpreter, freeze_opdata};
 
@@ -452,4 +452,89 @@ fn a_false_in_place_mark_is_refused_at_construction() {
     let mut slot = image;
     slot[relu + rl::op::IN_PLACE] = 3;
     refused(&slot, "in place over an input its kernel cannot overwrite");
+}
+
+/// A banded stage (an inverted bottleneck at 48×48: CONV_2D 8→32,
+/// DEPTHWISE_CONV_2D, CONV_2D 32→8) followed by
+/// ops that run in place (RESHAPE, LOGISTIC over the stage's output): both
+/// modes at once, bit-identical to the plain run, measured as predicted.
+#[test]
+fn a_banded_stage_and_in_place_ops_run_together() {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let act = |b: &mut ModelBuilder, name: &str, shape: &[i32], k: i64| {
+        b.tensor(g, name, shape, DType::I8)
+            .quant(0.05 + 0.01 * k as f32, k - 2)
+            .id()
+    };
+    let layer = |b: &mut ModelBuilder, x: TensorId, k: i64, depthwise: bool, f: i32, ci, co| {
+        let shape = [1, 48, 48, co];
+        let wshape = if depthwise {
+            [1, f, f, co]
+        } else {
+            [co, f, f, ci]
+        };
+        let n = wshape.iter().product::<i32>() as usize;
+        let scales: Vec<f32> = (0..co).map(|c| 0.01 + 0.001 * c as f32).collect();
+        let w = b
+            .tensor(g, &format!("w{k}"), &wshape, DType::I8)
+            .data(&pseudo_random_bytes(k as u32 + 3, n))
+            .quant_per_channel(
+                &scales,
+                &vec![0; co as usize],
+                if depthwise { 3 } else { 0 },
+            )
+            .id();
+        let bias: Vec<i32> = (0..co).map(|c| c * 16 - 40).collect();
+        let bi = b
+            .tensor(g, &format!("b{k}"), &[co], DType::I32)
+            .data_i32(&bias)
+            .quant_per_channel(&vec![0.0005; co as usize], &vec![0; co as usize], 0)
+            .id();
+        let y = act(b, &format!("t{k}"), &shape, k);
+        let op = if depthwise {
+            BuiltinOp::DEPTHWISE_CONV_2D
+        } else {
+            BuiltinOp::CONV_2D
+        };
+        let built = b.op(g, op, &[x, w, bi], &[y]);
+        if depthwise {
+            built.depthwise_options(Padding::Same, 1, 1, 1, Activation::Relu6);
+        } else {
+            built.conv_options(Padding::Same, 1, 1, Activation::Relu);
+        }
+        y
+    };
+    let x = act(&mut b, "x", &[1, 48, 48, 8], 0);
+    // Expand to 32 channels, depthwise 3×3, project back to 8.
+    let t1 = layer(&mut b, x, 1, false, 1, 8, 32);
+    let t2 = layer(&mut b, t1, 2, true, 3, 32, 32);
+    let t3 = layer(&mut b, t2, 3, false, 1, 32, 8);
+    let r = b
+        .tensor(g, "r", &[1, 48 * 48 * 8], DType::I8)
+        .quant(0.08, 1)
+        .id();
+    b.op(g, BuiltinOp::RESHAPE, &[t3], &[r])
+        .reshape_options(&[1, 48 * 48 * 8]);
+    let y = b
+        .tensor(g, "y", &[1, 48 * 48 * 8], DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    b.op(g, BuiltinOp::LOGISTIC, &[r], &[y]);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let bytes = b.finish();
+    let plain = run(&bytes, PLAIN);
+    let both = LowerOptions {
+        opdata: OpDataIn::Flash,
+        execution: Execution::Banded,
+        in_place: true,
+    };
+    let r = run(&bytes, both);
+    let model = Model::parse(&bytes).expect("parse");
+    let need = runtime_arena_with(&model, &both).expect("arena");
+    assert!(!need.stages.is_empty(), "the convolutions form a stage");
+    assert_eq!(marks(&r), [(3, 0, false), (4, 0, true)]);
+    assert_eq!(r.outputs, plain.outputs);
+    assert_eq!(r.high_water, r.predicted);
+    assert!(r.head < plain.head);
 }

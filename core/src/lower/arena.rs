@@ -358,8 +358,17 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
     let (planned, plan, banded) = match chosen {
         Some((merged, p, b)) => {
             let without = stages_for(&separate, separate_head);
-            if head_of(&b, p.head_bytes) <= head_of(&without, separate_head) {
+            // The stages found without aliases, planned with them: the
+            // groups' longer lifetimes can mislead the search yet fit its
+            // result.
+            let reused = without.as_ref().and_then(|w| {
+                super::banded::replan(&online, &params, &merged, op_scope, &w.stages)
+            });
+            let (with, alone) = (head_of(&b, p.head_bytes), head_of(&without, separate_head));
+            if with <= alone && reused.as_ref().is_none_or(|r| with <= r.head_bytes) {
                 (merged, p, b)
+            } else if let Some(r) = reused.filter(|r| r.head_bytes <= alone) {
+                (merged, p, Some(r))
             } else {
                 aliases.clear();
                 (separate.clone(), separate_plan, without)

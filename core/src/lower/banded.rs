@@ -347,6 +347,29 @@ fn live_peak(b: &[PlanBuffer]) -> (u64, i32, u64) {
     (peak.max(0) as u64, at, area.max(0) as u64)
 }
 
+/// `stages` (disjoint, in op order) planned over `planned`: the same stages
+/// with other buffers (the in-place lowering's alias groups), one greedy
+/// plan, no search.
+pub(super) fn replan(
+    model: &Model<'_>,
+    params: &[Words],
+    planned: &[AllocationInfo],
+    op_scope: &[i32],
+    stages: &[BandedStage],
+) -> Option<BandedPlan> {
+    if stages.is_empty() {
+        return None;
+    }
+    let b = stage_buffers(model, params, planned, op_scope, stages);
+    let plan = PlannerKind::TflmGreedy.plan(&buffers(&b)).ok()?;
+    Some(BandedPlan {
+        stages: stages.to_vec(),
+        planned: b,
+        offsets: plan.offsets,
+        head_bytes: plan.head_bytes,
+    })
+}
+
 /// The banded plan for `model`: stages added one at a time, each over the
 /// current plan's busiest step, while one saves enough; `None` when the
 /// first does not beat `plain_head` (the plain image's head) by that much.
