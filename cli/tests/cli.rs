@@ -315,6 +315,45 @@ fn run_writes_outputs_and_checks_input_sizes() {
     assert!(stderr(&bad).contains("needs 9216"), "{}", stderr(&bad));
 }
 
+#[test]
+fn run_in_place_gives_the_plain_outputs_in_its_predicted_arena() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let input = dir.path().join("in.bin");
+    let pixels: Vec<u8> = (0..96 * 96).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&input, pixels).expect("write");
+    let i = input.to_str().expect("utf-8");
+    let mut outputs = Vec::new();
+    for flags in [
+        &[][..],
+        &["--in-place"][..],
+        &["--in-place", "--exec", "banded", "--opdata", "flash"][..],
+    ] {
+        let out = dir.path().join(format!("out{}.bin", outputs.len()));
+        let mut args = vec![
+            "run",
+            m,
+            "--input",
+            i,
+            "--output",
+            out.to_str().expect("utf-8"),
+        ];
+        args.extend_from_slice(flags);
+        let o = run(&args);
+        assert!(o.status.success(), "{flags:?}: {}", stderr(&o));
+        // "arena: N B high-water (...); predicted N B"
+        let e = stderr(&o);
+        let figures: Vec<&str> = e
+            .split_whitespace()
+            .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+            .collect();
+        assert_eq!(figures.first(), figures.last(), "{flags:?}: {e}");
+        outputs.push(std::fs::read(&out).expect("output"));
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+}
+
 /// `plan --json` of one file, parsed.
 fn plan_json(path: &Path) -> serde_json::Value {
     let o = run(&["plan", path.to_str().expect("utf-8"), "--json"]);
