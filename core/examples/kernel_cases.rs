@@ -1741,7 +1741,177 @@ pub fn cases() -> Vec<Case> {
             }
         }
     }
+    // ---- PAD / PADV2: zero (or the int8 zero point) and a constant pad value;
+    // image-style (batch and depth unpadded) and generic paddings, each type TFLM pads.
+    let pads4 = |b: [i32; 8]| t(&[4, 2], I32).i32s(&b);
+    for (shape, pads, style) in [
+        ([1, 3, 4, 2], [0, 0, 1, 2, 2, 0, 0, 0], "image"),
+        ([2, 3, 2, 3], [1, 0, 0, 1, 1, 1, 0, 2], "generic"),
+    ] {
+        let out: Vec<i32> = (0..4)
+            .map(|k| shape[k] + pads[2 * k] + pads[2 * k + 1])
+            .collect();
+        for (ty, name, value) in [
+            (DType::F32, "f32", 1.5f32.to_le_bytes().to_vec()),
+            (I8, "i8", vec![0x85]),
+            (I16, "i16", (-1234i16).to_le_bytes().to_vec()),
+            (I32, "i32", 77_777i32.to_le_bytes().to_vec()),
+        ] {
+            let tensor = |dims: &[i32]| match ty {
+                I8 => qt(dims, I8, 0.031, -9),
+                _ => t(dims, ty),
+            };
+            v.push(unary_like(
+                &format!("pad_{name}_{style}"),
+                opcode::PAD,
+                vec![tensor(&shape), pads4(pads)],
+                tensor(&out),
+                none(),
+            ));
+            let mut scalar = tensor(&[1]);
+            scalar.data = Some(value);
+            v.push(unary_like(
+                &format!("padv2_{name}_{style}"),
+                opcode::PADV2,
+                vec![tensor(&shape), pads4(pads), scalar],
+                tensor(&out),
+                none(),
+            ));
+        }
+    }
+    // ---- MIRROR_PAD: REFLECT and SYMMETRIC up to their widest padding,
+    // int32 and int64 paddings, float32 and int8, ranks 1 to 4.
+    for (reflect, mode) in [(true, "reflect"), (false, "symmetric")] {
+        let wide = if reflect { 2 } else { 3 };
+        for (j, (shape, pads)) in [
+            (vec![5], vec![wide + 1, 1]),
+            (vec![3, 4], vec![wide, 0, 1, wide]),
+            (vec![1, 3, 4, 2], vec![0, 0, wide, 1, 2, wide, 0, 0]),
+            (vec![2, 3, 3, 2], vec![1, 1, 1, 2, 0, wide, 1, 0]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let out: Vec<i32> = shape
+                .iter()
+                .enumerate()
+                .map(|(k, d)| d + pads[2 * k] + pads[2 * k + 1])
+                .collect();
+            let rank = shape.len() as i32;
+            for (ty, name) in [(DType::F32, "f32"), (I8, "i8")] {
+                let tensor = |dims: &[i32]| match ty {
+                    I8 => qt(dims, I8, 0.02, 3),
+                    _ => t(dims, ty),
+                };
+                let i64_pads = rank == 2;
+                let paddings = if i64_pads {
+                    let mut p = t(&[rank, 2], DType::I64);
+                    p.data = Some(
+                        pads.iter()
+                            .flat_map(|&x| i64::from(x).to_le_bytes())
+                            .collect(),
+                    );
+                    p
+                } else {
+                    t(&[rank, 2], I32).i32s(&pads)
+                };
+                v.push(unary_like(
+                    &format!(
+                        "mirror_pad_{mode}_{name}_{j}_rank{rank}{}",
+                        if i64_pads { "_i64" } else { "" }
+                    ),
+                    opcode::MIRROR_PAD,
+                    vec![tensor(&shape), paddings],
+                    tensor(&out),
+                    OpOptions::MirrorPad { reflect },
+                ));
+            }
+        }
+    }
+    // ---- ADD_N: float32 in TFLM's summation order, int8 on one input scale.
+    for n in [2usize, 3, 5] {
+        v.push(unary_like(
+            &format!("add_n_f32_{n}"),
+            opcode::ADD_N,
+            vec![f32t(&[2, 3, 5]); n],
+            f32t(&[2, 3, 5]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("add_n_i8_{n}"),
+            opcode::ADD_N,
+            vec![qt(&[1, 4, 6], I8, 0.043, -5); n],
+            qt(&[1, 4, 6], I8, 0.097 * n as f32 / 3.0, 7),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "pad_f32_rank3",
+        opcode::PAD,
+        vec![f32t(&[2, 3, 4]), t(&[3, 2], I32).i32s(&[1, 1, 0, 2, 3, 0])],
+        f32t(&[4, 5, 7]),
+        none(),
+    ));
     v
+}
+
+/// Whole builder networks, run end to end: the one-op cases check each
+/// branch, these check the kernels composed at real sizes (deep 1×1
+/// reductions, residual ADDs over different scales, every layer's
+/// requantization feeding the next). Name, ops column, model.
+fn networks() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    use microarena_core::build::example;
+    vec![
+        (
+            "net_mobilenet_v1_025_96",
+            "network:MobileNet-v1 0.25 96x96",
+            example::mobilenet_v1_025_96_int8(),
+        ),
+        (
+            "net_mobilenet_v2_96",
+            "network:MobileNet-v2 1.0 96x96",
+            example::mobilenet_v2_int8(96),
+        ),
+        (
+            "net_mobilenet_v2_224",
+            "network:MobileNet-v2 1.0 224x224",
+            example::mobilenet_v2_int8(224),
+        ),
+        (
+            "net_rp2040_cnn",
+            "network:RP2040 CNN",
+            example::rp2040_cnn(),
+        ),
+        (
+            "net_rp2040_anomaly",
+            "network:RP2040 1-D CNN + dense",
+            example::rp2040_anomaly(),
+        ),
+        ("net_demo", "network:runtime demo", example::demo_model()),
+        (
+            "net_branchy_float",
+            "network:four float FC branches",
+            example::branchy_float(),
+        ),
+    ]
+}
+
+/// Deterministic inputs for a model's graph inputs, from their types and shapes.
+fn inputs_of(name: &str, model: &[u8]) -> Vec<Vec<u8>> {
+    let m = microarena_core::read::model::Model::parse(model).expect("a valid network");
+    let sg = m.main();
+    sg.inputs
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let t = &sg.tensors[i as usize];
+            let seed = name
+                .bytes()
+                .fold(17u64, |h, c| h.wrapping_mul(31).wrapping_add(u64::from(c)))
+                + k as u64;
+            random_bytes(&t.shape, t.dtype, seed)
+        })
+        .collect()
 }
 
 fn main() {
@@ -1751,21 +1921,26 @@ fn main() {
     let dir = Path::new(&dir);
     std::fs::create_dir_all(dir).expect("create the output directory");
     let mut tsv = String::new();
+    let mut write = |name: &str, ops: &str, model: &[u8], inputs: &[Vec<u8>], ulps: u32| {
+        std::fs::write(dir.join(format!("{name}.tflite")), model).expect("write model");
+        for (k, bytes) in inputs.iter().enumerate() {
+            std::fs::write(dir.join(format!("{name}.in{k}.bin")), bytes).expect("write input");
+        }
+        let _ = writeln!(tsv, "{name}\t{ops}\t{}\t{ulps}", inputs.len());
+    };
     for case in cases() {
         let (model, inputs) = case.build();
-        std::fs::write(dir.join(format!("{}.tflite", case.name)), model).expect("write model");
-        for (k, bytes) in inputs.iter().enumerate() {
-            std::fs::write(dir.join(format!("{}.in{k}.bin", case.name)), bytes)
-                .expect("write input");
-        }
-        let _ = writeln!(
-            tsv,
-            "{}\t{}\t{}\t{}",
-            case.name,
-            case.ops_text(),
-            inputs.len(),
-            case.libm_ulps
+        write(
+            &case.name,
+            &case.ops_text(),
+            &model,
+            &inputs,
+            case.libm_ulps,
         );
+    }
+    for (name, ops, model) in networks() {
+        let inputs = inputs_of(name, &model);
+        write(name, ops, &model, &inputs, 0);
     }
     std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
 }

@@ -38,6 +38,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         // Float activation bounds (int32: integer bounds).
         opcode::SUB | opcode::DIV => 8,
         opcode::ADD => 8,
+        // Bounds, the input and the output (multiplier, shift).
+        opcode::ADD_N if dtype == dtype::I8 => 24,
         opcode::MUL if matches!(dtype, dtype::I8 | dtype::I16) => 16,
         opcode::MUL => 8,
         opcode::AVERAGE_POOL_2D | opcode::MAX_POOL_2D => 8,

@@ -8,6 +8,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use microarena_image::{dtype, opcode};
 
@@ -110,6 +111,41 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             rule(
                 code != opcode::ADD || o != I32 || (unquantized(0) && unquantized(1)),
                 "ADD: int32 inputs must not be quantized",
+            )
+        }
+        opcode::ADD_N => {
+            let inputs: Vec<&Tensor<'_>> = (0..op.inputs.len()).filter_map(input).collect();
+            rule(
+                inputs.len() >= 2 && inputs.len() == op.inputs.len(),
+                "ADD_N needs at least two inputs",
+            )?;
+            let Some(&first) = inputs.first() else {
+                return Err("ADD_N needs at least two inputs".into());
+            };
+            rule(
+                first.dtype.code() == o && one_of(&[F32, I8]),
+                "ADD_N: float32 or int8, every input as the output",
+            )?;
+            rule(first.shape == out.shape, "ADD_N: output shape")?;
+            rule(
+                inputs
+                    .iter()
+                    .all(|t| t.dtype == first.dtype && t.shape == first.shape),
+                "ADD_N: inputs of one shape and type",
+            )?;
+            let (s0, z0, _) = quant(first);
+            rule(
+                o != I8
+                    || inputs.iter().all(|t| {
+                        let (s, z, _) = quant(t);
+                        s == s0 && z == z0
+                    }),
+                "ADD_N: int8 inputs on one scale and zero point",
+            )?;
+            let real_out = 2.0 * f64::from(s0) / (f64::from(1i32 << 20) * f64::from(quant(out).0));
+            rule(
+                o != I8 || (real_out > 0.0 && real_out < 1.0),
+                "ADD_N: output scale too small for the inputs' (TFLM requires a multiplier below 1)",
             )
         }
         opcode::DIV => {
@@ -302,6 +338,28 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             i0 == Some(o) && one_of(&[F32, I16, I8]),
             "EXPAND_DIMS: float32, int16 or int8 only",
         ),
+        opcode::MIRROR_PAD => rule(
+            i0 == Some(o) && one_of(&[F32, I8]),
+            "MIRROR_PAD: float32 or int8, the same in and out",
+        ),
+        opcode::PAD | opcode::PADV2 => match input(2) {
+            // A pad value: a scalar of the input's type, an int8 one on the
+            // output's scale and zero point (TFLM's PadPrepare, restated by the kernel).
+            Some(v) => {
+                rule(
+                    Some(v.dtype.code()) == i0 && v.dtype.code() == o,
+                    "pad value type",
+                )?;
+                rule(v.elements() == 1, "pad value must be a scalar")?;
+                let (vs, vz, _) = quant(v);
+                let (os, oz, _) = quant(out);
+                rule(
+                    o != I8 || (vs == os && vz == oz),
+                    "int8 pad value quantized unlike the output",
+                )
+            }
+            None => Ok(()),
+        },
         opcode::PACK => {
             let inputs_match =
                 (0..op.inputs.len()).all(|i| input(i).map(|t| t.dtype.code()) == Some(o));

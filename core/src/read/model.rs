@@ -611,6 +611,28 @@ impl<'a> Model<'a> {
         let buf = self.buffers.get(tensor.buffer as usize)?;
         (!buf.data.is_empty()).then_some(buf.data)
     }
+
+    /// Values of constant tensor `t` of subgraph `g` (shapes, axes, paddings)
+    /// when it is int32, or int64 with every value in i32's range.
+    pub fn const_ints(&self, g: usize, t: usize) -> Option<Vec<i32>> {
+        let d = self.tensor_data(g, t)?;
+        match self.tensor(g, t)?.dtype {
+            DType::I32 => Some(
+                d.chunks_exact(4)
+                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            ),
+            DType::I64 => d
+                .chunks_exact(8)
+                .map(|c| {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(c);
+                    i32::try_from(i64::from_le_bytes(w)).ok()
+                })
+                .collect(),
+            _ => None,
+        }
+    }
 }
 
 fn read_tensor<'a>(

@@ -276,6 +276,10 @@ pub enum OpOptions {
         align_corners: bool,
         half_pixel_centers: bool,
     },
+    /// MIRROR_PAD: REFLECT (the edge is not repeated) or SYMMETRIC (it is).
+    MirrorPad {
+        reflect: bool,
+    },
 }
 
 /// UNPACK's code (no `BuiltinOp` constant: only its options are read here).
@@ -540,6 +544,12 @@ impl OpOptions {
                     half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
                 }
             }
+            // The schema's default mode is REFLECT (0).
+            B::MIRROR_PAD => OpOptions::MirrorPad {
+                reflect: op
+                    .builtin_options_as_mirror_pad_options()
+                    .is_none_or(|o| o.mode() == fb::MirrorPadMode::REFLECT),
+            },
             _ => OpOptions::None,
         }
     }

@@ -244,6 +244,15 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
             align_corners: *align_corners,
             half_pixel_centers: *half_pixel_centers,
         })),
+        (B::MIRROR_PAD, OpOptions::MirrorPad { reflect }) => {
+            O::MirrorPadOptions(Box::new(fb::MirrorPadOptionsT {
+                mode: if *reflect {
+                    fb::MirrorPadMode::REFLECT
+                } else {
+                    fb::MirrorPadMode::SYMMETRIC
+                },
+            }))
+        }
         _ => return None,
     })
 }
