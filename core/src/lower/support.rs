@@ -122,10 +122,19 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
                 "filter scales: one, or one per output channel",
             )
         }
-        opcode::SUB => rule(
-            same2 && one_of(&[F32, I8, I16]),
-            "SUB: float32, int8 or int16",
-        ),
+        opcode::SUB => {
+            rule(
+                same2 && one_of(&[F32, I8, I16, I32]),
+                "SUB: float32, int8, int16 or int32",
+            )?;
+            let unquantized = [input(0), input(1), Some(out)]
+                .iter()
+                .all(|t| t.is_none_or(|t| quant(t).2 == 0));
+            rule(
+                o != I32 || unquantized,
+                "int32 SUB needs unquantized inputs and output",
+            )
+        }
         opcode::ADD | opcode::MUL => {
             rule(
                 same2 && one_of(&[I8, I32, F32]),
@@ -300,8 +309,8 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
         }
         opcode::CAST => rule(
             matches!(i0, Some(I8 | I16 | I32 | dtype::U32 | F32 | dtype::BOOL))
-                && one_of(&[I8, I16, I32, dtype::U32, F32]),
-            "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32 or float32",
+                && one_of(&[I8, I16, I32, dtype::U32, F32, dtype::BOOL]),
+            "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32, float32 or bool",
         ),
         opcode::ARG_MAX | opcode::ARG_MIN => rule(
             matches!(i0, Some(F32 | I8)) && o == I32,
