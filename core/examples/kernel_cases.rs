@@ -365,6 +365,34 @@ pub fn cases() -> Vec<Case> {
         f32t(&[2, 3, 4]),
         elementwise(A::Relu),
     ));
+    // int32 SUB: every fused activation, and differences that wrap.
+    for (name, act) in [
+        ("sub_i32_relu6", A::Relu6),
+        ("sub_i32_n1to1", A::ReluN1To1),
+        ("sub_i32_wrap", A::None),
+    ] {
+        let b = if name == "sub_i32_wrap" {
+            t(&[8], I32).i32s(&[
+                i32::MIN,
+                i32::MAX,
+                i32::MIN + 1,
+                -1,
+                0,
+                1,
+                1 << 30,
+                -(1 << 30),
+            ])
+        } else {
+            t(&[8], I32)
+        };
+        v.push(unary_like(
+            name,
+            opcode::SUB,
+            vec![t(&[2, 3, 8], I32), b],
+            t(&[2, 3, 8], I32),
+            elementwise(act),
+        ));
+    }
     // int32: unquantized and wrapping; TFLM's int32 ADD ignores its fused
     // activation (Eval sets the whole int32 range), MUL applies it.
     for (op, name, act) in [
@@ -942,6 +970,9 @@ pub fn cases() -> Vec<Case> {
         ("f32", "u32"),
         ("i16", "u32"),
         ("u32", "i8"),
+        ("i8", "bool"),
+        ("i32", "bool"),
+        ("bool", "bool"),
     ] {
         let ty = |n: &str| match n {
             "f32" => DType::F32,
@@ -960,6 +991,30 @@ pub fn cases() -> Vec<Case> {
         ));
     }
 
+    // CAST to bool on zeros (x · 0, −0.0), a tiny float, infinity and NaN
+    // (nonzero is true).
+    for (name, dt, k) in [
+        (
+            "cast_i32_bool_zeros",
+            I32,
+            t(&[8], I32).i32s(&[0, 1, -1, 0, 2, 0, i32::MIN, 0]),
+        ),
+        (
+            "cast_f32_bool_zeros",
+            DType::F32,
+            f32t(&[8]).f32s(&[0.0, 1.0, -0.0, 1e-30, f32::INFINITY, f32::NAN, -1.0, 0.0]),
+        ),
+    ] {
+        let mut c = Case::new(name);
+        let x = c.input(t(&[2, 8], dt));
+        let k = c.add(k);
+        let y = c.add(t(&[2, 8], dt));
+        let b = c.add(t(&[2, 8], DType::Bool));
+        c.op(opcode::MUL, &[x, k], &[y], elementwise(A::None));
+        c.op(opcode::CAST, &[y], &[b], none());
+        c.outputs.push(b);
+        v.push(c);
+    }
     {
         // Floats far outside uint32 both ways (x · 3e9 over [−6e9, 6e9)): the
         // conversion saturates.

@@ -489,6 +489,47 @@ fn fully_connected_16x8_offsets_and_the_bias_width() {
     }
 }
 
+/// int32 SUB (unquantized): C's subtraction, wrapping, then
+/// `CalculateActivationRange<int32_t>`'s ReLU6 bounds [0, 6].
+#[test]
+fn sub_int32_wraps_and_clamps() {
+    let le32 = |v: &[i32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    // Unquantized: TFLM's int32 SUB refuses any quantization.
+    let plain = || TensorSpec {
+        scales: vec![],
+        zero_points: vec![],
+        ..TensorSpec::act(&[4], DType::I32, 0.0, 0)
+    };
+    let t = vec![plain(), plain(), plain()];
+    let out = run(
+        t,
+        op(rl::opcode::SUB, &[0, 1], 2, OptSpec::Add { activation: 3 }),
+        &[le32(&[10, 3, i32::MIN, -5]), le32(&[7, 1, 1, -20])],
+    );
+    // 3; 2; i32::MIN − 1 wraps to i32::MAX → 6; 15 → 6.
+    let got: Vec<i32> = out
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert_eq!(got, [3, 2, 6, 6]);
+}
+
+/// CAST float32 to bool: nonzero (NaN and infinities included) is 1, both
+/// zeros are 0.
+#[test]
+fn cast_float_to_bool_is_nonzero() {
+    let t = vec![
+        TensorSpec::act(&[6], F32, 0.0, 0),
+        TensorSpec::act(&[6], DType::Bool, 0.0, 0),
+    ];
+    let out = run(
+        t,
+        op(rl::opcode::CAST, &[0], 1, OptSpec::None),
+        &[f32s(&[0.0, -0.0, 0.25, f32::NAN, f32::NEG_INFINITY, -3.0])],
+    );
+    assert_eq!(out, [0, 0, 1, 1, 1, 1]);
+}
+
 // ------------------------------------------------------------- error paths
 
 fn demo_image() -> (Vec<u8>, u64) {
