@@ -683,6 +683,76 @@ fn corrupt_images_are_errors_not_panics() {
     sweep(&image, total as usize + 256, 64, 1, 1);
 }
 
+/// The 16x8 kernels (CONV_2D with an int64 bias, DEPTHWISE_CONV_2D with
+/// multiplier 2, FULLY_CONNECTED with an int32 bias) through the same
+/// sweep: every corruption is refused at construction or invokes briefly.
+#[test]
+#[cfg_attr(miri, ignore = "thousands of constructions and invokes")]
+fn corrupt_16x8_images_are_errors_not_panics() {
+    let per_channel = |shape: &[i32], axis: i32, seed: u32| {
+        let ch = shape[axis as usize] as usize;
+        let n = shape.iter().product::<i32>() as usize;
+        TensorSpec {
+            quantized_dimension: axis,
+            ..TensorSpec::constant(
+                shape,
+                I8,
+                pseudo_random_bytes(seed, n),
+                &vec![0.01; ch],
+                &vec![0; ch],
+            )
+        }
+    };
+    let t = vec![
+        TensorSpec::act(&[1, 4, 4, 2], I16, 0.0004, 0),
+        per_channel(&[3, 3, 3, 2], 0, 1),
+        TensorSpec::constant(
+            &[3],
+            DType::I64,
+            le64s(&[100, -200, 300]),
+            &[0.000004],
+            &[0],
+        ),
+        TensorSpec::act(&[1, 4, 4, 3], I16, 0.002, 0),
+        per_channel(&[1, 3, 3, 6], 3, 2),
+        TensorSpec::constant(
+            &[6],
+            DType::I64,
+            le64s(&[1, 2, 3, 4, 5, 6]),
+            &[0.00002],
+            &[0],
+        ),
+        TensorSpec::act(&[1, 4, 4, 6], I16, 0.003, 0),
+        TensorSpec::constant(&[2, 96], I8, pseudo_random_bytes(3, 192), &[0.01], &[0]),
+        TensorSpec::i32s(&[2], &[-50, 50], &[0.00003]),
+        TensorSpec::act(&[1, 2], I16, 0.05, 3),
+    ];
+    let conv = OptSpec::Conv {
+        padding_valid: false,
+        stride: 1,
+        activation: 1,
+    };
+    let dw = OptSpec::Depthwise {
+        padding_valid: false,
+        multiplier: 2,
+    };
+    let ops = [
+        op(rl::opcode::CONV_2D, &[0, 1, 2], 3, conv),
+        op(rl::opcode::DEPTHWISE_CONV_2D, &[3, 4, 5], 6, dw),
+        op(rl::opcode::FULLY_CONNECTED, &[6, 7, 8], 9, OptSpec::None),
+    ];
+    let (image, total) = image_of(&support::build(&t, &ops, &[0], &[9]));
+    {
+        let mut arena = vec![0u8; total as usize];
+        let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+        it.input_mut(0)
+            .expect("input")
+            .copy_from_slice(&pseudo_random_bytes(4, 64));
+        it.invoke().expect("invoke");
+    }
+    sweep(&image, total as usize, usize::MAX, 1, 2);
+}
+
 #[test]
 fn extreme_words_in_any_table_are_errors_not_panics() {
     // The shape kernels' parameters (paddings, permutation, slice bounds,
