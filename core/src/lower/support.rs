@@ -64,6 +64,31 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
     let one_of = |ts: &[i8]| ts.contains(&o);
     use dtype::{F32, I8, I16, I32, U8};
     match code {
+        opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D | opcode::FULLY_CONNECTED if o == I16 => {
+            // The 16x8 kernels (`check_operands_16x8`).
+            rule(
+                i0 == Some(I16) && i1 == Some(I8),
+                "int16 needs an int8 filter and an int16 output",
+            )?;
+            let bias = input(2).map(|t| t.dtype.code());
+            let biases: &[i8] = if code == opcode::DEPTHWISE_CONV_2D {
+                &[dtype::I64]
+            } else {
+                &[I32, dtype::I64]
+            };
+            rule(bias.is_none_or(|b| biases.contains(&b)), "bias type")?;
+            let quantized = |i: usize| input(i).is_some_and(|t| quant(t).2 > 0);
+            rule(
+                code == opcode::FULLY_CONNECTED || (quantized(0) && quantized(1)),
+                "int16 needs a quantized input and filter",
+            )?;
+            rule(
+                code == opcode::DEPTHWISE_CONV_2D
+                    || bias.is_some()
+                    || op.quantized_bias_type != dtype::I32,
+                "int16 without a bias but quantized_bias_type INT32 (TFLM's int32 accumulator) is not supported",
+            )
+        }
         opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D | opcode::FULLY_CONNECTED => rule(
             same2 && one_of(&[I8, F32]),
             "only int8 or float32 with matching types",
@@ -98,10 +123,19 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
                 "filter scales: one, or one per output channel",
             )
         }
-        opcode::SUB => rule(
-            same2 && one_of(&[F32, I8, I16]),
-            "SUB: float32, int8 or int16",
-        ),
+        opcode::SUB => {
+            rule(
+                same2 && one_of(&[F32, I8, I16, I32]),
+                "SUB: float32, int8, int16 or int32",
+            )?;
+            let unquantized = [input(0), input(1), Some(out)]
+                .iter()
+                .all(|t| t.is_none_or(|t| quant(t).2 == 0));
+            rule(
+                o != I32 || unquantized,
+                "int32 SUB needs unquantized inputs and output",
+            )
+        }
         opcode::ADD | opcode::MUL => {
             rule(
                 same2 && one_of(&[I8, I32, F32]),
@@ -311,8 +345,8 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
         }
         opcode::CAST => rule(
             matches!(i0, Some(I8 | I16 | I32 | dtype::U32 | F32 | dtype::BOOL))
-                && one_of(&[I8, I16, I32, dtype::U32, F32]),
-            "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32 or float32",
+                && one_of(&[I8, I16, I32, dtype::U32, F32, dtype::BOOL]),
+            "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32, float32 or bool",
         ),
         opcode::ARG_MAX | opcode::ARG_MIN => rule(
             matches!(i0, Some(F32 | I8)) && o == I32,

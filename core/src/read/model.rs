@@ -274,6 +274,11 @@ pub struct Operator<'a> {
     pub options: OpOptions,
     /// Raw custom options (FlexBuffers for custom ops).
     pub custom_options: &'a [u8],
+    /// The `quantized_bias_type` of CONV_2D, FULLY_CONNECTED and
+    /// TRANSPOSE_CONV options as a TFLite type code (0, FLOAT32, when unset
+    /// or for other ops): TFLM's 16x8 kernels without a bias take an int32
+    /// accumulator when it is INT32.
+    pub quantized_bias_type: i8,
 }
 
 impl Operator<'_> {
@@ -528,6 +533,7 @@ impl<'a> Model<'a> {
                     intermediates,
                     options,
                     custom_options: op.custom_options().map(|c| c.bytes()).unwrap_or(&[]),
+                    quantized_bias_type: crate::read::ops::quantized_bias_type(opcode, &op),
                 });
             }
             let inputs = vec_i32(sg.inputs());

@@ -282,6 +282,25 @@ pub enum OpOptions {
     },
 }
 
+/// The `quantized_bias_type` option of CONV_2D, FULLY_CONNECTED and
+/// TRANSPOSE_CONV (a TFLite type code; 0, FLOAT32, for other ops).
+pub(crate) fn quantized_bias_type(code: BuiltinOp, op: &fb::Operator<'_>) -> i8 {
+    use BuiltinOp as B;
+    let t = match code {
+        B::CONV_2D => op
+            .builtin_options_as_conv_2_doptions()
+            .map(|o| o.quantized_bias_type()),
+        B::FULLY_CONNECTED => op
+            .builtin_options_as_fully_connected_options()
+            .map(|o| o.quantized_bias_type()),
+        B::TRANSPOSE_CONV => op
+            .builtin_options_as_transpose_conv_options()
+            .map(|o| o.quantized_bias_type()),
+        _ => None,
+    };
+    t.map_or(0, |t| t.0)
+}
+
 /// UNPACK's code (no `BuiltinOp` constant: only its options are read here).
 const UNPACK: i32 = opcode::UNPACK as i32;
 
