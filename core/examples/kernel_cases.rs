@@ -83,6 +83,18 @@ impl T {
         self
     }
 
+    /// Deterministic int32 or int64 bias values in ±2^23 (the scale of a
+    /// 16x8 accumulator; random int64s would swamp it).
+    fn bias(mut self, seed: u64) -> T {
+        let mut next = xorshift(seed);
+        let v = (0..elements(&self.shape)).map(|_| (next() as i32 >> 8) as i64);
+        self.data = Some(match self.dtype {
+            DType::I64 => v.flat_map(|x| x.to_le_bytes()).collect(),
+            _ => v.flat_map(|x| (x as i32).to_le_bytes()).collect(),
+        });
+        self
+    }
+
     /// Deterministic constant data for this tensor's type.
     fn random(mut self, seed: u64) -> T {
         self.data = Some(random_bytes(&self.shape, self.dtype, seed));
@@ -129,6 +141,8 @@ struct Op {
     options: OpOptions,
     /// A custom op: its `custom_code` and FlexBuffers options.
     custom: Option<(&'static str, Vec<u8>)>,
+    /// The options' `quantized_bias_type`, when set.
+    bias_type: Option<DType>,
 }
 
 #[derive(Debug)]
@@ -175,6 +189,7 @@ impl Case {
             outputs: outputs.to_vec(),
             options,
             custom: None,
+            bias_type: None,
         });
     }
 
@@ -187,6 +202,7 @@ impl Case {
             outputs: outputs.to_vec(),
             options: OpOptions::None,
             custom: Some((name, flex_int_map(options))),
+            bias_type: None,
         });
     }
 
@@ -215,8 +231,12 @@ impl Case {
                         .custom_options(options);
                 }
                 None => {
-                    b.op(g, BuiltinOp(i32::from(op.code)), &op.inputs, &op.outputs)
+                    let h = b
+                        .op(g, BuiltinOp(i32::from(op.code)), &op.inputs, &op.outputs)
                         .options(op.options.clone());
+                    if let Some(t) = op.bias_type {
+                        h.quantized_bias_type(t);
+                    }
                 }
             }
         }
@@ -345,6 +365,34 @@ pub fn cases() -> Vec<Case> {
         f32t(&[2, 3, 4]),
         elementwise(A::Relu),
     ));
+    // int32 SUB: every fused activation, and differences that wrap.
+    for (name, act) in [
+        ("sub_i32_relu6", A::Relu6),
+        ("sub_i32_n1to1", A::ReluN1To1),
+        ("sub_i32_wrap", A::None),
+    ] {
+        let b = if name == "sub_i32_wrap" {
+            t(&[8], I32).i32s(&[
+                i32::MIN,
+                i32::MAX,
+                i32::MIN + 1,
+                -1,
+                0,
+                1,
+                1 << 30,
+                -(1 << 30),
+            ])
+        } else {
+            t(&[8], I32)
+        };
+        v.push(unary_like(
+            name,
+            opcode::SUB,
+            vec![t(&[2, 3, 8], I32), b],
+            t(&[2, 3, 8], I32),
+            elementwise(act),
+        ));
+    }
     // int32: unquantized and wrapping; TFLM's int32 ADD ignores its fused
     // activation (Eval sets the whole int32 range), MUL applies it.
     for (op, name, act) in [
@@ -922,6 +970,9 @@ pub fn cases() -> Vec<Case> {
         ("f32", "u32"),
         ("i16", "u32"),
         ("u32", "i8"),
+        ("i8", "bool"),
+        ("i32", "bool"),
+        ("bool", "bool"),
     ] {
         let ty = |n: &str| match n {
             "f32" => DType::F32,
@@ -940,6 +991,30 @@ pub fn cases() -> Vec<Case> {
         ));
     }
 
+    // CAST to bool on zeros (x · 0, −0.0), a tiny float, infinity and NaN
+    // (nonzero is true).
+    for (name, dt, k) in [
+        (
+            "cast_i32_bool_zeros",
+            I32,
+            t(&[8], I32).i32s(&[0, 1, -1, 0, 2, 0, i32::MIN, 0]),
+        ),
+        (
+            "cast_f32_bool_zeros",
+            DType::F32,
+            f32t(&[8]).f32s(&[0.0, 1.0, -0.0, 1e-30, f32::INFINITY, f32::NAN, -1.0, 0.0]),
+        ),
+    ] {
+        let mut c = Case::new(name);
+        let x = c.input(t(&[2, 8], dt));
+        let k = c.add(k);
+        let y = c.add(t(&[2, 8], dt));
+        let b = c.add(t(&[2, 8], DType::Bool));
+        c.op(opcode::MUL, &[x, k], &[y], elementwise(A::None));
+        c.op(opcode::CAST, &[y], &[b], none());
+        c.outputs.push(b);
+        v.push(c);
+    }
     {
         // Floats far outside uint32 both ways (x · 3e9 over [−6e9, 6e9)): the
         // conversion saturates.
@@ -1647,6 +1722,201 @@ pub fn cases() -> Vec<Case> {
             elementwise(act),
         ));
     }
+    // ---- CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED 16x8: int16 input and
+    // output, int8 filter; per channel and per tensor; an int64 bias (int64
+    // accumulator), an int32 one (int32 accumulator, 32-bit requantization)
+    // or none; zero points, which only FULLY_CONNECTED reads.
+    let cs = [0.011f32, 0.0053, 0.0071, 0.0029, 0.0131, 0.0083];
+    let ds = [0.012f32, 0.0043, 0.0091, 0.0031, 0.0101, 0.0063];
+    let (s16, a16) = (0.0004f32, 0.004f32);
+    let bias_q = |scales: &[f32], n: usize, dt: DType, seed: u64| {
+        let bs = (0..n)
+            .map(|k| scales[if scales.len() > 1 { k } else { 0 }] * s16)
+            .collect();
+        qt(&[n as i32], dt, 1.0, 0).per_channel(bs, 0).bias(seed)
+    };
+    for (name, pad, stride, dil, act) in [
+        ("same_s1_relu", Padding::Same, (1, 1), (1, 1), A::Relu),
+        ("valid_s2", Padding::Valid, (2, 2), (1, 1), A::None),
+        ("same_s2x1_dil", Padding::Same, (2, 1), (2, 2), A::Relu6),
+        (
+            "valid_s1_dil1x2_n1to1",
+            Padding::Valid,
+            (1, 1),
+            (1, 2),
+            A::ReluN1To1,
+        ),
+    ] {
+        let oh = microarena_image::geometry::out_size(pad, 9, 3, stride.1, dil.1);
+        let ow = microarena_image::geometry::out_size(pad, 8, 3, stride.0, dil.0);
+        for (qname, scales) in [("pc", cs.to_vec()), ("pt", vec![0.0067])] {
+            for (bname, bt) in [
+                ("b64", Some(DType::I64)),
+                ("b32", Some(I32)),
+                ("nobias", None),
+            ] {
+                if qname == "pt" && bname == "nobias" {
+                    continue;
+                }
+                let mut ins = vec![
+                    qt(&[1, 9, 8, 5], I16, s16, 0),
+                    qt(&[6, 3, 3, 5], I8, 1.0, 0)
+                        .per_channel(scales.clone(), 0)
+                        .random(40),
+                ];
+                if let Some(bt) = bt {
+                    ins.push(bias_q(&scales, 6, bt, 41));
+                }
+                v.push(unary_like(
+                    &format!("conv_i16_{qname}_{name}_{bname}"),
+                    opcode::CONV_2D,
+                    ins,
+                    qt(&[1, oh, ow, 6], I16, a16, 0),
+                    conv(pad, stride, dil, 1, act),
+                ));
+            }
+        }
+        for (qname, scales) in [("pc", ds.to_vec()), ("pt", vec![0.0057])] {
+            for (bname, bias) in [("b64", true), ("nobias", false)] {
+                let mut ins = vec![
+                    qt(&[1, 9, 8, 3], I16, s16, 0),
+                    qt(&[1, 3, 3, 6], I8, 1.0, 0)
+                        .per_channel(scales.clone(), 3)
+                        .random(42),
+                ];
+                if bias {
+                    ins.push(bias_q(&scales, 6, DType::I64, 43));
+                }
+                v.push(unary_like(
+                    &format!("dwconv_i16_{qname}_{name}_{bname}"),
+                    opcode::DEPTHWISE_CONV_2D,
+                    ins,
+                    qt(&[1, oh, ow, 6], I16, 0.001, 0),
+                    conv(pad, stride, dil, 2, act),
+                ));
+            }
+        }
+    }
+    // Grouped CONV_2D (6 input channels, filters of 3: two groups), the zero
+    // points TFLM's 16-bit convolutions do not read (only the activation
+    // bounds move with the output's), and a depth multiplier of 1 and 3.
+    v.push(unary_like(
+        "conv_i16_groups_b32",
+        opcode::CONV_2D,
+        vec![
+            qt(&[1, 5, 6, 6], I16, s16, 0),
+            qt(&[4, 3, 3, 3], I8, 1.0, 0)
+                .per_channel(cs[..4].to_vec(), 0)
+                .random(44),
+            bias_q(&cs[..4], 4, I32, 45),
+        ],
+        qt(&[1, 5, 6, 4], I16, a16, 0),
+        conv(Padding::Same, (1, 1), (1, 1), 1, A::None),
+    ));
+    v.push(unary_like(
+        "conv_i16_zero_points_relu",
+        opcode::CONV_2D,
+        vec![
+            qt(&[1, 9, 8, 5], I16, s16, 37),
+            qt(&[6, 3, 3, 5], I8, 1.0, 0)
+                .per_channel(cs.to_vec(), 0)
+                .random(46),
+            bias_q(&cs, 6, DType::I64, 47),
+        ],
+        qt(&[1, 9, 8, 6], I16, a16, -300),
+        conv(Padding::Same, (1, 1), (1, 1), 1, A::Relu),
+    ));
+    for mult in [1, 3] {
+        v.push(unary_like(
+            &format!("dwconv_i16_m{mult}_same_s2"),
+            opcode::DEPTHWISE_CONV_2D,
+            vec![
+                qt(&[1, 7, 7, 2], I16, s16, 0),
+                qt(&[1, 3, 3, 2 * mult], I8, 1.0, 0)
+                    .per_channel(ds[..2 * mult as usize].to_vec(), 3)
+                    .random(48),
+                bias_q(&ds[..2 * mult as usize], 2 * mult as usize, DType::I64, 49),
+            ],
+            qt(&[1, 4, 4, 2 * mult], I16, 0.001, 0),
+            conv(Padding::Same, (2, 2), (1, 1), mult, A::None),
+        ));
+    }
+    let fc = |activation| OpOptions::FullyConnected {
+        activation,
+        keep_num_dims: false,
+        asymmetric_quantize_inputs: false,
+    };
+    let fs = [0.0061f32, 0.0023, 0.0107];
+    for (qname, scales, n) in [("pc", fs.to_vec(), 3), ("pt", vec![0.0061], 9)] {
+        for (bname, bt, act) in [
+            ("b64", Some(DType::I64), A::Relu6),
+            ("b32", Some(I32), A::None),
+            ("nobias", None, A::Relu),
+        ] {
+            let mut ins = vec![
+                qt(&[2, 37], I16, s16, 0),
+                qt(&[n, 37], I8, 1.0, 0)
+                    .per_channel(scales.clone(), 0)
+                    .random(50),
+            ];
+            if let Some(bt) = bt {
+                ins.push(bias_q(&scales, n as usize, bt, 51));
+            }
+            v.push(unary_like(
+                &format!("fc_i16_{qname}_{bname}"),
+                opcode::FULLY_CONNECTED,
+                ins,
+                qt(&[2, n], I16, 0.002, 0),
+                fc(act),
+            ));
+        }
+    }
+    // FULLY_CONNECTED's int16 kernels add the input offset and output zero
+    // point (unlike the convolutions').
+    for (bname, bt) in [("b64", DType::I64), ("b32", I32)] {
+        v.push(unary_like(
+            &format!("fc_i16_zero_points_{bname}"),
+            opcode::FULLY_CONNECTED,
+            vec![
+                qt(&[3, 2, 20], I16, s16, 5),
+                qt(&[4, 20], I8, 0.0061, 0).random(52),
+                bias_q(&[0.0061], 4, bt, 53),
+            ],
+            qt(&[6, 4], I16, 0.002, -11),
+            fc(A::None),
+        ));
+    }
+    // No bias but quantized_bias_type INT32: TFLM takes its int32
+    // accumulator; the runtime does not model the option, so plan and run
+    // refuse.
+    for (name, code, ins, out, options) in [
+        (
+            "conv_i16_nobias_bias_type_i32",
+            opcode::CONV_2D,
+            vec![
+                qt(&[1, 5, 5, 3], I16, s16, 0),
+                qt(&[2, 3, 3, 3], I8, 0.0067, 0).random(54),
+            ],
+            qt(&[1, 5, 5, 2], I16, a16, 0),
+            conv(Padding::Same, (1, 1), (1, 1), 1, A::None),
+        ),
+        (
+            "fc_i16_nobias_bias_type_i32",
+            opcode::FULLY_CONNECTED,
+            vec![
+                qt(&[2, 37], I16, s16, 0),
+                qt(&[3, 37], I8, 0.0061, 0).random(55),
+            ],
+            qt(&[2, 3], I16, 0.002, 0),
+            fc(A::None),
+        ),
+    ] {
+        let mut c = unary_like(name, code, ins, out, options);
+        if let Some(op) = c.ops.last_mut() {
+            op.bias_type = Some(I32);
+        }
+        v.push(c);
+    }
     // ---- TRANSPOSE_CONV: float32, int8 (per channel and per tensor), int16
     // (int64 and int16 bias); SAME/VALID, strides, bias or none, and an
     // output one short of SAME's (TFLM's padding follows the output size).
@@ -1741,7 +2011,177 @@ pub fn cases() -> Vec<Case> {
             }
         }
     }
+    // ---- PAD / PADV2: zero (or the int8 zero point) and a constant pad value;
+    // image-style (batch and depth unpadded) and generic paddings, each type TFLM pads.
+    let pads4 = |b: [i32; 8]| t(&[4, 2], I32).i32s(&b);
+    for (shape, pads, style) in [
+        ([1, 3, 4, 2], [0, 0, 1, 2, 2, 0, 0, 0], "image"),
+        ([2, 3, 2, 3], [1, 0, 0, 1, 1, 1, 0, 2], "generic"),
+    ] {
+        let out: Vec<i32> = (0..4)
+            .map(|k| shape[k] + pads[2 * k] + pads[2 * k + 1])
+            .collect();
+        for (ty, name, value) in [
+            (DType::F32, "f32", 1.5f32.to_le_bytes().to_vec()),
+            (I8, "i8", vec![0x85]),
+            (I16, "i16", (-1234i16).to_le_bytes().to_vec()),
+            (I32, "i32", 77_777i32.to_le_bytes().to_vec()),
+        ] {
+            let tensor = |dims: &[i32]| match ty {
+                I8 => qt(dims, I8, 0.031, -9),
+                _ => t(dims, ty),
+            };
+            v.push(unary_like(
+                &format!("pad_{name}_{style}"),
+                opcode::PAD,
+                vec![tensor(&shape), pads4(pads)],
+                tensor(&out),
+                none(),
+            ));
+            let mut scalar = tensor(&[1]);
+            scalar.data = Some(value);
+            v.push(unary_like(
+                &format!("padv2_{name}_{style}"),
+                opcode::PADV2,
+                vec![tensor(&shape), pads4(pads), scalar],
+                tensor(&out),
+                none(),
+            ));
+        }
+    }
+    // ---- MIRROR_PAD: REFLECT and SYMMETRIC up to their widest padding,
+    // int32 and int64 paddings, float32 and int8, ranks 1 to 4.
+    for (reflect, mode) in [(true, "reflect"), (false, "symmetric")] {
+        let wide = if reflect { 2 } else { 3 };
+        for (j, (shape, pads)) in [
+            (vec![5], vec![wide + 1, 1]),
+            (vec![3, 4], vec![wide, 0, 1, wide]),
+            (vec![1, 3, 4, 2], vec![0, 0, wide, 1, 2, wide, 0, 0]),
+            (vec![2, 3, 3, 2], vec![1, 1, 1, 2, 0, wide, 1, 0]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let out: Vec<i32> = shape
+                .iter()
+                .enumerate()
+                .map(|(k, d)| d + pads[2 * k] + pads[2 * k + 1])
+                .collect();
+            let rank = shape.len() as i32;
+            for (ty, name) in [(DType::F32, "f32"), (I8, "i8")] {
+                let tensor = |dims: &[i32]| match ty {
+                    I8 => qt(dims, I8, 0.02, 3),
+                    _ => t(dims, ty),
+                };
+                let i64_pads = rank == 2;
+                let paddings = if i64_pads {
+                    let mut p = t(&[rank, 2], DType::I64);
+                    p.data = Some(
+                        pads.iter()
+                            .flat_map(|&x| i64::from(x).to_le_bytes())
+                            .collect(),
+                    );
+                    p
+                } else {
+                    t(&[rank, 2], I32).i32s(&pads)
+                };
+                v.push(unary_like(
+                    &format!(
+                        "mirror_pad_{mode}_{name}_{j}_rank{rank}{}",
+                        if i64_pads { "_i64" } else { "" }
+                    ),
+                    opcode::MIRROR_PAD,
+                    vec![tensor(&shape), paddings],
+                    tensor(&out),
+                    OpOptions::MirrorPad { reflect },
+                ));
+            }
+        }
+    }
+    // ---- ADD_N: float32 in TFLM's summation order, int8 on one input scale.
+    for n in [2usize, 3, 5] {
+        v.push(unary_like(
+            &format!("add_n_f32_{n}"),
+            opcode::ADD_N,
+            vec![f32t(&[2, 3, 5]); n],
+            f32t(&[2, 3, 5]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("add_n_i8_{n}"),
+            opcode::ADD_N,
+            vec![qt(&[1, 4, 6], I8, 0.043, -5); n],
+            qt(&[1, 4, 6], I8, 0.097 * n as f32 / 3.0, 7),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "pad_f32_rank3",
+        opcode::PAD,
+        vec![f32t(&[2, 3, 4]), t(&[3, 2], I32).i32s(&[1, 1, 0, 2, 3, 0])],
+        f32t(&[4, 5, 7]),
+        none(),
+    ));
     v
+}
+
+/// Whole builder networks, run end to end: the one-op cases check each
+/// branch, these check the kernels composed at real sizes (deep 1×1
+/// reductions, residual ADDs over different scales, every layer's
+/// requantization feeding the next). Name, ops column, model.
+fn networks() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    use microarena_core::build::example;
+    vec![
+        (
+            "net_mobilenet_v1_025_96",
+            "network:MobileNet-v1 0.25 96x96",
+            example::mobilenet_v1_025_96_int8(),
+        ),
+        (
+            "net_mobilenet_v2_96",
+            "network:MobileNet-v2 1.0 96x96",
+            example::mobilenet_v2_int8(96),
+        ),
+        (
+            "net_mobilenet_v2_224",
+            "network:MobileNet-v2 1.0 224x224",
+            example::mobilenet_v2_int8(224),
+        ),
+        (
+            "net_rp2040_cnn",
+            "network:RP2040 CNN",
+            example::rp2040_cnn(),
+        ),
+        (
+            "net_rp2040_anomaly",
+            "network:RP2040 1-D CNN + dense",
+            example::rp2040_anomaly(),
+        ),
+        ("net_demo", "network:runtime demo", example::demo_model()),
+        (
+            "net_branchy_float",
+            "network:four float FC branches",
+            example::branchy_float(),
+        ),
+    ]
+}
+
+/// Deterministic inputs for a model's graph inputs, from their types and shapes.
+fn inputs_of(name: &str, model: &[u8]) -> Vec<Vec<u8>> {
+    let m = microarena_core::read::model::Model::parse(model).expect("a valid network");
+    let sg = m.main();
+    sg.inputs
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let t = &sg.tensors[i as usize];
+            let seed = name
+                .bytes()
+                .fold(17u64, |h, c| h.wrapping_mul(31).wrapping_add(u64::from(c)))
+                + k as u64;
+            random_bytes(&t.shape, t.dtype, seed)
+        })
+        .collect()
 }
 
 fn main() {
@@ -1751,21 +2191,26 @@ fn main() {
     let dir = Path::new(&dir);
     std::fs::create_dir_all(dir).expect("create the output directory");
     let mut tsv = String::new();
+    let mut write = |name: &str, ops: &str, model: &[u8], inputs: &[Vec<u8>], ulps: u32| {
+        std::fs::write(dir.join(format!("{name}.tflite")), model).expect("write model");
+        for (k, bytes) in inputs.iter().enumerate() {
+            std::fs::write(dir.join(format!("{name}.in{k}.bin")), bytes).expect("write input");
+        }
+        let _ = writeln!(tsv, "{name}\t{ops}\t{}\t{ulps}", inputs.len());
+    };
     for case in cases() {
         let (model, inputs) = case.build();
-        std::fs::write(dir.join(format!("{}.tflite", case.name)), model).expect("write model");
-        for (k, bytes) in inputs.iter().enumerate() {
-            std::fs::write(dir.join(format!("{}.in{k}.bin", case.name)), bytes)
-                .expect("write input");
-        }
-        let _ = writeln!(
-            tsv,
-            "{}\t{}\t{}\t{}",
-            case.name,
-            case.ops_text(),
-            inputs.len(),
-            case.libm_ulps
+        write(
+            &case.name,
+            &case.ops_text(),
+            &model,
+            &inputs,
+            case.libm_ulps,
         );
+    }
+    for (name, ops, model) in networks() {
+        let inputs = inputs_of(name, &model);
+        write(name, ops, &model, &inputs, 0);
     }
     std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
 }

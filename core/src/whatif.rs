@@ -207,15 +207,7 @@ pub fn with_input_shapes<'a>(
                 .and_then(|t| m.main().tensors.get(t))
                 .map(|t| t.shape.clone())
         };
-        let consts = |k: usize| -> Option<Vec<i32>> {
-            let t = op.input(k)?;
-            let d = m.tensor_data(0, t)?;
-            Some(
-                d.chunks_exact(4)
-                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
-            )
-        };
+        let consts = |k: usize| -> Option<Vec<i32>> { m.const_ints(0, op.input(k)?) };
         let original_shape = |t: usize| -> Vec<i32> {
             model
                 .main()
@@ -465,7 +457,7 @@ pub fn with_input_shapes<'a>(
                 }
                 s
             }
-            B::PAD | B::PADV2 => {
+            B::PAD | B::PADV2 | B::MIRROR_PAD => {
                 let p = consts(1).ok_or_else(|| err(out, "paddings are not constant".into()))?;
                 if p.len() != 2 * in0.len() {
                     return Err(err(out, "paddings do not match the rank".into()));

@@ -100,7 +100,7 @@ operators! {
     MINIMUM = 57, tflm: true, runtime: NoParams;
     LESS = 58, tflm: false, runtime: -;
     NEG = 59, tflm: false, runtime: -;
-    PADV2 = 60, tflm: true, runtime: -;
+    PADV2 = 60, tflm: true, runtime: Pad;
     GREATER = 61, tflm: false, runtime: -;
     GREATER_EQUAL = 62, tflm: false, runtime: -;
     LESS_EQUAL = 63, tflm: false, runtime: -;
@@ -132,12 +132,12 @@ operators! {
     RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: Resize;
     LEAKY_RELU = 98, tflm: true, runtime: LeakyRelu;
     SQUARED_DIFFERENCE = 99, tflm: false, runtime: NoParams;
-    MIRROR_PAD = 100, tflm: true, runtime: -;
+    MIRROR_PAD = 100, tflm: true, runtime: Pad;
     ABS = 101, tflm: false, runtime: NoParams;
     SPLIT_V = 102, tflm: true, runtime: Split;
     CEIL = 104, tflm: false, runtime: -;
     REVERSE_V2 = 105, tflm: false, runtime: -;
-    ADD_N = 106, tflm: true, runtime: -;
+    ADD_N = 106, tflm: true, runtime: NoParams;
     GATHER_ND = 107, tflm: false, runtime: -;
     COS = 108, tflm: false, runtime: -;
     ELU = 111, tflm: false, runtime: -;

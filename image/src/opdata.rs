@@ -31,13 +31,15 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         | opcode::TRANSPOSE_CONV => 8,
         opcode::ADD if matches!(dtype, dtype::I8 | dtype::I16) => 36,
         // Bounds, left shift and three (multiplier, shift) pairs.
-        opcode::SUB if quantized => 36,
+        opcode::SUB if matches!(dtype, dtype::I8 | dtype::I16) => 36,
         opcode::SQUARED_DIFFERENCE if matches!(dtype, dtype::I8 | dtype::I16) => 36,
         // Bounds and the output (multiplier, shift); int32 takes the bounds alone (below).
         opcode::DIV if dtype == dtype::I8 => 16,
-        // Float activation bounds (int32: integer bounds).
+        // Float activation bounds (int32 SUB and DIV: integer bounds).
         opcode::SUB | opcode::DIV => 8,
         opcode::ADD => 8,
+        // Bounds, the input and the output (multiplier, shift).
+        opcode::ADD_N if dtype == dtype::I8 => 24,
         opcode::MUL if matches!(dtype, dtype::I8 | dtype::I16) => 16,
         opcode::MUL => 8,
         opcode::AVERAGE_POOL_2D | opcode::MAX_POOL_2D => 8,

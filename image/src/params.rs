@@ -218,7 +218,7 @@ impl OpParams for SliceParams {
     }
 }
 
-/// PAD.
+/// PAD, PADV2 and MIRROR_PAD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PadParams {
     pub rank: i32,
@@ -226,7 +226,17 @@ pub struct PadParams {
     pub before: [i32; MAX_SLICE_RANK],
     /// Elements added after each axis.
     pub after: [i32; MAX_SLICE_RANK],
+    /// What the padding holds: [`PAD_CONSTANT`] (PAD, PADV2), [`PAD_REFLECT`]
+    /// or [`PAD_SYMMETRIC`] (MIRROR_PAD).
+    pub mode: i32,
 }
+
+/// PAD and PADV2: a constant.
+pub const PAD_CONSTANT: i32 = 0;
+/// MIRROR_PAD REFLECT: the input mirrored without its edge element.
+pub const PAD_REFLECT: i32 = 1;
+/// MIRROR_PAD SYMMETRIC: the input mirrored with its edge element.
+pub const PAD_SYMMETRIC: i32 = 2;
 
 impl OpParams for PadParams {
     fn to_words(&self) -> Words {
@@ -234,6 +244,7 @@ impl OpParams for PadParams {
         w[0] = self.rank;
         w[1..6].copy_from_slice(&self.before);
         w[6..11].copy_from_slice(&self.after);
+        w[11] = self.mode;
         w
     }
 
@@ -242,6 +253,7 @@ impl OpParams for PadParams {
             rank: w[0],
             before: [w[1], w[2], w[3], w[4], w[5]],
             after: [w[6], w[7], w[8], w[9], w[10]],
+            mode: w[11],
         }
     }
 }
@@ -472,6 +484,7 @@ mod tests {
             rank: 4,
             before: [1, 2, 3, 4, 0],
             after: [5, 6, 7, 8, 0],
+            mode: PAD_SYMMETRIC,
         });
         round_trip(TransposeParams {
             rank: 6,

@@ -85,6 +85,19 @@ pub fn mbqm(x: i32, multiplier: i32, shift: i32) -> i32 {
     )
 }
 
+/// TFLM's 64-bit `MultiplyByQuantizedMultiplier` (the 16x8 kernels with an
+/// int64 accumulator): the multiplier rounded to 16 bits, one rounding
+/// shift by `15 − shift`, the result truncated to int32 as C's conversion.
+pub fn mbqm_i64(x: i64, multiplier: i32, shift: i32) -> i32 {
+    let reduced = if multiplier < 0x7FFF_0000 {
+        i64::from(multiplier.wrapping_add(1 << 15) >> 16)
+    } else {
+        0x7FFF
+    };
+    let total = (15 - i64::from(shift)).clamp(1, 62);
+    (x.wrapping_mul(reduced).wrapping_add(1i64 << (total - 1)) >> total) as i32
+}
+
 /// TFLM `MultiplyByQuantizedMultiplierSmallerThanOneExp`.
 pub fn mbqm_smaller_than_one(x: i32, multiplier: i32, left_shift: i32) -> i32 {
     rdbpot(srdhm(x, multiplier), -left_shift)

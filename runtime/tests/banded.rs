@@ -1,8 +1,8 @@
 //! Patch-based execution in row bands: a builder chain covering each
 //! windowed kernel's branches (SAME and VALID padding, strides 1 and 2, a
 //! stride larger than the filter, dilation, depth multiplier, both pools,
-//! int8 per-channel and float32) runs banded with outputs identical to the
-//! plain run, in the smaller arena core predicts, measured.
+//! int8 per-channel and float32; a 16x8 chain too) runs banded with outputs
+//! identical to the plain run, in the smaller arena core predicts, measured.
 
 use microarena_core::Model;
 use microarena_core::build::builder::ModelBuilder;
@@ -180,6 +180,79 @@ fn every_branch() -> Vec<Layer> {
         Conv(1, 2, 1, Valid, 8),
         Conv(3, 2, 1, Same, 4),
     ]
+}
+
+/// A 16x8 chain (int16 activations, int8 per-channel filters, int64 and
+/// int32 biases): CONV_2D 3×3, DEPTHWISE_CONV_2D 3×3 with dilation 2 and a
+/// multiplier of 2, CONV_2D 3×3 stride 2, on a 40×40×2 input.
+fn chain_16x8() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let act = |b: &mut ModelBuilder, name: &str, shape: &[i32], scale: f32| {
+        b.tensor(g, name, shape, DType::I16).quant(scale, 0).id()
+    };
+    let weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize, s: u32| {
+        let ch = shape[axis];
+        let n = shape.iter().product::<i32>() as usize;
+        let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+        b.tensor(g, name, shape, DType::I8)
+            .data(&pseudo_random_bytes(s, n))
+            .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
+            .id()
+    };
+    let bias = |b: &mut ModelBuilder, name: &str, ch: i32, wide: bool, s: u32| {
+        let raw = pseudo_random_bytes(s, ch as usize);
+        let v = raw.iter().map(|&x| i64::from(x as i8) * 64);
+        let (dt, bytes): (DType, Vec<u8>) = if wide {
+            (DType::I64, v.flat_map(|x| x.to_le_bytes()).collect())
+        } else {
+            (
+                DType::I32,
+                v.flat_map(|x| (x as i32).to_le_bytes()).collect(),
+            )
+        };
+        b.tensor(g, name, &[ch], dt)
+            .data(&bytes)
+            .quant_per_channel(&vec![0.000004; ch as usize], &vec![0; ch as usize], 0)
+            .id()
+    };
+    let x = act(&mut b, "input", &[1, 40, 40, 2], 0.0004);
+    let w0 = weights(&mut b, "w0", &[12, 3, 3, 2], 0, 1);
+    let b0 = bias(&mut b, "b0", 12, true, 2);
+    let y0 = act(&mut b, "t0", &[1, 40, 40, 12], 0.002);
+    b.op(g, BuiltinOp::CONV_2D, &[x, w0, b0], &[y0])
+        .conv_options(Padding::Same, 1, 1, Activation::Relu);
+    let w1 = weights(&mut b, "w1", &[1, 3, 3, 24], 3, 3);
+    let b1 = bias(&mut b, "b1", 24, true, 4);
+    let y1 = act(&mut b, "t1", &[1, 40, 40, 24], 0.003);
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[y0, w1, b1], &[y1])
+        .depthwise_options(Padding::Same, 1, 1, 2, Activation::None)
+        .dilation(2, 2);
+    let w2 = weights(&mut b, "w2", &[4, 3, 3, 24], 0, 5);
+    let b2 = bias(&mut b, "b2", 4, false, 6);
+    let y2 = act(&mut b, "t2", &[1, 20, 20, 4], 0.02);
+    b.op(g, BuiltinOp::CONV_2D, &[y1, w2, b2], &[y2])
+        .conv_options(Padding::Same, 2, 2, Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y2]);
+    b.finish()
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn banded_16x8_chain_equals_plain_execution() {
+    let bytes = chain_16x8();
+    let model = Model::parse(&bytes).expect("parse");
+    let (want, _, plain_total, _) = run(&model, PLAIN);
+    let (got, high, total, banded) = run(&model, BANDED);
+    assert!(banded, "a stage lowers this chain's head");
+    assert_eq!(got, want, "banded output differs");
+    assert_eq!(high, total, "measured vs predicted");
+    assert!(total < plain_total, "{total} !< {plain_total}");
+    // Not a degenerate output: many distinct values.
+    let mut values: Vec<&[u8]> = want.chunks_exact(2).collect();
+    values.sort_unstable();
+    values.dedup();
+    assert!(values.len() > 100, "{} distinct outputs", values.len());
 }
 
 #[test]

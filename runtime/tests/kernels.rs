@@ -356,6 +356,180 @@ fn softmax_int8_uniform_and_float_conv() {
     assert_eq!(to_f32(&out), [11.5]);
 }
 
+// ------------------------------------------------------- 16x8 filter ops
+
+fn le16s(v: &[i16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn le64s(v: &[i64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn to_i16(b: &[u8]) -> Vec<i16> {
+    b.chunks_exact(2)
+        .map(|c| i16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+const I16: DType = DType::I16;
+
+/// CONV_2D 16x8 with an int64 bias, worked from TFLM's int16
+/// `ConvPerChannel<int64_t>`: the zero points are never read (input 100,
+/// output 7 change nothing), and the 64-bit `MultiplyByQuantizedMultiplier`
+/// rounds once. Scales 0.5 · {0.25, 0.5} / 1 give 0.125 = 0.5·2⁻² and
+/// 0.25 = 0.5·2⁻¹: multiplier 2³⁰ (reduced to 16 bits: 2¹⁴) with shifts −2
+/// and −1, so channel 0 is (acc·2¹⁴ + 2¹⁶) >> 17 = ⌊(acc + 4)/8⌋ and
+/// channel 1 ⌊(acc + 2)/4⌋. Filter rows [3, −2] and [−1, 1], bias [5, −7]:
+/// pixel [1000, −3000]: 3000 + 6000 + 5 = 9005 → ⌊9009/8⌋ = 1126;
+/// −1000 − 3000 − 7 = −4007 → ⌊−4005/4⌋ = −1002;
+/// pixel [32767, −32768]: 98301 + 65536 + 5 = 163842 → ⌊163846/8⌋ = 20480;
+/// −32767 − 32768 − 7 = −65542 → ⌊−65540/4⌋ = −16385.
+#[test]
+fn conv_16x8_int64_bias_ignores_zero_points() {
+    let t = vec![
+        TensorSpec::act(&[1, 1, 2, 2], I16, 0.5, 100),
+        TensorSpec {
+            quantized_dimension: 0,
+            ..TensorSpec::constant(
+                &[2, 1, 1, 2],
+                I8,
+                i8s(&[3, -2, -1, 1]),
+                &[0.25, 0.5],
+                &[0, 0],
+            )
+        },
+        TensorSpec::constant(&[2], DType::I64, le64s(&[5, -7]), &[0.125, 0.25], &[0, 0]),
+        TensorSpec::act(&[1, 1, 2, 2], I16, 1.0, 7),
+    ];
+    let conv = OptSpec::Conv {
+        padding_valid: true,
+        stride: 1,
+        activation: 0,
+    };
+    let out = run(
+        t,
+        op(rl::opcode::CONV_2D, &[0, 1, 2], 3, conv),
+        &[le16s(&[1000, -3000, 32767, -32768])],
+    );
+    assert_eq!(to_i16(&out), [1126, -1002, 20480, -16385]);
+}
+
+/// DEPTHWISE_CONV_2D 16x8, depth multiplier 2, SAME padding (1×3 filter on
+/// a 1×3 input: the edge pixels skip the tap outside), int64 bias, the same
+/// per-channel multipliers as above (⌊(acc + 4)/8⌋, ⌊(acc + 2)/4⌋). Input
+/// [100, −200, 300]; channel 0 taps [1, 2, 3], channel 1 [−4, 5, −6]; bias
+/// [8, −8]. Pixel 0: 200 − 600 + 8 = −392 → ⌊−388/8⌋ = −49; 500 + 1200 − 8 =
+/// 1692 → ⌊1694/4⌋ = 423. Pixel 1: 100 − 400 + 900 + 8 = 608 → 76;
+/// −400 − 1000 − 1800 − 8 = −3208 → ⌊−3206/4⌋ = −802. Pixel 2: −200 + 600 +
+/// 8 = 408 → ⌊412/8⌋ = 51; 800 + 1500 − 8 = 2292 → ⌊2294/4⌋ = 573.
+#[test]
+fn depthwise_16x8_multiplier_2_same_padding() {
+    let t = vec![
+        TensorSpec::act(&[1, 1, 3, 1], I16, 0.5, 0),
+        TensorSpec {
+            quantized_dimension: 3,
+            ..TensorSpec::constant(
+                &[1, 1, 3, 2],
+                I8,
+                i8s(&[1, -4, 2, 5, 3, -6]),
+                &[0.25, 0.5],
+                &[0, 0],
+            )
+        },
+        TensorSpec::constant(&[2], DType::I64, le64s(&[8, -8]), &[0.125, 0.25], &[0, 0]),
+        TensorSpec::act(&[1, 1, 3, 2], I16, 1.0, 0),
+    ];
+    let dw = OptSpec::Depthwise {
+        padding_valid: false,
+        multiplier: 2,
+    };
+    let out = run(
+        t,
+        op(rl::opcode::DEPTHWISE_CONV_2D, &[0, 1, 2], 3, dw),
+        &[le16s(&[100, -200, 300])],
+    );
+    assert_eq!(to_i16(&out), [-49, 423, 76, -802, 51, 573]);
+}
+
+/// FULLY_CONNECTED 16x8 per tensor, worked from TFLM's int16
+/// `FullyConnected`: the input offset (zero point 2) and output zero point
+/// (−5) are applied, and the bias type picks the accumulator. Scales
+/// 0.5 · 0.6f / 1: 0.6f = 0.600000023841857910… = 1288490240 / 2³¹, so the
+/// multiplier is 1288490240 with shift −1 (its 16-bit reduction:
+/// ⌊(1288490240 + 2¹⁵) / 2¹⁶⌋ = 19661). Input − zero point = [1000, −500,
+/// 32765]. Row [7, 3, −1], bias 10: 7000 − 1500 − 32765 + 10 = −27255;
+/// both roundings give −8177 (32-bit: srdhm = −16353, rdbpot(·, 1) = −8177;
+/// 64-bit: ⌊(−27255·19661 + 2¹⁵) / 2¹⁶⌋ = ⌊−8176.09⌋), −5 → −8182. Row
+/// [3, 2, 3], bias −291: 3000 − 1000 + 98295 − 291 = 100004; int32 bias:
+/// srdhm = ⌊100004 · 0.6000000238 + ½⌋ = 60002, rdbpot(60002, 1) = 30001,
+/// −5 → 29996; int64 bias: ⌊(100004·19661 + 2¹⁵) / 2¹⁶⌋ = ⌊1966211412 /
+/// 65536⌋ = 30002 (30002 · 65536 = 1966211072), −5 → 29997.
+#[test]
+fn fully_connected_16x8_offsets_and_the_bias_width() {
+    for (bias, want) in [
+        (TensorSpec::i32s(&[2], &[10, -291], &[0.3]), [-8182, 29996]),
+        (
+            TensorSpec::constant(&[2], DType::I64, le64s(&[10, -291]), &[0.3], &[0]),
+            [-8182, 29997],
+        ),
+    ] {
+        let t = vec![
+            TensorSpec::act(&[1, 3], I16, 0.5, 2),
+            TensorSpec::constant(&[2, 3], I8, i8s(&[7, 3, -1, 3, 2, 3]), &[0.6], &[0]),
+            bias,
+            TensorSpec::act(&[1, 2], I16, 1.0, -5),
+        ];
+        let out = run(
+            t,
+            op(rl::opcode::FULLY_CONNECTED, &[0, 1, 2], 3, OptSpec::None),
+            &[le16s(&[1002, -498, 32767])],
+        );
+        assert_eq!(to_i16(&out), want);
+    }
+}
+
+/// int32 SUB (unquantized): C's subtraction, wrapping, then
+/// `CalculateActivationRange<int32_t>`'s ReLU6 bounds [0, 6].
+#[test]
+fn sub_int32_wraps_and_clamps() {
+    let le32 = |v: &[i32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    // Unquantized: TFLM's int32 SUB refuses any quantization.
+    let plain = || TensorSpec {
+        scales: vec![],
+        zero_points: vec![],
+        ..TensorSpec::act(&[4], DType::I32, 0.0, 0)
+    };
+    let t = vec![plain(), plain(), plain()];
+    let out = run(
+        t,
+        op(rl::opcode::SUB, &[0, 1], 2, OptSpec::Add { activation: 3 }),
+        &[le32(&[10, 3, i32::MIN, -5]), le32(&[7, 1, 1, -20])],
+    );
+    // 3; 2; i32::MIN − 1 wraps to i32::MAX → 6; 15 → 6.
+    let got: Vec<i32> = out
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert_eq!(got, [3, 2, 6, 6]);
+}
+
+/// CAST float32 to bool: nonzero (NaN and infinities included) is 1, both
+/// zeros are 0.
+#[test]
+fn cast_float_to_bool_is_nonzero() {
+    let t = vec![
+        TensorSpec::act(&[6], F32, 0.0, 0),
+        TensorSpec::act(&[6], DType::Bool, 0.0, 0),
+    ];
+    let out = run(
+        t,
+        op(rl::opcode::CAST, &[0], 1, OptSpec::None),
+        &[f32s(&[0.0, -0.0, 0.25, f32::NAN, f32::NEG_INFINITY, -3.0])],
+    );
+    assert_eq!(out, [0, 0, 1, 1, 1, 1]);
+}
+
 // ------------------------------------------------------------- error paths
 
 fn demo_image() -> (Vec<u8>, u64) {
@@ -507,6 +681,76 @@ fn corrupt_images_are_errors_not_panics() {
     sweep(&image, total as usize, usize::MAX, 1, 2);
     // A larger arena than needed changes nothing.
     sweep(&image, total as usize + 256, 64, 1, 1);
+}
+
+/// The 16x8 kernels (CONV_2D with an int64 bias, DEPTHWISE_CONV_2D with
+/// multiplier 2, FULLY_CONNECTED with an int32 bias) through the same
+/// sweep: every corruption is refused at construction or invokes briefly.
+#[test]
+#[cfg_attr(miri, ignore = "thousands of constructions and invokes")]
+fn corrupt_16x8_images_are_errors_not_panics() {
+    let per_channel = |shape: &[i32], axis: i32, seed: u32| {
+        let ch = shape[axis as usize] as usize;
+        let n = shape.iter().product::<i32>() as usize;
+        TensorSpec {
+            quantized_dimension: axis,
+            ..TensorSpec::constant(
+                shape,
+                I8,
+                pseudo_random_bytes(seed, n),
+                &vec![0.01; ch],
+                &vec![0; ch],
+            )
+        }
+    };
+    let t = vec![
+        TensorSpec::act(&[1, 4, 4, 2], I16, 0.0004, 0),
+        per_channel(&[3, 3, 3, 2], 0, 1),
+        TensorSpec::constant(
+            &[3],
+            DType::I64,
+            le64s(&[100, -200, 300]),
+            &[0.000004],
+            &[0],
+        ),
+        TensorSpec::act(&[1, 4, 4, 3], I16, 0.002, 0),
+        per_channel(&[1, 3, 3, 6], 3, 2),
+        TensorSpec::constant(
+            &[6],
+            DType::I64,
+            le64s(&[1, 2, 3, 4, 5, 6]),
+            &[0.00002],
+            &[0],
+        ),
+        TensorSpec::act(&[1, 4, 4, 6], I16, 0.003, 0),
+        TensorSpec::constant(&[2, 96], I8, pseudo_random_bytes(3, 192), &[0.01], &[0]),
+        TensorSpec::i32s(&[2], &[-50, 50], &[0.00003]),
+        TensorSpec::act(&[1, 2], I16, 0.05, 3),
+    ];
+    let conv = OptSpec::Conv {
+        padding_valid: false,
+        stride: 1,
+        activation: 1,
+    };
+    let dw = OptSpec::Depthwise {
+        padding_valid: false,
+        multiplier: 2,
+    };
+    let ops = [
+        op(rl::opcode::CONV_2D, &[0, 1, 2], 3, conv),
+        op(rl::opcode::DEPTHWISE_CONV_2D, &[3, 4, 5], 6, dw),
+        op(rl::opcode::FULLY_CONNECTED, &[6, 7, 8], 9, OptSpec::None),
+    ];
+    let (image, total) = image_of(&support::build(&t, &ops, &[0], &[9]));
+    {
+        let mut arena = vec![0u8; total as usize];
+        let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+        it.input_mut(0)
+            .expect("input")
+            .copy_from_slice(&pseudo_random_bytes(4, 64));
+        it.invoke().expect("invoke");
+    }
+    sweep(&image, total as usize, usize::MAX, 1, 2);
 }
 
 #[test]

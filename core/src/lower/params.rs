@@ -10,8 +10,9 @@ use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
     AxisParams, ConcatParams, FlexParams, GatherParams, LeakyReluParams, LstmParams,
-    MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams, PadParams, ParamsKind, ResizeParams,
-    SliceParams, SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
+    MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams, PAD_CONSTANT, PAD_REFLECT,
+    PAD_SYMMETRIC, PadParams, ParamsKind, ResizeParams, SliceParams, SoftmaxParams,
+    SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -38,12 +39,7 @@ fn const_i32s(model: &Model<'_>, t: Option<usize>) -> Option<Vec<i32>> {
     if tensor.dtype.code() != rl::dtype::I32 {
         return None;
     }
-    let d = model.tensor_data(0, t)?;
-    Some(
-        d.chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-    )
+    model.const_ints(0, t)
 }
 
 /// An operator being lowered, with its tensors.
@@ -341,22 +337,38 @@ fn strided_slice(v: &OpView<'_, '_>) -> Result<Words, String> {
     Ok(p.to_words())
 }
 
-/// PAD: constant paddings, non-negative.
+/// PAD, PADV2 and MIRROR_PAD: constant paddings, non-negative (MIRROR_PAD's
+/// may be int64, as TFLM's kernel reads either).
 fn pad(v: &OpView<'_, '_>) -> Result<Words, String> {
     let input = v.input(0)?;
-    let pads =
-        const_i32s(v.model, v.op.input(1)).ok_or("paddings must be a constant int32 tensor")?;
+    let mode = match v.op.options {
+        OpOptions::MirrorPad { reflect: true } => PAD_REFLECT,
+        OpOptions::MirrorPad { reflect: false } => PAD_SYMMETRIC,
+        _ => PAD_CONSTANT,
+    };
+    let pads = if mode == PAD_CONSTANT {
+        const_i32s(v.model, v.op.input(1))
+    } else {
+        v.op.input(1).and_then(|t| v.model.const_ints(0, t))
+    }
+    .ok_or("paddings must be a constant int32 tensor (or int64 for MIRROR_PAD)")?;
     let rank = input.shape.len();
     if rank > MAX_SLICE_RANK || pads.len() != 2 * rank {
         return Err("rank above 5 or malformed paddings".into());
     }
     let mut p = PadParams {
         rank: rank as i32,
+        mode,
         ..Default::default()
     };
     for ax in 0..rank {
         if pads[2 * ax] < 0 || pads[2 * ax + 1] < 0 {
             return Err("negative padding".into());
+        }
+        // A mirror can add at most dim - 1 (REFLECT) or dim (SYMMETRIC) per side.
+        let most = input.shape[ax] - i32::from(mode == PAD_REFLECT);
+        if mode != PAD_CONSTANT && (pads[2 * ax] > most || pads[2 * ax + 1] > most) {
+            return Err("MIRROR_PAD: padding wider than the input allows".into());
         }
         p.before[ax] = pads[2 * ax];
         p.after[ax] = pads[2 * ax + 1];

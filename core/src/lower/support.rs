@@ -8,6 +8,7 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use microarena_image::{dtype, opcode};
 
@@ -63,6 +64,31 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
     let one_of = |ts: &[i8]| ts.contains(&o);
     use dtype::{F32, I8, I16, I32, U8};
     match code {
+        opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D | opcode::FULLY_CONNECTED if o == I16 => {
+            // The 16x8 kernels (`check_operands_16x8`).
+            rule(
+                i0 == Some(I16) && i1 == Some(I8),
+                "int16 needs an int8 filter and an int16 output",
+            )?;
+            let bias = input(2).map(|t| t.dtype.code());
+            let biases: &[i8] = if code == opcode::DEPTHWISE_CONV_2D {
+                &[dtype::I64]
+            } else {
+                &[I32, dtype::I64]
+            };
+            rule(bias.is_none_or(|b| biases.contains(&b)), "bias type")?;
+            let quantized = |i: usize| input(i).is_some_and(|t| quant(t).2 > 0);
+            rule(
+                code == opcode::FULLY_CONNECTED || (quantized(0) && quantized(1)),
+                "int16 needs a quantized input and filter",
+            )?;
+            rule(
+                code == opcode::DEPTHWISE_CONV_2D
+                    || bias.is_some()
+                    || op.quantized_bias_type != dtype::I32,
+                "int16 without a bias but quantized_bias_type INT32 (TFLM's int32 accumulator) is not supported",
+            )
+        }
         opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D | opcode::FULLY_CONNECTED => rule(
             same2 && one_of(&[I8, F32]),
             "only int8 or float32 with matching types",
@@ -97,10 +123,19 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
                 "filter scales: one, or one per output channel",
             )
         }
-        opcode::SUB => rule(
-            same2 && one_of(&[F32, I8, I16]),
-            "SUB: float32, int8 or int16",
-        ),
+        opcode::SUB => {
+            rule(
+                same2 && one_of(&[F32, I8, I16, I32]),
+                "SUB: float32, int8, int16 or int32",
+            )?;
+            let unquantized = [input(0), input(1), Some(out)]
+                .iter()
+                .all(|t| t.is_none_or(|t| quant(t).2 == 0));
+            rule(
+                o != I32 || unquantized,
+                "int32 SUB needs unquantized inputs and output",
+            )
+        }
         opcode::ADD | opcode::MUL => {
             rule(
                 same2 && one_of(&[I8, I32, F32]),
@@ -110,6 +145,41 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             rule(
                 code != opcode::ADD || o != I32 || (unquantized(0) && unquantized(1)),
                 "ADD: int32 inputs must not be quantized",
+            )
+        }
+        opcode::ADD_N => {
+            let inputs: Vec<&Tensor<'_>> = (0..op.inputs.len()).filter_map(input).collect();
+            rule(
+                inputs.len() >= 2 && inputs.len() == op.inputs.len(),
+                "ADD_N needs at least two inputs",
+            )?;
+            let Some(&first) = inputs.first() else {
+                return Err("ADD_N needs at least two inputs".into());
+            };
+            rule(
+                first.dtype.code() == o && one_of(&[F32, I8]),
+                "ADD_N: float32 or int8, every input as the output",
+            )?;
+            rule(first.shape == out.shape, "ADD_N: output shape")?;
+            rule(
+                inputs
+                    .iter()
+                    .all(|t| t.dtype == first.dtype && t.shape == first.shape),
+                "ADD_N: inputs of one shape and type",
+            )?;
+            let (s0, z0, _) = quant(first);
+            rule(
+                o != I8
+                    || inputs.iter().all(|t| {
+                        let (s, z, _) = quant(t);
+                        s == s0 && z == z0
+                    }),
+                "ADD_N: int8 inputs on one scale and zero point",
+            )?;
+            let real_out = 2.0 * f64::from(s0) / (f64::from(1i32 << 20) * f64::from(quant(out).0));
+            rule(
+                o != I8 || (real_out > 0.0 && real_out < 1.0),
+                "ADD_N: output scale too small for the inputs' (TFLM requires a multiplier below 1)",
             )
         }
         opcode::DIV => {
@@ -275,8 +345,8 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
         }
         opcode::CAST => rule(
             matches!(i0, Some(I8 | I16 | I32 | dtype::U32 | F32 | dtype::BOOL))
-                && one_of(&[I8, I16, I32, dtype::U32, F32]),
-            "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32 or float32",
+                && one_of(&[I8, I16, I32, dtype::U32, F32, dtype::BOOL]),
+            "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32, float32 or bool",
         ),
         opcode::ARG_MAX | opcode::ARG_MIN => rule(
             matches!(i0, Some(F32 | I8)) && o == I32,
@@ -302,6 +372,28 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
             i0 == Some(o) && one_of(&[F32, I16, I8]),
             "EXPAND_DIMS: float32, int16 or int8 only",
         ),
+        opcode::MIRROR_PAD => rule(
+            i0 == Some(o) && one_of(&[F32, I8]),
+            "MIRROR_PAD: float32 or int8, the same in and out",
+        ),
+        opcode::PAD | opcode::PADV2 => match input(2) {
+            // A pad value: a scalar of the input's type, an int8 one on the
+            // output's scale and zero point (TFLM's PadPrepare, restated by the kernel).
+            Some(v) => {
+                rule(
+                    Some(v.dtype.code()) == i0 && v.dtype.code() == o,
+                    "pad value type",
+                )?;
+                rule(v.elements() == 1, "pad value must be a scalar")?;
+                let (vs, vz, _) = quant(v);
+                let (os, oz, _) = quant(out);
+                rule(
+                    o != I8 || (vs == os && vz == oz),
+                    "int8 pad value quantized unlike the output",
+                )
+            }
+            None => Ok(()),
+        },
         opcode::PACK => {
             let inputs_match =
                 (0..op.inputs.len()).all(|i| input(i).map(|t| t.dtype.code()) == Some(o));

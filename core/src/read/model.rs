@@ -274,6 +274,11 @@ pub struct Operator<'a> {
     pub options: OpOptions,
     /// Raw custom options (FlexBuffers for custom ops).
     pub custom_options: &'a [u8],
+    /// The `quantized_bias_type` of CONV_2D, FULLY_CONNECTED and
+    /// TRANSPOSE_CONV options as a TFLite type code (0, FLOAT32, when unset
+    /// or for other ops): TFLM's 16x8 kernels without a bias take an int32
+    /// accumulator when it is INT32.
+    pub quantized_bias_type: i8,
 }
 
 impl Operator<'_> {
@@ -528,6 +533,7 @@ impl<'a> Model<'a> {
                     intermediates,
                     options,
                     custom_options: op.custom_options().map(|c| c.bytes()).unwrap_or(&[]),
+                    quantized_bias_type: crate::read::ops::quantized_bias_type(opcode, &op),
                 });
             }
             let inputs = vec_i32(sg.inputs());
@@ -610,6 +616,28 @@ impl<'a> Model<'a> {
         let tensor = self.tensor(g, t)?;
         let buf = self.buffers.get(tensor.buffer as usize)?;
         (!buf.data.is_empty()).then_some(buf.data)
+    }
+
+    /// Values of constant tensor `t` of subgraph `g` (shapes, axes, paddings)
+    /// when it is int32, or int64 with every value in i32's range.
+    pub fn const_ints(&self, g: usize, t: usize) -> Option<Vec<i32>> {
+        let d = self.tensor_data(g, t)?;
+        match self.tensor(g, t)?.dtype {
+            DType::I32 => Some(
+                d.chunks_exact(4)
+                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            ),
+            DType::I64 => d
+                .chunks_exact(8)
+                .map(|c| {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(c);
+                    i32::try_from(i64::from_le_bytes(w)).ok()
+                })
+                .collect(),
+            _ => None,
+        }
     }
 }
 

@@ -276,6 +276,29 @@ pub enum OpOptions {
         align_corners: bool,
         half_pixel_centers: bool,
     },
+    /// MIRROR_PAD: REFLECT (the edge is not repeated) or SYMMETRIC (it is).
+    MirrorPad {
+        reflect: bool,
+    },
+}
+
+/// The `quantized_bias_type` option of CONV_2D, FULLY_CONNECTED and
+/// TRANSPOSE_CONV (a TFLite type code; 0, FLOAT32, for other ops).
+pub(crate) fn quantized_bias_type(code: BuiltinOp, op: &fb::Operator<'_>) -> i8 {
+    use BuiltinOp as B;
+    let t = match code {
+        B::CONV_2D => op
+            .builtin_options_as_conv_2_doptions()
+            .map(|o| o.quantized_bias_type()),
+        B::FULLY_CONNECTED => op
+            .builtin_options_as_fully_connected_options()
+            .map(|o| o.quantized_bias_type()),
+        B::TRANSPOSE_CONV => op
+            .builtin_options_as_transpose_conv_options()
+            .map(|o| o.quantized_bias_type()),
+        _ => None,
+    };
+    t.map_or(0, |t| t.0)
 }
 
 /// UNPACK's code (no `BuiltinOp` constant: only its options are read here).
@@ -540,6 +563,12 @@ impl OpOptions {
                     half_pixel_centers: o.is_some_and(|o| o.half_pixel_centers()),
                 }
             }
+            // The schema's default mode is REFLECT (0).
+            B::MIRROR_PAD => OpOptions::MirrorPad {
+                reflect: op
+                    .builtin_options_as_mirror_pad_options()
+                    .is_none_or(|o| o.mode() == fb::MirrorPadMode::REFLECT),
+            },
             _ => OpOptions::None,
         }
     }

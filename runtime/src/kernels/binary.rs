@@ -3,7 +3,8 @@
 //! `sub_common.cc`, `maximum_minimum.cc`, `squared_difference.cc`, `div.cc`,
 //! `kernels/internal/reference/sub.h`).
 //!
-//! * SUB: float32 (fused activation), int8/int16 rescaled as ADD is (left
+//! * SUB: float32 and int32 (unquantized; C's subtraction) with a fused
+//!   activation, int8/int16 rescaled as ADD is (left
 //!   shift 20 for int8, 15 for int16, per-input multipliers of
 //!   `scale / (2 · max scale)`, output multiplier of
 //!   `2 · max scale / (2^shift · scale_out)`);
@@ -83,7 +84,7 @@ pub(crate) fn prepare(
         "inputs and output must have one type",
     )?;
     let ok = match code {
-        opcode::SUB => matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16),
+        opcode::SUB => matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32),
         opcode::MAXIMUM | opcode::MINIMUM => {
             matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16 | dtype::I32)
         }
@@ -102,6 +103,17 @@ pub(crate) fn prepare(
             let (lo, hi) = act_range_f32(p.op.activation).ok_or(p.err("fused activation"))?;
             words.push(lo.to_bits() as i32);
             words.push(hi.to_bits() as i32);
+        }
+        (opcode::SUB, dtype::I32) => {
+            // sub_common.cc: int32 SUB only with none of the three quantized;
+            // bounds from CalculateActivationRange<int32_t>.
+            p.need(
+                a.n_scales == 0 && b.n_scales == 0 && out.n_scales == 0,
+                "int32 SUB needs unquantized inputs and output",
+            )?;
+            let (lo, hi) = int32_bounds(p.op.activation).ok_or(p.err("fused activation"))?;
+            words.push(lo);
+            words.push(hi);
         }
         (opcode::SUB, _) => {
             let (tlo, thi) = type_range(out.dtype);
@@ -128,13 +140,7 @@ pub(crate) fn prepare(
                 a.n_scales == 0 && b.n_scales == 0,
                 "int32 DIV needs unquantized inputs",
             )?;
-            let (lo, hi) = match p.op.activation {
-                0 => (i32::MIN, i32::MAX),
-                1 => (0, i32::MAX),
-                2 => (-1, 1),
-                3 => (0, 6),
-                _ => return Err(p.err("fused activation")),
-            };
+            let (lo, hi) = int32_bounds(p.op.activation).ok_or(p.err("fused activation"))?;
             words.push(lo);
             words.push(hi);
         }
@@ -177,6 +183,17 @@ pub(crate) fn prepare(
         _ => {}
     }
     Ok(())
+}
+
+/// `CalculateActivationRange<int32_t>`: the int32 ops' fused activation bounds.
+fn int32_bounds(activation: u8) -> Option<(i32, i32)> {
+    match activation {
+        0 => Some((i32::MIN, i32::MAX)),
+        1 => Some((0, i32::MAX)),
+        2 => Some((-1, 1)),
+        3 => Some((0, 6)),
+        _ => None,
+    }
 }
 
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
@@ -248,6 +265,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             .wrapping_add(out.zero_point)
             .max(w[0])
             .min(w[1]),
+            // C's int32 subtraction (wrapping on x86 and Arm), then the bounds.
+            opcode::SUB if out.dtype == dtype::I32 => va.wrapping_sub(vb).max(w[0]).min(w[1]),
             opcode::SQUARED_DIFFERENCE if out.dtype == dtype::I32 => {
                 let d = va.wrapping_sub(vb);
                 d.wrapping_mul(d)

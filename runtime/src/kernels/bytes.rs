@@ -27,6 +27,14 @@ pub(crate) fn i16_at(s: &[u8], i: usize) -> i32 {
         .map_or(0, |b| i32::from(i16::from_le_bytes(*b)))
 }
 
+/// Little-endian int64 element `i` (0 when out of range).
+#[inline]
+pub(crate) fn i64_at(s: &[u8], i: usize) -> i64 {
+    s.get(i * 8..)
+        .and_then(|b| b.first_chunk::<8>())
+        .map_or(0, |b| i64::from_le_bytes(*b))
+}
+
 /// Stores the low 16 bits of `v` (C's `static_cast<int16_t>`; callers clamp first where TFLM does).
 #[inline]
 pub(crate) fn put_i16(s: &mut [u8], i: usize, v: i32) {

@@ -1,12 +1,13 @@
-//! CONV_2D (int8 per-channel, grouped, and float32), as TFLM's reference
-//! `Conv`.
+//! CONV_2D (int8 per-channel, grouped, int16 16x8, and float32), as TFLM's
+//! reference `Conv` and `ConvPerChannel`.
 
 use microarena_image::dtype;
 
 use super::bytes::f32_at;
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::epilogue::{
-    Epilogue, Requant, Rows4, accumulate_rows, check_operands, dot_i8, dot2_i8, push_opdata,
+    Epilogue, Epilogue16, Requant, Rows4, accumulate_rows, check_operands, check_operands_16x8,
+    dot_i8, dot_i16, dot2_i8, push_opdata,
 };
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
@@ -27,7 +28,12 @@ pub(crate) fn prepare(
     words: &mut OpDataWriter<'_>,
     _alloc: &mut ArenaAllocator,
 ) -> Result<(), Error> {
-    let (input, filter) = check_operands(p, out)?;
+    let (input, filter) = if out.dtype == dtype::I16 {
+        // ConvEval's 16x8 branch: an int32 or int64 bias (or none).
+        check_operands_16x8(p, out, &[dtype::I32, dtype::I64], true)?
+    } else {
+        check_operands(p, out)?
+    };
     check_nhwc_filter(p, &input, &filter, out)?;
     let cin_f = filter.dim(3);
     p.need(filter.dim(0) == out.dim(3), "filter output channels")?;
@@ -135,6 +141,9 @@ fn pointwise(
 const MAX_TAPS: usize = 64;
 
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    if c.output_info().dtype == dtype::I16 {
+        return eval_16x8(c);
+    }
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
     let end = Epilogue::new(c, c.input(2));
@@ -224,6 +233,39 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                         end.put_i8(c.out, oi, oc, oc, acc);
                         oc += 1;
                     }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The 16x8 CONV_2D (int16 input and output, int8 filter), TFLM's
+/// `ConvPerChannel<AccumScalar>`: per output channel over the taps inside
+/// the input, groups included; no zero point enters (TFLM's 16-bit kernel
+/// reads none), the accumulator is the bias's width ([`Epilogue16`]).
+fn eval_16x8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (filter, w) = c.input(1);
+    let end = Epilogue16::new(c, c.input(2), false);
+    let out = c.output_info();
+    let g = Geo::with_filter(c, &input, &out, &filter);
+    let fic = filter.dim(3);
+    let taps_n = g.fh as usize * g.fw as usize;
+    let groups = g.ic / fic.max(1);
+    let per_group = (g.oc / groups.max(1)).max(1);
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                for oc in 0..g.oc {
+                    let gin = (oc / per_group) * fic;
+                    let mut acc = 0i64;
+                    g.for_each_tap(b, oy, ox, gin, |tap, ii| {
+                        // Filter [oc][ky][kx][ic].
+                        let d = dot_i16(x, ii, w, (oc * taps_n + tap) * fic, fic);
+                        acc = acc.wrapping_add(d);
+                    });
+                    end.put(c.out, g.out_index(b, oy, ox, oc), oc, oc, acc);
                 }
             }
         }

@@ -1,12 +1,15 @@
-//! DEPTHWISE_CONV_2D (int8 per-channel and float32), as TFLM's reference
-//! `DepthwiseConv`, with a stacked-accumulator int8 path for multiplier 1.
+//! DEPTHWISE_CONV_2D (int8 per-channel, int16 16x8 and float32), as TFLM's
+//! reference `DepthwiseConv` and `DepthwiseConvPerChannel`, with a
+//! stacked-accumulator int8 path for multiplier 1.
 
 use microarena_image::dtype;
 use microarena_image::params::WindowParams;
 
-use super::bytes::{f32_at, i8_at};
+use super::bytes::{f32_at, i8_at, i16_at};
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::epilogue::{Epilogue, Requant, check_operands, push_opdata};
+use super::epilogue::{
+    Epilogue, Epilogue16, Requant, check_operands, check_operands_16x8, push_opdata,
+};
 use super::window::{Geo, check_nhwc_filter, check_window};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -26,7 +29,13 @@ pub(crate) fn prepare(
     words: &mut OpDataWriter<'_>,
     _alloc: &mut ArenaAllocator,
 ) -> Result<(), Error> {
-    let (input, filter) = check_operands(p, out)?;
+    let (input, filter) = if out.dtype == dtype::I16 {
+        // DepthwiseConvEval's 16x8 branch reads the bias as int64 whatever
+        // its type, so only an int64 bias (or none) is well defined.
+        check_operands_16x8(p, out, &[dtype::I64], true)?
+    } else {
+        check_operands(p, out)?
+    };
     check_nhwc_filter(p, &input, &filter, out)?;
     let mult = p.op.params::<WindowParams>().depth_multiplier;
     p.check(mult > 0, "depth multiplier must be positive")?;
@@ -519,6 +528,9 @@ fn one_pixel(
 }
 
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    if c.output_info().dtype == dtype::I16 {
+        return eval_16x8(c);
+    }
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
     let end = Epilogue::new(c, c.input(2));
@@ -565,6 +577,37 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                             });
                             end.put_i8(c.out, oi, oc, oc, acc);
                         }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The 16x8 DEPTHWISE_CONV_2D (int16 input and output, int8 filter), TFLM's
+/// int16 `DepthwiseConvPerChannel`: an int64 accumulator over the taps
+/// inside the input, no zero point (TFLM's 16-bit kernel reads none).
+fn eval_16x8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (_, w) = c.input(1);
+    let end = Epilogue16::new(c, c.input(2), false);
+    let out = c.output_info();
+    let g = Geo::with_filter(c, &input, &out, &c.input(1).0);
+    let mult = c.op.params::<WindowParams>().depth_multiplier.max(1) as usize;
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                for ic in 0..g.ic {
+                    for m in 0..mult {
+                        let oc = m + ic * mult;
+                        let mut acc = 0i64;
+                        g.for_each_tap(b, oy, ox, ic, |tap, ii| {
+                            // Filter [1][ky][kx][oc].
+                            let wv = i8_at(w, tap * g.oc + oc);
+                            acc = acc.wrapping_add(i64::from(wv * i16_at(x, ii)));
+                        });
+                        end.put(c.out, g.out_index(b, oy, ox, oc), oc, oc, acc);
                     }
                 }
             }

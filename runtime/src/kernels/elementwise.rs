@@ -1,11 +1,11 @@
 //! ADD and MUL (int8, int32 and float32, with broadcasting), as TFLM's
 //! reference kernels (tflite-micro 90b983c2 `micro/kernels/add.cc`,
-//! `add_common.cc`, `mul_common.cc`). int32 is unquantized, wrapping: ADD
+//! `add_common.cc`, `mul_common.cc`), and ADD_N (`add_n.cc`: float32 and int8). int32 is unquantized, wrapping: ADD
 //! clamps to the whole int32 range whatever its fused activation (TFLM sets
 //! those bounds in Eval) and needs unquantized inputs; MUL clamps to its
 //! activation's plain int32 range.
 
-use microarena_image::{dtype, opcode};
+use microarena_image::{self as rl, dtype, opcode};
 
 use super::broadcast::{bcast_index, broadcastable};
 use super::bytes::{f32_at, i8_at, i32_at, put_f32, put_i8, put_i32};
@@ -21,6 +21,7 @@ use crate::image::TensorInfo;
 pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::ADD, prepare, eval),
     kernel(opcode::MUL, prepare, eval),
+    kernel(opcode::ADD_N, prepare_add_n, add_n),
 ];
 
 pub(crate) fn prepare(
@@ -136,6 +137,99 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             };
             put_i8(c.out, i, r.max(lo).min(hi));
         }
+    }
+    Ok(())
+}
+
+/// ADD_N's integer headroom: inputs are shifted left by this before rescaling
+/// (TFLM's `kAddNIntegerShift`).
+const ADD_N_LEFT_SHIFT: i32 = 20;
+
+/// ADD_N: at least two inputs of the output's shape and type, float32 or int8;
+/// int8 inputs share one scale and zero point (TFLM's `CalculateOpData`).
+/// TFLM loops over the output's elements without checking its shape, so an
+/// output unlike the inputs is refused here.
+pub(crate) fn prepare_add_n(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    p.need(p.op.n_inputs >= 2, "ADD_N needs at least two inputs")?;
+    let first = p.input(0)?;
+    p.need(
+        first.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8),
+        "ADD_N: float32 or int8, every input as the output",
+    )?;
+    p.need(first.shape() == out.shape(), "ADD_N: output shape")?;
+    for k in 1..p.op.n_inputs {
+        let t = p.input(k)?;
+        p.need(
+            t.dtype == first.dtype && t.shape() == first.shape(),
+            "ADD_N: inputs of one shape and type",
+        )?;
+        p.need(
+            out.dtype != dtype::I8 || (t.scale == first.scale && t.zero_point == first.zero_point),
+            "ADD_N: int8 inputs on one scale and zero point",
+        )?;
+    }
+    if out.dtype == dtype::I8 {
+        let (lo, hi) = act_range_i8(0, out).ok_or(p.err("fused activation"))?;
+        let twice = 2.0 * f64::from(first.scale);
+        let (mi, si) = fx::quantize_multiplier(f64::from(first.scale) / twice);
+        let real_out = twice / (f64::from(1i32 << ADD_N_LEFT_SHIFT) * f64::from(out.scale));
+        // TFLM's QuantizeMultiplierSmallerThanOneExp aborts outside (0, 1).
+        p.need(
+            real_out > 0.0 && real_out < 1.0,
+            "ADD_N: output scale too small for the inputs' (TFLM requires a multiplier below 1)",
+        )?;
+        let (mo, so) = fx::quantize_multiplier(real_out);
+        for w in [lo, hi, mi, si, mo, so] {
+            words.push(w);
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn add_n(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let out = c.output_info();
+    let mut inputs: [&[u8]; rl::MAX_OP_INPUTS] = [&[]; rl::MAX_OP_INPUTS];
+    for (k, x) in inputs.iter_mut().enumerate().take(c.op.n_inputs) {
+        *x = c.input(k).1;
+    }
+    let inputs = inputs.get(..c.op.n_inputs).unwrap_or(&[]);
+    if out.dtype == dtype::F32 {
+        for i in 0..out.elements() {
+            // TFLM's order: 0, then each input in turn.
+            let mut x = 0.0f32;
+            for xk in inputs {
+                x += f32_at(xk, i);
+            }
+            put_f32(c.out, i, x);
+        }
+        return Ok(());
+    }
+    let (lo, hi, mi, si, mo, so) = (
+        c.word(0),
+        c.word(1),
+        c.word(2),
+        c.word(3),
+        c.word(4),
+        c.word(5),
+    );
+    let offset = c.input(0).0.zero_point.wrapping_neg();
+    let scaled =
+        |v: i32| fx::mbqm_smaller_than_one(v.wrapping_shl(ADD_N_LEFT_SHIFT as u32), mi, si);
+    // TFLM starts the sum from the input offset itself ("x = 0" in its
+    // source holds -zero_point), so one extra offset term is part of the sum.
+    let start = scaled(offset);
+    for i in 0..out.elements() {
+        let mut acc = start;
+        for xk in inputs {
+            acc = acc.wrapping_add(scaled(offset.wrapping_add(i8_at(xk, i))));
+        }
+        let r = fx::mbqm_smaller_than_one(acc, mo, so).wrapping_add(out.zero_point);
+        put_i8(c.out, i, r.max(lo).min(hi));
     }
     Ok(())
 }

@@ -6,9 +6,9 @@
 
 use microarena_image::{self as rl, dtype};
 
-use super::bytes::{f32_at, i32_at, put_f32, put_i8};
+use super::bytes::{f32_at, i16_at, i32_at, i64_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::fused::{act_f32, act_range_f32, act_range_i8};
+use super::fused::{act_f32, act_range_f32, act_range_i8, act_range_int};
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -43,13 +43,46 @@ pub(crate) fn check_operands(
     Ok((input, filter))
 }
 
+/// TFLM's 16x8 operands (int16 input and output, constant int8 filter):
+/// checks them and the optional bias, whose type must be one of `biases`
+/// (the kernel's Eval reads the bias as that type); returns (input, filter).
+/// `quantized` asks for quantized input and filter (the convolutions'
+/// `PopulateConvolutionQuantizationParams` refuses them otherwise).
+pub(crate) fn check_operands_16x8(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    biases: &[i8],
+    quantized: bool,
+) -> Result<(TensorInfo, TensorInfo), Error> {
+    let input = p.input(0)?;
+    let filter = p.input(1)?;
+    p.need(
+        input.dtype == dtype::I16 && filter.dtype == dtype::I8 && out.dtype == dtype::I16,
+        "int16 needs an int8 filter and an int16 output",
+    )?;
+    p.need(
+        filter.storage == rl::STORAGE_CONST,
+        "filter must be constant",
+    )?;
+    p.need(
+        !quantized || (input.n_scales > 0 && filter.n_scales > 0),
+        "int16 needs a quantized input and filter",
+    )?;
+    if let Some(b) = p.opt_input(2)? {
+        p.need(biases.contains(&b.dtype), "bias type")?;
+        p.need(b.elements() >= out.last_dim(), "bias too short")?;
+    }
+    Ok((input, filter))
+}
+
 /// The OpData's channel count for the per-channel convolutions: one
 /// (multiplier, shift) per output channel.
 pub(crate) fn output_channels(_p: &Prep<'_, '_>, out: &TensorInfo) -> Result<u32, Error> {
     Ok(out.last_dim() as u32)
 }
 
-/// Writes the OpData [`Epilogue`] reads: int8 bounds and `channels`
+/// Writes the OpData [`Epilogue`] (and [`Epilogue16`]) reads: int8 (int16)
+/// bounds and `channels`
 /// (multiplier, shift) pairs — one from the float scale product when
 /// `per_tensor` — or the float bounds.
 pub(crate) fn push_opdata(
@@ -60,8 +93,13 @@ pub(crate) fn push_opdata(
     per_tensor: bool,
     words: &mut OpDataWriter<'_>,
 ) -> Result<(), Error> {
-    if out.dtype == dtype::I8 {
-        let (lo, hi) = act_range_i8(p.op.activation, out).ok_or(p.err("fused activation"))?;
+    if out.dtype != dtype::F32 {
+        let (lo, hi) = if out.dtype == dtype::I16 {
+            act_range_int(p.op.activation, out, -32768, 32767)
+        } else {
+            act_range_i8(p.op.activation, out)
+        }
+        .ok_or(p.err("fused activation"))?;
         words.push(lo);
         words.push(hi);
         if per_tensor {
@@ -474,6 +512,81 @@ impl<'e> Epilogue<'e> {
         );
         put_f32(out, oi, act_f32(total + bias, lo, hi));
     }
+}
+
+/// The end of a 16x8 output value, as TFLM's reference kernels do it: the
+/// accumulator width follows the bias — int32 (the sum wraps; the bias is
+/// added in int32 and the 32-bit `MultiplyByQuantizedMultiplier` scales
+/// it) or int64 (no bias, or an int64 one: the 64-bit one, with its 16-bit
+/// multiplier) — then the output offset (FULLY_CONNECTED only; the
+/// convolutions ignore zero points) and the activation bounds, which lie in
+/// int16. Callers sum exactly in `i64`; its low 32 bits are the wrapping
+/// int32 sum.
+pub(crate) struct Epilogue16<'e> {
+    bias: &'e [u8],
+    /// The bias is int32 (TFLM's int32 accumulator).
+    acc32: bool,
+    has_bias: bool,
+    opdata: &'e [u8],
+    out_off: i32,
+    lo: i32,
+    hi: i32,
+}
+
+impl<'e> Epilogue16<'e> {
+    /// `out_offset`: add the output zero point (FULLY_CONNECTED does).
+    pub(crate) fn new(c: &Ctx<'e, '_>, bias: (TensorInfo, &'e [u8]), out_offset: bool) -> Self {
+        let has_bias = bias.0.bytes > 0;
+        Epilogue16 {
+            bias: bias.1,
+            acc32: has_bias && bias.0.dtype == dtype::I32,
+            has_bias,
+            opdata: c.opdata,
+            out_off: if out_offset {
+                c.output_info().zero_point
+            } else {
+                0
+            },
+            lo: c.word(0),
+            hi: c.word(1),
+        }
+    }
+
+    /// The int16 output of sum `acc`: bias `ch`, multiplier `k`.
+    #[inline]
+    pub(crate) fn put(&self, out: &mut [u8], oi: usize, ch: usize, k: usize, acc: i64) {
+        let (m, s) = (
+            i32_at(self.opdata, 2 + 2 * k),
+            i32_at(self.opdata, 3 + 2 * k),
+        );
+        let v = if self.acc32 {
+            let acc = (acc as i32).wrapping_add(i32_at(self.bias, ch));
+            fx::mbqm(acc, m, s)
+        } else {
+            let bias = if self.has_bias {
+                i64_at(self.bias, ch)
+            } else {
+                0
+            };
+            fx::mbqm_i64(acc.wrapping_add(bias), m, s)
+        };
+        put_i16(
+            out,
+            oi,
+            v.wrapping_add(self.out_off).max(self.lo).min(self.hi),
+        );
+    }
+}
+
+/// `Σ w[wb+k] · x[xb+k]` over `n` (int16 input, int8 filter) pairs, exact.
+#[inline]
+pub(crate) fn dot_i16(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize) -> i64 {
+    let mut acc = 0i64;
+    for k in 0..n {
+        let wv = i32::from(w.get(wb + k).map_or(0, |&v| v as i8));
+        acc = acc.wrapping_add(i64::from(i16_at(x, xb + k) * wv));
+    }
+    acc
 }
 
 #[cfg(test)]

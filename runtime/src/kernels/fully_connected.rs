@@ -1,11 +1,13 @@
-//! FULLY_CONNECTED (int8, per-tensor or per-channel, and float32), as TFLM's
-//! reference `FullyConnected`.
+//! FULLY_CONNECTED (int8 and int16 16x8, per-tensor or per-channel, and
+//! float32), as TFLM's reference `FullyConnected` and `FullyConnectedPerChannel`.
 
 use microarena_image::dtype;
 
-use super::bytes::{f32_at, i8_at};
+use super::bytes::{f32_at, i8_at, i16_at};
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::epilogue::{Epilogue, check_operands, dot_i8, push_opdata};
+use super::epilogue::{
+    Epilogue, Epilogue16, check_operands, check_operands_16x8, dot_i8, push_opdata,
+};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -29,7 +31,13 @@ pub(crate) fn prepare(
     words: &mut OpDataWriter<'_>,
     _alloc: &mut ArenaAllocator,
 ) -> Result<(), Error> {
-    let (input, filter) = check_operands(p, out)?;
+    let (input, filter) = if out.dtype == dtype::I16 {
+        // FullyConnectedEval's 16x8 branch takes an int32 bias as int32 and
+        // reads any other as int64: int32 or int64 (or none).
+        check_operands_16x8(p, out, &[dtype::I32, dtype::I64], false)?
+    } else {
+        check_operands(p, out)?
+    };
     let depth = out.last_dim();
     let accum = filter.last_dim();
     p.need(filter.rank == 2 && filter.dim(0) == depth, "filter shape")?;
@@ -50,6 +58,9 @@ pub(crate) fn prepare(
 }
 
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    if c.output_info().dtype == dtype::I16 {
+        return eval_16x8(c);
+    }
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
     let end = Epilogue::new(c, c.input(2));
@@ -84,6 +95,46 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 acc
             };
             end.put_i8(c.out, oi, o, if per_channel { o } else { 0 }, acc);
+        }
+    }
+    Ok(())
+}
+
+/// The 16x8 FULLY_CONNECTED (int16 input and output, int8 filter), TFLM's
+/// `FullyConnected` / `FullyConnectedPerChannel` on int16: unlike the
+/// convolutions these add the input offset, the output zero point and, per
+/// tensor only, the filter offset; the accumulator is the bias's width
+/// ([`Epilogue16`]).
+fn eval_16x8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (filter, w) = c.input(1);
+    let end = Epilogue16::new(c, c.input(2), true);
+    let out = c.output_info();
+    let depth = out.last_dim();
+    let accum = filter.last_dim();
+    let batches = out.elements() / depth.max(1);
+    let in_off = input.zero_point.wrapping_neg();
+    let per_channel = filter.n_scales > 1;
+    let w_off = if per_channel {
+        0
+    } else {
+        filter.zero_point.wrapping_neg()
+    };
+    for b in 0..batches {
+        for o in 0..depth {
+            let mut acc = 0i64;
+            for d in 0..accum {
+                let wv = i8_at(w, o * accum + d).wrapping_add(w_off);
+                let xv = i16_at(x, b * accum + d).wrapping_add(in_off);
+                acc = acc.wrapping_add(i64::from(wv.wrapping_mul(xv)));
+            }
+            end.put(
+                c.out,
+                o + depth * b,
+                o,
+                if per_channel { o } else { 0 },
+                acc,
+            );
         }
     }
     Ok(())

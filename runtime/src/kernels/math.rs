@@ -10,7 +10,9 @@
 //!   rounded everywhere, so it is exact; LOG and EXP call `libm`'s `logf` and
 //!   `expf` where TFLM calls the C library's, which may round differently:
 //!   at most 1 ULP apart (verify-kernels lists them as such);
-//! * CAST between int8, int16, int32, uint32, float32 and bool (input only)
+//! * CAST between int8, int16, int32, uint32, float32 and bool (to bool as
+//!   the tflite-micro wheel does — its TFLM is newer than 90b983c2, whose
+//!   `cast.cc` has no bool output —: nonzero, NaN included, is true)
 //!   with C's `static_cast`: integers wrap, floats truncate toward zero (x86's
 //!   `cvttss2si` gives `i32::MIN` out of range, and so does this kernel; to
 //!   uint32 the wheel saturates — negatives and NaN to 0, beyond 2^32 − 1 to
@@ -235,7 +237,7 @@ fn cast_in(t: i8) -> bool {
 fn cast_out(t: i8) -> bool {
     matches!(
         t,
-        dtype::I8 | dtype::I16 | dtype::I32 | dtype::U32 | dtype::F32
+        dtype::I8 | dtype::I16 | dtype::I32 | dtype::U32 | dtype::F32 | dtype::BOOL
     )
 }
 
@@ -248,7 +250,7 @@ pub(crate) fn prepare_cast(
     let input = p.input(0)?;
     p.need(
         cast_in(input.dtype) && cast_out(out.dtype),
-        "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32 or float32",
+        "CAST: from int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32, float32 or bool",
     )?;
     p.need(same_len(&input, out), "input and output sizes differ")
 }
@@ -306,6 +308,17 @@ pub(crate) fn cast(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             }
         };
         match out.dtype {
+            // C's conversion to bool: nonzero (NaN included) is true.
+            dtype::BOOL => {
+                if let Some(b) = c.out.get_mut(i) {
+                    let nonzero = if input.dtype == dtype::F32 {
+                        fv != 0.0
+                    } else {
+                        iv != 0
+                    };
+                    *b = u8::from(nonzero);
+                }
+            }
             dtype::F32 => put_f32(c.out, i, fv),
             dtype::I32 | dtype::U32 => put_i32(c.out, i, iv),
             dtype::I16 => put_i16(c.out, i, iv),

@@ -1,11 +1,12 @@
-//! Ops that move elements without arithmetic: RESHAPE, PAD, TRANSPOSE,
-//! CONCATENATION, PACK and STRIDED_SLICE. Prepare checks that every parameter
+//! Ops that move elements without arithmetic: RESHAPE, PAD, PADV2,
+//! MIRROR_PAD, TRANSPOSE, CONCATENATION, PACK and STRIDED_SLICE. Prepare checks that every parameter
 //! indexes the input (PAD/TRANSPOSE/STRIDED_SLICE parameters are a rank, then
 //! up to 5 values per group), so Eval's loops stay within the tensors.
 
 use microarena_image::geometry;
 use microarena_image::params::{
-    ConcatParams, MAX_SLICE_RANK, PadParams, SliceParams, TransposeParams,
+    ConcatParams, MAX_SLICE_RANK, PAD_CONSTANT, PAD_REFLECT, PAD_SYMMETRIC, PadParams, SliceParams,
+    TransposeParams,
 };
 use microarena_image::{self as rl, dtype};
 
@@ -45,6 +46,8 @@ pub(super) const KERNELS: &[Kernel] = &[
         batch_to_space,
     ),
     kernel(opcode::PAD, prepare_pad, pad),
+    kernel(opcode::PADV2, prepare_pad, pad),
+    kernel(opcode::MIRROR_PAD, prepare_mirror_pad, mirror_pad),
     kernel(opcode::TRANSPOSE, prepare_transpose, transpose),
     kernel(opcode::CONCATENATION, prepare_concatenation, concatenation),
     kernel(opcode::PACK, prepare_pack, pack),
@@ -118,6 +121,7 @@ pub(crate) fn prepare_pad(
     same_element_size(p, &input, out)?;
     // Parameters: rank, then 5 "before" and 5 "after" paddings.
     let pads: PadParams = p.op.params();
+    p.check(pads.mode == PAD_CONSTANT, "PAD mode")?;
     let rank = pads.rank.max(0) as usize;
     p.need(rank == input.rank && rank == out.rank, "rank")?;
     p.check(rank <= MAX_SLICE_RANK, "PAD rank above 5")?;
@@ -130,6 +134,21 @@ pub(crate) fn prepare_pad(
             .saturating_add(after as usize);
         p.need(out.dim(k) == want, "padded shape")?;
     }
+    // PADV2 (and a PAD with a third input): the pad value is that scalar,
+    // of the input's type and, for int8, on the output's scale and zero point
+    // (TFLM's PadPrepare).
+    if let Some(value) = p.opt_input(2)? {
+        p.need(
+            value.dtype == input.dtype && value.dtype == out.dtype,
+            "pad value type",
+        )?;
+        p.need(value.elements() == 1, "pad value must be a scalar")?;
+        p.need(
+            value.dtype != dtype::I8
+                || (value.zero_point == out.zero_point && value.scale == out.scale),
+            "int8 pad value quantized unlike the output",
+        )?;
+    }
     Ok(())
 }
 
@@ -140,11 +159,16 @@ pub(crate) fn pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let is = strides(&input);
     let rank = out.rank;
     let pads: PadParams = c.op.params();
-    let pad_byte = if out.dtype == dtype::I8 {
-        out.zero_point as i8 as u8
-    } else {
-        0
-    };
+    // The pad value: PADV2's scalar input, else the int8 zero point or 0.
+    let (value, v) = c.input(2);
+    let mut pad_value = [0u8; 16];
+    let e16 = e.min(16);
+    match (v.get(..e16), pad_value.get_mut(..e16)) {
+        (Some(src), Some(dst)) if value.dtype == out.dtype => dst.copy_from_slice(src),
+        _ if out.dtype == dtype::I8 => pad_value[0] = out.zero_point as i8 as u8,
+        _ => {}
+    }
+    let pad_value = pad_value.get(..e16).unwrap_or(&[]);
     for i in 0..out.elements() {
         let mut rem = i;
         let mut src = 0usize;
@@ -162,9 +186,83 @@ pub(crate) fn pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
         if inside {
             copy_elem(c.out, i, x, src, e);
-        } else if let Some(d) = c.out.get_mut(i * e..i * e + e) {
-            d.fill(pad_byte);
+        } else if let Some(d) = c.out.get_mut(i * e..i * e + pad_value.len()) {
+            d.copy_from_slice(pad_value);
         }
+    }
+    Ok(())
+}
+
+/// MIRROR_PAD (TFLM's mirror_pad.cc): float32 or int8, the output the
+/// input's type. REFLECT mirrors about the edge element, SYMMETRIC repeats
+/// it, so a side may add at most `dim - 1` (REFLECT) or `dim` (SYMMETRIC)
+/// elements; TFLM does not check that and would read outside the input, so
+/// such an image is refused here.
+pub(crate) fn prepare_mirror_pad(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8),
+        "MIRROR_PAD: float32 or int8, the same in and out",
+    )?;
+    let pads: PadParams = p.op.params();
+    p.check(
+        pads.mode == PAD_REFLECT || pads.mode == PAD_SYMMETRIC,
+        "MIRROR_PAD mode",
+    )?;
+    let offset = usize::from(pads.mode == PAD_REFLECT);
+    let rank = pads.rank.max(0) as usize;
+    p.need(rank == input.rank && rank == out.rank, "rank")?;
+    p.check(rank <= MAX_SLICE_RANK, "MIRROR_PAD rank above 5")?;
+    for k in 0..rank {
+        let (before, after) = (axis_word(&pads.before, k), axis_word(&pads.after, k));
+        p.check(before >= 0 && after >= 0, "negative padding")?;
+        let most = input.dim(k).saturating_sub(offset);
+        p.need(
+            before as usize <= most && after as usize <= most,
+            "MIRROR_PAD: padding wider than the input allows",
+        )?;
+        let want = input
+            .dim(k)
+            .saturating_add(before as usize)
+            .saturating_add(after as usize);
+        p.need(out.dim(k) == want, "padded shape")?;
+    }
+    Ok(())
+}
+
+pub(crate) fn mirror_pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let e = elem_size(&out);
+    let is = strides(&input);
+    let pads: PadParams = c.op.params();
+    // Prepare checked every side against the input's dim, so `coord` maps
+    // into it: REFLECT skips the edge element (offset 1), SYMMETRIC does not.
+    let offset = usize::from(pads.mode == PAD_REFLECT);
+    for i in 0..out.elements() {
+        let mut rem = i;
+        let mut src = 0usize;
+        for k in (0..out.rank).rev() {
+            let d = out.dim(k).max(1);
+            let coord = rem % d;
+            rem /= d;
+            let before = axis_word(&pads.before, k).max(0) as usize;
+            let n = input.dim(k);
+            let at = if coord < before {
+                (before + offset).saturating_sub(1 + coord)
+            } else if coord - before < n {
+                coord - before
+            } else {
+                n.saturating_sub(1 + offset + (coord - before - n))
+            };
+            src += at * is.get(k).copied().unwrap_or(0);
+        }
+        copy_elem(c.out, i, x, src, e);
     }
     Ok(())
 }

@@ -28,13 +28,13 @@ use microarena_image::geometry;
 use microarena_image::params::WindowParams;
 use microarena_image::{self as rl, dtype, opcode};
 
-use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
+use super::bytes::{f32_at, i8_at, i16_at, i32_at, i64_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_int};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
-use crate::fixedpoint as fx;
+use crate::fixedpoint::{self as fx, mbqm_i64};
 use crate::image::TensorInfo;
 
 /// This family's entries in the kernel registry.
@@ -164,18 +164,6 @@ pub(crate) fn prepare(
     Ok(())
 }
 
-/// TFLM's 64-bit `MultiplyByQuantizedMultiplier` (the 16x8 kernels): the
-/// multiplier rounded to 16 bits, one rounding shift.
-fn mbqm_i64(x: i64, multiplier: i32, shift: i32) -> i32 {
-    let reduced = if multiplier < 0x7FFF_0000 {
-        i64::from((multiplier + (1 << 15)) >> 16)
-    } else {
-        0x7FFF
-    };
-    let total = (15 - i64::from(shift)).clamp(1, 62);
-    (x.wrapping_mul(reduced).wrapping_add(1i64 << (total - 1)) >> total) as i32
-}
-
 /// The input coordinates along one axis that reach output coordinate `o`:
 /// `i·stride − pad + tap = o` with `tap` in `0..filter` and `i` in `0..size`,
 /// ascending, with each one's tap.
@@ -277,13 +265,6 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// Little-endian int64 element `i` (0 when out of range, as the other accessors).
-fn i64_at(b: &[u8], i: usize) -> i64 {
-    b.get(i * 8..i * 8 + 8)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, i64::from_le_bytes)
 }
 
 #[cfg(test)]

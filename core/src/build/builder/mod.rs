@@ -44,7 +44,7 @@ mod tests;
 
 pub use error::BuildError;
 pub use options::flex_int_map;
-use options::{options_fit, to_fb_options};
+use options::{options_fit, to_fb_options, with_bias_type};
 
 #[derive(Debug, Clone)]
 struct OpSpec {
@@ -56,6 +56,8 @@ struct OpSpec {
     intermediates: Vec<i32>,
     options: OpOptions,
     custom_options: Option<Vec<u8>>,
+    /// The options' `quantized_bias_type` (a TFLite type code; 0 leaves it unset).
+    quantized_bias_type: i8,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -227,6 +229,7 @@ impl ModelBuilder {
             intermediates: Vec::new(),
             options: OpOptions::None,
             custom_options: None,
+            quantized_bias_type: 0,
         };
         let index = match self.sg(g) {
             Some(sg) => {
@@ -384,8 +387,10 @@ impl ModelBuilder {
                     opcode_index: opcode_index as u32,
                     inputs: Some(op.inputs),
                     outputs: Some(op.outputs),
-                    builtin_options: to_fb_options(op.code, &op.options)
-                        .unwrap_or(fb::BuiltinOptionsT::NONE),
+                    builtin_options: with_bias_type(
+                        to_fb_options(op.code, &op.options).unwrap_or(fb::BuiltinOptionsT::NONE),
+                        op.quantized_bias_type,
+                    ),
                     custom_options: op.custom_options,
                     intermediates: (!op.intermediates.is_empty()).then_some(op.intermediates),
                     ..Default::default()
@@ -565,6 +570,15 @@ impl OpHandle<'_> {
     pub fn custom_options(mut self, bytes: &[u8]) -> Self {
         if let Some(op) = self.op() {
             op.custom_options = Some(bytes.to_vec());
+        }
+        self
+    }
+
+    /// Sets the `quantized_bias_type` of CONV_2D, FULLY_CONNECTED or
+    /// TRANSPOSE_CONV options set before (ignored for other options).
+    pub fn quantized_bias_type(mut self, dtype: DType) -> Self {
+        if let Some(op) = self.op() {
+            op.quantized_bias_type = dtype.code();
         }
         self
     }

@@ -21,6 +21,21 @@ pub(super) fn options_fit(code: BuiltinOp, options: &OpOptions) -> bool {
     matches!(options, OpOptions::None) || to_fb_options(code, options).is_some()
 }
 
+/// `options` with its `quantized_bias_type` set to `code` (a TFLite type
+/// code) where the table has the field; 0 leaves the options unchanged.
+pub(super) fn with_bias_type(mut options: fb::BuiltinOptionsT, code: i8) -> fb::BuiltinOptionsT {
+    if code != 0 {
+        let t = fb::TensorType(code);
+        match &mut options {
+            fb::BuiltinOptionsT::Conv2DOptions(o) => o.quantized_bias_type = t,
+            fb::BuiltinOptionsT::FullyConnectedOptions(o) => o.quantized_bias_type = t,
+            fb::BuiltinOptionsT::TransposeConvOptions(o) => o.quantized_bias_type = t,
+            _ => {}
+        }
+    }
+    options
+}
+
 /// The schema options for `options` on an operator with `code`; `None` when they do not fit.
 pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::BuiltinOptionsT> {
     use BuiltinOp as B;
@@ -244,6 +259,15 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
             align_corners: *align_corners,
             half_pixel_centers: *half_pixel_centers,
         })),
+        (B::MIRROR_PAD, OpOptions::MirrorPad { reflect }) => {
+            O::MirrorPadOptions(Box::new(fb::MirrorPadOptionsT {
+                mode: if *reflect {
+                    fb::MirrorPadMode::REFLECT
+                } else {
+                    fb::MirrorPadMode::SYMMETRIC
+                },
+            }))
+        }
         _ => return None,
     })
 }
