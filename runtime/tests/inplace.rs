@@ -538,3 +538,56 @@ fn a_banded_stage_and_in_place_ops_run_together() {
     assert_eq!(r.high_water, r.predicted);
     assert!(r.head < plain.head);
 }
+
+/// int32 binary ops (unquantized, wrapping) overwrite either operand too.
+#[test]
+fn int32_binary_ops_run_in_place() {
+    use microarena_image::opcode as oc;
+    for code in [
+        oc::ADD,
+        oc::MUL,
+        oc::SUB,
+        oc::MAXIMUM,
+        oc::MINIMUM,
+        oc::SQUARED_DIFFERENCE,
+    ] {
+        for constant_first in [false, true] {
+            let mut b = ModelBuilder::new();
+            let g = b.subgraph();
+            let t = |b: &mut ModelBuilder, name: &str| b.tensor(g, name, &SHAPE, DType::I32).id();
+            let n = SHAPE.iter().product::<i32>() as usize;
+            let ints = |seed: u32| -> Vec<i32> {
+                pseudo_random_bytes(seed, 4 * n)
+                    .chunks(4)
+                    .map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]) >> 8)
+                    .collect()
+            };
+            let (x, a, y) = (t(&mut b, "x"), t(&mut b, "a"), t(&mut b, "y"));
+            let k0 = b
+                .tensor(g, "k0", &SHAPE, DType::I32)
+                .data_i32(&ints(3))
+                .id();
+            b.op(g, BuiltinOp::ADD, &[x, k0], &[a])
+                .add_options(Activation::None);
+            let k = b
+                .tensor(g, "k", &SHAPE, DType::I32)
+                .data_i32(&ints(u32::from(code)))
+                .id();
+            let inputs = if constant_first { [k, a] } else { [a, k] };
+            let built = b.op(g, BuiltinOp(i32::from(code)), &inputs, &[y]);
+            if code == oc::MUL {
+                built.mul_options(Activation::None);
+            } else if matches!(code, oc::ADD | oc::SUB) {
+                built.add_options(Activation::None);
+            }
+            b.inputs(g, &[x]).outputs(g, &[y]);
+            let (_, fast) = both(&b.finish());
+            assert_eq!(
+                marks(&fast),
+                [(1, usize::from(constant_first), true)],
+                "{}",
+                rl::op_name(i32::from(code))
+            );
+        }
+    }
+}
