@@ -10,7 +10,7 @@ use microarena_image::params::LstmParams;
 use microarena_image::{self as rl, dtype};
 
 use super::activations::sigmoid_f32;
-use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
+use super::bytes::{f32_at, i8_at, i32_at, put_f32, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
 use super::epilogue::{Requant, dot_i8, dot2_i8, dot3_i8};
 use super::{Kernel, kernel};
@@ -230,8 +230,6 @@ fn gate_i8(
     fc: &mut [u8],
     lanes: &mut Lanes,
 ) {
-    #[cfg(not(microarena_dsp))]
-    let _ = lanes;
     let mut fc_i8 = |inp: &[u8],
                      off: usize,
                      zp: i32,
@@ -241,6 +239,9 @@ fn gate_i8(
                      m: i32,
                      sh: i32,
                      dst: &mut [u8]| {
+        // Portable builds keep no lanes.
+        #[cfg(not(microarena_dsp))]
+        let _ = &mut *lanes;
         let rq = Requant::scaler(m, sh);
         let finish = |dst: &mut [u8], r: usize, o: usize, acc: i32| {
             let acc = match bias {
@@ -331,14 +332,24 @@ fn gate_i8(
     fc_i8(
         h, s.st_off, h_zp, w_rec, s.state, None, mult[2], mult[3], fc,
     );
-    for i in 0..s.rows * s.state {
-        let sum = (i16_at(gate, i) + i16_at(fc, i)).clamp(-32768, 32767);
-        let v = if tanh {
-            tanh_i16(sum, 0, 0)
-        } else {
-            logistic_i16(sum, 0, 0)
-        };
-        put_i16(gate, i, v);
+    // Saturating add, then the activation, one loop per activation.
+    let pairs = gate
+        .as_chunks_mut::<2>()
+        .0
+        .iter_mut()
+        .zip(fc.as_chunks::<2>().0);
+    let pairs = pairs.take(s.rows * s.state);
+    let sum = |g: [u8; 2], f: [u8; 2]| {
+        (i32::from(i16::from_le_bytes(g)) + i32::from(i16::from_le_bytes(f))).clamp(-32768, 32767)
+    };
+    if tanh {
+        for (g, &f) in pairs {
+            *g = (tanh_i16(sum(*g, f), 0, 0) as i16).to_le_bytes();
+        }
+    } else {
+        for (g, &f) in pairs {
+            *g = (logistic_i16(sum(*g, f), 0, 0) as i16).to_le_bytes();
+        }
     }
 }
 
@@ -352,8 +363,10 @@ struct Lanes {
 }
 
 /// Input words unpacked on the stack: inputs up to 320 values (micro_speech_lstm's 257).
+#[cfg(microarena_dsp)]
 const LANE_WORDS: usize = 80;
 /// Rows of one FC accumulated on the stack before they are requantized.
+#[cfg(microarena_dsp)]
 const ACC_ROWS: usize = 128;
 
 impl Lanes {
@@ -598,17 +611,25 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     &mut lanes,
                 );
                 let clip = wd(22);
-                for i in 0..m {
-                    let ci = s.st_off + i;
-                    let fc = fx::mbqm(i16_at(b0, i) * i16_at(cell, ci), wd(16), wd(17))
-                        .clamp(-32768, 32767);
-                    let ig = fx::mbqm(i16_at(b1, i) * i16_at(b2, i), wd(18), wd(19))
-                        .clamp(-32768, 32767);
+                // MultiplyByQuantizedMultiplier with each multiplier decoded
+                // once (Requant::scale is it bit for bit).
+                let (qf, qi) = (
+                    Requant::scaler(wd(16), wd(17)),
+                    Requant::scaler(wd(18), wd(19)),
+                );
+                let i16_of = |b: &[u8; 2]| i32::from(i16::from_le_bytes(*b));
+                let cells = cell.get_mut(2 * s.st_off..).unwrap_or_default();
+                let cs = cells.as_chunks_mut::<2>().0.iter_mut();
+                let gates = b0.as_chunks::<2>().0.iter().zip(b1.as_chunks::<2>().0);
+                let gates = gates.zip(b2.as_chunks::<2>().0);
+                for (c, ((f, i), g)) in cs.zip(gates).take(m) {
+                    let fc = qf.scale(i16_of(f) * i16_of(c)).clamp(-32768, 32767);
+                    let ig = qi.scale(i16_of(i) * i16_of(g)).clamp(-32768, 32767);
                     let mut v = (fc + ig).clamp(-32768, 32767);
                     if cell_clip > 0.0 {
                         v = v.min(clip).max(-clip);
                     }
-                    put_i16(cell, ci, v);
+                    *c = (v as i16).to_le_bytes();
                 }
                 let (wi, wr, bi) = g(3);
                 gate_i8(
@@ -633,14 +654,16 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     shift = shift.wrapping_neg();
                     mult = 3;
                 }
-                for i in 0..m {
-                    let ci = s.st_off + i;
-                    let t = tanh_i16(i16_at(cell, ci), mult, shift);
-                    let v = fx::mbqm(t * i16_at(b1, i), wd(20), wd(21))
-                        .wrapping_add(h_zp)
-                        .clamp(-128, 127);
-                    put_i8(hidden, ci, v);
-                    put_i8(c.out, out_off + i, v);
+                let qh = Requant::scaler(wd(20), wd(21));
+                let cells = cell.get(2 * s.st_off..).unwrap_or_default();
+                let cells = cells.as_chunks::<2>().0.iter().zip(b1.as_chunks::<2>().0);
+                let hs = hidden.get_mut(s.st_off..).unwrap_or_default().iter_mut();
+                let outs = c.out.get_mut(out_off..).unwrap_or_default().iter_mut();
+                for ((cv, o), (h, y)) in cells.zip(hs.zip(outs)).take(m) {
+                    let t = tanh_i16(i32::from(i16::from_le_bytes(*cv)), mult, shift);
+                    let v = qh.scale(t * i32::from(i16::from_le_bytes(*o)));
+                    let v = v.wrapping_add(h_zp).clamp(-128, 127) as i8 as u8;
+                    (*h, *y) = (v, v);
                 }
             }
         }
