@@ -1456,8 +1456,9 @@ fn signal_chain_survives_corruption() {
 #[test]
 fn depthwise_i8_3x3_matches_a_direct_sum() {
     use microarena_runtime::fixedpoint::{mbqm, quantize_multiplier};
-    // (h, w, input channels, multiplier, stride, VALID, input zp, output zp, activation)
-    let cases: &[(i32, i32, i32, i32, i32, bool, i64, i64, i8)] = &[
+    /// (h, w, input channels, multiplier, stride, VALID, input zp, output zp, activation)
+    type Case = (i32, i32, i32, i32, i32, bool, i64, i64, i8);
+    let cases: &[Case] = &[
         (5, 7, 4, 1, 1, false, 3, -128, 0),
         (6, 6, 6, 1, 2, false, -128, -5, 0),
         (4, 9, 3, 1, 1, true, 127, 0, 0),
@@ -1504,7 +1505,7 @@ fn depthwise_i8_3x3_matches_a_direct_sum() {
         let got = run(
             tensors,
             op(rl::opcode::DEPTHWISE_CONV_2D, &[0, 1, 2], 3, options),
-            &[x.clone()],
+            std::slice::from_ref(&x),
         );
         // TFLM's activation bounds: none, ReLU (1) or ReLU6 (3).
         let q = |v: f32| out_zp as i32 + (v / out_s).round() as i32;
