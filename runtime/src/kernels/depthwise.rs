@@ -84,12 +84,17 @@ fn depthwise_i8_quads<const B: bool>(
         });
         for (t, wt) in wq.iter_mut().take(taps).enumerate() {
             // Filter [1][ky][kx][oc]; channels past n get 0.
-            let mut b = [0u8; 4];
-            if let Some(s) = w.get(t * g.oc + c0..) {
-                for (d, &v) in b.iter_mut().zip(s).take(n) {
-                    *d = v;
+            let s = w.get(t * g.oc + c0..).unwrap_or(&[]);
+            let b = match s.first_chunk::<4>() {
+                Some(b) if n == 4 => *b,
+                _ => {
+                    let mut b = [0u8; 4];
+                    for (d, &v) in b.iter_mut().zip(s).take(n) {
+                        *d = v;
+                    }
+                    b
                 }
-            }
+            };
             *wt = quad_weights(b);
         }
         let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;

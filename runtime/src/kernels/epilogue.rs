@@ -193,7 +193,9 @@ const ROWS4_WORDS: usize = 64;
 pub(crate) struct Rows4<'w> {
     rows: [&'w [u8]; 4],
     #[cfg(microarena_dsp)]
-    lanes: [[[u32; 2]; 4]; ROWS4_WORDS],
+    /// Per input word, the four rows' (bytes 0 and 2, bytes 1 and 3) lanes.
+    /// Flat, so that making it is one memclr, not one per word.
+    lanes: [u32; 8 * ROWS4_WORDS],
     /// Bytes from the start of each row that `lanes` covers.
     #[cfg(microarena_dsp)]
     done: usize,
@@ -204,7 +206,7 @@ impl<'w> Rows4<'w> {
         let mut r = Rows4 {
             rows: [&[]; 4],
             #[cfg(microarena_dsp)]
-            lanes: [[[0u32; 2]; 4]; ROWS4_WORDS],
+            lanes: [0u32; 8 * ROWS4_WORDS],
             #[cfg(microarena_dsp)]
             done: 0,
         };
@@ -219,7 +221,8 @@ impl<'w> Rows4<'w> {
         self.rows = rows;
         #[cfg(microarena_dsp)]
         let (done, mut sums) = {
-            let (words, sums) = super::dsp::unpack_rows4(rows, &mut self.lanes);
+            let lanes = self.lanes.as_chunks_mut::<8>().0;
+            let (words, sums) = super::dsp::unpack_rows4(rows, lanes);
             self.done = 4 * words;
             (4 * words, sums)
         };
@@ -242,7 +245,7 @@ impl<'w> Rows4<'w> {
         #[cfg(microarena_dsp)]
         let (mut acc, done) = {
             let words = (x.len() / 4).min(self.done / 4);
-            let lanes = self.lanes.get(..words).unwrap_or(&[]);
+            let lanes = self.lanes.as_chunks::<8>().0.get(..words).unwrap_or(&[]);
             (super::dsp::dot1x4_unpacked(x, lanes), 4 * words)
         };
         #[cfg(not(microarena_dsp))]
