@@ -225,9 +225,14 @@ fn depthwise_i8_quads<const B: bool>(
     }
 }
 
-/// Padded input pixels a row strip holds: output rows up to 49 pixels at
-/// stride 2, 98 at stride 1 (three strips, 1,200 B of stack).
+/// Padded input pixels a row strip holds: on DSP cores output rows up to 49
+/// pixels at stride 2, 98 at stride 1 (three strips, 1,200 B of stack);
+/// portable builds, the Cortex-M0 among them, keep 480 B (rows up to 18 and
+/// 37 pixels). Wider rows take the row runs.
+#[cfg(microarena_dsp)]
 const STRIP: usize = 100;
+#[cfg(not(microarena_dsp))]
+const STRIP: usize = 40;
 
 /// Three strips (rows `STRIP` words apart) and a pixel's window in them.
 type Strips = [u32; 3 * STRIP];
@@ -503,17 +508,15 @@ fn quad_pixel<const B: bool>(
     acc
 }
 
-/// The input word of a tap: four channels from `i`, or (`B`) the byte at
-/// `i` for all four lanes. Zeros past the end (never read inside a window).
+/// The input word of a tap: four channels from `i` ([`quad_at`]: at the
+/// input's end, the channels that are there), or (`B`) the byte at `i` for
+/// all four lanes.
 #[inline(always)]
 fn word<const B: bool>(x: &[u8], i: usize) -> [u8; 4] {
     if B {
         [x.get(i).copied().unwrap_or(0); 4]
     } else {
-        x.get(i..)
-            .and_then(|s| s.first_chunk::<4>())
-            .copied()
-            .unwrap_or_default()
+        quad_at(x, i)
     }
 }
 
