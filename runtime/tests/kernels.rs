@@ -1690,3 +1690,97 @@ fn signal_chain_survives_corruption() {
         sweep(&image, total as usize, usize::MAX, 1, 1);
     }
 }
+
+/// Int8 DEPTHWISE_CONV_2D 3×3 against a direct sum over the taps inside the
+/// input (TFLM's reference loop, written out here) on shapes that take each
+/// path: row strips (padding, stride 2, channel counts that leave a partial
+/// block of four, one input channel to eight or four to sixteen, input zero
+/// points at int8's ends), rows too wide for a strip, and a ReLU whose bounds
+/// leave the requantization's int8 fast path.
+#[test]
+fn depthwise_i8_3x3_matches_a_direct_sum() {
+    use microarena_runtime::fixedpoint::{mbqm, quantize_multiplier};
+    /// (h, w, input channels, multiplier, stride, VALID, input zp, output zp, activation)
+    type Case = (i32, i32, i32, i32, i32, bool, i64, i64, i8);
+    let cases: &[Case] = &[
+        (5, 7, 4, 1, 1, false, 3, -128, 0),
+        (6, 6, 6, 1, 2, false, -128, -5, 0),
+        (4, 9, 3, 1, 1, true, 127, 0, 0),
+        (7, 5, 1, 8, 2, false, -128, -128, 3),
+        (3, 3, 8, 1, 1, false, 10, 7, 1),
+        (9, 10, 12, 1, 2, true, -1, -128, 0),
+        (2, 2, 4, 1, 1, false, 0, 0, 0),
+        (5, 11, 4, 4, 1, false, 50, -20, 0),
+        (3, 120, 4, 1, 1, false, -7, -128, 0),
+        (4, 60, 5, 1, 2, false, 20, 3, 1),
+    ];
+    for (k, &(h, w, ic, mult, stride, valid, in_zp, out_zp, act)) in cases.iter().enumerate() {
+        let oc = ic * mult;
+        let (oh, ow, pad_h, pad_w) = if valid {
+            ((h - 3) / stride + 1, (w - 3) / stride + 1, 0, 0)
+        } else {
+            let (oh, ow) = ((h + stride - 1) / stride, (w + stride - 1) / stride);
+            let pad = |o: i32, i: i32| (((o - 1) * stride + 3 - i).max(0)) / 2;
+            (oh, ow, pad(oh, h), pad(ow, w))
+        };
+        let x = pseudo_random_bytes(0x5eed + k as u32, (h * w * ic) as usize);
+        let f = pseudo_random_bytes(0xf11 + k as u32, (9 * oc) as usize);
+        let bias: Vec<i32> = (0..oc).map(|c| (c * 977 - 3000) * (k as i32 + 1)).collect();
+        let (in_s, out_s) = (0.05f32, 0.1f32);
+        let f_s: Vec<f32> = (0..oc).map(|c| 0.004 + 0.0007 * c as f32).collect();
+        let b_s: Vec<f32> = f_s.iter().map(|s| s * in_s).collect();
+        let mut filter =
+            TensorSpec::constant(&[1, 3, 3, oc], I8, f.clone(), &f_s, &vec![0; oc as usize]);
+        filter.quantized_dimension = 3;
+        let mut bias_t = TensorSpec::i32s(&[oc], &bias, &b_s);
+        bias_t.quantized_dimension = 0;
+        let tensors = vec![
+            TensorSpec::act(&[1, h, w, ic], I8, in_s, in_zp),
+            filter,
+            bias_t,
+            TensorSpec::act(&[1, oh, ow, oc], I8, out_s, out_zp),
+        ];
+        let options = OptSpec::Depthwise {
+            padding_valid: valid,
+            stride,
+            multiplier: mult,
+            activation: act,
+        };
+        let got = run(
+            tensors,
+            op(rl::opcode::DEPTHWISE_CONV_2D, &[0, 1, 2], 3, options),
+            std::slice::from_ref(&x),
+        );
+        // TFLM's activation bounds: none, ReLU (1) or ReLU6 (3).
+        let q = |v: f32| out_zp as i32 + (v / out_s).round() as i32;
+        let (lo, hi) = match act {
+            1 => (q(0.0).max(-128), 127),
+            3 => (q(0.0).max(-128), q(6.0).min(127)),
+            _ => (-128, 127),
+        };
+        let mut want = Vec::new();
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for c in 0..oc {
+                    let mut acc = bias[c as usize];
+                    for ky in 0..3 {
+                        for kx in 0..3 {
+                            let (iy, ix) = (oy * stride - pad_h + ky, ox * stride - pad_w + kx);
+                            if iy < 0 || iy >= h || ix < 0 || ix >= w {
+                                continue;
+                            }
+                            let xv = x[((iy * w + ix) * ic + c / mult) as usize] as i8 as i32;
+                            let wv = f[((ky * 3 + kx) * oc + c) as usize] as i8 as i32;
+                            acc += wv * (xv - in_zp as i32);
+                        }
+                    }
+                    let real = f64::from(in_s) * f64::from(f_s[c as usize]) / f64::from(out_s);
+                    let (m, s) = quantize_multiplier(real);
+                    let v = (mbqm(acc, m, s) + out_zp as i32).max(lo).min(hi);
+                    want.push(v as i8);
+                }
+            }
+        }
+        assert_eq!(to_i8(&got), want, "case {k}: {:?}", cases[k]);
+    }
+}

@@ -80,6 +80,7 @@ fn depthwise_i8_quads<const B: bool>(
     let (ih, iw) = (g.ih, g.iw);
     let mut params = end.channels();
     let mut wq = [[0u32; 2]; MAX_TAPS];
+    let mut strips: Strips = [0; 3 * STRIP];
     let mut c0 = 0;
     while c0 < g.oc {
         let n = 4.min(g.oc - c0);
@@ -92,16 +93,35 @@ fn depthwise_i8_quads<const B: bool>(
         });
         for (t, wt) in wq.iter_mut().take(taps).enumerate() {
             // Filter [1][ky][kx][oc]; channels past n get 0.
-            let mut b = [0u8; 4];
-            if let Some(s) = w.get(t * g.oc + c0..) {
-                for (d, &v) in b.iter_mut().zip(s).take(n) {
-                    *d = v;
+            let s = w.get(t * g.oc + c0..).unwrap_or(&[]);
+            let b = match s.first_chunk::<4>() {
+                Some(b) if n == 4 => *b,
+                _ => {
+                    let mut b = [0u8; 4];
+                    for (d, &v) in b.iter_mut().zip(s).take(n) {
+                        *d = v;
+                    }
+                    b
                 }
-            }
+            };
             *wt = quad_weights(b);
         }
         let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
         let w9: &[[u32; 2]; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; 2]; 9]);
+        // 3×3 windows through zero-point-padded row strips: every pixel
+        // dense, no edge cases (the general path below handles the rest).
+        let span =
+            g.ow.saturating_sub(1)
+                .saturating_mul(g.sw as usize)
+                .saturating_add(3);
+        let zp = in_off.wrapping_neg();
+        if fast && g.sw > 0 && (-128..=127).contains(&zp) && span <= STRIP {
+            let geo = (g, c0, n, ch);
+            let zp = zp as i8 as u8;
+            quad3x3_strips::<B>(x, out, &mut strips, geo, w9, (off2, in_off, zp), &q);
+            c0 += n;
+            continue;
+        }
         let rs = g.iw as usize * g.ic;
         // Output columns whose window lies inside the input's columns.
         let inside = |ox: usize| {
@@ -211,6 +231,118 @@ fn depthwise_i8_quads<const B: bool>(
             }
         }
         c0 += n;
+    }
+}
+
+/// Padded input pixels a row strip holds: on DSP cores output rows up to 49
+/// pixels at stride 2, 98 at stride 1 (three strips, 1,200 B of stack);
+/// portable builds, the Cortex-M0 among them, keep 480 B (rows up to 18 and
+/// 37 pixels). Wider rows take the row runs.
+#[cfg(microarena_dsp)]
+const STRIP: usize = 100;
+#[cfg(not(microarena_dsp))]
+const STRIP: usize = 40;
+
+/// Three strips (rows `STRIP` words apart) and a pixel's window in them.
+type Strips = [u32; 3 * STRIP];
+
+/// Four channels (`c0..c0 + n`, input channel `ch`) of a 3×3 depthwise layer
+/// with dilation 1, all output rows: for each row, the three input rows its
+/// windows read are copied into strips as words (four channels, or `B` the
+/// one input byte in all four lanes), with the input's zero point `zp` in
+/// the padding. A padded tap then adds w·(zp + in_off) = 0, so every pixel
+/// takes the same nine taps at fixed offsets and the sums equal the
+/// reference's over the taps inside the input. The caller checks that a
+/// row's windows fit a strip (`(ow − 1)·sw + 3 ≤ STRIP`).
+fn quad3x3_strips<const B: bool>(
+    x: &[u8],
+    out: &mut [u8],
+    strips: &mut Strips,
+    (g, c0, n, ch): (&Geo, usize, usize, usize),
+    w: &[[u32; 2]; 9],
+    (off2, in_off, zp): (u32, i32, u8),
+    q: &[Requant; 4],
+) {
+    let pad = u32::from_le_bytes([zp; 4]);
+    let span = (g.ow.saturating_sub(1) * g.sw as usize + 3).min(STRIP);
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+            for (k, row) in strips.chunks_exact_mut(STRIP).enumerate() {
+                let iy = iy0.wrapping_add(k as i32);
+                let row = row.get_mut(..span).unwrap_or_default();
+                if iy < 0 || iy >= g.ih {
+                    row.fill(pad);
+                    continue;
+                }
+                // Slots lo..hi hold input columns lo − pad_w.., the rest pad.
+                let lo = g.pad_w.clamp(0, span as i32) as usize;
+                let hi = g.pad_w.saturating_add(g.iw).clamp(lo as i32, span as i32) as usize;
+                let (left, rest) = row.split_at_mut(lo);
+                let (mid, right) = rest.split_at_mut(hi - lo);
+                left.fill(pad);
+                right.fill(pad);
+                let ix0 = (lo as i32).wrapping_sub(g.pad_w);
+                let src = x.get(g.in_index(b, iy, ix0, ch)..).unwrap_or(&[]);
+                if B {
+                    for (slot, &v) in mid.iter_mut().zip(src.iter().step_by(g.ic.max(1))) {
+                        *slot = u32::from_le_bytes([v; 4]);
+                    }
+                } else if n == 4 && g.ic.is_multiple_of(4) {
+                    // Whole words, one per pixel.
+                    let words = src.as_chunks::<4>().0.iter().step_by(g.ic / 4);
+                    for (slot, wd) in mid.iter_mut().zip(words) {
+                        *slot = u32::from_le_bytes(*wd);
+                    }
+                } else {
+                    for (slot, px) in mid.iter_mut().zip(src.chunks(g.ic.max(1))) {
+                        *slot = u32::from_le_bytes(quad_at(px, 0));
+                    }
+                }
+            }
+            let oi = g.out_index(b, oy, 0, c0);
+            let row = (oi, g.ow, g.sw as usize, g.oc, n);
+            strip_row(strips, out, row, w, (off2, in_off), q);
+        }
+    }
+}
+
+/// One output row of [`quad3x3_strips`]: `(first output index, pixels,
+/// stride, output pixel step, channels)`. One range check per pixel: the
+/// window is a fixed-size view of the strips.
+#[inline(never)]
+fn strip_row(
+    s: &Strips,
+    out: &mut [u8],
+    (mut oi, ow, sw, oc, n): (usize, usize, usize, usize, usize),
+    w: &[[u32; 2]; 9],
+    (off2, in_off): (u32, i32),
+    q: &[Requant; 4],
+) {
+    let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
+    const R1: usize = STRIP;
+    const R2: usize = 2 * STRIP;
+    for p in 0..ow {
+        let Some(win) = s
+            .get(p * sw..)
+            .and_then(|s| s.first_chunk::<{ 2 * STRIP + 3 }>())
+        else {
+            break;
+        };
+        let at = |k: usize| win.get(k).copied().unwrap_or(0).to_le_bytes();
+        let mut a = quad_mac([0; 4], at(0), w0, off2, in_off);
+        a = quad_mac(a, at(1), w1, off2, in_off);
+        a = quad_mac(a, at(2), w2, off2, in_off);
+        a = quad_mac(a, at(R1), w3, off2, in_off);
+        a = quad_mac(a, at(R1 + 1), w4, off2, in_off);
+        a = quad_mac(a, at(R1 + 2), w5, off2, in_off);
+        a = quad_mac(a, at(R2), w6, off2, in_off);
+        a = quad_mac(a, at(R2 + 1), w7, off2, in_off);
+        a = quad_mac(a, at(R2 + 2), w8, off2, in_off);
+        if let Some(o) = out.get_mut(oi..oi + n) {
+            Requant::apply4(q, a, o);
+        }
+        oi += oc;
     }
 }
 
@@ -385,17 +517,15 @@ fn quad_pixel<const B: bool>(
     acc
 }
 
-/// The input word of a tap: four channels from `i`, or (`B`) the byte at
-/// `i` for all four lanes. Zeros past the end (never read inside a window).
+/// The input word of a tap: four channels from `i` ([`quad_at`]: at the
+/// input's end, the channels that are there), or (`B`) the byte at `i` for
+/// all four lanes.
 #[inline(always)]
 fn word<const B: bool>(x: &[u8], i: usize) -> [u8; 4] {
     if B {
         [x.get(i).copied().unwrap_or(0); 4]
     } else {
-        x.get(i..)
-            .and_then(|s| s.first_chunk::<4>())
-            .copied()
-            .unwrap_or_default()
+        quad_at(x, i)
     }
 }
 

@@ -321,14 +321,15 @@ pub(crate) fn dot3_unpacked(xu: &[[u32; 2]], w: [&[u8]; 3]) -> [i32; 3] {
     [s0, s1, s2]
 }
 
-/// Four filter rows unpacked into 16-bit lanes, word by word: `out[j][k]`
-/// holds the (bytes 0 and 2, bytes 1 and 3) lanes of word `j` of row `k`
-/// (a missing row gives zeros). Done once per four output channels of a
-/// layer, so the pixel loop reads its filters already in lanes. Returns the
-/// number of words written (the shortest of `out` and the longest row's
-/// whole words) and each row's sum over them (SMLAD against 1 in both lanes
-/// on the unpacked lanes, for folding the input offset into the bias).
-pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[[u32; 2]; 4]]) -> (usize, [i32; 4]) {
+/// Four filter rows unpacked into 16-bit lanes, word by word: `out[j]`
+/// holds, for row `k`, the (bytes 0 and 2, bytes 1 and 3) lanes of word `j`
+/// at `2k` and `2k + 1` (a missing row gives zeros). Done once per four
+/// output channels of a layer, so the pixel loop reads its filters already
+/// in lanes. Returns the number of words written (the shortest of `out` and
+/// the longest row's whole words) and each row's sum over them (SMLAD
+/// against 1 in both lanes on the unpacked lanes, for folding the input
+/// offset into the bias).
+pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[u32; 8]]) -> (usize, [i32; 4]) {
     let words = w
         .iter()
         .map(|r| r.len() / 4)
@@ -341,14 +342,14 @@ pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[[u32; 2]; 4]]) -> (usize, 
         let (rq, _) = r.as_chunks::<4>();
         for (o, b) in out.iter_mut().zip(rq) {
             let (e, odd) = unpack(u32::from_le_bytes(*b));
-            if let Some(l) = o.get_mut(k) {
-                *l = [e, odd];
+            if let Some(l) = o.get_mut(2 * k..2 * k + 2) {
+                l.copy_from_slice(&[e, odd]);
             }
             *sum = mac_lanes(*sum, (e, odd), (0x0001_0001, 0x0001_0001));
         }
         for o in out.iter_mut().skip(rq.len()) {
-            if let Some(l) = o.get_mut(k) {
-                *l = [0; 2];
+            if let Some(l) = o.get_mut(2 * k..2 * k + 2) {
+                l.copy_from_slice(&[0; 2]);
             }
         }
     }
@@ -361,16 +362,17 @@ pub(crate) fn unpack_rows4(w: [&[u8]; 4], out: &mut [[[u32; 2]; 4]]) -> (usize, 
 /// four filters and the filters not at all, so a word costs a load, two
 /// SXTB16, four LDRD and eight SMLAD; the loop state fits the registers.
 #[inline(always)]
-pub(crate) fn dot1x4_unpacked(x: &[u8], wu: &[[[u32; 2]; 4]]) -> [i32; 4] {
+pub(crate) fn dot1x4_unpacked(x: &[u8], wu: &[[u32; 8]]) -> [i32; 4] {
     let (xq, _) = x.as_chunks::<4>();
     let mut acc = [0i32; 4];
-    for (xb, [w0, w1, w2, w3]) in xq.iter().zip(wu) {
+    for (xb, l) in xq.iter().zip(wu) {
         let (xe, xo) = unpack(u32::from_le_bytes(*xb));
         let [a0, a1, a2, a3] = &mut acc;
-        *a0 = mac_lanes(*a0, (xe, xo), (w0[0], w0[1]));
-        *a1 = mac_lanes(*a1, (xe, xo), (w1[0], w1[1]));
-        *a2 = mac_lanes(*a2, (xe, xo), (w2[0], w2[1]));
-        *a3 = mac_lanes(*a3, (xe, xo), (w3[0], w3[1]));
+        // Each row's lanes read where they are used (see `mac_lanes`).
+        *a0 = mac_lanes(*a0, (xe, xo), (l[0], l[1]));
+        *a1 = mac_lanes(*a1, (xe, xo), (l[2], l[3]));
+        *a2 = mac_lanes(*a2, (xe, xo), (l[4], l[5]));
+        *a3 = mac_lanes(*a3, (xe, xo), (l[6], l[7]));
     }
     acc
 }

@@ -123,11 +123,10 @@ pub fn gate_rows(x: &[u8], w: &[u8], rows: usize, x_off: i32) -> ([i32; 8], [i32
     }
     let mut got = [0i32; 8];
     #[cfg(microarena_dsp)]
-    let done = super::lstm::rows3_unpacked(x, x_off.wrapping_neg(), w, rows, |o, a| {
-        if let Some(g) = got.get_mut(o) {
-            *g = a;
-        }
-    });
+    let done = {
+        let mut xu = [[0u32; 2]; 80];
+        super::lstm::rows3_unpacked(x, x_off.wrapping_neg(), w, rows, &mut xu, &mut got)
+    };
     #[cfg(not(microarena_dsp))]
     let done = 0;
     for (k, g) in got.iter_mut().enumerate().take(rows).skip(done) {

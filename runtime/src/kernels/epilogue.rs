@@ -231,7 +231,9 @@ const ROWS4_WORDS: usize = 64;
 pub(crate) struct Rows4<'w> {
     rows: [&'w [u8]; 4],
     #[cfg(microarena_dsp)]
-    lanes: [[[u32; 2]; 4]; ROWS4_WORDS],
+    /// Per input word, the four rows' (bytes 0 and 2, bytes 1 and 3) lanes.
+    /// Flat, so that making it is one memclr, not one per word.
+    lanes: [u32; 8 * ROWS4_WORDS],
     /// Bytes from the start of each row that `lanes` covers.
     #[cfg(microarena_dsp)]
     done: usize,
@@ -242,7 +244,7 @@ impl<'w> Rows4<'w> {
         let mut r = Rows4 {
             rows: [&[]; 4],
             #[cfg(microarena_dsp)]
-            lanes: [[[0u32; 2]; 4]; ROWS4_WORDS],
+            lanes: [0u32; 8 * ROWS4_WORDS],
             #[cfg(microarena_dsp)]
             done: 0,
         };
@@ -257,7 +259,8 @@ impl<'w> Rows4<'w> {
         self.rows = rows;
         #[cfg(microarena_dsp)]
         let (done, mut sums) = {
-            let (words, sums) = super::dsp::unpack_rows4(rows, &mut self.lanes);
+            let lanes = self.lanes.as_chunks_mut::<8>().0;
+            let (words, sums) = super::dsp::unpack_rows4(rows, lanes);
             self.done = 4 * words;
             (4 * words, sums)
         };
@@ -280,7 +283,7 @@ impl<'w> Rows4<'w> {
         #[cfg(microarena_dsp)]
         let (mut acc, done) = {
             let words = (x.len() / 4).min(self.done / 4);
-            let lanes = self.lanes.get(..words).unwrap_or(&[]);
+            let lanes = self.lanes.as_chunks::<8>().0.get(..words).unwrap_or(&[]);
             (super::dsp::dot1x4_unpacked(x, lanes), 4 * words)
         };
         #[cfg(not(microarena_dsp))]
@@ -313,6 +316,12 @@ pub(crate) struct Requant {
     rm1: u32,
     /// The right shift is 0 (multipliers ≥ 0.5): srdhm alone.
     r0: bool,
+    /// `2^(r − 1) + zp·2^r`: the rounding term with the zero point folded
+    /// in, for [`Requant::apply`]'s fast path.
+    tz: i32,
+    /// [`Requant::apply`] takes its fast path: a right shift r in 1..=23
+    /// (`tz` fits 32 bits) and int8's whole range as the bounds (one SSAT).
+    fast: bool,
     zp: i32,
     /// The activation bounds clamped to int8: clamping to them equals
     /// clamping to the bounds and then to int8.
@@ -336,16 +345,25 @@ impl Requant {
             s.wrapping_neg().clamp(0, 31) as u32
         };
         let lmul = 1i32.wrapping_shl(left);
+        let half = 1i32.wrapping_shl(right.saturating_sub(1));
+        let (lo, hi) = (lo.clamp(-128, 127), hi.clamp(-128, 127));
+        let fold = (1..=23).contains(&right) && (-256..=255).contains(&zp);
         Requant {
             bias: bias.wrapping_mul(lmul),
             lmul,
             m,
-            half: 1i32.wrapping_shl(right.saturating_sub(1)),
+            half,
             rm1: right.saturating_sub(1),
             r0: right == 0,
+            tz: if fold {
+                half.wrapping_add(zp.wrapping_shl(right))
+            } else {
+                0
+            },
+            fast: fold && (lo, hi) == (-128, 127),
             zp,
-            lo: lo.clamp(-128, 127),
-            hi: hi.clamp(-128, 127),
+            lo,
+            hi,
         }
     }
 
@@ -364,8 +382,29 @@ impl Requant {
     /// high word of that sum shifted by r − 1. [h < 0] is [P < 0]. The one
     /// product where srdhm saturates (x = m = i32::MIN) gives 2^(31−r) both
     /// ways, so no case is left out.
+    ///
+    /// The fast path adds the zero point inside the same sum: ⌊A / 2^k⌋ +
+    /// zp = ⌊(A + zp·2^k) / 2^k⌋ with k = 31 + r, so the rounding term
+    /// becomes `tz` − [P < 0] = 2^(r−1) + zp·2^r − [P < 0] (times 2^31). For
+    /// r ≤ 23 and |zp| ≤ 256 it fits 32 bits and the 64-bit sum stays below
+    /// 2^63 (|P| ≤ 2^62 + 2^30), so the value is exact; the bounds are
+    /// int8's, one SSAT. Every other case is out of line.
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> u8 {
+        if !self.fast {
+            return self.apply_general(acc);
+        }
+        let x = acc.wrapping_mul(self.lmul).wrapping_add(self.bias);
+        let p = i64::from(x) * i64::from(self.m) + (1 << 30);
+        let t = self.tz.wrapping_add((p >> 63) as i32);
+        let v = ((p.wrapping_add(i64::from(t) << 31) >> 32) as i32) >> self.rm1;
+        v.clamp(-128, 127) as i8 as u8
+    }
+
+    /// [`Requant::apply`] outside its fast path: [`Requant::scale`], the
+    /// zero point, the activation bounds.
+    #[inline(never)]
+    fn apply_general(&self, acc: i32) -> u8 {
         let v = self.scale(acc);
         // lo and hi are int8 already; max then min as TFLM (lo > hi gives hi).
         v.wrapping_add(self.zp).max(self.lo).min(self.hi) as i8 as u8
@@ -654,6 +693,11 @@ mod tests {
             let got = Requant::with((bias, m, s), zp, (lo, hi)).apply(acc);
             assert_eq!(got, want, "acc {acc} bias {bias} m {m} s {s}");
         }
+        // Both of apply's paths are exercised below: the fast one (right
+        // shifts 1..=23, int8 bounds) and the general one.
+        let fast = (-31..=3).filter(|&s| Requant::with((0, 1 << 30, s), -128, (-128, 127)).fast);
+        assert_eq!(fast.count(), 23);
+        assert!(!Requant::with((0, 1 << 30, -5), 0, (0, 127)).fast);
         // Every right shift against structured accumulators: powers of two
         // and their neighbours, both signs, where both roundings meet ties,
         // and the saturating product (x = m = i32::MIN).

@@ -10,7 +10,7 @@ use microarena_image::params::LstmParams;
 use microarena_image::{self as rl, dtype};
 
 use super::activations::sigmoid_f32;
-use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16};
+use super::bytes::{f32_at, i8_at, i32_at, put_f32, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
 use super::epilogue::{Requant, dot_i8, dot2_i8, dot3_i8};
 use super::{Kernel, kernel};
@@ -228,16 +228,20 @@ fn gate_i8(
     tanh: bool,
     gate: &mut [u8],
     fc: &mut [u8],
+    lanes: &mut Lanes,
 ) {
-    let fc_i8 = |inp: &[u8],
-                 off: usize,
-                 zp: i32,
-                 w: (&[u8], i32),
-                 n_in: usize,
-                 bias: Option<&[u8]>,
-                 m: i32,
-                 sh: i32,
-                 dst: &mut [u8]| {
+    let mut fc_i8 = |inp: &[u8],
+                     off: usize,
+                     zp: i32,
+                     w: (&[u8], i32),
+                     n_in: usize,
+                     bias: Option<&[u8]>,
+                     m: i32,
+                     sh: i32,
+                     dst: &mut [u8]| {
+        // Portable builds keep no lanes.
+        #[cfg(not(microarena_dsp))]
+        let _ = &mut *lanes;
         let rq = Requant::scaler(m, sh);
         let finish = |dst: &mut [u8], r: usize, o: usize, acc: i32| {
             let acc = match bias {
@@ -255,13 +259,29 @@ fn gate_i8(
             // read on DSP cores); the sums are the same integers either way.
             #[cfg(microarena_dsp)]
             if w.1 == 0 {
-                o = rows3_unpacked(
-                    inp.get(xrow..xrow + n_in).unwrap_or(&[]),
-                    zp,
-                    w.0,
-                    s.state,
-                    |o, a| finish(dst, r, o, a),
-                );
+                // The accumulators of three rows per pass, then this input
+                // row's int16 outputs in one loop (no index per value).
+                let xs = inp.get(xrow..xrow + n_in).unwrap_or(&[]);
+                let Lanes { xu, acc } = &mut *lanes;
+                o = rows3_unpacked(xs, zp, w.0, s.state, xu, acc);
+                let row = dst.get_mut(2 * r * s.state..).unwrap_or_default();
+                let (outs, accs) = (row.chunks_exact_mut(2), acc.get(..o).unwrap_or(&[]));
+                let put = |d: &mut [u8], a: i32| {
+                    let v = rq.scale_inline(a).clamp(-32768, 32767);
+                    d.copy_from_slice(&(v as i16).to_le_bytes());
+                };
+                match bias {
+                    Some(b) => {
+                        for ((d, &a), b) in outs.zip(accs).zip(b.as_chunks::<4>().0) {
+                            put(d, a.wrapping_add(i32::from_le_bytes(*b)));
+                        }
+                    }
+                    None => {
+                        for (d, &a) in outs.zip(accs) {
+                            put(d, a);
+                        }
+                    }
+                }
             }
             if w.1 == 0 {
                 while o + 2 < s.state {
@@ -312,35 +332,71 @@ fn gate_i8(
     fc_i8(
         h, s.st_off, h_zp, w_rec, s.state, None, mult[2], mult[3], fc,
     );
-    for i in 0..s.rows * s.state {
-        let sum = (i16_at(gate, i) + i16_at(fc, i)).clamp(-32768, 32767);
-        let v = if tanh {
-            tanh_i16(sum, 0, 0)
-        } else {
-            logistic_i16(sum, 0, 0)
-        };
-        put_i16(gate, i, v);
+    // Saturating add, then the activation, one loop per activation.
+    let pairs = gate
+        .as_chunks_mut::<2>()
+        .0
+        .iter_mut()
+        .zip(fc.as_chunks::<2>().0);
+    let pairs = pairs.take(s.rows * s.state);
+    let sum = |g: [u8; 2], f: [u8; 2]| {
+        (i32::from(i16::from_le_bytes(g)) + i32::from(i16::from_le_bytes(f))).clamp(-32768, 32767)
+    };
+    if tanh {
+        for (g, &f) in pairs {
+            *g = (tanh_i16(sum(*g, f), 0, 0) as i16).to_le_bytes();
+        }
+    } else {
+        for (g, &f) in pairs {
+            *g = (logistic_i16(sum(*g, f), 0, 0) as i16).to_le_bytes();
+        }
+    }
+}
+
+/// Stack buffers of the gate FCs on DSP cores, made once per invoke (not
+/// zeroed again per FC): the input unpacked into lanes and the accumulators.
+struct Lanes {
+    #[cfg(microarena_dsp)]
+    xu: [[u32; 2]; LANE_WORDS],
+    #[cfg(microarena_dsp)]
+    acc: [i32; ACC_ROWS],
+}
+
+/// Input words unpacked on the stack: inputs up to 320 values (micro_speech_lstm's 257).
+#[cfg(microarena_dsp)]
+const LANE_WORDS: usize = 80;
+/// Rows of one FC accumulated on the stack before they are requantized.
+#[cfg(microarena_dsp)]
+const ACC_ROWS: usize = 128;
+
+impl Lanes {
+    fn new() -> Self {
+        Lanes {
+            #[cfg(microarena_dsp)]
+            xu: [[0; 2]; LANE_WORDS],
+            #[cfg(microarena_dsp)]
+            acc: [0; ACC_ROWS],
+        }
     }
 }
 
 /// The input FC of a gate on DSP cores, three weight rows at a time over the
-/// input unpacked once (`dsp::unpack_offset`): calls `finish(row, acc)` for
-/// rows `0..` and returns the first row it did not do (0 when the input is
-/// longer than its buffer; the caller's loops do the rest).
+/// input unpacked once into `xu` (`dsp::unpack_offset`): writes the
+/// accumulators of rows `0..` to `acc` and returns the first row it did not
+/// do (0 when the input is longer than `xu`; at most `acc.len()`; the
+/// caller's loops do the rest). The rows are walked, not indexed.
 #[cfg(microarena_dsp)]
 pub(super) fn rows3_unpacked(
     xs: &[u8],
     zp: i32,
     w: &[u8],
     rows: usize,
-    mut finish: impl FnMut(usize, i32),
+    xu: &mut [[u32; 2]],
+    acc: &mut [i32],
 ) -> usize {
-    /// Input words unpacked on the stack: inputs up to 320 values (micro_speech_lstm's 257).
-    const WORDS: usize = 80;
-    let mut xu = [[0u32; 2]; WORDS];
     let n = xs.len();
     let x_off = zp.wrapping_neg();
-    let Some(words) = super::dsp::unpack_offset(xs, x_off, &mut xu) else {
+    let Some(words) = super::dsp::unpack_offset(xs, x_off, xu) else {
         return 0;
     };
     // The last, partial word with zero lanes past the input: its products
@@ -360,18 +416,23 @@ pub(super) fn rows3_unpacked(
         words += 1;
     }
     let xu = xu.get(..words).unwrap_or(&[]);
-    let row = |o: usize| w.get(o * n..).and_then(|r| r.get(..4 * words));
+    let span = 4 * words;
+    // Rows o.. of the matrix.
+    let mut rest = w;
     let mut o = 0;
-    while o + 2 < rows {
+    let rows = rows.min(acc.len());
+    for out in acc.chunks_exact_mut(3) {
         // The last rows of the matrix may lack the padding bytes: the
         // caller's loops take them.
-        let (Some(r0), Some(r1), Some(r2)) = (row(o), row(o + 1), row(o + 2)) else {
+        let row = |k: usize| rest.get(k * n..).and_then(|r| r.get(..span));
+        let (Some(r0), Some(r1), Some(r2)) = (row(0), row(1), row(2)) else {
             break;
         };
-        let acc = super::dsp::dot3_unpacked(xu, [r0, r1, r2]);
-        for (k, a) in acc.into_iter().enumerate() {
-            finish(o + k, a);
+        if o + 2 >= rows {
+            break;
         }
+        out.copy_from_slice(&super::dsp::dot3_unpacked(xu, [r0, r1, r2]));
+        rest = rest.get(3 * n..).unwrap_or(&[]);
         o += 3;
     }
     o
@@ -453,6 +514,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (outer, inner) = if time_major { (1, time) } else { (batch, time) };
     let m = rows * state;
     let cell_clip = c.op.params::<LstmParams>().cell_clip;
+    let mut lanes = Lanes::new();
     let mut step_no = 0usize;
     for b in 0..outer {
         for _ in 0..inner {
@@ -501,26 +563,90 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     (tens(wi), tens(wr), tens(bi).0)
                 };
                 let (wi, wr, bi) = g(0);
-                gate_i8(s, x, x_zp, hidden, h_zp, wi, wr, bi, gm(0), false, b0, b3);
+                gate_i8(
+                    s,
+                    x,
+                    x_zp,
+                    hidden,
+                    h_zp,
+                    wi,
+                    wr,
+                    bi,
+                    gm(0),
+                    false,
+                    b0,
+                    b3,
+                    &mut lanes,
+                );
                 let (wi, wr, bi) = g(1);
-                gate_i8(s, x, x_zp, hidden, h_zp, wi, wr, bi, gm(1), false, b1, b3);
+                gate_i8(
+                    s,
+                    x,
+                    x_zp,
+                    hidden,
+                    h_zp,
+                    wi,
+                    wr,
+                    bi,
+                    gm(1),
+                    false,
+                    b1,
+                    b3,
+                    &mut lanes,
+                );
                 let (wi, wr, bi) = g(2);
-                gate_i8(s, x, x_zp, hidden, h_zp, wi, wr, bi, gm(2), true, b2, b3);
+                gate_i8(
+                    s,
+                    x,
+                    x_zp,
+                    hidden,
+                    h_zp,
+                    wi,
+                    wr,
+                    bi,
+                    gm(2),
+                    true,
+                    b2,
+                    b3,
+                    &mut lanes,
+                );
                 let clip = wd(22);
-                for i in 0..m {
-                    let ci = s.st_off + i;
-                    let fc = fx::mbqm(i16_at(b0, i) * i16_at(cell, ci), wd(16), wd(17))
-                        .clamp(-32768, 32767);
-                    let ig = fx::mbqm(i16_at(b1, i) * i16_at(b2, i), wd(18), wd(19))
-                        .clamp(-32768, 32767);
+                // MultiplyByQuantizedMultiplier with each multiplier decoded
+                // once (Requant::scale is it bit for bit).
+                let (qf, qi) = (
+                    Requant::scaler(wd(16), wd(17)),
+                    Requant::scaler(wd(18), wd(19)),
+                );
+                let i16_of = |b: &[u8; 2]| i32::from(i16::from_le_bytes(*b));
+                let cells = cell.get_mut(2 * s.st_off..).unwrap_or_default();
+                let cs = cells.as_chunks_mut::<2>().0.iter_mut();
+                let gates = b0.as_chunks::<2>().0.iter().zip(b1.as_chunks::<2>().0);
+                let gates = gates.zip(b2.as_chunks::<2>().0);
+                for (c, ((f, i), g)) in cs.zip(gates).take(m) {
+                    let fc = qf.scale(i16_of(f) * i16_of(c)).clamp(-32768, 32767);
+                    let ig = qi.scale(i16_of(i) * i16_of(g)).clamp(-32768, 32767);
                     let mut v = (fc + ig).clamp(-32768, 32767);
                     if cell_clip > 0.0 {
                         v = v.min(clip).max(-clip);
                     }
-                    put_i16(cell, ci, v);
+                    *c = (v as i16).to_le_bytes();
                 }
                 let (wi, wr, bi) = g(3);
-                gate_i8(s, x, x_zp, hidden, h_zp, wi, wr, bi, gm(3), false, b1, b3);
+                gate_i8(
+                    s,
+                    x,
+                    x_zp,
+                    hidden,
+                    h_zp,
+                    wi,
+                    wr,
+                    bi,
+                    gm(3),
+                    false,
+                    b1,
+                    b3,
+                    &mut lanes,
+                );
                 // Tanh(cell) with the cell scale power, then × output gate.
                 let mut shift = wd(23).wrapping_add(15 - 3);
                 let mut mult = 0;
@@ -528,14 +654,16 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     shift = shift.wrapping_neg();
                     mult = 3;
                 }
-                for i in 0..m {
-                    let ci = s.st_off + i;
-                    let t = tanh_i16(i16_at(cell, ci), mult, shift);
-                    let v = fx::mbqm(t * i16_at(b1, i), wd(20), wd(21))
-                        .wrapping_add(h_zp)
-                        .clamp(-128, 127);
-                    put_i8(hidden, ci, v);
-                    put_i8(c.out, out_off + i, v);
+                let qh = Requant::scaler(wd(20), wd(21));
+                let cells = cell.get(2 * s.st_off..).unwrap_or_default();
+                let cells = cells.as_chunks::<2>().0.iter().zip(b1.as_chunks::<2>().0);
+                let hs = hidden.get_mut(s.st_off..).unwrap_or_default().iter_mut();
+                let outs = c.out.get_mut(out_off..).unwrap_or_default().iter_mut();
+                for ((cv, o), (h, y)) in cells.zip(hs.zip(outs)).take(m) {
+                    let t = tanh_i16(i32::from(i16::from_le_bytes(*cv)), mult, shift);
+                    let v = qh.scale(t * i32::from(i16::from_le_bytes(*o)));
+                    let v = v.wrapping_add(h_zp).clamp(-128, 127) as i8 as u8;
+                    (*h, *y) = (v, v);
                 }
             }
         }

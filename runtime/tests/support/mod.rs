@@ -74,6 +74,12 @@ pub enum OptSpec {
         filter: i32,
         activation: i8,
     },
+    Depthwise {
+        padding_valid: bool,
+        stride: i32,
+        multiplier: i32,
+        activation: i8,
+    },
     Softmax {
         beta: f32,
     },
@@ -128,6 +134,20 @@ impl OptSpec {
                 dilation_w: 1,
                 dilation_h: 1,
                 depth_multiplier: 1,
+                activation: act(activation),
+            }),
+            OptSpec::Depthwise {
+                padding_valid,
+                stride,
+                multiplier,
+                activation,
+            } => OpOptions::Conv(ConvOptions {
+                padding: padding(padding_valid),
+                stride_w: stride,
+                stride_h: stride,
+                dilation_w: 1,
+                dilation_h: 1,
+                depth_multiplier: multiplier,
                 activation: act(activation),
             }),
             OptSpec::Pool {
