@@ -11,7 +11,7 @@ use microarena_core::lower::{LowerError, lower, runtime_arena};
 use microarena_core::read::dtype::DType;
 use microarena_image as rl;
 use microarena_runtime::{Error, Interpreter};
-use support::{OpSpec, OptSpec, TensorSpec, build};
+use support::{OpSpec, OptSpec, TensorSpec, build, run_model};
 
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -36,18 +36,7 @@ fn to_i8(b: &[u8]) -> Vec<i8> {
 fn run(tensors: Vec<TensorSpec>, op: OpSpec, inputs: &[Vec<u8>]) -> Vec<u8> {
     let g_in: Vec<i32> = (0..inputs.len() as i32).collect();
     let out = op.outputs[0];
-    let bytes = build(&tensors, &[op], &g_in, &[out]);
-    let model = Model::parse(&bytes).expect("parse");
-    let image = lower(&model).expect("lower");
-    let predicted = runtime_arena(&model).expect("arena");
-    let mut arena = vec![0u8; predicted.total_bytes as usize];
-    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
-    for (i, d) in inputs.iter().enumerate() {
-        it.input_mut(i).expect("input").copy_from_slice(d);
-    }
-    it.invoke().expect("invoke");
-    assert_eq!(it.memory_usage().high_water as u64, predicted.total_bytes);
-    it.output(0).expect("output").to_vec()
+    run_model(&build(&tensors, &[op], &g_in, &[out]), inputs)
 }
 
 fn op(opcode: u8, inputs: &[i32], output: i32, options: OptSpec) -> OpSpec {

@@ -2,28 +2,15 @@
 //! kernels (tflite-micro 90b983c2 `pad.cc`, `mirror_pad.cc`, `add_n.cc`);
 //! `scripts/verify-kernels.sh` compares every branch with TFLM itself.
 
+#[allow(dead_code)] // the spec helpers serve kernels.rs
+mod support;
+
 use microarena_core::Model;
 use microarena_core::build::builder::ModelBuilder;
 use microarena_core::lower::{lower, runtime_arena};
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{BuiltinOp, OpOptions};
-use microarena_runtime::Interpreter;
-
-/// Lowers and runs `model` on `inputs`; the arena's high-water must be the
-/// predicted arena.
-fn run(model: &[u8], inputs: &[Vec<u8>]) -> Vec<u8> {
-    let m = Model::parse(model).expect("parse");
-    let image = lower(&m).expect("lower");
-    let predicted = runtime_arena(&m).expect("arena");
-    let mut arena = vec![0u8; predicted.total_bytes as usize];
-    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
-    for (i, d) in inputs.iter().enumerate() {
-        it.input_mut(i).expect("input").copy_from_slice(d);
-    }
-    it.invoke().expect("invoke");
-    assert_eq!(it.memory_usage().high_water as u64, predicted.total_bytes);
-    it.output(0).expect("output").to_vec()
-}
+use support::run_model as run;
 
 fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()

@@ -119,21 +119,9 @@ pub(crate) fn prepare_pad(
 ) -> Result<(), Error> {
     let input = p.input(0)?;
     same_element_size(p, &input, out)?;
-    // Parameters: rank, then 5 "before" and 5 "after" paddings.
     let pads: PadParams = p.op.params();
     p.check(pads.mode == PAD_CONSTANT, "PAD mode")?;
-    let rank = pads.rank.max(0) as usize;
-    p.need(rank == input.rank && rank == out.rank, "rank")?;
-    p.check(rank <= MAX_SLICE_RANK, "PAD rank above 5")?;
-    for k in 0..rank {
-        let (before, after) = (axis_word(&pads.before, k), axis_word(&pads.after, k));
-        p.check(before >= 0 && after >= 0, "negative padding")?;
-        let want = input
-            .dim(k)
-            .saturating_add(before as usize)
-            .saturating_add(after as usize);
-        p.need(out.dim(k) == want, "padded shape")?;
-    }
+    check_paddings(p, &pads, &input, out, usize::MAX)?;
     // PADV2 (and a PAD with a third input): the pad value is that scalar,
     // of the input's type and, for int8, on the output's scale and zero point
     // (TFLM's PadPrepare).
@@ -152,12 +140,72 @@ pub(crate) fn prepare_pad(
     Ok(())
 }
 
+/// The paddings of a PAD, PADV2 or MIRROR_PAD (rank, then 5 "before" and 5
+/// "after" per axis) against its tensors: one pair per axis, each side
+/// non-negative and at most `dim − narrower` (MIRROR_PAD's limit; `usize::MAX`
+/// for none), and the output the padded shape.
+fn check_paddings(
+    p: &Prep<'_, '_>,
+    pads: &PadParams,
+    input: &TensorInfo,
+    out: &TensorInfo,
+    narrower: usize,
+) -> Result<(), Error> {
+    let rank = pads.rank.max(0) as usize;
+    p.need(rank == input.rank && rank == out.rank, "rank")?;
+    p.check(rank <= MAX_SLICE_RANK, "padding rank above 5")?;
+    for k in 0..rank {
+        let (before, after) = (axis_word(&pads.before, k), axis_word(&pads.after, k));
+        p.check(before >= 0 && after >= 0, "negative padding")?;
+        if narrower != usize::MAX {
+            let most = input.dim(k).saturating_sub(narrower);
+            p.need(
+                before as usize <= most && after as usize <= most,
+                "MIRROR_PAD: padding wider than the input allows",
+            )?;
+        }
+        let want = input
+            .dim(k)
+            .saturating_add(before as usize)
+            .saturating_add(after as usize);
+        p.need(out.dim(k) == want, "padded shape")?;
+    }
+    Ok(())
+}
+
+/// Walks a padded output: for output element `i`, `f(i, source)` with the
+/// input element it copies, or `None` where the output is padding. `axis(coord,
+/// before, dim)` maps one axis' output coordinate to the input's (`None`
+/// outside it).
+fn walk_padded(
+    out: &TensorInfo,
+    input: &TensorInfo,
+    pads: &PadParams,
+    axis: impl Fn(usize, usize, usize) -> Option<usize>,
+    mut f: impl FnMut(usize, Option<usize>),
+) {
+    let is = strides(input);
+    for i in 0..out.elements() {
+        let mut rem = i;
+        let mut src = Some(0usize);
+        for k in (0..out.rank).rev() {
+            let d = out.dim(k).max(1);
+            let coord = rem % d;
+            rem /= d;
+            let before = axis_word(&pads.before, k).max(0) as usize;
+            src = match (src, axis(coord, before, input.dim(k))) {
+                (Some(s), Some(at)) => Some(s + at * is.get(k).copied().unwrap_or(0)),
+                _ => None,
+            };
+        }
+        f(i, src);
+    }
+}
+
 pub(crate) fn pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let out = c.output_info();
     let e = elem_size(&out);
-    let is = strides(&input);
-    let rank = out.rank;
     let pads: PadParams = c.op.params();
     // The pad value: PADV2's scalar input, else the int8 zero point or 0.
     let (value, v) = c.input(2);
@@ -169,27 +217,17 @@ pub(crate) fn pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         _ => {}
     }
     let pad_value = pad_value.get(..e16).unwrap_or(&[]);
-    for i in 0..out.elements() {
-        let mut rem = i;
-        let mut src = 0usize;
-        let mut inside = true;
-        for k in (0..rank).rev() {
-            let d = out.dim(k).max(1);
-            let coord = rem % d;
-            rem /= d;
-            let before = axis_word(&pads.before, k).max(0) as usize;
-            if coord < before || coord >= before + input.dim(k) {
-                inside = false;
-            } else {
-                src += (coord - before) * is.get(k).copied().unwrap_or(0);
+    let inside = |coord: usize, before: usize, n: usize| {
+        (coord >= before && coord - before < n).then(|| coord - before)
+    };
+    walk_padded(&out, &input, &pads, inside, |i, src| match src {
+        Some(s) => copy_elem(c.out, i, x, s, e),
+        None => {
+            if let Some(d) = c.out.get_mut(i * e..i * e + pad_value.len()) {
+                d.copy_from_slice(pad_value);
             }
         }
-        if inside {
-            copy_elem(c.out, i, x, src, e);
-        } else if let Some(d) = c.out.get_mut(i * e..i * e + pad_value.len()) {
-            d.copy_from_slice(pad_value);
-        }
-    }
+    });
     Ok(())
 }
 
@@ -214,56 +252,29 @@ pub(crate) fn prepare_mirror_pad(
         pads.mode == PAD_REFLECT || pads.mode == PAD_SYMMETRIC,
         "MIRROR_PAD mode",
     )?;
-    let offset = usize::from(pads.mode == PAD_REFLECT);
-    let rank = pads.rank.max(0) as usize;
-    p.need(rank == input.rank && rank == out.rank, "rank")?;
-    p.check(rank <= MAX_SLICE_RANK, "MIRROR_PAD rank above 5")?;
-    for k in 0..rank {
-        let (before, after) = (axis_word(&pads.before, k), axis_word(&pads.after, k));
-        p.check(before >= 0 && after >= 0, "negative padding")?;
-        let most = input.dim(k).saturating_sub(offset);
-        p.need(
-            before as usize <= most && after as usize <= most,
-            "MIRROR_PAD: padding wider than the input allows",
-        )?;
-        let want = input
-            .dim(k)
-            .saturating_add(before as usize)
-            .saturating_add(after as usize);
-        p.need(out.dim(k) == want, "padded shape")?;
-    }
-    Ok(())
+    check_paddings(p, &pads, &input, out, usize::from(pads.mode == PAD_REFLECT))
 }
 
 pub(crate) fn mirror_pad(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let out = c.output_info();
     let e = elem_size(&out);
-    let is = strides(&input);
     let pads: PadParams = c.op.params();
     // Prepare checked every side against the input's dim, so `coord` maps
     // into it: REFLECT skips the edge element (offset 1), SYMMETRIC does not.
     let offset = usize::from(pads.mode == PAD_REFLECT);
-    for i in 0..out.elements() {
-        let mut rem = i;
-        let mut src = 0usize;
-        for k in (0..out.rank).rev() {
-            let d = out.dim(k).max(1);
-            let coord = rem % d;
-            rem /= d;
-            let before = axis_word(&pads.before, k).max(0) as usize;
-            let n = input.dim(k);
-            let at = if coord < before {
-                (before + offset).saturating_sub(1 + coord)
-            } else if coord - before < n {
-                coord - before
-            } else {
-                n.saturating_sub(1 + offset + (coord - before - n))
-            };
-            src += at * is.get(k).copied().unwrap_or(0);
-        }
-        copy_elem(c.out, i, x, src, e);
-    }
+    let mirrored = |coord: usize, before: usize, n: usize| {
+        Some(if coord < before {
+            (before + offset).saturating_sub(1 + coord)
+        } else if coord - before < n {
+            coord - before
+        } else {
+            n.saturating_sub(1 + offset + (coord - before - n))
+        })
+    };
+    walk_padded(&out, &input, &pads, mirrored, |i, src| {
+        copy_elem(c.out, i, x, src.unwrap_or(0), e);
+    });
     Ok(())
 }
 

@@ -261,3 +261,22 @@ pub fn build_custom(
     b.inputs(g, &g_in).outputs(g, outputs);
     b.build().expect("a valid test model")
 }
+
+/// Lowers and runs `model` on `inputs` (one per graph input) and returns
+/// output 0; the arena is exactly the predicted runtime arena, and its
+/// high-water must equal it.
+pub fn run_model(model: &[u8], inputs: &[Vec<u8>]) -> Vec<u8> {
+    use microarena_core::Model;
+    use microarena_core::lower::{lower, runtime_arena};
+    let m = Model::parse(model).expect("parse");
+    let image = lower(&m).expect("lower");
+    let predicted = runtime_arena(&m).expect("arena");
+    let mut arena = vec![0u8; predicted.total_bytes as usize];
+    let mut it = microarena_runtime::Interpreter::new(&image, &mut arena).expect("interpreter");
+    for (i, d) in inputs.iter().enumerate() {
+        it.input_mut(i).expect("input").copy_from_slice(d);
+    }
+    it.invoke().expect("invoke");
+    assert_eq!(it.memory_usage().high_water as u64, predicted.total_bytes);
+    it.output(0).expect("output").to_vec()
+}
