@@ -431,7 +431,9 @@ fn depthwise_16x8_multiplier_2_same_padding() {
     ];
     let dw = OptSpec::Depthwise {
         padding_valid: false,
+        stride: 1,
         multiplier: 2,
+        activation: 0,
     };
     let out = run(
         t,
@@ -723,7 +725,9 @@ fn corrupt_16x8_images_are_errors_not_panics() {
     };
     let dw = OptSpec::Depthwise {
         padding_valid: false,
+        stride: 1,
         multiplier: 2,
+        activation: 0,
     };
     let ops = [
         op(rl::opcode::CONV_2D, &[0, 1, 2], 3, conv),

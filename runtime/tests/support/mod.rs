@@ -104,11 +104,6 @@ pub enum OptSpec {
         axis: i32,
         num: i32,
     },
-    /// DEPTHWISE_CONV_2D, stride 1, dilation 1.
-    Depthwise {
-        padding_valid: bool,
-        multiplier: i32,
-    },
 }
 
 impl OptSpec {
@@ -184,18 +179,6 @@ impl OptSpec {
                 ..Default::default()
             }),
             OptSpec::Unpack { axis, num } => OpOptions::Unpack { axis, num },
-            OptSpec::Depthwise {
-                padding_valid,
-                multiplier,
-            } => OpOptions::Conv(ConvOptions {
-                padding: padding(padding_valid),
-                stride_w: 1,
-                stride_h: 1,
-                dilation_w: 1,
-                dilation_h: 1,
-                depth_multiplier: multiplier,
-                activation: Activation::None,
-            }),
         }
     }
 }
