@@ -1707,7 +1707,13 @@ fn depthwise_i8_3x3_matches_a_direct_sum() {
         (3, 120, 4, 1, 1, false, -7, -128, 0),
         (4, 60, 5, 1, 2, false, 20, 3, 1),
     ];
-    for (k, &(h, w, ic, mult, stride, valid, in_zp, out_zp, act)) in cases.iter().enumerate() {
+    // Under Miri (a lowering and invoke take ~20 s each there) two cases keep
+    // the strip paths checked: SAME edges, and a multiplier of 8 with stride 2.
+    for (k, &(h, w, ic, mult, stride, valid, in_zp, out_zp, act)) in cases
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| !cfg!(miri) || k == 0 || k == 3)
+    {
         let oc = ic * mult;
         let (oh, ow, pad_h, pad_w) = if valid {
             ((h - 3) / stride + 1, (w - 3) / stride + 1, 0, 0)
