@@ -664,7 +664,9 @@ mod tests {
             1_518_500_250,
             -1_518_500_250,
         ];
-        for i in 0..20_000 {
+        // Under Miri (no unsafe here; CI's slowest test at 634 s) a sample.
+        let n = if cfg!(miri) { 500 } else { 20_000 };
+        for i in 0..n {
             let acc = if i % 4 == 0 {
                 edges[i % edges.len()]
             } else {
