@@ -267,6 +267,73 @@ pub fn window_span(filter: i64, dilation: i64) -> i64 {
     effective_filter(filter, dilation).max(1)
 }
 
+/// Height-wise geometry of a windowed operator (CONV_2D, DEPTHWISE_CONV_2D,
+/// the pools) on batch-1 NHWC tensors: what running it row by row needs,
+/// for banded stages and for in-place execution alike. Core sizes the rings
+/// from it and the runtime runs and checks them with it, so the two cannot
+/// disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowWindow {
+    /// Bytes of one input row and of one output row (W × C × element).
+    pub in_row: usize,
+    pub out_row: usize,
+    /// Input and output heights.
+    pub in_h: usize,
+    pub out_h: usize,
+    pub stride: i32,
+    /// Padding rows above the input.
+    pub pad: i32,
+    pub filter: i32,
+    pub dilation: i32,
+}
+
+impl RowWindow {
+    /// Input rows `[lo, hi)` output row `r` reads ([`window_rows`]).
+    pub fn window(&self, r: usize) -> (usize, usize) {
+        let (lo, hi) = window_rows(
+            r as i64,
+            r as i64 + 1,
+            i64::from(self.stride),
+            i64::from(self.pad),
+            i64::from(self.filter),
+            i64::from(self.dilation),
+            self.in_h as i64,
+        );
+        (lo.max(0) as usize, hi.max(0) as usize)
+    }
+
+    /// Input rows one output row's window spans at most ([`window_span`]).
+    pub fn span(&self) -> usize {
+        window_span(i64::from(self.filter), i64::from(self.dilation)).max(1) as usize
+    }
+
+    /// In-place execution over the input, output row by output row: how
+    /// many output rows may already be written over the input before row `r`
+    /// is computed. Output row `c` takes bytes `[c·out_row, (c+1)·out_row)`
+    /// of the input's buffer; rows `r..` read input rows from `lo(r)` on
+    /// (windows only move down), so row `c` may be written once its bytes
+    /// end at or below `lo(r)·in_row`. Never more than `r`: a row is written
+    /// after it is computed.
+    pub fn written_before(&self, r: usize) -> usize {
+        if self.out_row == 0 {
+            return r;
+        }
+        let free = self.window(r).0.saturating_mul(self.in_row);
+        (free / self.out_row).min(r)
+    }
+
+    /// Output rows an in-place run holds computed but not yet written (the
+    /// ring of [`RowWindow::written_before`]'s schedule): the most, over the
+    /// rows, of those computed since the last row written, the row itself
+    /// included. 0 for an empty output.
+    pub fn in_place_ring_rows(&self) -> usize {
+        (0..self.out_h)
+            .map(|r| r + 1 - self.written_before(r))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod window_tests {
     use super::*;
@@ -283,5 +350,56 @@ mod window_tests {
         // Dilation 2: a 3-tap filter spans 5 rows.
         assert_eq!(window_rows(1, 2, 1, 2, 3, 2, 8), (0, 4));
         assert_eq!(window_span(3, 2), 5);
+    }
+
+    fn rows(
+        in_h: usize,
+        out_h: usize,
+        (in_row, out_row): (usize, usize),
+        s: i32,
+        pad: i32,
+    ) -> RowWindow {
+        RowWindow {
+            in_row,
+            out_row,
+            in_h,
+            out_h,
+            stride: s,
+            pad,
+            filter: 3,
+            dilation: 1,
+        }
+    }
+
+    #[test]
+    fn in_place_rings_by_hand() {
+        // 3×3 SAME stride 1, rows of equal size: row r reads r − 1..r + 2, so
+        // rows 0..=r − 2 are written before it (r − 1 of them), and two wait.
+        let same = rows(6, 6, (48, 48), 1, 1);
+        assert_eq!(
+            (0..6)
+                .map(|r| same.written_before(r))
+                .collect::<std::vec::Vec<_>>(),
+            [0, 0, 1, 2, 3, 4]
+        );
+        assert_eq!(same.in_place_ring_rows(), 2);
+        // VALID stride 1 (6 → 4 rows, narrower rows): row r reads from row r,
+        // which is past every byte of output rows before r, so one row waits.
+        assert_eq!(rows(6, 4, (48, 32), 1, 0).in_place_ring_rows(), 1);
+        // Stride 2, pad 0 (TFLM's SAME for 8 → 4): half-width rows.
+        let s2 = rows(8, 4, (64, 32), 2, 0);
+        assert_eq!(
+            (0..4)
+                .map(|r| s2.written_before(r))
+                .collect::<std::vec::Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+        assert_eq!(s2.in_place_ring_rows(), 1);
+        // Output rows wider than input rows (depth multiplier 2, pad 1): row
+        // r may take bytes only below lo(r)·in_row, so more rows wait.
+        let wide = rows(8, 8, (16, 32), 1, 1);
+        assert_eq!(wide.written_before(7), 3);
+        assert_eq!(wide.in_place_ring_rows(), 5);
+        assert_eq!(rows(0, 0, (0, 0), 1, 1).in_place_ring_rows(), 0);
     }
 }

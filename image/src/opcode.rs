@@ -278,6 +278,15 @@ pub const fn runs_in_bands(code: u8) -> bool {
     )
 }
 
+/// `true` for the windowed operators the runtime can run in place over input
+/// 0 row by row ([`crate::format::op::IN_PLACE`] = 1): each output row is
+/// computed into a small ring (the op's scratch, sized by
+/// [`crate::geometry::RowWindow::in_place_ring_rows`]) and written over the
+/// input once no later row's window reads those bytes. The banded operators.
+pub const fn in_place_by_rows(code: u8) -> bool {
+    runs_in_bands(code)
+}
+
 /// The inputs the runtime's kernel for `code` can overwrite with its output
 /// (in-place execution, [`crate::format::op::IN_PLACE`]): its Eval computes
 /// output element `i` from element `i` of that input (and, for a binary op,

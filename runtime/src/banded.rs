@@ -15,7 +15,7 @@
 //! the same taps in the same order as the whole op: bit-exact by
 //! construction, whatever the kernel's inner loops.
 
-use microarena_image::geometry::{window_rows, window_span};
+use microarena_image::geometry::RowWindow;
 use microarena_image::params::{OpParams, WindowParams};
 use microarena_image::{self as rl, opcode};
 
@@ -43,60 +43,23 @@ pub(crate) fn stage_end(img: &Image<'_>, first: usize) -> Result<usize, Error> {
     Err(bad("banded stage does not end with a last banded op"))
 }
 
-/// Height-wise geometry and row sizes of one banded op (small: a running
-/// stage keeps one per op on the device's stack).
-#[derive(Clone, Copy)]
-struct Rows {
-    /// Bytes of one input row and one output row.
-    in_row: usize,
-    out_row: usize,
-    /// Input and output heights.
-    in_h: usize,
-    out_h: usize,
-    stride: i32,
-    pad: i32,
-    filter: i32,
-    dilation: i32,
-}
-
-impl Rows {
-    fn of(img: &Image<'_>, op: &OpInfo) -> Result<Rows, Error> {
-        let input = img.tensor(usize::from(op.inputs[0]))?;
-        let output = img.tensor(usize::from(op.output))?;
-        let row = |t: &TensorInfo| {
-            rl::dtype_size(t.dtype).map_or(0, |e| e as usize) * t.dim(2) * t.dim(3)
-        };
-        let w: WindowParams = op.params();
-        Ok(Rows {
-            in_row: row(&input),
-            out_row: row(&output),
-            in_h: input.dim(1),
-            out_h: output.dim(1),
-            stride: w.stride_h,
-            pad: w.pad_h,
-            filter: w.filter_h,
-            dilation: w.dilation_h,
-        })
-    }
-
-    /// Input rows `[lo, hi)` output row `r` reads.
-    fn window(&self, r: usize) -> (usize, usize) {
-        let (lo, hi) = window_rows(
-            r as i64,
-            r as i64 + 1,
-            i64::from(self.stride),
-            i64::from(self.pad),
-            i64::from(self.filter),
-            i64::from(self.dilation),
-            self.in_h as i64,
-        );
-        (lo as usize, hi as usize)
-    }
-
-    /// Rows of this op's input one output row's window spans at most.
-    fn span(&self) -> usize {
-        window_span(i64::from(self.filter), i64::from(self.dilation)) as usize
-    }
+/// The row geometry of windowed op `op` (its input 0 and output 0).
+pub(crate) fn rows_of(img: &Image<'_>, op: &OpInfo) -> Result<RowWindow, Error> {
+    let input = img.tensor(usize::from(op.inputs[0]))?;
+    let output = img.tensor(usize::from(op.output))?;
+    let row =
+        |t: &TensorInfo| rl::dtype_size(t.dtype).map_or(0, |e| e as usize) * t.dim(2) * t.dim(3);
+    let w: WindowParams = op.params();
+    Ok(RowWindow {
+        in_row: row(&input),
+        out_row: row(&output),
+        in_h: input.dim(1),
+        out_h: output.dim(1),
+        stride: w.stride_h,
+        pad: w.pad_h,
+        filter: w.filter_h,
+        dilation: w.dilation_h,
+    })
 }
 
 /// Checks every stage of `img` at construction: the chain, the storage of
@@ -154,7 +117,7 @@ fn check_stage(img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> 
         if !opcode::runs_in_bands(op.opcode) || op.n_outputs != 1 || op.n_inputs == 0 {
             return Err(fail("this operator cannot run in row bands"));
         }
-        let r = Rows::of(img, &op)?;
+        let r = rows_of(img, &op)?;
         let input = img.tensor(usize::from(op.inputs[0]))?;
         let output = img.tensor(usize::from(op.output))?;
         for t in [&input, &output] {
@@ -187,7 +150,7 @@ fn check_stage(img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> 
             if output.storage != rl::STORAGE_STREAMED {
                 return Err(fail("a stage's inner outputs must be streamed"));
             }
-            let next = Rows::of(img, &img.op(i + 1)?)?;
+            let next = rows_of(img, &img.op(i + 1)?)?;
             let need = next.span().checked_mul(r.out_row);
             if need.is_none_or(|n| op.scratch.1 < n) {
                 return Err(fail("the ring is smaller than the next op's window"));
@@ -229,7 +192,7 @@ fn check_stage(img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> 
 /// inner op, which rows of its output its ring holds.
 #[derive(Clone, Copy)]
 struct Link {
-    rows: Rows,
+    rows: RowWindow,
     /// First row held, rows held, next row to compute.
     base: usize,
     held: usize,
@@ -291,7 +254,7 @@ pub(crate) fn run_stage(
             (t.location, t.bytes)
         };
         *stage.links.get_mut(k).ok_or(bad)? = Some(Link {
-            rows: Rows::of(img, &op)?,
+            rows: rows_of(img, &op)?,
             base: 0,
             held: 0,
             next: 0,
@@ -421,40 +384,79 @@ impl Stage<'_, '_, '_> {
                 .and_then(|ring| ring.get_mut(at..at + rows.out_row))
         };
         let dst = dst.ok_or(bad)?;
-        let band = |t: u16, h: usize, row: usize| -> Result<TensorInfo, Error> {
-            let mut b = self.img.tensor(usize::from(t))?;
-            if let Some(d) = b.dims.get_mut(1) {
-                *d = h as i32;
-            }
-            b.bytes = h * row;
-            b.location = 0;
-            b.storage = rl::STORAGE_ARENA;
-            Ok(b)
+        let call = RowCall {
+            index,
+            rows,
+            row: r,
+            read: (lo, hi),
         };
-        let band = Band {
-            input: band(op.inputs[0], hi - lo, rows.in_row)?,
-            data,
-            output: band(op.output, 1, rows.out_row)?,
-        };
-        let mut op = op;
-        // What is left of the top padding at this row: the window's first
-        // row `r·stride − pad` lies `pad'` rows above the band's first row.
-        let w: WindowParams = op.params();
-        let pad = (lo as i64 - r as i64 * i64::from(w.stride_h) + i64::from(w.pad_h)) as i32;
-        op.param_words = WindowParams { pad_h: pad, ..w }.to_words();
-        let mut ctx = Ctx {
-            img: self.img,
-            op,
-            index: index as u16,
-            pieces: [(0, &[]); kernels::MAX_REGIONS + 1],
-            out: dst,
-            more: core::array::from_fn(|_| <&mut [u8]>::default()),
-            scratch: &mut [],
-            opdata,
-            vars: &mut *self.vars,
-            band: Some(band),
-            in_place: None,
-        };
-        kernels::eval(&mut ctx)
+        eval_one_row(self.img, op, call, (data, dst), opdata, self.vars)
     }
+}
+
+/// One output row of a windowed op run on its own.
+#[derive(Clone, Copy)]
+pub(crate) struct RowCall {
+    /// The op.
+    pub index: usize,
+    pub rows: RowWindow,
+    /// The output row.
+    pub row: usize,
+    /// The input rows `[lo, hi)` its window reads.
+    pub read: (usize, usize),
+}
+
+/// Output row `call.row` of op `op` into `dst` (one row) from `data` (input
+/// rows `call.read`): the unchanged kernel on a band whose input record has
+/// those rows, whose output record has one row and whose top padding is what
+/// is left of the op's at that row. The op reads only constants besides
+/// input 0 (checked at construction), so the band needs no other arena bytes.
+pub(crate) fn eval_one_row(
+    img: &Image<'_>,
+    mut op: OpInfo,
+    call: RowCall,
+    (data, dst): (&[u8], &mut [u8]),
+    opdata: &[u8],
+    vars: &mut [u8],
+) -> Result<(), Error> {
+    let RowCall {
+        index,
+        rows,
+        row: r,
+        read: (lo, hi),
+    } = call;
+    let band = |t: u16, h: usize, row: usize| -> Result<TensorInfo, Error> {
+        let mut b = img.tensor(usize::from(t))?;
+        if let Some(d) = b.dims.get_mut(1) {
+            *d = h as i32;
+        }
+        b.bytes = h * row;
+        b.location = 0;
+        b.storage = rl::STORAGE_ARENA;
+        Ok(b)
+    };
+    let band = Band {
+        input: band(op.inputs[0], hi - lo, rows.in_row)?,
+        data,
+        output: band(op.output, 1, rows.out_row)?,
+    };
+    // What is left of the top padding at this row: the window's first
+    // row `r·stride − pad` lies `pad'` rows above the band's first row.
+    let w: WindowParams = op.params();
+    let pad = (lo as i64 - r as i64 * i64::from(w.stride_h) + i64::from(w.pad_h)) as i32;
+    op.param_words = WindowParams { pad_h: pad, ..w }.to_words();
+    let mut ctx = Ctx {
+        img,
+        op,
+        index: index as u16,
+        pieces: [(0, &[]); kernels::MAX_REGIONS + 1],
+        out: dst,
+        more: core::array::from_fn(|_| <&mut [u8]>::default()),
+        scratch: &mut [],
+        opdata,
+        vars,
+        band: Some(band),
+        in_place: None,
+    };
+    kernels::eval(&mut ctx)
 }

@@ -3,10 +3,10 @@
 use microarena_image as rl;
 
 use crate::arena::{ArenaAllocator, MemoryUsage};
-use crate::banded;
 use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
 use crate::kernels::{self, Ctx};
+use crate::{banded, rows_in_place};
 
 /// Runs one program image in one caller-supplied arena.
 pub struct Interpreter<'m, 'a> {
@@ -256,6 +256,12 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                 continue;
             }
             let opdata = opdata_of(i, &op)?;
+            if op.in_place == Some(0) && rl::opcode::in_place_by_rows(op.opcode) {
+                // A windowed op over its input, row by row (checked at construction).
+                rows_in_place::run(img, head, vars, i, opdata)?;
+                i += 1;
+                continue;
+            }
             if op.in_place == Some(0) && rl::opcode::is_alias_op(op.opcode) {
                 // An alias (RESHAPE, SQUEEZE, EXPAND_DIMS over its input's
                 // bytes, checked at construction): the output is already there.

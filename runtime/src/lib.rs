@@ -126,6 +126,7 @@ mod freeze;
 mod image;
 mod interpreter;
 mod kernels;
+mod rows_in_place;
 
 pub use arena::{ArenaAllocator, MemoryUsage, Phase};
 pub use error::Error;

@@ -10,16 +10,23 @@ use alloc::vec::Vec;
 use microarena_image::{self as rl, opcode};
 
 use super::inplace::InPlaceOp;
+use super::params::Words;
 use crate::read::model::Model;
 
 /// `Ok` when every alias of `aliases` is allowed by `model`: the op's
 /// kernel can overwrite that input slot (or the op is an alias op over input
 /// 0); input and output are the slot's tensor and output 0, distinct arena
 /// tensors (not constant, not variable) with equal bytes and element size,
-/// and, for an overwrite, equal shapes; an overwrite's input is no other
-/// operand of the op, and no tensor joined to it by the earlier aliases is a
-/// graph input or output or is read by a later op.
-pub(super) fn check(model: &Model<'_>, aliases: &[InPlaceOp]) -> Result<(), String> {
+/// and, for an overwrite, equal shapes — except a windowed op run by rows
+/// over input 0, whose output may be smaller and whose ring must be the rows
+/// its schedule holds (`params`: the ops' image parameters); an overwrite's
+/// input is no other operand of the op, and no tensor joined to it by the
+/// earlier aliases is a graph input or output or is read by a later op.
+pub(super) fn check(
+    model: &Model<'_>,
+    params: &[Words],
+    aliases: &[InPlaceOp],
+) -> Result<(), String> {
     let sg = model.main();
     // Group of every tensor as the aliases in op order join them.
     let mut group: Vec<usize> = (0..sg.tensors.len()).collect();
@@ -45,7 +52,10 @@ pub(super) fn check(model: &Model<'_>, aliases: &[InPlaceOp]) -> Result<(), Stri
         let Some(code) = super::image_opcode(op) else {
             return bad("no image code");
         };
-        let allowed = if a.overwrites {
+        let by_rows = a.ring_bytes > 0;
+        let allowed = if by_rows {
+            a.overwrites && a.slot == 0 && opcode::in_place_by_rows(code)
+        } else if a.overwrites {
             opcode::in_place_inputs(code).contains(&a.slot)
         } else {
             opcode::is_alias_op(code) && a.slot == 0
@@ -66,7 +76,23 @@ pub(super) fn check(model: &Model<'_>, aliases: &[InPlaceOp]) -> Result<(), Stri
         if a.input == a.output || !arena(x) || !arena(y) {
             return bad("input or output is not an arena tensor of its own");
         }
-        if x.bytes != y.bytes
+        if by_rows {
+            let Some(r) = super::banded::row_window(model, params, a.op) else {
+                return bad(
+                    "the op cannot run by rows (not batch-1 NHWC, or a non-constant operand)",
+                );
+            };
+            if y.bytes > x.bytes {
+                return bad("the output is larger than the input it overwrites");
+            }
+            let ring = (r.in_place_ring_rows() as u64).saturating_mul(r.out_row as u64);
+            if a.ring_bytes != ring {
+                return bad(&format!(
+                    "ring of {} B where the schedule holds {ring} B",
+                    a.ring_bytes
+                ));
+            }
+        } else if x.bytes != y.bytes
             || rl::dtype_size(x.dtype.code()) != rl::dtype_size(y.dtype.code())
             || (a.overwrites && x.shape != y.shape)
         {
@@ -145,6 +171,7 @@ mod tests {
             input,
             output,
             overwrites: true,
+            ring_bytes: 0,
         }
     }
 
@@ -152,23 +179,23 @@ mod tests {
     fn the_chooser_passes_and_bad_declarations_fail() {
         let bytes = model();
         let m = Model::parse(&bytes).expect("parse");
-        let chosen = super::super::inplace::choose(&m);
+        let chosen = super::super::inplace::choose(&m, &[], &[]);
         assert_eq!(chosen, [alias(2, 0, 2, 3)]);
-        assert_eq!(check(&m, &chosen), Ok(()));
+        assert_eq!(check(&m, &[], &chosen), Ok(()));
         // RELU over a, which the ADD reads later.
-        assert!(check(&m, &[alias(1, 0, 1, 2)]).is_err_and(|e| e.contains("read later")));
+        assert!(check(&m, &[], &[alias(1, 0, 1, 2)]).is_err_and(|e| e.contains("read later")));
         // QUANTIZE over the graph input.
-        assert!(check(&m, &[alias(0, 0, 0, 1)]).is_err());
+        assert!(check(&m, &[], &[alias(0, 0, 0, 1)]).is_err());
         // ADD over slot 1 (a dies there too, so that alone is allowed), then
         // over slot 0 as well: two aliases for one op are refused.
-        assert!(check(&m, &[alias(2, 1, 1, 3), alias(2, 0, 2, 3)]).is_err());
+        assert!(check(&m, &[], &[alias(2, 1, 1, 3), alias(2, 0, 2, 3)]).is_err());
         // Not the op's tensors.
-        assert!(check(&m, &[alias(2, 0, 1, 3)]).is_err());
+        assert!(check(&m, &[], &[alias(2, 0, 1, 3)]).is_err());
         // QUANTIZE as an alias (it is no alias op).
         let reshape_like = InPlaceOp {
             overwrites: false,
             ..alias(1, 0, 1, 2)
         };
-        assert!(check(&m, &[reshape_like]).is_err_and(|e| e.contains("cannot run in place")));
+        assert!(check(&m, &[], &[reshape_like]).is_err_and(|e| e.contains("cannot run in place")));
     }
 }

@@ -328,41 +328,58 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         .plan(&input)
         .map_err(|e| LowerError::Internal(format!("{e}")))?;
     let separate_head = plan.head_bytes;
-    // In-place: each alias group one buffer, kept when the head does not grow.
-    let mut aliases = if options.in_place {
-        inplace::choose(&online)
-    } else {
-        Vec::new()
-    };
-    let roots = inplace::roots(sg.tensors.len(), &aliases);
     let op_scope = lifetimes.op_scope.first().map_or(&[][..], |v| v.as_slice());
-    let stages_for = |planned: &[AllocationInfo], head: u64| match options.execution {
-        Execution::Banded => super::banded::best(&online, &params, planned, op_scope, head),
+    let stages_for = |planned: &[AllocationInfo], head: u64, avoid: &[usize]| match options
+        .execution
+    {
+        Execution::Banded => super::banded::best(&online, &params, planned, op_scope, head, avoid),
         Execution::Plain => None,
     };
     let head_of = |b: &Option<super::banded::BandedPlan>, plain: u64| {
         b.as_ref().map_or(plain, |b| b.head_bytes)
     };
+    let without = stages_for(&separate, separate_head, &[]);
+    // In-place: each alias group one buffer, kept when the head does not
+    // grow. Ops the stages found without aliases run stay out of the
+    // in-place-by-rows candidates, and the stages then searched with aliases
+    // avoid the ops that run by rows.
+    let in_stages: Vec<usize> = without
+        .iter()
+        .flat_map(|b| b.stages.iter().flat_map(|s| s.first..=s.last))
+        .collect();
+    let mut aliases = if options.in_place {
+        inplace::choose(&online, &params, &in_stages)
+    } else {
+        Vec::new()
+    };
+    if aliases.iter().any(|a| shrinks(&online, a)) {
+        aliases = keep_shrinking_that_pay(&online, &separate, aliases, op_scope)?;
+    }
+    let by_rows: Vec<usize> = aliases
+        .iter()
+        .filter(|a| a.ring_bytes > 0)
+        .map(|a| a.op)
+        .collect();
+    let roots = inplace::roots(sg.tensors.len(), &aliases);
     let separate_plan = plan;
     let mut chosen = None;
     if !aliases.is_empty() {
-        let merged = inplace::merge(&separate, &roots);
+        let merged = inplace::merge(&separate, &roots, &aliases, op_scope);
         let p = PlannerKind::TflmGreedy
             .plan(&super::banded::plan_buffers(&merged))
             .map_err(|e| LowerError::Internal(format!("{e}")))?;
-        let b = stages_for(&merged, p.head_bytes);
+        let b = stages_for(&merged, p.head_bytes, &by_rows);
         chosen = Some((merged, p, b));
     }
     // Aliases stay only when the head (banded, if asked) does not grow: a
     // group's longer lifetime can cost the stage search more than it saves.
     let (planned, plan, banded) = match chosen {
         Some((merged, p, b)) => {
-            let without = stages_for(&separate, separate_head);
             // The stages found without aliases, planned with them: the
             // groups' longer lifetimes can mislead the search yet fit its
             // result.
             let reused = without.as_ref().and_then(|w| {
-                super::banded::replan(&online, &params, &merged, op_scope, &w.stages)
+                super::banded::replan(&online, &params, &merged, op_scope, &w.stages, &by_rows)
             });
             let (with, alone) = (head_of(&b, p.head_bytes), head_of(&without, separate_head));
             if with <= alone && reused.as_ref().is_none_or(|r| with <= r.head_bytes) {
@@ -374,10 +391,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
                 (separate.clone(), separate_plan, without)
             }
         }
-        None => {
-            let b = stages_for(&separate, separate_head);
-            (separate.clone(), separate_plan, b)
-        }
+        None => (separate.clone(), separate_plan, without),
     };
     let roots = inplace::roots(sg.tensors.len(), &aliases);
     let plain_head = plan.head_bytes;
@@ -415,6 +429,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         }
         check_aliases(
             &online,
+            &params,
             &separate,
             &planned,
             &offsets,
@@ -442,6 +457,49 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
     })
 }
 
+/// `true` for a windowed op in place by rows whose output is smaller than
+/// its input: its alias group keeps the input's whole buffer for the
+/// group's lifetime, which can cost the steps after it more than the op
+/// saves.
+fn shrinks(model: &Model<'_>, a: &InPlaceOp) -> bool {
+    let bytes = |t: usize| model.main().tensors.get(t).and_then(|t| t.bytes);
+    a.ring_bytes > 0 && bytes(a.output) < bytes(a.input)
+}
+
+/// `aliases` with each shrinking alias ([`shrinks`]) kept, in op order,
+/// only when the plain head with it is smaller, or equal with fewer live
+/// bytes over time (every subset of the chooser's aliases stays valid:
+/// dropping one only splits groups).
+fn keep_shrinking_that_pay(
+    model: &Model<'_>,
+    separate: &[AllocationInfo],
+    aliases: Vec<InPlaceOp>,
+    op_scope: &[i32],
+) -> Result<Vec<InPlaceOp>, LowerError> {
+    let n = model.main().tensors.len();
+    let score = |set: &[InPlaceOp]| -> Result<(u64, u64), LowerError> {
+        let merged = inplace::merge(separate, &inplace::roots(n, set), set, op_scope);
+        let buffers = super::banded::plan_buffers(&merged);
+        let p = PlannerKind::TflmGreedy
+            .plan(&buffers)
+            .map_err(|e| LowerError::Internal(format!("{e}")))?;
+        Ok((p.head_bytes, super::banded::live_peak(&buffers).2))
+    };
+    let (trials, mut kept): (Vec<InPlaceOp>, Vec<InPlaceOp>) =
+        aliases.into_iter().partition(|a| shrinks(model, a));
+    let mut best = score(&kept)?;
+    for t in trials {
+        let mut with = kept.clone();
+        with.push(t);
+        with.sort_by_key(|a| a.op);
+        let s = score(&with)?;
+        if s < best {
+            (kept, best) = (with, s);
+        }
+    }
+    Ok(kept)
+}
+
 /// Checks an aliased plan with the two checks written apart from the
 /// chooser: the model's rules (`alias_check`) and the placement
 /// (`plan::alias::validate_aliased`, over one buffer per tensor with its own
@@ -450,6 +508,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
 #[allow(clippy::too_many_arguments)]
 fn check_aliases(
     model: &Model<'_>,
+    params: &[Words],
     separate: &[AllocationInfo],
     planned: &[AllocationInfo],
     offsets: &[i64],
@@ -462,7 +521,7 @@ fn check_aliases(
     use crate::plan::alias::{AliasEdge, validate_aliased};
     use crate::plan::{Plan, PlanBuffer, align16};
     let refuse = |why: String| LowerError::Internal(format!("in-place plan refused: {why}"));
-    super::alias_check::check(model, aliases).map_err(refuse)?;
+    super::alias_check::check(model, params, aliases).map_err(refuse)?;
     let scope = |s: i32| super::banded::collapse(op_scope, stages, s);
     let streamed: Vec<usize> = stages
         .iter()

@@ -23,7 +23,7 @@
 
 use alloc::vec::Vec;
 
-use microarena_image::geometry::{window_rows, window_span};
+use microarena_image::geometry::{RowWindow, window_rows, window_span};
 use microarena_image::params::{OpParams, WindowParams};
 use microarena_image::{self as rl, opcode};
 
@@ -121,6 +121,28 @@ fn bandable(model: &Model<'_>, params: &[Words], i: usize) -> bool {
             None => true,
             Some(t) => sg.tensors.get(t).is_some_and(|t| t.has_data),
         })
+}
+
+/// Op `i`'s row geometry as the runtime derives it (`RowWindow` from its
+/// tensors and lowered window), when it can run by rows ([`bandable`]).
+pub(super) fn row_window(model: &Model<'_>, params: &[Words], i: usize) -> Option<RowWindow> {
+    if !bandable(model, params, i) {
+        return None;
+    }
+    let op = model.main().operators.get(i)?;
+    let (x, y) = (tensor(model, op.input(0))?, tensor(model, op.output(0))?);
+    let w = window(params, i)?;
+    let h = |t: &Tensor<'_>| t.shape.get(1).map_or(0, |&h| h.max(0) as usize);
+    Some(RowWindow {
+        in_row: usize::try_from(row_bytes(x)?).ok()?,
+        out_row: usize::try_from(row_bytes(y)?).ok()?,
+        in_h: h(x),
+        out_h: h(y),
+        stride: w.stride_h,
+        pad: w.pad_h,
+        filter: w.filter_h,
+        dilation: w.dilation_h,
+    })
 }
 
 /// `true` when op `i + 1` can follow op `i` in a stage: it reads op `i`'s
@@ -324,7 +346,7 @@ fn buffers(planned: &[AllocationInfo]) -> Vec<PlanBuffer> {
 /// first scope where that happens, and the sum over scopes of the bytes
 /// live (which, between two candidates with the same peak, leaves the later
 /// rounds less to fight).
-fn live_peak(b: &[PlanBuffer]) -> (u64, i32, u64) {
+pub(super) fn live_peak(b: &[PlanBuffer]) -> (u64, i32, u64) {
     let mut events: Vec<(i32, i64)> = Vec::with_capacity(2 * b.len());
     for x in b {
         events.push((x.first, x.size as i64));
@@ -356,8 +378,9 @@ pub(super) fn replan(
     planned: &[AllocationInfo],
     op_scope: &[i32],
     stages: &[BandedStage],
+    avoid: &[usize],
 ) -> Option<BandedPlan> {
-    if stages.is_empty() {
+    if stages.is_empty() || stages.iter().any(|s| covers(s, avoid)) {
         return None;
     }
     let b = stage_buffers(model, params, planned, op_scope, stages);
@@ -370,17 +393,25 @@ pub(super) fn replan(
     })
 }
 
+/// `true` when stage `s` runs one of the ops `ops`.
+fn covers(s: &BandedStage, ops: &[usize]) -> bool {
+    ops.iter().any(|&i| s.first <= i && i <= s.last)
+}
+
 /// The banded plan for `model`: stages added one at a time, each over the
 /// current plan's busiest step, while one saves enough; `None` when the
 /// first does not beat `plain_head` (the plain image's head) by that much.
+/// No stage runs an op of `avoid` (ops that run in place by rows).
 pub(super) fn best(
     model: &Model<'_>,
     params: &[Words],
     planned: &[AllocationInfo],
     op_scope: &[i32],
     plain_head: u64,
+    avoid: &[usize],
 ) -> Option<BandedPlan> {
-    let all = candidates(model, params);
+    let mut all = candidates(model, params);
+    all.retain(|c| !covers(c, avoid));
     let mut best: Option<BandedPlan> = None;
     let mut head = plain_head;
     while best.as_ref().map_or(0, |b| b.stages.len()) < MAX_STAGES {

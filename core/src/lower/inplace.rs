@@ -10,10 +10,17 @@
 //!   is no other operand of the op, and neither it nor any tensor already
 //!   aliased to it is read after the op or is a graph input or output;
 //! - RESHAPE, SQUEEZE and EXPAND_DIMS (`is_alias_op`) give their output the
-//!   input's bytes unchanged: the runtime runs nothing for them.
+//!   input's bytes unchanged: the runtime runs nothing for them;
+//! - a windowed op (`opcode::in_place_by_rows`: CONV_2D, DEPTHWISE_CONV_2D,
+//!   the pools) writes its output over input 0 row by row, through a ring of
+//!   a few output rows, when the output is no larger than the input, both
+//!   are batch-1 NHWC, the op reads only constants besides, and the input
+//!   group dies there as for an element-wise overwrite. The output takes the
+//!   first bytes of the input's buffer.
 //!
 //! An alias group (tensors joined by aliases) is planned as one buffer with
-//! the union of its members' lifetimes; its members are the same bytes.
+//! the union of its members' lifetimes and the largest member's size; its
+//! members start at the same byte.
 //! `alias_check` and `plan::alias::validate_aliased` check the result
 //! independently of this module.
 
@@ -21,6 +28,7 @@ use alloc::vec::Vec;
 
 use microarena_image::{self as rl, opcode};
 
+use super::params::Words;
 use crate::read::model::{Model, Tensor};
 use crate::tflm::lifetime::{AllocationInfo, BufferKind};
 
@@ -38,6 +46,9 @@ pub struct InPlaceOp {
     /// `true` for an op that writes over its input; `false` for an alias
     /// that leaves the bytes as they are (RESHAPE, SQUEEZE, EXPAND_DIMS).
     pub overwrites: bool,
+    /// For a windowed op run in place row by row, the bytes of its ring of
+    /// output rows (its planned scratch); 0 for every other alias.
+    pub ring_bytes: u64,
 }
 
 /// A tensor the head holds (not constant, not variable).
@@ -59,8 +70,10 @@ fn root(group: &[usize], mut t: usize) -> usize {
     t
 }
 
-/// The aliases of `model`'s main subgraph, in op order.
-pub(super) fn choose(model: &Model<'_>) -> Vec<InPlaceOp> {
+/// The aliases of `model`'s main subgraph, in op order (`params`: every
+/// op's image parameters; the ops of `no_rows` are not run in place row by
+/// row, because a banded stage runs them).
+pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> Vec<InPlaceOp> {
     let sg = model.main();
     let n = sg.tensors.len();
     // The last op that reads each tensor; graph outputs are read after every op.
@@ -100,14 +113,31 @@ pub(super) fn choose(model: &Model<'_>) -> Vec<InPlaceOp> {
                     && (!same_shape || it.shape == ot.shape)
             })
         };
+        let ring = |t: usize| {
+            let it = sg.tensors.get(t)?;
+            let r = super::banded::row_window(model, params, k)?;
+            let ring = (r.in_place_ring_rows() as u64).saturating_mul(r.out_row as u64);
+            let smaller = in_head(it) && ot.bytes <= it.bytes;
+            (smaller && !no_rows.contains(&k) && ring > 0).then_some(ring)
+        };
         let choice = if opcode::is_alias_op(code) {
             op.input(0)
                 .filter(|&t| fits(t, false) && t != o)
-                .map(|t| (0, t, false))
+                .map(|t| (0, t, false, 0))
         } else {
-            opcode::in_place_inputs(code).iter().find_map(|&slot| {
+            let slots = if opcode::in_place_by_rows(code) {
+                &[0][..]
+            } else {
+                opcode::in_place_inputs(code)
+            };
+            slots.iter().find_map(|&slot| {
                 let t = op.input(slot)?;
-                if !fits(t, true) || t == o {
+                let ring = if opcode::in_place_by_rows(code) {
+                    ring(t)?
+                } else {
+                    0
+                };
+                if (ring == 0 && !fits(t, true)) || t == o {
                     return None;
                 }
                 let g = root(&group, t);
@@ -119,10 +149,10 @@ pub(super) fn choose(model: &Model<'_>) -> Vec<InPlaceOp> {
                     ms.iter()
                         .all(|&m| !graph_io(m) && last_read.get(m).copied().flatten() <= Some(k))
                 });
-                (others_apart && group_dies).then_some((slot, t, true))
+                (others_apart && group_dies).then_some((slot, t, true, ring))
             })
         };
-        if let Some((slot, t, overwrites)) = choice {
+        if let Some((slot, t, overwrites, ring_bytes)) = choice {
             let g = root(&group, t);
             if let Some(slot) = group.get_mut(o) {
                 *slot = g;
@@ -136,6 +166,7 @@ pub(super) fn choose(model: &Model<'_>) -> Vec<InPlaceOp> {
                 input: t,
                 output: o,
                 overwrites,
+                ring_bytes,
             });
         }
     }
@@ -154,10 +185,15 @@ pub(super) fn roots(tensors: usize, aliases: &[InPlaceOp]) -> Vec<usize> {
     (0..tensors).map(|t| root(&group, t)).collect()
 }
 
-/// `planned` with each alias group folded into its root's entry: the
-/// union of the members' lifetimes, the root's size (the members' sizes are
-/// equal).
-pub(super) fn merge(planned: &[AllocationInfo], roots: &[usize]) -> Vec<AllocationInfo> {
+/// `planned` with each alias group folded into its root's entry (the union
+/// of the members' lifetimes, the largest member's size), and one scratch
+/// per windowed op run in place row by row: its ring, live at its op.
+pub(super) fn merge(
+    planned: &[AllocationInfo],
+    roots: &[usize],
+    aliases: &[InPlaceOp],
+    op_scope: &[i32],
+) -> Vec<AllocationInfo> {
     let mut out: Vec<AllocationInfo> = Vec::with_capacity(planned.len());
     let mut at: Vec<Option<usize>> = alloc::vec![None; roots.len()];
     for a in planned {
@@ -171,6 +207,7 @@ pub(super) fn merge(planned: &[AllocationInfo], roots: &[usize]) -> Vec<Allocati
                 if let Some(m) = out.get_mut(i) {
                     m.first = m.first.min(a.first);
                     m.last = m.last.max(a.last);
+                    m.bytes = m.bytes.max(a.bytes);
                 }
             }
             None => {
@@ -186,6 +223,22 @@ pub(super) fn merge(planned: &[AllocationInfo], roots: &[usize]) -> Vec<Allocati
                 });
             }
         }
+    }
+    for a in aliases.iter().filter(|a| a.ring_bytes > 0) {
+        let at = op_scope.get(a.op).copied().unwrap_or(0);
+        out.push(AllocationInfo {
+            kind: BufferKind::Scratch {
+                subgraph: 0,
+                op_index: a.op,
+                request: usize::MAX,
+                purpose: "in-place ring",
+            },
+            bytes: a.ring_bytes,
+            first: at,
+            last: at,
+            offline_offset: None,
+            needs_allocating: true,
+        });
     }
     out
 }

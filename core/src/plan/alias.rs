@@ -4,10 +4,12 @@
 //! The buffers are one per tensor, each with its own lifetime; aliased
 //! tensors share one placement. [`validate_aliased`] accepts two buffers that
 //! share bytes while both are live only when they are in one alias group
-//! (connected by declared [`AliasEdge`]s) and occupy exactly the same bytes,
-//! and every edge obeys its rules: the output is born at the edge's op, the
-//! input is live there, and when the op overwrites the input every tensor of
-//! the group born before the op is dead after it. Whether an op's kernel may
+//! (connected by declared [`AliasEdge`]s) and start at the same byte, and
+//! every edge obeys its rules: the output is born at the edge's op, the
+//! input is live there; an alias that leaves the bytes has the input's size,
+//! an overwrite at most that (a windowed op in place by rows writes its
+//! smaller output over the input's first bytes); and when the op overwrites
+//! the input every tensor of the group born before the op is dead after it. Whether an op's kernel may
 //! overwrite its input at all is the caller's part (`lower` checks it
 //! against the model and the operator table).
 
@@ -143,7 +145,14 @@ pub fn validate_aliased(
         let (Some((from, of)), Some((to, ot))) = (at(a.from), at(a.to)) else {
             return Err(AliasViolation::NoSuchBuffer { edge: e });
         };
-        if of != ot || from.size != to.size || a.from == a.to {
+        // An overwrite may shrink (a windowed op by rows: the output takes
+        // the input's first bytes); an alias that leaves the bytes keeps them all.
+        let sizes = if a.overwrites {
+            to.size <= from.size
+        } else {
+            to.size == from.size
+        };
+        if of != ot || !sizes || a.from == a.to {
             return Err(AliasViolation::NotSameBytes { edge: e });
         }
         let input_live = from.first <= a.scope && a.scope <= from.last;
@@ -185,7 +194,9 @@ pub fn validate_aliased(
             if !bi.overlaps_in_time(bj) {
                 continue;
             }
-            let same = group.get(i) == group.get(j) && oi == oj && bi.size == bj.size;
+            // One group's members start at one byte (sizes differ only across
+            // a shrinking overwrite, whose input dies there).
+            let same = group.get(i) == group.get(j) && oi == oj;
             if !same {
                 return Err(AliasViolation::Overlap {
                     a: i.min(j),
@@ -313,6 +324,55 @@ mod tests {
         assert_eq!(
             validate_aliased(&b, &plan(&[0, 0, 64], &b), &[RELU]),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn a_windowed_op_by_rows_may_shrink_its_input_not_grow_it() {
+        // x (64 B, 0..=1) → stride-2 DEPTHWISE by rows at 1 → y (16 B, 1..=2),
+        // its ring (16 B) live at 1 beside x.
+        let b = [
+            PlanBuffer::online(64, 0, 1),
+            PlanBuffer::online(16, 1, 2),
+            PlanBuffer::online(16, 1, 1),
+        ];
+        assert_eq!(
+            validate_aliased(&b, &plan(&[0, 0, 64], &b), &[RELU]),
+            Ok(())
+        );
+        // The ring over the input's bytes, or the output past their start.
+        assert_eq!(
+            validate_aliased(&b, &plan(&[0, 0, 48], &b), &[RELU]),
+            Err(AliasViolation::Overlap { a: 0, b: 2 })
+        );
+        assert_eq!(
+            validate_aliased(&b, &plan(&[0, 16, 64], &b), &[RELU]),
+            Err(AliasViolation::NotSameBytes { edge: 0 })
+        );
+        // A RESHAPE keeps every byte: it cannot shrink.
+        let reshape = AliasEdge {
+            overwrites: false,
+            ..RELU
+        };
+        assert_eq!(
+            validate_aliased(&b, &plan(&[0, 0, 64], &b), &[reshape]),
+            Err(AliasViolation::NotSameBytes { edge: 0 })
+        );
+        // Growing over the input: refused too.
+        let grow = [PlanBuffer::online(16, 0, 1), PlanBuffer::online(64, 1, 2)];
+        assert_eq!(
+            validate_aliased(&grow, &plan(&[0, 0], &grow), &[RELU]),
+            Err(AliasViolation::NotSameBytes { edge: 0 })
+        );
+        // The smaller output read while the input is still live after the op.
+        let late = [
+            PlanBuffer::online(64, 0, 2),
+            PlanBuffer::online(16, 1, 2),
+            PlanBuffer::online(16, 1, 1),
+        ];
+        assert_eq!(
+            validate_aliased(&late, &plan(&[0, 0, 64], &late), &[RELU]),
+            Err(AliasViolation::WrongLifetime { edge: 0 })
         );
     }
 }

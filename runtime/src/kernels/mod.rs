@@ -57,8 +57,8 @@ use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
 
-pub(crate) use context::{Band, Ctx, MAX_REGIONS, carve};
-use context::{OpDataWriter, Prep};
+use context::OpDataWriter;
+pub(crate) use context::{Band, Ctx, MAX_REGIONS, Prep, carve};
 
 /// Prepare of one family: validates the op against its tensors, pushes its
 /// OpData words and requests its scratch.
@@ -380,6 +380,9 @@ fn prepare(
 /// the kernel reads through its other operands is never what it writes).
 fn check_in_place(p: &Prep<'_, '_>, k: usize, out: &TensorInfo) -> Result<(), Error> {
     let code = p.op.opcode;
+    if rl::opcode::in_place_by_rows(code) && k == 0 {
+        return crate::rows_in_place::check(p, out);
+    }
     let alias = rl::opcode::is_alias_op(code) && k == 0;
     p.check(
         alias || rl::opcode::in_place_inputs(code).contains(&k),
