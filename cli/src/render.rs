@@ -293,10 +293,9 @@ pub fn summary(r: &Report) -> String {
                 if let Some(total) = rt.in_place_total_with_opdata_in_flash() {
                     let _ = writeln!(
                         s,
-                        "           {:>11} B  in place, OpData in flash (run --in-place --opdata flash): {} op(s) over dying inputs, {} reshape(s) as aliases; head {} B",
+                        "           {:>11} B  in place, OpData in flash (run --in-place --opdata flash): {}; head {} B",
                         grouped(total),
-                        ip.overwrites,
-                        ip.aliases,
+                        ip.summary(),
                         grouped(ip.head_bytes)
                     );
                 }

@@ -58,7 +58,7 @@ pub fn modes(r: &Report) -> Vec<Mode> {
         out.push(mode(
             "in-place",
             "in place",
-            "element-wise ops write over their dying input, reshapes alias it; OpData in flash",
+            "element-wise ops write over their dying input, convolutions and pools row by row through a ring of output rows, reshapes alias it; OpData in flash",
             "--in-place --opdata flash",
             total,
         ));
@@ -76,7 +76,7 @@ pub fn modes(r: &Report) -> Vec<Mode> {
         out.push(mode(
             "banded-in-place",
             "banded and in place",
-            "row bands at the peak, element-wise ops over their dying inputs; OpData in flash",
+            "row bands at the peak, element-wise ops (and convolutions by rows) over their dying inputs; OpData in flash",
             "--exec banded --in-place --opdata flash",
             total,
         ));
@@ -159,6 +159,8 @@ mod tests {
             // In place 640 B plain, 420 B banded (both with 200 B of OpData).
             rt.in_place = Some(InPlaceInfo {
                 overwrites: 2,
+                windowed: 1,
+                ring_bytes: 96,
                 aliases: 1,
                 head_bytes: 340,
                 total_bytes: 640,

@@ -105,10 +105,7 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
     if let Some(rt) = &report.runtime
         && let Some(ip) = &rt.in_place
     {
-        let ops = format!(
-            "{} op(s) over their dying inputs, {} reshape(s) as aliases",
-            ip.overwrites, ip.aliases
-        );
+        let ops = ip.summary();
         // The better of plain and banded in place, OpData in flash.
         let best = match (
             rt.in_place_total_with_opdata_in_flash(),

@@ -20,6 +20,7 @@ pub mod placement;
 pub mod share;
 pub mod timeline;
 
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -174,13 +175,21 @@ pub struct RuntimeInfo {
 }
 
 /// microarena-runtime's in-place execution of a model: element-wise ops
-/// write over an input that dies at them, RESHAPE / SQUEEZE / EXPAND_DIMS
+/// write over an input that dies at them, convolutions and pools do so row
+/// by row when their output is no larger, RESHAPE / SQUEEZE / EXPAND_DIMS
 /// outputs are their input's bytes, each alias group one planned buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct InPlaceInfo {
     /// Ops that write their output over a dying input.
     pub overwrites: u64,
+    /// Of those, the windowed ops (convolutions, pools) that do it row by
+    /// row through a ring of output rows.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub windowed: u64,
+    /// Bytes of those rings together (each live at its op only).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub ring_bytes: u64,
     /// RESHAPE / SQUEEZE / EXPAND_DIMS run as aliases (no copy, no kernel).
     pub aliases: u64,
     /// The head in place, every op whole.
@@ -190,6 +199,26 @@ pub struct InPlaceInfo {
     /// Head + tail banded and in place (OpData in the tail), when stages
     /// lower the head.
     pub banded_total_bytes: Option<u64>,
+}
+
+impl InPlaceInfo {
+    /// What runs in place, for the CLI and the advice: "3 op(s) over their
+    /// dying inputs (1 windowed, row by row through 192 B of rings), 1
+    /// reshape(s) as aliases".
+    pub fn summary(&self) -> String {
+        let rows = if self.windowed > 0 {
+            format!(
+                " ({} windowed, row by row through {} B of rings)",
+                self.windowed, self.ring_bytes
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{} op(s) over their dying inputs{rows}, {} reshape(s) as aliases",
+            self.overwrites, self.aliases
+        )
+    }
 }
 
 /// microarena-runtime's patch-based execution (row bands) of a model:
@@ -324,8 +353,11 @@ fn in_place_info(model: &Model<'_>, r: &crate::lower::RuntimeArena) -> Option<In
             .filter(|a| a.overwrites == overwrites)
             .count() as u64
     };
+    let rings = plain.in_place.iter().filter(|a| a.ring_bytes > 0);
     Some(InPlaceInfo {
         overwrites: count(true),
+        windowed: rings.clone().count() as u64,
+        ring_bytes: rings.map(|a| a.ring_bytes).sum(),
         aliases: count(false),
         head_bytes: plain.head_bytes,
         total_bytes: plain.total_bytes,

@@ -13,7 +13,8 @@
 //! and constant bytes, then `flash` and `compute`); version 1 links, which
 //! lack them, still decode, with those figures zero. Version 3 appends the
 //! runtime's OpData bytes (0 when older links decode) and banded execution;
-//! version 4 the in-place figures (none when older links decode).
+//! version 4 the in-place figures (none when older links decode), version 5
+//! the windowed ops among them and their rings (0 when older links decode).
 //!
 //! Decoding never panics and never trusts a length: every count is checked
 //! against the bytes that remain, inflation is capped at [`MAX_PAYLOAD`], and
@@ -34,7 +35,7 @@ use crate::report::{
 };
 
 /// Format version, the first byte of every link this build writes.
-pub const VERSION: u8 = 4;
+pub const VERSION: u8 = 5;
 
 /// The oldest version this build still reads (links already handed out).
 pub const OLDEST_VERSION: u8 = 1;
@@ -361,6 +362,9 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
                         w.u(t);
                     }
                 }
+                // Version 5: the windowed ops among the overwrites.
+                w.u(ip.windowed);
+                w.u(ip.ring_bytes);
             }
         }
     }
@@ -626,13 +630,20 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
         && let Some(rt) = &mut runtime
         && r.flag()?
     {
-        rt.in_place = Some(InPlaceInfo {
+        let mut ip = InPlaceInfo {
             overwrites: r.u()?,
+            windowed: 0,
+            ring_bytes: 0,
             aliases: r.u()?,
             head_bytes: r.u()?,
             total_bytes: r.u()?,
             banded_total_bytes: if r.flag()? { Some(r.u()?) } else { None },
-        });
+        };
+        if version >= 5 {
+            ip.windowed = r.u()?;
+            ip.ring_bytes = r.u()?;
+        }
+        rt.in_place = Some(ip);
     }
 
     if r.pos != bytes.len() {
@@ -901,7 +912,7 @@ mod tests {
         assert_eq!(decode_fragment("#"), Err(ShareError::Empty));
         assert_eq!(decode_fragment("#x=1"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("!!!"), Err(ShareError::Base64));
-        assert_eq!(decode("BQ"), Err(ShareError::UnsupportedVersion(5)));
+        assert_eq!(decode("Bg"), Err(ShareError::UnsupportedVersion(6)));
         assert_eq!(decode("Aw"), Err(ShareError::Inflate));
         assert_eq!(decode("AA"), Err(ShareError::UnsupportedVersion(0)));
         assert_eq!(decode("Ag"), Err(ShareError::Inflate));
@@ -925,6 +936,8 @@ mod tests {
         if let Some(rt) = &mut with_ip.runtime {
             rt.in_place = Some(InPlaceInfo {
                 overwrites: 3,
+                windowed: 1,
+                ring_bytes: 192,
                 aliases: 1,
                 head_bytes: 1024,
                 total_bytes: 2048,
@@ -936,6 +949,20 @@ mod tests {
             read_payload(&to_bytes(&with_ip), 3),
             Err(ShareError::TrailingBytes)
         );
+        // A version-4 link has no windowed figures: it reads as 0 of them,
+        // and a version-5 payload read as version 4 has two bytes too many.
+        assert_eq!(
+            read_payload(&to_bytes(&with_ip), 4),
+            Err(ShareError::TrailingBytes)
+        );
+        let mut as_v4 = with_ip.clone();
+        if let Some(ip) = as_v4.runtime.as_mut().and_then(|rt| rt.in_place.as_mut()) {
+            (ip.windowed, ip.ring_bytes) = (0, 0);
+        }
+        // The version-5 payload ends with the two zeros (one byte each).
+        let mut v4 = to_bytes(&as_v4);
+        assert_eq!(v4.split_off(v4.len() - 2), [0, 0]);
+        assert_eq!(read_payload(&v4, 4), Ok(as_v4));
         // A version-1 link ends before the flash and compute figures.
         assert_eq!(
             read_payload(&to_bytes(&one()), 1),
