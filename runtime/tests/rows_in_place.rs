@@ -42,9 +42,9 @@ struct Case {
 const DW: Case = Case {
     op: BuiltinOp::DEPTHWISE_CONV_2D,
     dtype: DType::I8,
-    size: 12,
-    ci: 8,
-    co: 8,
+    size: 48,
+    ci: 16,
+    co: 16,
     filter: 3,
     stride: 1,
     padding: Padding::Same,
@@ -59,17 +59,18 @@ fn out_size(c: &Case) -> i32 {
     }
 }
 
-/// x (two channels) → 1×1 CONV_2D → a → the case's op → y (graph
-/// output); with `read_later` an ADD of a and a also reads `a` after the
-/// op. x is smaller than a, so the plain head peaks at the case's op.
+/// x (one channel) → 1×1 CONV_2D → a → the case's op → y (graph output);
+/// with `read_later` an ADD of a and a also reads `a` after the op. x is
+/// smaller than a, so the plain head peaks at the case's op, and every case
+/// saves more than the 4 KiB a windowed op by rows must save.
 fn model(c: &Case, read_later: bool) -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
-    let x = act(&mut b, g, c.dtype, "x", &[1, c.size, c.size, 2], 0);
+    let x = act(&mut b, g, c.dtype, "x", &[1, c.size, c.size, 1], 0);
     let a = act(&mut b, g, c.dtype, "a", &[1, c.size, c.size, c.ci], 1);
     let expand = Case {
         op: BuiltinOp::CONV_2D,
-        ci: 2,
+        ci: 1,
         co: c.ci,
         filter: 1,
         stride: 1,
@@ -261,7 +262,7 @@ fn windowed_ops_run_in_place_bit_identical_with_the_rings_worked_by_hand() {
             },
             2,
         ),
-        // A 1×1 projection 8 → 4 channels.
+        // A 1×1 projection 16 → 4 channels.
         (
             Case {
                 op: BuiltinOp::CONV_2D,
@@ -312,7 +313,7 @@ fn windowed_ops_run_in_place_bit_identical_with_the_rings_worked_by_hand() {
         // up to 16).
         let up = |v: u64| v.div_ceil(16) * 16;
         let plane = (c.size * c.size) as u64 * elem(c.dtype);
-        let (x, a) = (up(plane * 2), up(plane * c.ci as u64));
+        let (x, a) = (up(plane), up(plane * c.ci as u64));
         let out_bytes = up(o * o * c.co as u64 * elem(c.dtype));
         assert_eq!(plain.head, (x + a).max(a + out_bytes), "{c:?}");
         assert_eq!(fast.head, (x + a).max(a + up(ring)), "{c:?}");
@@ -332,11 +333,11 @@ fn windowed_ops_run_in_place_bit_identical_with_the_rings_worked_by_hand() {
 fn a_larger_output_or_an_input_read_later_is_not_overwritten() {
     let grow = [
         // Depth multiplier 2: the output is twice the input.
-        Case { co: 16, ..DW },
-        // A 1×1 expansion 8 → 16.
+        Case { co: 32, ..DW },
+        // A 1×1 expansion 16 → 32.
         Case {
             op: BuiltinOp::CONV_2D,
-            co: 16,
+            co: 32,
             filter: 1,
             ..DW
         },
@@ -347,6 +348,16 @@ fn a_larger_output_or_an_input_read_later_is_not_overwritten() {
         assert_eq!(fast.marks, [], "{c:?}");
         assert_eq!(fast.outputs, run(&bytes, PLAIN).outputs);
     }
+    // A small layer (12×12×8: 1,152 B out, a 192 B ring) saves less than
+    // the 4 KiB of stack running by rows costs: it runs whole.
+    let small = Case {
+        size: 12,
+        ci: 8,
+        co: 8,
+        ..DW
+    };
+    let bytes = model(&small, false);
+    assert_eq!(run(&bytes, IN_PLACE).marks, []);
     // The ADD reads `a` after the depthwise: it stays whole.
     let bytes = model(&DW, true);
     let fast = run(&bytes, IN_PLACE);

@@ -355,44 +355,81 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
     if aliases.iter().any(|a| shrinks(&online, a)) {
         aliases = keep_shrinking_that_pay(&online, &separate, aliases, op_scope)?;
     }
-    let by_rows: Vec<usize> = aliases
-        .iter()
-        .filter(|a| a.ring_bytes > 0)
-        .map(|a| a.op)
-        .collect();
-    let roots = inplace::roots(sg.tensors.len(), &aliases);
-    let separate_plan = plan;
-    let mut chosen = None;
-    if !aliases.is_empty() {
+    // The aliased plan of `aliases` (banded, if asked), or the plan without
+    // aliases when theirs is larger.
+    let select = |mut aliases: Vec<InPlaceOp>| -> Result<Selected, LowerError> {
+        let alone = || Selected {
+            aliases: Vec::new(),
+            planned: separate.clone(),
+            plan: plan.clone(),
+            banded: without.clone(),
+        };
+        if aliases.is_empty() {
+            return Ok(alone());
+        }
+        let by_rows: Vec<usize> = aliases
+            .iter()
+            .filter(|a| a.ring_bytes > 0)
+            .map(|a| a.op)
+            .collect();
+        let roots = inplace::roots(sg.tensors.len(), &aliases);
         let merged = inplace::merge(&separate, &roots, &aliases, op_scope);
         let p = PlannerKind::TflmGreedy
             .plan(&super::banded::plan_buffers(&merged))
             .map_err(|e| LowerError::Internal(format!("{e}")))?;
         let b = stages_for(&merged, p.head_bytes, &by_rows);
-        chosen = Some((merged, p, b));
-    }
-    // Aliases stay only when the head (banded, if asked) does not grow: a
-    // group's longer lifetime can cost the stage search more than it saves.
-    let (planned, plan, banded) = match chosen {
-        Some((merged, p, b)) => {
-            // The stages found without aliases, planned with them: the
-            // groups' longer lifetimes can mislead the search yet fit its
-            // result.
-            let reused = without.as_ref().and_then(|w| {
-                super::banded::replan(&online, &params, &merged, op_scope, &w.stages, &by_rows)
-            });
-            let (with, alone) = (head_of(&b, p.head_bytes), head_of(&without, separate_head));
-            if with <= alone && reused.as_ref().is_none_or(|r| with <= r.head_bytes) {
-                (merged, p, b)
-            } else if let Some(r) = reused.filter(|r| r.head_bytes <= alone) {
-                (merged, p, Some(r))
+        // Aliases stay only when the head (banded, if asked) does not grow: a
+        // group's longer lifetime can cost the stage search more than it
+        // saves. The stages found without aliases, planned with them: the
+        // groups' longer lifetimes can mislead the search yet fit its result.
+        let reused = without.as_ref().and_then(|w| {
+            super::banded::replan(&online, &params, &merged, op_scope, &w.stages, &by_rows)
+        });
+        let (with, alone_head) = (head_of(&b, p.head_bytes), head_of(&without, separate_head));
+        Ok(
+            if with <= alone_head && reused.as_ref().is_none_or(|r| with <= r.head_bytes) {
+                Selected {
+                    aliases,
+                    planned: merged,
+                    plan: p,
+                    banded: b,
+                }
+            } else if let Some(r) = reused.filter(|r| r.head_bytes <= alone_head) {
+                Selected {
+                    aliases,
+                    planned: merged,
+                    plan: p,
+                    banded: Some(r),
+                }
             } else {
                 aliases.clear();
-                (separate.clone(), separate_plan, without)
-            }
-        }
-        None => (separate.clone(), separate_plan, without),
+                alone()
+            },
+        )
     };
+    let mut chosen = select(aliases)?;
+    // Running by rows can cost the device stack (a kernel call per row below
+    // the interpreter's frame: the demo's main stack rose by 2.4 KB on the
+    // Cortex-M4 and M0 under QEMU; a 48×48×16 depthwise's not at all), so
+    // the windowed aliases stay only when they save a banded stage's
+    // minimum on top of the other aliases.
+    if chosen.aliases.iter().any(|a| a.ring_bytes > 0) {
+        let others = chosen.aliases.iter().filter(|a| a.ring_bytes == 0).copied();
+        let alt = select(others.collect())?;
+        if alt.head()
+            < chosen
+                .head()
+                .saturating_add(super::banded::MIN_SAVING_BYTES)
+        {
+            chosen = alt;
+        }
+    }
+    let Selected {
+        aliases,
+        planned,
+        plan,
+        banded,
+    } = chosen;
     let roots = inplace::roots(sg.tensors.len(), &aliases);
     let plain_head = plan.head_bytes;
     let (planned, offsets, head_bytes, stages) = match banded {
@@ -455,6 +492,23 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         params,
         states,
     })
+}
+
+/// One choice of aliases with its plan (see [`plan`]).
+struct Selected {
+    aliases: Vec<InPlaceOp>,
+    planned: Vec<AllocationInfo>,
+    plan: crate::plan::Plan,
+    banded: Option<super::banded::BandedPlan>,
+}
+
+impl Selected {
+    /// The head it gives: the banded plan's, or the plain one's.
+    fn head(&self) -> u64 {
+        self.banded
+            .as_ref()
+            .map_or(self.plan.head_bytes, |b| b.head_bytes)
+    }
 }
 
 /// `true` for a windowed op in place by rows whose output is smaller than

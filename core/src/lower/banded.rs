@@ -66,7 +66,7 @@ const PLANNED_CANDIDATES: usize = 4;
 /// model's three-op stage on a Cortex-M4 under QEMU, measured with the
 /// firmware's painted stack), and a stage that saves less arena than that
 /// costs RAM overall.
-const MIN_SAVING_BYTES: u64 = 4096;
+pub(super) const MIN_SAVING_BYTES: u64 = 4096;
 /// See [`MIN_SAVING_BYTES`].
 const STACK_PER_OP: u64 = 256;
 
@@ -75,6 +75,7 @@ const MAX_STAGES: usize = 8;
 
 /// Planned stages: the planner's buffers (the model's, minus the stages'
 /// intermediates, plus one ring per inner op) and the plan.
+#[derive(Clone)]
 pub(super) struct BandedPlan {
     /// In op order, disjoint.
     pub(super) stages: Vec<BandedStage>,
