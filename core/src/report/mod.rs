@@ -203,13 +203,14 @@ pub struct InPlaceInfo {
 
 impl InPlaceInfo {
     /// What runs in place, for the CLI and the advice: "3 op(s) over their
-    /// dying inputs (1 windowed, row by row through 192 B of rings), 1
+    /// dying inputs (1 windowed, row by row through 9,984 B of rings), 1
     /// reshape(s) as aliases".
     pub fn summary(&self) -> String {
         let rows = if self.windowed > 0 {
             format!(
                 " ({} windowed, row by row through {} B of rings)",
-                self.windowed, self.ring_bytes
+                self.windowed,
+                grouped(self.ring_bytes)
             )
         } else {
             String::new()
