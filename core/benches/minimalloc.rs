@@ -17,7 +17,7 @@
 //!   width-free orders and canonical lifts, see `plan::best`.
 //! * `MICROARENA_MM_ONLY=D,E` runs only those instances (no generated ones).
 //! * `MICROARENA_MM_BIN=path/to/minimalloc` (set by
-//!   `scripts/bench-minimalloc.sh`, which builds it from source) runs
+//!   `scripts/bench-minimalloc.sh` from the MiniMalloc CLI it is given) runs
 //!   MiniMalloc's CLI and `best` on the same instances, raw then
 //!   rank-compressed (written to a temporary CSV for MiniMalloc), and prints
 //!   both solve times, their ratio (best / MiniMalloc) and both heads.
