@@ -5,14 +5,15 @@
 # instance, buffers, MiniMalloc's time, best's time, their ratio (best /
 # MiniMalloc: ≤ 1 means we are as fast or faster) and both heads.
 #
+#   bash scripts/bench-minimalloc.sh --build /path/to/minimalloc [BENCH ARGS]
 #   bash scripts/bench-minimalloc.sh MINIMALLOC_BIN [BENCH ARGS]
 #   MICROARENA_MM_BIN=... bash scripts/bench-minimalloc.sh
 #
-# MINIMALLOC_BIN is MiniMalloc's own command-line program, built by you from
-# its sources as its README says (Release). This repository neither fetches
-# nor builds it: CI has no GitHub access and does not run this script, and
-# we keep no recipe for building other projects' code. Without it, the bench
-# runs `best` alone.
+# `--build` compiles MiniMalloc from your checkout of its sources first
+# (scripts/build-minimalloc.sh: g++ against the system's abseil; on Debian 12
+# commit 18d8590). MINIMALLOC_BIN is a MiniMalloc CLI built otherwise. The
+# sources are not fetched here: CI has no GitHub access and does not run
+# this script. Without either, the bench runs `best` alone.
 #
 # MiniMalloc's time is the "Elapsed time" its CLI logs around Solver::Solve
 # (parsing excluded); ours is the time around best::plan_with_options. Both
@@ -22,7 +23,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${MICROARENA_MM_BIN:-}
-if [ $# -gt 0 ]; then bin=$1; shift; fi
+if [ "${1:-}" = --build ]; then
+  [ $# -ge 2 ] || { echo "--build needs the path of a MiniMalloc checkout" >&2; exit 2; }
+  bin=$(bash scripts/build-minimalloc.sh "$2")
+  shift 2
+elif [ $# -gt 0 ]; then
+  bin=$1
+  shift
+fi
 if [ -n "$bin" ]; then
   [ -x "$bin" ] || { echo "$bin: not an executable MiniMalloc program" >&2; exit 2; }
   bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
