@@ -117,6 +117,22 @@ impl Cmd {
         self.check(status)
     }
 
+    /// Runs this command and, at the same time, `beside` (more commands, in
+    /// turn): for single-threaded work such as Miri on a machine with two
+    /// cores. Both run to the end; fails if either failed (this one's error
+    /// first).
+    pub fn run_beside(self, beside: impl FnOnce() -> Result<(), Error>) -> Result<(), Error> {
+        eprintln!("+ {self} &");
+        let child = self.command().spawn();
+        let other = beside();
+        let status = match child {
+            Ok(mut c) => c.wait(),
+            Err(e) => Err(e),
+        };
+        self.check(status)?;
+        other
+    }
+
     /// Prints the command, runs it with stdout and stderr captured (then shown),
     /// and returns them with the exit status whatever it is: for steps that
     /// compare outputs or expect a failure. Fails only if it could not start.
