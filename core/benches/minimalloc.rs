@@ -194,23 +194,54 @@ fn run_minimalloc(bin: &Path, csv: &Path, out: &Path, timeout: &str) -> Result<M
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
     let text = String::from_utf8_lossy(&o.stderr);
-    // Its CLI logs "Elapsed time 1.234s" around the solve, then
+    // Since 2025-09 its CLI logs "Elapsed time 1.234s" around the solve, then
     // "Validation PASS, height N" when a placement was found and checked.
+    // Before, it wrote the seconds alone ("1.234"), then "PASS"; the height
+    // is then the output CSV's highest end.
     let seconds = text
         .lines()
         .find_map(|l| l.strip_prefix("Elapsed time "))
         .and_then(|v| v.trim().trim_end_matches('s').parse().ok())
+        .or_else(|| {
+            let first = text.lines().next().unwrap_or("");
+            let n = first
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(first.len());
+            first[..n].parse().ok()
+        })
         .ok_or_else(|| format!("no elapsed time in MiniMalloc's output: {text}"))?;
     let head = text
         .lines()
         .find_map(|l| l.strip_prefix("Validation PASS, height "))
-        .and_then(|v| v.trim().parse().ok());
+        .and_then(|v| v.trim().parse().ok())
+        .or_else(|| {
+            let passed = text.lines().next().is_some_and(|l| l.ends_with("PASS"));
+            passed.then(|| output_height(out)).flatten()
+        });
     if o.status.success() && head.is_none() {
         return Err(format!(
             "MiniMalloc succeeded without a validated height: {text}"
         ));
     }
     Ok(MmRun { seconds, head })
+}
+
+/// The highest `offset + size` in MiniMalloc's output CSV (columns named in
+/// its header row), `None` when it cannot be read.
+fn output_height(path: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next()?.split(',').collect();
+    let col = |name: &str| header.iter().position(|h| h.trim() == name);
+    let (size, offset) = (col("size")?, col("offset")?);
+    lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let v = |i: usize| f.get(i)?.trim().parse::<u64>().ok();
+            Some(v(offset)? + v(size)?)
+        })
+        .try_fold(0u64, |m, h| Some(m.max(h?)))
 }
 
 /// Writes the instance with times compressed to ranks, in MiniMalloc's CSV
