@@ -332,6 +332,12 @@ impl RowWindow {
             .max()
             .unwrap_or(0)
     }
+
+    /// Bytes of that ring ([`RowWindow::in_place_ring_rows`] whole output
+    /// rows); `None` when they overflow.
+    pub fn in_place_ring_bytes(&self) -> Option<usize> {
+        self.in_place_ring_rows().checked_mul(self.out_row)
+    }
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ pub(crate) fn check(p: &Prep<'_, '_>, out: &TensorInfo) -> Result<(), Error> {
         "an in-place windowed op's tensors are not whole rows",
     )?;
     let (ring_at, ring_bytes) = op.scratch;
-    let need = rows.in_place_ring_rows().checked_mul(rows.out_row);
+    let need = rows.in_place_ring_bytes();
     p.check(
         need.is_some_and(|n| n <= ring_bytes),
         "an in-place windowed op's ring is smaller than the rows it holds",

@@ -85,7 +85,7 @@ pub(super) fn check(
             if y.bytes > x.bytes {
                 return bad("the output is larger than the input it overwrites");
             }
-            let ring = (r.in_place_ring_rows() as u64).saturating_mul(r.out_row as u64);
+            let ring = r.in_place_ring_bytes().map_or(u64::MAX, |b| b as u64);
             if a.ring_bytes != ring {
                 return bad(&format!(
                     "ring of {} B where the schedule holds {ring} B",

@@ -357,7 +357,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
     }
     // The aliased plan of `aliases` (banded, if asked), or the plan without
     // aliases when theirs is larger.
-    let select = |mut aliases: Vec<InPlaceOp>| -> Result<Selected, LowerError> {
+    let select = |aliases: Vec<InPlaceOp>| -> Result<Selected, LowerError> {
         let alone = || Selected {
             aliases: Vec::new(),
             planned: separate.clone(),
@@ -372,11 +372,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
             .filter(|a| a.ring_bytes > 0)
             .map(|a| a.op)
             .collect();
-        let roots = inplace::roots(sg.tensors.len(), &aliases);
-        let merged = inplace::merge(&separate, &roots, &aliases, op_scope);
-        let p = PlannerKind::TflmGreedy
-            .plan(&super::banded::plan_buffers(&merged))
-            .map_err(|e| LowerError::Internal(format!("{e}")))?;
+        let (merged, p) = merged_plan(&separate, sg.tensors.len(), &aliases, op_scope)?;
         let b = stages_for(&merged, p.head_bytes, &by_rows);
         // Aliases stay only when the head (banded, if asked) does not grow: a
         // group's longer lifetime can cost the stage search more than it
@@ -386,26 +382,19 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
             super::banded::replan(&online, &params, &merged, op_scope, &w.stages, &by_rows)
         });
         let (with, alone_head) = (head_of(&b, p.head_bytes), head_of(&without, separate_head));
-        Ok(
-            if with <= alone_head && reused.as_ref().is_none_or(|r| with <= r.head_bytes) {
-                Selected {
-                    aliases,
-                    planned: merged,
-                    plan: p,
-                    banded: b,
-                }
-            } else if let Some(r) = reused.filter(|r| r.head_bytes <= alone_head) {
-                Selected {
-                    aliases,
-                    planned: merged,
-                    plan: p,
-                    banded: Some(r),
-                }
-            } else {
-                aliases.clear();
-                alone()
-            },
-        )
+        let banded = if with <= alone_head && reused.as_ref().is_none_or(|r| with <= r.head_bytes) {
+            b
+        } else if let Some(r) = reused.filter(|r| r.head_bytes <= alone_head) {
+            Some(r)
+        } else {
+            return Ok(alone());
+        };
+        Ok(Selected {
+            aliases,
+            planned: merged,
+            plan: p,
+            banded,
+        })
     };
     let mut chosen = select(aliases)?;
     // Running by rows can cost the device stack (a kernel call per row below
@@ -511,6 +500,26 @@ impl Selected {
     }
 }
 
+/// `separate` with the alias groups of `aliases` merged ([`inplace::merge`];
+/// `tensors`: the subgraph's tensor count) and its greedy plan.
+fn merged_plan(
+    separate: &[AllocationInfo],
+    tensors: usize,
+    aliases: &[InPlaceOp],
+    op_scope: &[i32],
+) -> Result<(Vec<AllocationInfo>, crate::plan::Plan), LowerError> {
+    let merged = inplace::merge(
+        separate,
+        &inplace::roots(tensors, aliases),
+        aliases,
+        op_scope,
+    );
+    let plan = PlannerKind::TflmGreedy
+        .plan(&super::banded::plan_buffers(&merged))
+        .map_err(|e| LowerError::Internal(format!("{e}")))?;
+    Ok((merged, plan))
+}
+
 /// `true` for a windowed op in place by rows whose output is smaller than
 /// its input: its alias group keeps the input's whole buffer for the
 /// group's lifetime, which can cost the steps after it more than the op
@@ -532,12 +541,9 @@ fn keep_shrinking_that_pay(
 ) -> Result<Vec<InPlaceOp>, LowerError> {
     let n = model.main().tensors.len();
     let score = |set: &[InPlaceOp]| -> Result<(u64, u64), LowerError> {
-        let merged = inplace::merge(separate, &inplace::roots(n, set), set, op_scope);
-        let buffers = super::banded::plan_buffers(&merged);
-        let p = PlannerKind::TflmGreedy
-            .plan(&buffers)
-            .map_err(|e| LowerError::Internal(format!("{e}")))?;
-        Ok((p.head_bytes, super::banded::live_peak(&buffers).2))
+        let (merged, p) = merged_plan(separate, n, set, op_scope)?;
+        let area = super::banded::live_peak(&super::banded::plan_buffers(&merged)).2;
+        Ok((p.head_bytes, area))
     };
     let (trials, mut kept): (Vec<InPlaceOp>, Vec<InPlaceOp>) =
         aliases.into_iter().partition(|a| shrinks(model, a));

@@ -116,7 +116,7 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
         let ring = |t: usize| {
             let it = sg.tensors.get(t)?;
             let r = super::banded::row_window(model, params, k)?;
-            let ring = (r.in_place_ring_rows() as u64).saturating_mul(r.out_row as u64);
+            let ring = r.in_place_ring_bytes()? as u64;
             let smaller = in_head(it) && ot.bytes <= it.bytes;
             (smaller && !no_rows.contains(&k) && ring > 0).then_some(ring)
         };
