@@ -5,59 +5,21 @@
 //! high-water equal to core's prediction, and images whose in-place marks
 //! lie refused at construction.
 
+mod predicted;
+
 use microarena_core::Model;
 use microarena_core::build::builder::ModelBuilder;
 use microarena_core::build::example::pseudo_random_bytes;
-use microarena_core::lower::{
-    Execution, InPlaceOp, LowerOptions, OpDataIn, lower_with, runtime_arena_with,
-};
+use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runtime_arena_with};
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
 use microarena_image as rl;
-use microarena_runtime::{Error, Interpreter, freeze_opdata};
+use microarena_runtime::{Error, Interpreter};
+use predicted::{IN_PLACE, PLAIN, Run};
 
-const PLAIN: LowerOptions = LowerOptions {
-    opdata: OpDataIn::Tail,
-    execution: Execution::Plain,
-    in_place: false,
-};
-const IN_PLACE: LowerOptions = LowerOptions {
-    in_place: true,
-    ..PLAIN
-};
-
-struct Run {
-    outputs: Vec<Vec<u8>>,
-    high_water: usize,
-    predicted: usize,
-    head: u64,
-    in_place: Vec<InPlaceOp>,
-}
-
-/// Runs `bytes` with `options` on deterministic inputs in exactly the
-/// predicted arena.
+/// Runs `bytes` with `options` in exactly the predicted arena.
 fn run(bytes: &[u8], options: LowerOptions) -> Run {
-    let model = Model::parse(bytes).expect("parse");
-    let mut image = lower_with(&model, &options).expect("lower");
-    freeze_opdata(&mut image).expect("freeze");
-    let need = runtime_arena_with(&model, &options).expect("arena");
-    let mut arena = vec![0u8; need.total_bytes as usize];
-    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
-    for i in 0..it.image().input_count() {
-        let input = it.input_mut(i).expect("input");
-        let n = input.len();
-        input.copy_from_slice(&pseudo_random_bytes(17 + i as u32, n));
-    }
-    it.invoke().expect("invoke");
-    Run {
-        outputs: (0..it.image().output_count())
-            .map(|i| it.output(i).expect("output").to_vec())
-            .collect(),
-        high_water: it.memory_usage().high_water,
-        predicted: need.total_bytes as usize,
-        head: need.head_bytes,
-        in_place: need.in_place,
-    }
+    predicted::run(bytes, options, 17)
 }
 
 /// Runs `bytes` plain and in place: identical outputs, each arena measured

@@ -5,6 +5,8 @@
 //! sized as worked out by hand, and images whose marks or rings lie refused
 //! at construction.
 
+mod predicted;
+
 use microarena_core::Model;
 use microarena_core::build::builder::ModelBuilder;
 use microarena_core::build::example::pseudo_random_bytes;
@@ -12,17 +14,8 @@ use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runt
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{Activation, BuiltinOp, Padding};
 use microarena_image as rl;
-use microarena_runtime::{Error, Interpreter, freeze_opdata};
-
-const PLAIN: LowerOptions = LowerOptions {
-    opdata: OpDataIn::Tail,
-    execution: Execution::Plain,
-    in_place: false,
-};
-const IN_PLACE: LowerOptions = LowerOptions {
-    in_place: true,
-    ..PLAIN
-};
+use microarena_runtime::{Error, Interpreter};
+use predicted::{IN_PLACE, PLAIN, Run};
 
 /// One windowed op after a requantize: its kind, its geometry and types.
 #[derive(Debug, Clone, Copy)]
@@ -182,43 +175,17 @@ fn windowed(b: &mut ModelBuilder, g: usize, c: &Case, x: i32, y: i32) {
     built.dilation(c.dilation, c.dilation);
 }
 
-struct Run {
-    outputs: Vec<Vec<u8>>,
-    high_water: usize,
-    predicted: usize,
-    head: u64,
-    /// (op, slot, ring bytes) of each alias.
-    marks: Vec<(usize, usize, u64)>,
+/// Runs `bytes` lowered with `options` in exactly the predicted arena.
+fn run(bytes: &[u8], options: LowerOptions) -> Run {
+    predicted::run(bytes, options, 31)
 }
 
-/// Runs `bytes` lowered with `options` on deterministic inputs in exactly
-/// the predicted arena.
-fn run(bytes: &[u8], options: LowerOptions) -> Run {
-    let model = Model::parse(bytes).expect("parse");
-    let mut image = lower_with(&model, &options).expect("lower");
-    freeze_opdata(&mut image).expect("freeze");
-    let need = runtime_arena_with(&model, &options).expect("arena");
-    let mut arena = vec![0u8; need.total_bytes as usize];
-    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
-    for i in 0..it.image().input_count() {
-        let input = it.input_mut(i).expect("input");
-        let n = input.len();
-        input.copy_from_slice(&pseudo_random_bytes(31 + i as u32, n));
-    }
-    it.invoke().expect("invoke");
-    Run {
-        outputs: (0..it.image().output_count())
-            .map(|i| it.output(i).expect("output").to_vec())
-            .collect(),
-        high_water: it.memory_usage().high_water,
-        predicted: need.total_bytes as usize,
-        head: need.head_bytes,
-        marks: need
-            .in_place
-            .iter()
-            .map(|a| (a.op, a.slot, a.ring_bytes))
-            .collect(),
-    }
+/// (op, slot, ring bytes) of each alias.
+fn marks(r: &Run) -> Vec<(usize, usize, u64)> {
+    r.in_place
+        .iter()
+        .map(|a| (a.op, a.slot, a.ring_bytes))
+        .collect()
 }
 
 fn elem(dt: DType) -> u64 {
@@ -304,7 +271,7 @@ fn windowed_ops_run_in_place_bit_identical_with_the_rings_worked_by_hand() {
         let fast = run(&bytes, IN_PLACE);
         let o = out_size(&c) as u64;
         let ring = rows * o * c.co as u64 * elem(c.dtype);
-        assert_eq!(fast.marks, [(1, 0, ring)], "{c:?}");
+        assert_eq!(marks(&fast), [(1, 0, ring)], "{c:?}");
         assert_eq!(fast.outputs, plain.outputs, "{c:?}");
         assert_eq!(plain.high_water, plain.predicted, "{c:?}");
         assert_eq!(fast.high_water, fast.predicted, "{c:?}");
@@ -345,7 +312,7 @@ fn a_larger_output_or_an_input_read_later_is_not_overwritten() {
     for c in grow {
         let bytes = model(&c, false);
         let fast = run(&bytes, IN_PLACE);
-        assert_eq!(fast.marks, [], "{c:?}");
+        assert_eq!(marks(&fast), [], "{c:?}");
         assert_eq!(fast.outputs, run(&bytes, PLAIN).outputs);
     }
     // A small layer (12×12×8: 1,152 B out, a 192 B ring) saves less than
@@ -357,11 +324,11 @@ fn a_larger_output_or_an_input_read_later_is_not_overwritten() {
         ..DW
     };
     let bytes = model(&small, false);
-    assert_eq!(run(&bytes, IN_PLACE).marks, []);
+    assert_eq!(marks(&run(&bytes, IN_PLACE)), []);
     // The ADD reads `a` after the depthwise: it stays whole.
     let bytes = model(&DW, true);
     let fast = run(&bytes, IN_PLACE);
-    assert!(fast.marks.iter().all(|m| m.0 != 1), "{:?}", fast.marks);
+    assert!(marks(&fast).iter().all(|m| m.0 != 1), "{:?}", marks(&fast));
     assert_eq!(fast.outputs, run(&bytes, PLAIN).outputs);
     assert_eq!(fast.high_water, fast.predicted);
 }
