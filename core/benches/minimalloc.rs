@@ -23,7 +23,7 @@
 //!   both solve times, their ratio (best / MiniMalloc) and both heads.
 //!   MiniMalloc gets `--timeout=$MICROARENA_MM_TIMEOUT` (default 60s).
 //! * Sizes are used raw with alignment 1 (they happen to be multiples of 16).
-//! * `MICROARENA_BEST_BUDGET` overrides the node budget (default 5,000,000).
+//! * `MICROARENA_BEST_BUDGET` overrides the node budget (default 10,000,000).
 //!   The search stops early once the head is within the 1 MiB capacity
 //!   ("solved", as MiniMalloc's decision problem is posed) unless
 //!   `MICROARENA_BEST_MINIMIZE=1`, which keeps minimizing to the budget.
@@ -53,7 +53,7 @@ fn main() -> ExitCode {
     let budget = std::env::var("MICROARENA_BEST_BUDGET")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5_000_000u64);
+        .unwrap_or(10_000_000u64);
     let minimize = std::env::var("MICROARENA_BEST_MINIMIZE").is_ok_and(|v| v == "1");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let (corpus, explicit) = match std::env::var_os("MICROARENA_CORPUS") {

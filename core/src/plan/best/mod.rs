@@ -35,9 +35,14 @@
 //!      and is what makes the search hold up when lifetimes are compressed to
 //!      ranks: the static orders then see only section counts, not widths.
 //!
-//!    The search restarts round-robin over five static buffer rankings
-//!    (MiniMalloc's three, and two that ignore lifetime widths) with
-//!    doubling node limits, sharing the incumbent.
+//!    The search restarts round-robin over six static buffer rankings
+//!    (MiniMalloc's three, and three that ignore lifetime widths) with
+//!    doubling node limits, sharing the incumbent. When a probe at a fixed
+//!    target splits into independent time parts (MiniMalloc's dynamic
+//!    decomposition), each part is restarted over all six rankings in turn,
+//!    and a memo keyed on the part's buffers, lowest offsets and section
+//!    floors keeps its plan or its proven infeasibility for every later
+//!    branch and restart that meets it again.
 //!
 //! The only budget is a count of search nodes (one per tentative placement),
 //! so the plan is the same on every host, wasm32 included.

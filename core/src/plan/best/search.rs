@@ -1,18 +1,72 @@
 //! The branch-and-bound search over canonical solutions (see the module
 //! documentation of [`super`]), restarted over static rankings.
 
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::instance::Sub;
+
+/// What is known of independent parts met before in one component's search
+/// (see [`Search::split`]): a part is the same when the same buffers start no
+/// lower than the same offsets over the same section floors, and what holds
+/// for it does not depend on the static order, so it is kept across restarts.
+#[derive(Default)]
+struct Memo {
+    parts: BTreeMap<Vec<i64>, Known>,
+    /// Words held by the keys and plans, capped at [`MEMO_WORDS`].
+    words: usize,
+}
+
+/// What one part is known to admit.
+enum Known {
+    /// No plan at or below this height.
+    Infeasible(i64),
+    /// A plan (offsets in key order) and its height.
+    Plan(Vec<i64>, i64),
+}
+
+/// At most 8 MiB of memo (in 8-byte words), so the search stays small in the
+/// browser; parts met once it is full are solved again when they recur.
+const MEMO_WORDS: usize = 1 << 20;
+
+impl Memo {
+    /// Whether the part `key` is known to have no plan at or below `cap`.
+    fn infeasible(&self, key: &[i64], cap: i64) -> bool {
+        matches!(self.parts.get(key), Some(Known::Infeasible(h)) if *h >= cap)
+    }
+
+    /// A known plan of the part `key` at or below `cap`, and its height.
+    fn plan(&self, key: &[i64], cap: i64) -> Option<(&[i64], i64)> {
+        match self.parts.get(key) {
+            Some(Known::Plan(offsets, h)) if *h <= cap => Some((offsets, *h)),
+            _ => None,
+        }
+    }
+
+    fn insert(&mut self, key: Vec<i64>, known: Known) {
+        let words = key.len()
+            + match &known {
+                Known::Plan(p, _) => p.len(),
+                Known::Infeasible(_) => 0,
+            };
+        if let Some(old) = self.parts.get_mut(&key) {
+            *old = known;
+        } else if self.words + words <= MEMO_WORDS {
+            self.words += words;
+            self.parts.insert(key, known);
+        }
+    }
+}
 
 /// Static orders the search restarts with, each a list of keys compared in
 /// turn, all descending, ties to the lower index. The first three are
 /// MiniMalloc's defaults: lifetime length (W), area (A) and the largest
 /// section total (T). Widths are those of the caller's time units, so with
-/// lifetimes compressed to ranks W and A only count sections; the last two
-/// use no widths at all and cover that case: latest end section first (U),
-/// and the total size of conflicting buffers (D), both then size (Z).
-const RANKING_KEYS: [&[u8]; 5] = [b"WAT", b"TAW", b"TWA", b"UZ", b"DZ"];
+/// lifetimes compressed to ranks W and A only count sections; the last three
+/// use no widths at all and cover that case: the largest section total, then
+/// the number of conflicting buffers (N); latest end section first (U); the
+/// total size of conflicting buffers (D); each then size (Z).
+const RANKING_KEYS: [&[u8]; 6] = [b"WAT", b"TAW", b"TWA", b"TNZ", b"UZ", b"DZ"];
 
 /// Static rankings the search restarts with (rank per local buffer).
 fn rankings(sub: &Sub) -> Vec<Vec<u32>> {
@@ -33,6 +87,7 @@ fn rankings(sub: &Sub) -> Vec<Vec<u32>> {
             b'T' => peak[b],
             b'U' => i64::from(sub.hi[b]),
             b'D' => degree[b],
+            b'N' => sub.overlaps[b].len() as i64,
             _ => sub.size[b],
         }
     };
@@ -82,6 +137,7 @@ pub(super) fn solve(
     // Probe the target height directly (a decision problem, pruned much harder
     // than a descent from the incumbent) until a probe proves it infeasible.
     let mut probing = stop_at < inc.1 - 1;
+    let mut memo = Memo::default();
     loop {
         for (kind, rank) in ranks.iter().enumerate() {
             for probe in [true, false] {
@@ -113,7 +169,9 @@ pub(super) fn solve(
                 let mut s = Search::new(sub, rank, cap, None);
                 // Dynamic decomposition needs a fixed target height.
                 s.decompose = probe.then_some(kind);
+                s.memo = core::mem::take(&mut memo);
                 let outcome = s.run(run, stop_at, inc);
+                memo = core::mem::take(&mut s.memo);
                 used += s.nodes;
                 if inc.1 <= lb {
                     return (inc.1, true, used);
@@ -176,9 +234,14 @@ struct Search<'a> {
     cuts: Vec<u32>,
     /// A boundary lost its last crossing buffer in the latest placement.
     cut_freed: bool,
-    /// Solve independent parts separately (decision search only), ranking
-    /// them with this static order.
+    /// Solve independent parts separately (decision search only), trying
+    /// this static order on them first.
     decompose: Option<usize>,
+    /// Component-level index of each local buffer (the identity at the top;
+    /// a part's buffers map through its parents).
+    root: Vec<u32>,
+    /// The component's memo of parts, lent to each search in turn.
+    memo: Memo,
 }
 
 /// How an attempt to split a node into independent parts ended.
@@ -234,6 +297,8 @@ impl<'a> Search<'a> {
             cuts,
             cut_freed: false,
             decompose: None,
+            root: (0..n as u32).collect(),
+            memo: Memo::default(),
         }
     }
 
@@ -489,9 +554,28 @@ impl<'a> Search<'a> {
         Outcome::Exhausted
     }
 
+    /// The memo key of a part (its buffers sorted by first section, then
+    /// index): each buffer's component-level index and lowest offset, then
+    /// the floors of the sections it spans.
+    fn part_key(&self, g: &[usize]) -> Vec<i64> {
+        let sub = self.sub;
+        let a = g.iter().map(|&b| sub.lo[b]).min().unwrap_or(0) as usize;
+        let z = g.iter().map(|&b| sub.hi[b]).max().unwrap_or(0) as usize;
+        let mut key = Vec::with_capacity(2 * g.len() + z - a);
+        for &b in g {
+            key.push(i64::from(self.root[b]));
+            key.push(self.min_off[b]);
+        }
+        key.extend_from_slice(self.floor.get(a..z).unwrap_or(&[]));
+        key
+    }
+
     /// When the unplaced buffers fall into independent time groups, solves
     /// each alone (their feasibility is independent at a fixed target), as
-    /// MiniMalloc's dynamic decomposition does.
+    /// MiniMalloc's dynamic decomposition does. Each part is restarted over
+    /// every static order, and what is learnt of it is kept in the memo: a
+    /// part met again (another branch or restart reaching the same buffers,
+    /// offsets and floors) is not searched again.
     fn split(&mut self, kind: usize, limit: u64) -> Split {
         let sub = self.sub;
         let mut unplaced: Vec<usize> = (0..sub.n()).filter(|&b| !self.placed[b]).collect();
@@ -508,28 +592,68 @@ impl<'a> Search<'a> {
         if groups.len() < 2 {
             return Split::Whole;
         }
+        // Look every part up first: one known to be infeasible ends the node
+        // before any other part is solved again.
+        let keys: Vec<Vec<i64>> = groups.iter().map(|g| self.part_key(g)).collect();
+        if keys.iter().any(|k| self.memo.infeasible(k, self.cap)) {
+            return Split::Infeasible;
+        }
         let mut top = 0i64;
-        for g in groups {
+        for (g, key) in groups.into_iter().zip(keys) {
+            if let Some((offsets, h)) = self.memo.plan(&key, self.cap) {
+                for (&b, &o) in g.iter().zip(offsets) {
+                    self.off[b] = o;
+                }
+                top = top.max(h);
+                continue;
+            }
             let part = Sub::group(sub, g, &self.min_off);
             let first = part.ids.iter().map(|&b| sub.lo[b]).min().unwrap_or(0) as usize;
             let floors = self.floor.get(first..).unwrap_or(&[]);
+            // The part is a problem of its own: restart it over every static
+            // order (this node's first) with doubling limits, as `solve` does,
+            // so that one order's bad luck does not sink the node.
             let ranks = rankings(&part);
-            let Some(rank) = ranks.get(kind) else {
-                return Split::Whole;
-            };
-            let mut inner = Search::new(&part, rank, self.cap, Some(floors));
-            inner.decompose = Some(kind);
+            let avail = limit.saturating_sub(self.nodes);
+            let root: Vec<u32> = part.ids.iter().map(|&b| self.root[b]).collect();
+            let mut spent = 0u64;
+            let mut step = (2 * part.n() as u64).max(256);
             let mut found = (Vec::new(), i64::MAX);
-            let outcome = inner.run(limit.saturating_sub(self.nodes), self.cap, &mut found);
-            self.nodes += inner.nodes;
+            let outcome = 'restarts: loop {
+                for k in (kind..ranks.len()).chain(0..kind) {
+                    let run = step.min(avail.saturating_sub(spent));
+                    if run == 0 {
+                        break 'restarts Outcome::OutOfNodes;
+                    }
+                    let mut inner = Search::new(&part, &ranks[k], self.cap, Some(floors));
+                    inner.decompose = Some(k);
+                    inner.root.clone_from(&root);
+                    inner.memo = core::mem::take(&mut self.memo);
+                    let outcome = inner.run(run, self.cap, &mut found);
+                    spent += inner.nodes;
+                    self.memo = core::mem::take(&mut inner.memo);
+                    if !matches!(outcome, Outcome::OutOfNodes) {
+                        break 'restarts outcome;
+                    }
+                }
+                step = step.saturating_mul(2);
+            };
+            self.nodes += spent;
             match outcome {
-                Outcome::Exhausted => return Split::Infeasible,
+                Outcome::Exhausted => {
+                    self.memo.insert(key, Known::Infeasible(self.cap));
+                    return Split::Infeasible;
+                }
                 Outcome::OutOfNodes => return Split::OutOfNodes,
                 Outcome::GoodEnough => {}
             }
+            // The part's buffers, in key order (by first section, then index).
+            let mut plan = Vec::with_capacity(part.n());
             for (local, &b) in part.ids.iter().enumerate() {
                 self.off[b] = found.0[local];
+                plan.push(found.0[local]);
             }
+            self.memo.insert(key, Known::Plan(plan, found.1));
             top = top.max(found.1);
         }
         Split::Solved(top)
@@ -604,6 +728,28 @@ mod tests {
         Sub::split(&buffers, &online, &[], 1)
     }
 
+    #[test]
+    fn the_memo_answers_only_for_caps_its_knowledge_covers() {
+        let mut memo = Memo::default();
+        memo.insert(vec![1, 0], Known::Infeasible(10));
+        memo.insert(vec![2, 0], Known::Plan(vec![3], 10));
+        // No plan at or below 10 rules out every cap up to 10, none above.
+        assert!(memo.infeasible(&[1, 0], 10) && memo.infeasible(&[1, 0], 9));
+        assert!(!memo.infeasible(&[1, 0], 11));
+        // A plan of height 10 serves caps from 10 up, none below.
+        assert_eq!(memo.plan(&[2, 0], 10), Some((&[3][..], 10)));
+        assert!(memo.plan(&[2, 0], 11).is_some());
+        assert!(memo.plan(&[2, 0], 9).is_none());
+        assert!(!memo.infeasible(&[2, 0], 5) && memo.plan(&[1, 0], 20).is_none());
+        // Newer knowledge of a part replaces the old.
+        memo.insert(vec![1, 0], Known::Infeasible(12));
+        assert!(memo.infeasible(&[1, 0], 12));
+        // Full: new parts are dropped, not stored past the cap.
+        memo.words = MEMO_WORDS;
+        memo.insert(vec![3, 0], Known::Infeasible(1));
+        assert!(!memo.infeasible(&[3, 0], 1));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -613,12 +759,27 @@ mod tests {
         ) {
             for sub in subs(&raw) {
                 let opt = brute_force(&sub);
+                // One memo for every run on this instance, as in `solve`: what a
+                // run at one cap learnt must hold at the others.
+                let mut memo = Memo::default();
                 for (kind, rank) in rankings(&sub).iter().enumerate() {
                     for decompose in [None, Some(kind)] {
+                        // Below the optimum first (parts planned at the optimum
+                        // must not be reused), then at it (parts infeasible
+                        // below it must not be ruled out).
+                        let mut none = (Vec::new(), i64::MAX);
+                        let mut s = Search::new(&sub, rank, opt - 1, None);
+                        s.decompose = decompose;
+                        s.memo = core::mem::take(&mut memo);
+                        let below = s.run(u64::MAX, opt - 1, &mut none);
+                        memo = core::mem::take(&mut s.memo);
+                        prop_assert!(matches!(below, Outcome::Exhausted), "found {} below optimum {}", none.1, opt);
                         let mut inc = (Vec::new(), i64::MAX);
                         let mut s = Search::new(&sub, rank, opt, None);
                         s.decompose = decompose;
+                        s.memo = core::mem::take(&mut memo);
                         let found = s.run(u64::MAX, opt, &mut inc);
+                        memo = core::mem::take(&mut s.memo);
                         prop_assert!(matches!(found, Outcome::GoodEnough), "optimum {} missed", opt);
                         prop_assert!(inc.1 <= opt);
                         for b in 0..sub.n() {
@@ -639,11 +800,6 @@ mod tests {
                         let end = s.run(u64::MAX, -1, &mut desc);
                         prop_assert!(matches!(end, Outcome::Exhausted));
                         prop_assert_eq!(desc.1, opt);
-                        let mut none = (Vec::new(), i64::MAX);
-                        let mut s = Search::new(&sub, rank, opt - 1, None);
-                        s.decompose = decompose;
-                        let below = s.run(u64::MAX, opt - 1, &mut none);
-                        prop_assert!(matches!(below, Outcome::Exhausted), "found {} below optimum {}", none.1, opt);
                     }
                 }
             }
