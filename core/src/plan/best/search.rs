@@ -169,9 +169,7 @@ pub(super) fn solve(
                 let mut s = Search::new(sub, rank, cap, None);
                 // Dynamic decomposition needs a fixed target height.
                 s.decompose = probe.then_some(kind);
-                s.memo = core::mem::take(&mut memo);
-                let outcome = s.run(run, stop_at, inc);
-                memo = core::mem::take(&mut s.memo);
+                let outcome = s.run_with(&mut memo, run, stop_at, inc);
                 used += s.nodes;
                 if inc.1 <= lb {
                     return (inc.1, true, used);
@@ -489,6 +487,20 @@ impl<'a> Search<'a> {
         best.filter(|&(m, _, _)| m < min_height)
     }
 
+    /// [`Self::run`] with `memo` lent to it (and to the parts it splits into).
+    fn run_with(
+        &mut self,
+        memo: &mut Memo,
+        limit: u64,
+        stop_at: i64,
+        inc: &mut (Vec<i64>, i64),
+    ) -> Outcome {
+        core::mem::swap(&mut self.memo, memo);
+        let outcome = self.run(limit, stop_at, inc);
+        core::mem::swap(&mut self.memo, memo);
+        outcome
+    }
+
     fn run(&mut self, limit: u64, stop_at: i64, inc: &mut (Vec<i64>, i64)) -> Outcome {
         let mut stack: Vec<Frame> = alloc::vec![Frame {
             canon: (i64::MIN, 0),
@@ -628,10 +640,8 @@ impl<'a> Search<'a> {
                     let mut inner = Search::new(&part, &ranks[k], self.cap, Some(floors));
                     inner.decompose = Some(k);
                     inner.root.clone_from(&root);
-                    inner.memo = core::mem::take(&mut self.memo);
-                    let outcome = inner.run(run, self.cap, &mut found);
+                    let outcome = inner.run_with(&mut self.memo, run, self.cap, &mut found);
                     spent += inner.nodes;
-                    self.memo = core::mem::take(&mut inner.memo);
                     if !matches!(outcome, Outcome::OutOfNodes) {
                         break 'restarts outcome;
                     }
@@ -647,14 +657,12 @@ impl<'a> Search<'a> {
                 Outcome::OutOfNodes => return Split::OutOfNodes,
                 Outcome::GoodEnough => {}
             }
-            // The part's buffers, in key order (by first section, then index).
-            let mut plan = Vec::with_capacity(part.n());
             for (local, &b) in part.ids.iter().enumerate() {
                 self.off[b] = found.0[local];
-                plan.push(found.0[local]);
             }
-            self.memo.insert(key, Known::Plan(plan, found.1));
             top = top.max(found.1);
+            // Local order is the key's (by first section, then index).
+            self.memo.insert(key, Known::Plan(found.0, found.1));
         }
         Split::Solved(top)
     }
@@ -770,16 +778,12 @@ mod tests {
                         let mut none = (Vec::new(), i64::MAX);
                         let mut s = Search::new(&sub, rank, opt - 1, None);
                         s.decompose = decompose;
-                        s.memo = core::mem::take(&mut memo);
-                        let below = s.run(u64::MAX, opt - 1, &mut none);
-                        memo = core::mem::take(&mut s.memo);
+                        let below = s.run_with(&mut memo, u64::MAX, opt - 1, &mut none);
                         prop_assert!(matches!(below, Outcome::Exhausted), "found {} below optimum {}", none.1, opt);
                         let mut inc = (Vec::new(), i64::MAX);
                         let mut s = Search::new(&sub, rank, opt, None);
                         s.decompose = decompose;
-                        s.memo = core::mem::take(&mut memo);
-                        let found = s.run(u64::MAX, opt, &mut inc);
-                        memo = core::mem::take(&mut s.memo);
+                        let found = s.run_with(&mut memo, u64::MAX, opt, &mut inc);
                         prop_assert!(matches!(found, Outcome::GoodEnough), "optimum {} missed", opt);
                         prop_assert!(inc.1 <= opt);
                         for b in 0..sub.n() {
