@@ -2129,7 +2129,843 @@ pub fn cases() -> Vec<Case> {
 /// branch, these check the kernels composed at real sizes (deep 1×1
 /// reductions, residual ADDs over different scales, every layer's
 /// requantization feeding the next). Name, ops column, model.
-fn networks() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+/// Allocation probes for the kernels and Prepare branches `cases()` does not
+/// reach (ops microarena-runtime has no kernel for, and branches that
+/// allocate differently): TFLM's figures for each are committed in
+/// `core/tests/data/tflm_kernel_probes.jsonl` and compared category by
+/// category by `core/tests/kernel_probes.rs`. Their inputs never matter:
+/// nothing is invoked.
+pub fn probes() -> Vec<Case> {
+    use DType::{Bool, I8, I16, I32};
+    let none = || OpOptions::None;
+    let mut v = Vec::new();
+    // Comparisons: float, and int8 with a broadcast operand.
+    for (name, code) in [
+        ("equal", opcode::EQUAL),
+        ("not_equal", opcode::NOT_EQUAL),
+        ("less", opcode::LESS),
+        ("less_equal", opcode::LESS_EQUAL),
+        ("greater", opcode::GREATER),
+        ("greater_equal", opcode::GREATER_EQUAL),
+    ] {
+        v.push(unary_like(
+            &format!("probe_{name}_f32"),
+            code,
+            vec![f32t(&[2, 3]), f32t(&[2, 3])],
+            t(&[2, 3], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("probe_{name}_i8_bcast"),
+            code,
+            vec![qt(&[2, 3], I8, 0.05, 3), qt(&[1, 3], I8, 0.04, -2)],
+            t(&[2, 3], Bool),
+            none(),
+        ));
+    }
+    for (name, code) in [
+        ("logical_and", opcode::LOGICAL_AND),
+        ("logical_or", opcode::LOGICAL_OR),
+    ] {
+        v.push(unary_like(
+            &format!("probe_{name}"),
+            code,
+            vec![t(&[2, 3], Bool), t(&[2, 3], Bool)],
+            t(&[2, 3], Bool),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "probe_logical_not",
+        opcode::LOGICAL_NOT,
+        vec![t(&[6], Bool)],
+        t(&[6], Bool),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_select_v2_f32",
+        opcode::SELECT_V2,
+        vec![t(&[2, 3], Bool), f32t(&[2, 3]), f32t(&[2, 3])],
+        f32t(&[2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_select_v2_i8_bcast",
+        opcode::SELECT_V2,
+        vec![
+            t(&[1, 3], Bool),
+            qt(&[2, 3], I8, 0.1, 0),
+            qt(&[2, 3], I8, 0.1, 0),
+        ],
+        qt(&[2, 3], I8, 0.1, 0),
+        none(),
+    ));
+    // Float unary math with no Init.
+    for (name, code) in [
+        ("floor", opcode::FLOOR),
+        ("neg", opcode::NEG),
+        ("sin", opcode::SIN),
+        ("cos", opcode::COS),
+        ("square", opcode::SQUARE),
+        ("ceil", opcode::CEIL),
+        ("round", opcode::ROUND),
+    ] {
+        v.push(unary_like(
+            &format!("probe_{name}"),
+            code,
+            vec![f32t(&[2, 5])],
+            f32t(&[2, 5]),
+            none(),
+        ));
+    }
+    for (name, code) in [
+        ("floor_div", opcode::FLOOR_DIV),
+        ("floor_mod", opcode::FLOOR_MOD),
+    ] {
+        v.push(unary_like(
+            &format!("probe_{name}"),
+            code,
+            vec![f32t(&[2, 3]), f32t(&[2, 3])],
+            f32t(&[2, 3]),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "probe_zeros_like_f32",
+        opcode::ZEROS_LIKE,
+        vec![f32t(&[3, 4])],
+        f32t(&[3, 4]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_zeros_like_i8",
+        opcode::ZEROS_LIKE,
+        vec![qt(&[3, 4], I8, 0.1, 0)],
+        qt(&[3, 4], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_fill_f32",
+        opcode::FILL,
+        vec![t(&[2], I32).i32s(&[2, 3]), f32t(&[])],
+        f32t(&[2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_fill_i8",
+        opcode::FILL,
+        vec![t(&[3], I32).i32s(&[2, 3, 4]), qt(&[], I8, 0.1, 0)],
+        qt(&[2, 3, 4], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_elu_f32",
+        opcode::ELU,
+        vec![f32t(&[2, 8])],
+        f32t(&[2, 8]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_elu_i8",
+        opcode::ELU,
+        vec![qt(&[2, 8], I8, 0.05, -4)],
+        qt(&[2, 8], I8, 0.04, 30),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_reverse_v2",
+        opcode::REVERSE_V2,
+        vec![f32t(&[2, 3, 4]), t(&[1], I32).i32s(&[1])],
+        f32t(&[2, 3, 4]),
+        none(),
+    ));
+    for (tname, params, out) in [
+        ("f32", f32t(&[3, 4]), f32t(&[2, 4])),
+        ("i8", qt(&[3, 4, 5], I8, 0.1, 0), qt(&[2, 4, 5], I8, 0.1, 0)),
+    ] {
+        v.push(unary_like(
+            &format!("probe_gather_nd_{tname}"),
+            opcode::GATHER_ND,
+            vec![params, t(&[2, 1], I32).i32s(&[2, 0])],
+            out,
+            none(),
+        ));
+    }
+    // BATCH_MATMUL: a constant or variable right-hand side, each adjoint, int8, int16.
+    let bmm = |adj_x: bool, adj_y: bool| OpOptions::BatchMatMul { adj_x, adj_y };
+    let (lhs, lhs_t) = (f32t(&[1, 2, 3]), f32t(&[1, 3, 2]));
+    let (rhs, rhs_t) = (f32t(&[1, 3, 4]), f32t(&[1, 4, 3]));
+    v.push(unary_like(
+        "probe_batch_matmul_f32",
+        opcode::BATCH_MATMUL,
+        vec![lhs.clone(), rhs.clone().random(1)],
+        f32t(&[1, 2, 4]),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_f32_variable",
+        opcode::BATCH_MATMUL,
+        vec![lhs.clone(), rhs.clone()],
+        f32t(&[1, 2, 4]),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_f32_adj_y",
+        opcode::BATCH_MATMUL,
+        vec![lhs.clone(), rhs_t.clone().random(2)],
+        f32t(&[1, 2, 4]),
+        bmm(false, true),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_f32_adj_x",
+        opcode::BATCH_MATMUL,
+        vec![lhs_t.clone(), rhs.clone().random(3)],
+        f32t(&[1, 2, 4]),
+        bmm(true, false),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_f32_adj_xy",
+        opcode::BATCH_MATMUL,
+        vec![lhs_t, rhs_t],
+        f32t(&[1, 2, 4]),
+        bmm(true, true),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_f32_4d",
+        opcode::BATCH_MATMUL,
+        vec![f32t(&[2, 3, 5, 6]), f32t(&[2, 3, 6, 7]).random(4)],
+        f32t(&[2, 3, 5, 7]),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_i8",
+        opcode::BATCH_MATMUL,
+        vec![
+            qt(&[1, 4, 8], I8, 0.05, 0),
+            qt(&[1, 8, 16], I8, 0.02, 0).random(5),
+        ],
+        qt(&[1, 4, 16], I8, 0.1, 0),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_i8_adj_y",
+        opcode::BATCH_MATMUL,
+        vec![
+            qt(&[1, 4, 8], I8, 0.05, 0),
+            qt(&[1, 16, 8], I8, 0.02, 0).random(5),
+        ],
+        qt(&[1, 4, 16], I8, 0.1, 0),
+        bmm(false, true),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_i8_large_rhs",
+        opcode::BATCH_MATMUL,
+        vec![
+            qt(&[1, 4, 64], I8, 0.05, 0),
+            qt(&[1, 64, 64], I8, 0.02, 0).random(9),
+        ],
+        qt(&[1, 4, 64], I8, 0.1, 0),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "probe_batch_matmul_i16",
+        opcode::BATCH_MATMUL,
+        vec![
+            qt(&[1, 4, 8], I16, 0.001, 0),
+            qt(&[1, 8, 16], I16, 0.001, 0),
+        ],
+        qt(&[1, 4, 16], I16, 0.002, 0),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "probe_cumsum_f32",
+        opcode::CUMSUM,
+        vec![f32t(&[2, 5]), t(&[1], I32).i32s(&[1])],
+        f32t(&[2, 5]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_cumsum_i8",
+        opcode::CUMSUM,
+        vec![qt(&[2, 5], I8, 0.05, 0), t(&[1], I32).i32s(&[1])],
+        qt(&[2, 5], I8, 0.2, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_broadcast_to",
+        opcode::BROADCAST_TO,
+        vec![f32t(&[1, 3]), t(&[2], I32).i32s(&[2, 3])],
+        f32t(&[2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_broadcast_args",
+        opcode::BROADCAST_ARGS,
+        vec![t(&[2], I32), t(&[2], I32)],
+        t(&[2], I32),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_dynamic_update_slice",
+        opcode::DYNAMIC_UPDATE_SLICE,
+        vec![f32t(&[4, 4]), f32t(&[2, 2]), t(&[2], I32).i32s(&[1, 1])],
+        f32t(&[4, 4]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_slice",
+        opcode::SLICE,
+        vec![
+            f32t(&[3, 4]),
+            t(&[2], I32).i32s(&[1, 0]),
+            t(&[2], I32).i32s(&[2, 4]),
+        ],
+        f32t(&[2, 4]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_embedding_lookup_f32",
+        opcode::EMBEDDING_LOOKUP,
+        vec![t(&[2], I32), f32t(&[5, 3]).random(6)],
+        f32t(&[2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_embedding_lookup_i8",
+        opcode::EMBEDDING_LOOKUP,
+        vec![t(&[3], I32), qt(&[5, 2, 4], I8, 0.1, 0).random(7)],
+        qt(&[3, 2, 4], I8, 0.1, 0),
+        none(),
+    ));
+    for (name, code, input, out) in [
+        (
+            "depth_to_space",
+            opcode::DEPTH_TO_SPACE,
+            [1, 2, 2, 8],
+            [1, 4, 4, 2],
+        ),
+        (
+            "space_to_depth",
+            opcode::SPACE_TO_DEPTH,
+            [1, 4, 4, 2],
+            [1, 2, 2, 8],
+        ),
+    ] {
+        v.push(unary_like(
+            &format!("probe_{name}_f32"),
+            code,
+            vec![f32t(&input)],
+            f32t(&out),
+            OpOptions::BlockSize { block_size: 2 },
+        ));
+        v.push(unary_like(
+            &format!("probe_{name}_i8"),
+            code,
+            vec![qt(&input, I8, 0.1, 0)],
+            qt(&out, I8, 0.1, 0),
+            OpOptions::BlockSize { block_size: 2 },
+        ));
+    }
+    v.push(unary_like(
+        "probe_l2_normalization_f32",
+        opcode::L2_NORMALIZATION,
+        vec![f32t(&[1, 2, 2, 8])],
+        f32t(&[1, 2, 2, 8]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_l2_normalization_i8",
+        opcode::L2_NORMALIZATION,
+        vec![qt(&[1, 8], I8, 0.1, 0)],
+        qt(&[1, 8], I8, 1.0 / 128.0, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_l2_pool_2d",
+        opcode::L2_POOL_2D,
+        vec![f32t(&[1, 4, 4, 2])],
+        f32t(&[1, 2, 2, 2]),
+        OpOptions::Pool(microarena_core::read::ops::PoolOptions {
+            padding: Padding::Valid,
+            stride_w: 2,
+            stride_h: 2,
+            filter_w: 2,
+            filter_h: 2,
+            activation: Activation::None,
+        }),
+    ));
+    for (tname, a, b, out) in [
+        ("f32", f32t(&[2, 3]), f32t(&[2, 5]), f32t(&[2, 8])),
+        (
+            "i8",
+            qt(&[1, 2, 3], I8, 0.1, 0),
+            qt(&[1, 2, 4], I8, 0.1, 0),
+            qt(&[1, 2, 7], I8, 0.1, 0),
+        ),
+    ] {
+        let axis = if tname == "f32" { 1 } else { 2 };
+        v.push(unary_like(
+            &format!("probe_concatenation_{tname}"),
+            opcode::CONCATENATION,
+            vec![a, b],
+            out,
+            OpOptions::Concatenation {
+                axis,
+                activation: Activation::None,
+            },
+        ));
+    }
+    v.push(unary_like(
+        "probe_concatenation_f32_three",
+        opcode::CONCATENATION,
+        vec![f32t(&[4, 1]), f32t(&[4, 2]), f32t(&[4, 3])],
+        f32t(&[4, 6]),
+        OpOptions::Concatenation {
+            axis: 1,
+            activation: Activation::None,
+        },
+    ));
+    v.push(unary_like(
+        "probe_reshape_f32",
+        opcode::RESHAPE,
+        vec![f32t(&[2, 3]), t(&[2], I32).i32s(&[3, 2])],
+        f32t(&[3, 2]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_reshape_i8",
+        opcode::RESHAPE,
+        vec![qt(&[1, 2, 2, 4], I8, 0.1, 0), t(&[2], I32).i32s(&[1, 16])],
+        qt(&[1, 16], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_transpose_f32",
+        opcode::TRANSPOSE,
+        vec![f32t(&[2, 3, 4]), t(&[3], I32).i32s(&[2, 0, 1])],
+        f32t(&[4, 2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_transpose_i8",
+        opcode::TRANSPOSE,
+        vec![
+            qt(&[1, 2, 3, 4], I8, 0.1, 0),
+            t(&[4], I32).i32s(&[0, 3, 1, 2]),
+        ],
+        qt(&[1, 4, 2, 3], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "probe_strided_slice",
+        opcode::STRIDED_SLICE,
+        vec![
+            f32t(&[4, 4]),
+            t(&[2], I32).i32s(&[0, 1]),
+            t(&[2], I32).i32s(&[4, 3]),
+            t(&[2], I32).i32s(&[2, 1]),
+        ],
+        f32t(&[2, 2]),
+        OpOptions::StridedSlice(Default::default()),
+    ));
+    v.push(unary_like(
+        "probe_reduce_all",
+        opcode::REDUCE_ALL,
+        vec![t(&[2, 3], Bool), t(&[1], I32).i32s(&[1])],
+        t(&[2], Bool),
+        OpOptions::Reducer { keep_dims: false },
+    ));
+    // Builtins TFLM does not register: the interpreter refuses them.
+    v.push(unary_like(
+        "probe_pow_unregistered",
+        opcode::POW,
+        vec![f32t(&[4]), f32t(&[4])],
+        f32t(&[4]),
+        none(),
+    ));
+    // TFLM's own custom kernels.
+    let mut c = Case::new("probe_circular_buffer");
+    let x = c.input(qt(&[1, 1, 1, 8], I8, 0.1, 0));
+    let y = c.add(qt(&[1, 3, 1, 8], I8, 0.1, 0));
+    c.ops.push(Op {
+        code: opcode::CUSTOM,
+        inputs: vec![x],
+        outputs: vec![y],
+        options: OpOptions::None,
+        custom: Some(("CIRCULAR_BUFFER", Vec::new())),
+        bias_type: None,
+    });
+    c.outputs.push(y);
+    v.push(c);
+    for (classes, boxes, detections) in [(3, 10, 5), (91, 64, 10)] {
+        let mut c = Case::new(&format!("probe_detection_postprocess_{boxes}x{classes}"));
+        let enc = c.input(f32t(&[1, boxes, 4]));
+        let cls = c.input(f32t(&[1, boxes, classes + 1]));
+        let anchors = c.add(f32t(&[boxes, 4]).random(8));
+        let outs: Vec<i32> = [
+            f32t(&[1, detections, 4]),
+            f32t(&[1, detections]),
+            f32t(&[1, detections]),
+            f32t(&[1]),
+        ]
+        .into_iter()
+        .map(|t| c.add(t))
+        .collect();
+        let options = flex_int_map(&[
+            ("max_detections", i64::from(detections)),
+            ("max_classes_per_detection", 1),
+            ("detections_per_class", 100),
+            ("num_classes", i64::from(classes)),
+            ("use_regular_nms", 0),
+            ("nms_score_threshold", 0),
+            ("nms_iou_threshold", 1),
+            ("y_scale", 10),
+            ("x_scale", 10),
+            ("h_scale", 5),
+            ("w_scale", 5),
+        ]);
+        c.ops.push(Op {
+            code: opcode::CUSTOM,
+            inputs: vec![enc, cls, anchors],
+            outputs: outs.clone(),
+            options: OpOptions::None,
+            custom: Some(("TFLite_Detection_PostProcess", options)),
+            bias_type: None,
+        });
+        c.outputs.extend(outs);
+        v.push(c);
+    }
+    v.append(&mut signal_probes());
+    v
+}
+
+/// The Signal kernels whose state `cases()` does not reach.
+fn signal_probes() -> Vec<Case> {
+    use DType::{Bool, I16, I32};
+    let mut v = Vec::new();
+    let custom =
+        |c: &mut Case, name: &'static str, ins: &[i32], outs: &[i32], options: &[(&str, i64)]| {
+            c.ops.push(Op {
+                code: opcode::CUSTOM,
+                inputs: ins.to_vec(),
+                outputs: outs.to_vec(),
+                options: OpOptions::None,
+                custom: Some((name, flex_int_map(options))),
+                bias_type: None,
+            });
+            c.outputs.extend_from_slice(outs);
+        };
+    for (outer, frame, delay) in [(1, 16, 3), (3, 8, 5)] {
+        let mut c = Case::new(&format!("probe_signal_delay_{outer}x{frame}_d{delay}"));
+        let x = c.input(t(&[outer, frame], I16));
+        let y = c.add(t(&[outer, frame], I16));
+        custom(
+            &mut c,
+            "SignalDelay",
+            &[x],
+            &[y],
+            &[("delay_length", delay)],
+        );
+        v.push(c);
+    }
+    for (outer, inner, size, step) in [(1, 32, 16, 8), (2, 24, 10, 4)] {
+        let mut c = Case::new(&format!(
+            "probe_signal_framer_{outer}x{inner}_{size}_{step}"
+        ));
+        let x = c.input(t(&[outer, inner], I16));
+        let y = c.add(t(&[outer, inner / step as i32, size as i32], I16));
+        let valid = c.add(t(&[], Bool));
+        custom(
+            &mut c,
+            "SignalFramer",
+            &[x],
+            &[y, valid],
+            &[("frame_size", size), ("frame_step", step), ("prefill", 0)],
+        );
+        v.push(c);
+    }
+    for (ty, code) in [(DType::I16, 7), (DType::F32, 0)] {
+        let mut c = Case::new(&format!("probe_signal_overlap_add_{}", ty.name()));
+        let x = c.input(t(&[2, 3, 16], ty));
+        let y = c.add(t(&[2, 8], ty));
+        custom(
+            &mut c,
+            "SignalOverlapAdd",
+            &[x],
+            &[y],
+            &[("T", code), ("frame_step", 8)],
+        );
+        v.push(c);
+    }
+    let mut c = Case::new("probe_signal_stacker");
+    let x = c.input(t(&[8], I16));
+    let y = c.add(t(&[40], I16));
+    let valid = c.add(t(&[], Bool));
+    custom(
+        &mut c,
+        "SignalStacker",
+        &[x],
+        &[y, valid],
+        &[
+            ("num_channels", 8),
+            ("stacker_left_context", 3),
+            ("stacker_right_context", 1),
+            ("stacker_step", 1),
+        ],
+    );
+    v.push(c);
+    for (ty, code) in [(DType::I16, 7), (I32, 2), (DType::F32, 0)] {
+        let mut c = Case::new(&format!("probe_signal_irfft_{}", ty.name()));
+        let x = c.input(t(&[2, 66], ty));
+        let y = c.add(t(&[2, 64], ty));
+        custom(
+            &mut c,
+            "SignalIrfft",
+            &[x],
+            &[y],
+            &[("T", code), ("fft_length", 64)],
+        );
+        v.push(c);
+    }
+    for (ty, code) in [(I32, 2), (DType::F32, 0)] {
+        let mut c = Case::new(&format!("probe_signal_rfft_{}", ty.name()));
+        let x = c.input(t(&[2, 64], ty));
+        let y = c.add(t(&[2, 66], ty));
+        custom(
+            &mut c,
+            "SignalRfft",
+            &[x],
+            &[y],
+            &[("T", code), ("fft_length", 64)],
+        );
+        v.push(c);
+    }
+    v
+}
+
+/// Probes that are whole models of several ops or subgraphs: control flow,
+/// resource variables (a stateful streaming model's pattern), SVDF, LSTM.
+pub fn probe_models() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("probe_if", if_model()),
+        ("probe_while", while_model()),
+        ("probe_call_once_variables", call_once_model(DType::F32)),
+        ("probe_call_once_variables_i8", call_once_model(DType::I8)),
+        ("probe_svdf_i8", svdf_model(true)),
+        ("probe_svdf_f32", svdf_model(false)),
+        ("probe_lstm_i8", lstm_model(true)),
+        ("probe_lstm_f32", lstm_model(false)),
+    ]
+}
+
+fn if_model() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let cond = b.tensor(g, "cond", &[1], DType::Bool).id();
+    let x = b.tensor(g, "x", &[4, 8], DType::F32).id();
+    let y = b.tensor(g, "y", &[4, 8], DType::F32).id();
+    b.op(g, BuiltinOp::IF, &[cond, x], &[y])
+        .options(OpOptions::If {
+            then_subgraph: 1,
+            else_subgraph: 2,
+        });
+    b.inputs(g, &[cond, x]).outputs(g, &[y]);
+    for (name, op) in [("then", BuiltinOp::ADD), ("else", BuiltinOp::MUL)] {
+        let s = b.named_subgraph(name);
+        let a = b.tensor(s, "a", &[4, 8], DType::F32).id();
+        let r = b.tensor(s, "r", &[4, 8], DType::F32).id();
+        b.op(s, op, &[a, a], &[r])
+            .options(elementwise(Activation::None));
+        b.inputs(s, &[a]).outputs(s, &[r]);
+    }
+    b.build().expect("a valid IF probe")
+}
+
+fn while_model() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let i = b.tensor(g, "i", &[1], DType::I32).id();
+    let x = b.tensor(g, "x", &[16], DType::F32).id();
+    let i_out = b.tensor(g, "i_out", &[1], DType::I32).id();
+    let x_out = b.tensor(g, "x_out", &[16], DType::F32).id();
+    b.op(g, BuiltinOp::WHILE, &[i, x], &[i_out, x_out])
+        .options(OpOptions::While {
+            cond_subgraph: 1,
+            body_subgraph: 2,
+        });
+    b.inputs(g, &[i, x]).outputs(g, &[i_out, x_out]);
+    let c = b.named_subgraph("cond");
+    let ci = b.tensor(c, "i", &[1], DType::I32).id();
+    let cx = b.tensor(c, "x", &[16], DType::F32).id();
+    let limit = b.tensor(c, "limit", &[1], DType::I32).data_i32(&[3]).id();
+    let more = b.tensor(c, "more", &[1], DType::Bool).id();
+    b.op(c, BuiltinOp(i32::from(opcode::LESS)), &[ci, limit], &[more]);
+    b.inputs(c, &[ci, cx]).outputs(c, &[more]);
+    let body = b.named_subgraph("body");
+    let bi = b.tensor(body, "i", &[1], DType::I32).id();
+    let bx = b.tensor(body, "x", &[16], DType::F32).id();
+    let one = b.tensor(body, "one", &[1], DType::I32).data_i32(&[1]).id();
+    let bi2 = b.tensor(body, "i2", &[1], DType::I32).id();
+    let bx2 = b.tensor(body, "x2", &[16], DType::F32).id();
+    b.op(body, BuiltinOp::ADD, &[bi, one], &[bi2])
+        .options(elementwise(Activation::None));
+    b.op(body, BuiltinOp::ADD, &[bx, bx], &[bx2])
+        .options(elementwise(Activation::None));
+    b.inputs(body, &[bi, bx]).outputs(body, &[bi2, bx2]);
+    b.build().expect("a valid WHILE probe")
+}
+
+/// A stateful streaming model as converters write it: CALL_ONCE runs an
+/// init subgraph that assigns zeros to two resource variables; the main
+/// subgraph reads them, adds the input, and assigns the sums back.
+fn call_once_model(dtype: DType) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let act = |b: &mut ModelBuilder, s: usize, name: &str, shape: &[i32]| {
+        let h = b.tensor(s, name, shape, dtype);
+        if dtype == DType::I8 {
+            h.quant(0.1, 0).id()
+        } else {
+            h.id()
+        }
+    };
+    let x = act(&mut b, g, "x", &[1, 24]);
+    b.op(g, BuiltinOp::CALL_ONCE, &[], &[])
+        .options(OpOptions::CallOnce { init_subgraph: 1 });
+    let mut outs = Vec::new();
+    for (k, shape) in [[1, 24], [1, 24]].iter().enumerate() {
+        let name = format!("state{k}");
+        let r = b.tensor(g, &format!("res{k}"), &[], DType::Resource).id();
+        b.op(g, BuiltinOp::VAR_HANDLE, &[], &[r])
+            .options(OpOptions::VarHandle {
+                container: String::new(),
+                shared_name: name,
+            });
+        let s = act(&mut b, g, &format!("read{k}"), shape);
+        b.op(g, BuiltinOp::READ_VARIABLE, &[r], &[s]);
+        let y = act(&mut b, g, &format!("sum{k}"), shape);
+        b.op(g, BuiltinOp::ADD, &[s, x], &[y])
+            .options(elementwise(Activation::None));
+        b.op(g, BuiltinOp::ASSIGN_VARIABLE, &[r, y], &[]);
+        outs.push(y);
+    }
+    b.inputs(g, &[x]).outputs(g, &outs);
+    let init = b.named_subgraph("init");
+    for k in 0..2 {
+        let r = b
+            .tensor(init, &format!("res{k}"), &[], DType::Resource)
+            .id();
+        b.op(init, BuiltinOp::VAR_HANDLE, &[], &[r])
+            .options(OpOptions::VarHandle {
+                container: String::new(),
+                shared_name: format!("state{k}"),
+            });
+        let bytes = 24 * dtype.size_bytes().unwrap_or(4) as usize;
+        let h = b.tensor(init, &format!("zeros{k}"), &[1, 24], dtype);
+        let zeros = if dtype == DType::I8 {
+            h.quant(0.1, 0)
+        } else {
+            h
+        };
+        let zeros = zeros.data(&vec![0; bytes]).id();
+        b.op(init, BuiltinOp::ASSIGN_VARIABLE, &[r, zeros], &[]);
+    }
+    b.build().expect("a valid CALL_ONCE probe")
+}
+
+fn svdf_model(int8: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let (act, state_t) = if int8 {
+        (DType::I8, DType::I16)
+    } else {
+        (DType::F32, DType::F32)
+    };
+    // batch 2, input 8, 6 filters, rank 2 → 3 units, memory 4.
+    let x = b.tensor(g, "x", &[2, 8], act).quant(0.5, 0).id();
+    let wf = b
+        .tensor(g, "wf", &[6, 8], act)
+        .quant(0.1, 0)
+        .data(&random_bytes(&[6, 8], act, 11))
+        .id();
+    let wt = b
+        .tensor(g, "wt", &[6, 4], state_t)
+        .quant(0.1, 0)
+        .data(&random_bytes(&[6, 4], state_t, 12))
+        .id();
+    let bias_t = if int8 { DType::I32 } else { DType::F32 };
+    // TFLM wants the bias scale to be the state's times the time weights'.
+    let bias = b
+        .tensor(g, "b", &[3], bias_t)
+        .quant(0.01, 0)
+        .data(&[0; 12])
+        .id();
+    let state = b
+        .tensor(g, "state", &[2, 24], state_t)
+        .quant(0.1, 0)
+        .variable()
+        .id();
+    let y = b.tensor(g, "y", &[2, 3], act).quant(0.5, 0).id();
+    b.op(g, BuiltinOp::SVDF, &[x, wf, wt, bias, state], &[y])
+        .svdf_options(2, Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.build().expect("a valid SVDF probe")
+}
+
+/// UNIDIRECTIONAL_SEQUENCE_LSTM over batch 2, 5 steps, 8 features, 16 units.
+fn lstm_model(int8: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let act = if int8 { DType::I8 } else { DType::F32 };
+    let x = b.tensor(g, "x", &[2, 5, 8], act).quant(0.05, 0).id();
+    let mut w = Vec::new();
+    for k in 0..8 {
+        let cols = if k < 4 { 8 } else { 16 };
+        w.push(
+            b.tensor(g, &format!("w{k}"), &[16, cols], act)
+                .quant(0.02, 0)
+                .data(&random_bytes(&[16, cols], act, 20 + k as u64))
+                .id(),
+        );
+    }
+    let bias_type = if int8 { DType::I32 } else { DType::F32 };
+    let bias: Vec<i32> = (0..4)
+        .map(|k| {
+            b.tensor(g, &format!("b{k}"), &[16], bias_type)
+                .data(&[0; 64])
+                .id()
+        })
+        .collect();
+    let h = b
+        .tensor(g, "h", &[2, 16], act)
+        .quant(0.01, 0)
+        .variable()
+        .id();
+    let cell = if int8 { DType::I16 } else { DType::F32 };
+    let c = b
+        .tensor(g, "c", &[2, 16], cell)
+        .quant(1.0 / 2048.0, 0)
+        .variable()
+        .id();
+    let y = b.tensor(g, "y", &[2, 5, 16], act).quant(0.01, 0).id();
+    let none = -1;
+    let inputs = [
+        x, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], none, none, none, bias[0], bias[1],
+        bias[2], bias[3], none, none, h, c, none, none, none, none,
+    ];
+    b.op(g, BuiltinOp::UNIDIRECTIONAL_SEQUENCE_LSTM, &inputs, &[y])
+        .lstm_options(microarena_core::read::ops::LstmOptions {
+            activation: Activation::Tanh,
+            cell_clip: 0.0,
+            proj_clip: 0.0,
+            time_major: false,
+            asymmetric_quantize_inputs: false,
+        });
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.build().expect("a valid LSTM probe")
+}
+
+pub fn networks() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     use microarena_core::build::example;
     vec![
         (
@@ -2185,9 +3021,15 @@ fn inputs_of(name: &str, model: &[u8]) -> Vec<Vec<u8>> {
 }
 
 fn main() {
-    let dir = std::env::args()
-        .nth(1)
-        .expect("usage: kernel_cases OUT_DIR");
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let probes_only = args.first().is_some_and(|a| a == "--probes");
+    if probes_only {
+        args.remove(0);
+    }
+    let dir = args
+        .first()
+        .cloned()
+        .expect("usage: kernel_cases [--probes] OUT_DIR");
     let dir = Path::new(&dir);
     std::fs::create_dir_all(dir).expect("create the output directory");
     let mut tsv = String::new();
@@ -2198,6 +3040,18 @@ fn main() {
         }
         let _ = writeln!(tsv, "{name}\t{ops}\t{}\t{ulps}", inputs.len());
     };
+    if probes_only {
+        for case in probes() {
+            let (model, inputs) = case.build();
+            write(&case.name, &case.ops_text(), &model, &inputs, 0);
+        }
+        for (name, model) in probe_models() {
+            let inputs = inputs_of(name, &model);
+            write(name, "probe", &model, &inputs, 0);
+        }
+        std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
+        return;
+    }
     for case in cases() {
         let (model, inputs) = case.build();
         write(

@@ -6,7 +6,7 @@
 //! expected size below is worked by hand from the field lists; the arithmetic is in the
 //! comments.
 
-use microarena_core::build::builder::ModelBuilder;
+use microarena_core::build::builder::{ModelBuilder, flex_int_map};
 use microarena_core::plan::PlannerKind;
 use microarena_core::read::dtype::DType;
 use microarena_core::tflm::analysis::Analysis;
@@ -19,13 +19,15 @@ fn front_end() -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
     let frame = b.tensor(g, "frame", &[512], DType::I16).id();
-    // 257 complex int16 values, interleaved: 514 elements ⇒ fft_length (514/2 − 1)·2 = 512.
+    // 257 complex int16 values, interleaved: 514 elements for fft_length 512.
     let spectrum = b.tensor(g, "spectrum", &[514], DType::I16).id();
     let energy = b.tensor(g, "energy", &[257], DType::U32).id();
     let channels = b.tensor(g, "channels", &[32], DType::U64).id();
     let clean = b.tensor(g, "clean", &[32], DType::U32).id();
     let noise = b.tensor(g, "noise", &[32], DType::U32).id();
-    b.custom_op(g, "SignalRfft", &[frame], &[spectrum]);
+    // TFLM's RFFT reads its type and length from the options (T: INT16 = 7).
+    b.custom_op(g, "SignalRfft", &[frame], &[spectrum])
+        .custom_options(&flex_int_map(&[("T", 7), ("fft_length", 512)]));
     b.custom_op(g, "SignalEnergy", &[spectrum], &[energy]);
     b.custom_op(g, "SignalFilterBank", &[energy], &[channels]);
     b.custom_op(

@@ -18,7 +18,8 @@ pub struct Operator {
     pub code: u8,
     /// Name as the TFLite schema spells it.
     pub name: &'static str,
-    /// Core's TFLM simulation has a kernel model (a `profile` row per target).
+    /// TFLM registers a kernel for it, and core's TFLM simulation models
+    /// that kernel (its row under `core/src/tflm/kernels/`).
     pub tflm: bool,
     /// `Some`: microarena-runtime has a kernel for it, and its op record
     /// carries these parameters (core lowers it accordingly).
@@ -58,13 +59,13 @@ operators! {
     CONCATENATION = 2, tflm: true, runtime: Concat;
     CONV_2D = 3, tflm: true, runtime: Window;
     DEPTHWISE_CONV_2D = 4, tflm: true, runtime: Window;
-    DEPTH_TO_SPACE = 5, tflm: false, runtime: -;
+    DEPTH_TO_SPACE = 5, tflm: true, runtime: -;
     DEQUANTIZE = 6, tflm: true, runtime: NoParams;
-    EMBEDDING_LOOKUP = 7, tflm: false, runtime: -;
-    FLOOR = 8, tflm: false, runtime: -;
+    EMBEDDING_LOOKUP = 7, tflm: true, runtime: -;
+    FLOOR = 8, tflm: true, runtime: -;
     FULLY_CONNECTED = 9, tflm: true, runtime: NoParams;
-    L2_NORMALIZATION = 11, tflm: false, runtime: -;
-    L2_POOL_2D = 12, tflm: false, runtime: -;
+    L2_NORMALIZATION = 11, tflm: true, runtime: -;
+    L2_POOL_2D = 12, tflm: true, runtime: -;
     LOGISTIC = 14, tflm: true, runtime: NoParams;
     LSTM = 16, tflm: false, runtime: -;
     MAX_POOL_2D = 17, tflm: true, runtime: Window;
@@ -74,15 +75,15 @@ operators! {
     RESHAPE = 22, tflm: true, runtime: NoParams;
     RESIZE_BILINEAR = 23, tflm: true, runtime: Resize;
     SOFTMAX = 25, tflm: true, runtime: Softmax;
-    SPACE_TO_DEPTH = 26, tflm: false, runtime: -;
+    SPACE_TO_DEPTH = 26, tflm: true, runtime: -;
     SVDF = 27, tflm: true, runtime: Svdf;
     TANH = 28, tflm: true, runtime: NoParams;
     CALL = 31, tflm: false, runtime: -;
     CUSTOM = 32, tflm: false, runtime: -;
     PAD = 34, tflm: true, runtime: Pad;
     GATHER = 36, tflm: true, runtime: Gather;
-    BATCH_TO_SPACE_ND = 37, tflm: false, runtime: SpaceBatch;
-    SPACE_TO_BATCH_ND = 38, tflm: false, runtime: SpaceBatch;
+    BATCH_TO_SPACE_ND = 37, tflm: true, runtime: SpaceBatch;
+    SPACE_TO_BATCH_ND = 38, tflm: true, runtime: SpaceBatch;
     TRANSPOSE = 39, tflm: true, runtime: Transpose;
     MEAN = 40, tflm: true, runtime: Mean;
     SUB = 41, tflm: true, runtime: NoParams;
@@ -90,73 +91,73 @@ operators! {
     SQUEEZE = 43, tflm: true, runtime: NoParams;
     UNIDIRECTIONAL_SEQUENCE_LSTM = 44, tflm: true, runtime: Lstm;
     STRIDED_SLICE = 45, tflm: true, runtime: Slice;
-    EXP = 47, tflm: false, runtime: NoParams;
+    EXP = 47, tflm: true, runtime: NoParams;
     SPLIT = 49, tflm: true, runtime: Split;
-    LOG_SOFTMAX = 50, tflm: false, runtime: NoParams;
+    LOG_SOFTMAX = 50, tflm: true, runtime: NoParams;
     CAST = 53, tflm: true, runtime: NoParams;
-    PRELU = 54, tflm: false, runtime: NoParams;
+    PRELU = 54, tflm: true, runtime: NoParams;
     MAXIMUM = 55, tflm: true, runtime: NoParams;
     ARG_MAX = 56, tflm: true, runtime: Axis;
     MINIMUM = 57, tflm: true, runtime: NoParams;
-    LESS = 58, tflm: false, runtime: -;
-    NEG = 59, tflm: false, runtime: -;
+    LESS = 58, tflm: true, runtime: -;
+    NEG = 59, tflm: true, runtime: -;
     PADV2 = 60, tflm: true, runtime: Pad;
-    GREATER = 61, tflm: false, runtime: -;
-    GREATER_EQUAL = 62, tflm: false, runtime: -;
-    LESS_EQUAL = 63, tflm: false, runtime: -;
-    SLICE = 65, tflm: false, runtime: -;
-    SIN = 66, tflm: false, runtime: -;
+    GREATER = 61, tflm: true, runtime: -;
+    GREATER_EQUAL = 62, tflm: true, runtime: -;
+    LESS_EQUAL = 63, tflm: true, runtime: -;
+    SLICE = 65, tflm: true, runtime: -;
+    SIN = 66, tflm: true, runtime: -;
     TRANSPOSE_CONV = 67, tflm: true, runtime: Window;
-    EXPAND_DIMS = 70, tflm: false, runtime: NoParams;
-    EQUAL = 71, tflm: false, runtime: -;
-    NOT_EQUAL = 72, tflm: false, runtime: -;
-    LOG = 73, tflm: false, runtime: NoParams;
+    EXPAND_DIMS = 70, tflm: true, runtime: NoParams;
+    EQUAL = 71, tflm: true, runtime: -;
+    NOT_EQUAL = 72, tflm: true, runtime: -;
+    LOG = 73, tflm: true, runtime: NoParams;
     SUM = 74, tflm: true, runtime: Mean;
-    SQRT = 75, tflm: false, runtime: NoParams;
-    RSQRT = 76, tflm: false, runtime: NoParams;
+    SQRT = 75, tflm: true, runtime: NoParams;
+    RSQRT = 76, tflm: true, runtime: NoParams;
     SHAPE = 77, tflm: true, runtime: NoParams;
     POW = 78, tflm: false, runtime: -;
     ARG_MIN = 79, tflm: true, runtime: Axis;
     REDUCE_MAX = 82, tflm: true, runtime: Mean;
     PACK = 83, tflm: true, runtime: Concat;
-    LOGICAL_OR = 84, tflm: false, runtime: -;
-    LOGICAL_AND = 86, tflm: false, runtime: -;
-    LOGICAL_NOT = 87, tflm: false, runtime: -;
-    UNPACK = 88, tflm: false, runtime: Split;
+    LOGICAL_OR = 84, tflm: true, runtime: -;
+    LOGICAL_AND = 86, tflm: true, runtime: -;
+    LOGICAL_NOT = 87, tflm: true, runtime: -;
+    UNPACK = 88, tflm: true, runtime: Split;
     REDUCE_MIN = 89, tflm: true, runtime: Mean;
-    FLOOR_DIV = 90, tflm: false, runtime: -;
-    SQUARE = 92, tflm: false, runtime: -;
-    ZEROS_LIKE = 93, tflm: false, runtime: -;
-    FILL = 94, tflm: false, runtime: -;
-    FLOOR_MOD = 95, tflm: false, runtime: -;
+    FLOOR_DIV = 90, tflm: true, runtime: -;
+    SQUARE = 92, tflm: true, runtime: -;
+    ZEROS_LIKE = 93, tflm: true, runtime: -;
+    FILL = 94, tflm: true, runtime: -;
+    FLOOR_MOD = 95, tflm: true, runtime: -;
     RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: Resize;
     LEAKY_RELU = 98, tflm: true, runtime: LeakyRelu;
-    SQUARED_DIFFERENCE = 99, tflm: false, runtime: NoParams;
+    SQUARED_DIFFERENCE = 99, tflm: true, runtime: NoParams;
     MIRROR_PAD = 100, tflm: true, runtime: Pad;
-    ABS = 101, tflm: false, runtime: NoParams;
+    ABS = 101, tflm: true, runtime: NoParams;
     SPLIT_V = 102, tflm: true, runtime: Split;
-    CEIL = 104, tflm: false, runtime: -;
-    REVERSE_V2 = 105, tflm: false, runtime: -;
+    CEIL = 104, tflm: true, runtime: -;
+    REVERSE_V2 = 105, tflm: true, runtime: -;
     ADD_N = 106, tflm: true, runtime: NoParams;
-    GATHER_ND = 107, tflm: false, runtime: -;
-    COS = 108, tflm: false, runtime: -;
-    ELU = 111, tflm: false, runtime: -;
+    GATHER_ND = 107, tflm: true, runtime: -;
+    COS = 108, tflm: true, runtime: -;
+    ELU = 111, tflm: true, runtime: -;
     QUANTIZE = 114, tflm: true, runtime: NoParams;
-    ROUND = 116, tflm: false, runtime: -;
+    ROUND = 116, tflm: true, runtime: -;
     HARD_SWISH = 117, tflm: true, runtime: NoParams;
     IF = 118, tflm: true, runtime: -;
     WHILE = 119, tflm: true, runtime: -;
-    SELECT_V2 = 123, tflm: false, runtime: -;
-    BATCH_MATMUL = 126, tflm: false, runtime: -;
-    CUMSUM = 128, tflm: false, runtime: -;
+    SELECT_V2 = 123, tflm: true, runtime: -;
+    BATCH_MATMUL = 126, tflm: true, runtime: -;
+    CUMSUM = 128, tflm: true, runtime: -;
     CALL_ONCE = 129, tflm: true, runtime: -;
-    BROADCAST_TO = 130, tflm: false, runtime: -;
+    BROADCAST_TO = 130, tflm: true, runtime: -;
     REDUCE_ALL = 140, tflm: true, runtime: -;
     VAR_HANDLE = 142, tflm: true, runtime: -;
     READ_VARIABLE = 143, tflm: true, runtime: -;
     ASSIGN_VARIABLE = 144, tflm: true, runtime: -;
-    BROADCAST_ARGS = 145, tflm: false, runtime: -;
-    DYNAMIC_UPDATE_SLICE = 151, tflm: false, runtime: -;
+    BROADCAST_ARGS = 145, tflm: true, runtime: -;
+    DYNAMIC_UPDATE_SLICE = 151, tflm: true, runtime: -;
 }
 
 /// One custom operator the runtime knows, under an image-only code.

@@ -29,28 +29,7 @@ fn rule(ok: bool, why: &str) -> Result<(), String> {
     if ok { Ok(()) } else { Err(why.into()) }
 }
 
-/// The exponent `QuantizeMultiplier` gives `m` (`frexp`'s, plus one when the
-/// mantissa rounds up to 1).
-fn multiplier_exponent(m: f64) -> i32 {
-    if m == 0.0 || !m.is_finite() {
-        return 0;
-    }
-    let mut e = 0;
-    let mut q = m.abs();
-    while q >= 1.0 {
-        q /= 2.0;
-        e += 1;
-    }
-    while q < 0.5 {
-        q *= 2.0;
-        e -= 1;
-    }
-    // std::round of the positive mantissa (core has no f64::round).
-    if (q * 2147483648.0 + 0.5) as i64 >= 1i64 << 31 {
-        e += 1;
-    }
-    e
-}
+use crate::tflm::kernels::multiplier_exponent;
 
 /// Why the runtime's Prepare would refuse `op` for its tensor types, if it would.
 pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {

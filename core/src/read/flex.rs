@@ -33,6 +33,43 @@ fn int(b: &[u8], at: usize, width: usize) -> Option<i64> {
 /// (integers and booleans are stored inline, so this is their value), in map
 /// (sorted-key) order. `None` unless the root is a map that fits the buffer.
 pub fn map_values(buf: &[u8]) -> Option<alloc::vec::Vec<i64>> {
+    let m = root_map(buf)?;
+    (0..m.len)
+        .map(|i| int(buf, m.at + i * m.width, m.width))
+        .collect()
+}
+
+/// The root map's value under `key`, read as [`map_values`] reads each
+/// (what TFLM's kernels read with `m["key"].AsInt32()` for integer and
+/// boolean options). `None` when the key is absent or the map is malformed.
+pub fn map_value(buf: &[u8], key: &str) -> Option<i64> {
+    let m = root_map(buf)?;
+    // The map's prefix: keys vector offset and byte width, before the length.
+    let prefix = m.at.checked_sub(3 * m.width)?;
+    let keys = prefix.checked_sub(usize::try_from(uint(buf, prefix, m.width)?).ok()?)?;
+    let key_width = usize::try_from(uint(buf, m.at.checked_sub(2 * m.width)?, m.width)?).ok()?;
+    if !matches!(key_width, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    (0..m.len).find_map(|i| {
+        let slot = keys.checked_add(i.checked_mul(key_width)?)?;
+        let start = slot.checked_sub(usize::try_from(uint(buf, slot, key_width)?).ok()?)?;
+        let name = buf.get(start..)?;
+        let end = name.iter().position(|&b| b == 0)?;
+        (name.get(..end)? == key.as_bytes())
+            .then(|| int(buf, m.at + i * m.width, m.width))
+            .flatten()
+    })
+}
+
+/// Where a FlexBuffers root map's values start, their byte width and count.
+struct RootMap {
+    at: usize,
+    width: usize,
+    len: usize,
+}
+
+fn root_map(buf: &[u8]) -> Option<RootMap> {
     let n = buf.len();
     let root_width = usize::from(*buf.get(n.checked_sub(1)?)?);
     let root_type = *buf.get(n.checked_sub(2)?)?;
@@ -40,15 +77,12 @@ pub fn map_values(buf: &[u8]) -> Option<alloc::vec::Vec<i64>> {
         return None;
     }
     let root_at = n.checked_sub(2 + root_width)?;
-    let map = root_at.checked_sub(usize::try_from(uint(buf, root_at, root_width)?).ok()?)?;
+    let at = root_at.checked_sub(usize::try_from(uint(buf, root_at, root_width)?).ok()?)?;
     let width = 1usize << (root_type & 3);
-    let len = usize::try_from(uint(buf, map.checked_sub(width)?, width)?).ok()?;
+    let len = usize::try_from(uint(buf, at.checked_sub(width)?, width)?).ok()?;
     // The values and their type bytes must lie inside the buffer.
-    let end = map.checked_add(len.checked_mul(width + 1)?)?;
-    if end > n {
-        return None;
-    }
-    (0..len).map(|i| int(buf, map + i * width, width)).collect()
+    let end = at.checked_add(len.checked_mul(width + 1)?)?;
+    (end <= n).then_some(RootMap { at, width, len })
 }
 
 #[cfg(test)]
@@ -75,6 +109,15 @@ mod tests {
     #[test]
     fn reads_a_map_by_position() {
         assert_eq!(map_values(&energy_options()), Some(alloc::vec![5, 2]));
+    }
+
+    #[test]
+    fn reads_a_map_by_key() {
+        let b = energy_options();
+        assert_eq!(map_value(&b, "start_index"), Some(2));
+        assert_eq!(map_value(&b, "end_index"), Some(5));
+        assert_eq!(map_value(&b, "end"), None);
+        assert_eq!(map_value(&b[..20], "end_index"), None);
     }
 
     #[test]

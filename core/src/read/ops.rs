@@ -266,6 +266,16 @@ pub enum OpOptions {
         axis: i32,
         batch_dims: i32,
     },
+    /// DEPTH_TO_SPACE and SPACE_TO_DEPTH: the block size.
+    BlockSize {
+        block_size: i32,
+    },
+    /// BATCH_MATMUL: whether each operand is used transposed (without
+    /// `adj_y`, TFLM keeps a transposed copy of the right-hand side).
+    BatchMatMul {
+        adj_x: bool,
+        adj_y: bool,
+    },
     /// UNPACK: the unpacked axis (may be negative) and the output count.
     Unpack {
         axis: i32,
@@ -303,6 +313,13 @@ pub(crate) fn quantized_bias_type(code: BuiltinOp, op: &fb::Operator<'_>) -> i8 
 
 /// UNPACK's code (no `BuiltinOp` constant: only its options are read here).
 const UNPACK: i32 = opcode::UNPACK as i32;
+/// BATCH_MATMUL's code, likewise.
+const BATCH_MATMUL: i32 = opcode::BATCH_MATMUL as i32;
+/// L2_POOL_2D's code, likewise.
+const L2_POOL_2D: i32 = opcode::L2_POOL_2D as i32;
+/// DEPTH_TO_SPACE's and SPACE_TO_DEPTH's codes, likewise.
+const DEPTH_TO_SPACE: i32 = opcode::DEPTH_TO_SPACE as i32;
+const SPACE_TO_DEPTH: i32 = opcode::SPACE_TO_DEPTH as i32;
 
 impl OpOptions {
     /// Copies the options of `op` (whose code is `code`) out of the flatbuffer.
@@ -364,19 +381,18 @@ impl OpOptions {
                         })
                     })
             }
-            B::AVERAGE_POOL_2D | B::MAX_POOL_2D => {
-                op.builtin_options_as_pool_2_doptions()
-                    .map_or(OpOptions::None, |o| {
-                        OpOptions::Pool(PoolOptions {
-                            padding: padding_from_fb(o.padding()),
-                            stride_w: o.stride_w(),
-                            stride_h: o.stride_h(),
-                            filter_w: o.filter_width(),
-                            filter_h: o.filter_height(),
-                            activation: Activation::from_fb(o.fused_activation_function()),
-                        })
+            B::AVERAGE_POOL_2D | B::MAX_POOL_2D | BuiltinOp(L2_POOL_2D) => op
+                .builtin_options_as_pool_2_doptions()
+                .map_or(OpOptions::None, |o| {
+                    OpOptions::Pool(PoolOptions {
+                        padding: padding_from_fb(o.padding()),
+                        stride_w: o.stride_w(),
+                        stride_h: o.stride_h(),
+                        filter_w: o.filter_width(),
+                        filter_h: o.filter_height(),
+                        activation: Activation::from_fb(o.fused_activation_function()),
                     })
-            }
+                }),
             B::FULLY_CONNECTED => op.builtin_options_as_fully_connected_options().map_or(
                 OpOptions::FullyConnected {
                     activation: Activation::None,
@@ -540,6 +556,26 @@ impl OpOptions {
                 |o| OpOptions::Gather {
                     axis: o.axis(),
                     batch_dims: o.batch_dims(),
+                },
+            ),
+            BuiltinOp(DEPTH_TO_SPACE) => OpOptions::BlockSize {
+                block_size: op
+                    .builtin_options_as_depth_to_space_options()
+                    .map_or(0, |o| o.block_size()),
+            },
+            BuiltinOp(SPACE_TO_DEPTH) => OpOptions::BlockSize {
+                block_size: op
+                    .builtin_options_as_space_to_depth_options()
+                    .map_or(0, |o| o.block_size()),
+            },
+            BuiltinOp(BATCH_MATMUL) => op.builtin_options_as_batch_mat_mul_options().map_or(
+                OpOptions::BatchMatMul {
+                    adj_x: false,
+                    adj_y: false,
+                },
+                |o| OpOptions::BatchMatMul {
+                    adj_x: o.adj_x(),
+                    adj_y: o.adj_y(),
                 },
             ),
             BuiltinOp(UNPACK) => op.builtin_options_as_unpack_options().map_or(

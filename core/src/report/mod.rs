@@ -27,7 +27,7 @@ use alloc::vec::Vec;
 use crate::read::model::Model;
 use crate::tflm::analysis::{Analysis, Phase};
 use crate::tflm::lifetime::BufferKind;
-use crate::tflm::tail::Category;
+use crate::tflm::tail::{Category, Owner};
 
 pub use compute::ComputeInfo;
 pub use flash::{ConstantTensorInfo, FlashInfo, RamCopyInfo};
@@ -528,6 +528,22 @@ pub struct OperatorInfo {
     /// shared by several ops counts at the first; `report::flash`).
     #[cfg_attr(feature = "serde", serde(default))]
     pub constant_bytes: u64,
+    /// Its tail allocations in TFLM's order, each named by what the kernel
+    /// keeps in it (builtin data, OpData, per-channel arrays, copies …).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub allocations: Vec<OpAllocation>,
+}
+
+/// One tail allocation of an operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct OpAllocation {
+    /// What the kernel keeps in it (`OpData`, `TfLiteConvParams`, …).
+    pub purpose: String,
+    /// Bytes requested.
+    pub requested_bytes: u64,
+    /// Bytes the tail moved (alignment padding included).
+    pub bytes: u64,
 }
 
 /// One tail category.
@@ -638,6 +654,21 @@ impl Report {
             .collect();
         let flash = flash::flash(model);
         let mut compute = ComputeInfo::default();
+        // Each op's tail allocations, in one pass over the tail.
+        let mut by_op: alloc::collections::BTreeMap<(usize, usize), Vec<OpAllocation>> =
+            alloc::collections::BTreeMap::new();
+        for a in &analysis.tail.allocs {
+            if let Owner::Op { subgraph, op_index } = a.owner {
+                by_op
+                    .entry((subgraph, op_index))
+                    .or_default()
+                    .push(OpAllocation {
+                        purpose: a.purpose.into(),
+                        requested_bytes: a.requested,
+                        bytes: a.used,
+                    });
+            }
+        }
         let operators = analysis
             .ops
             .iter()
@@ -647,6 +678,7 @@ impl Report {
                     .get(o.subgraph)
                     .and_then(|s| s.operators.get(o.op_index));
                 let c = compute::op_compute(model, o.subgraph, o.op_index);
+                let allocations = by_op.remove(&(o.subgraph, o.op_index)).unwrap_or_default();
                 compute.macs = compute.macs.saturating_add(c.macs);
                 compute.elements = compute.elements.saturating_add(c.elements);
                 OperatorInfo {
@@ -662,6 +694,7 @@ impl Report {
                     macs: c.macs,
                     elements: c.elements,
                     constant_bytes: flash.op_bytes(o.subgraph, o.op_index),
+                    allocations,
                 }
             })
             .collect();

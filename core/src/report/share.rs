@@ -14,7 +14,9 @@
 //! lack them, still decode, with those figures zero. Version 3 appends the
 //! runtime's OpData bytes (0 when older links decode) and banded execution;
 //! version 4 the in-place figures (none when older links decode), version 5
-//! the windowed ops among them and their rings (0 when older links decode).
+//! the windowed ops among them and their rings (0 when older links decode),
+//! version 6 each operator's tail allocations by purpose (none when older
+//! links decode).
 //!
 //! Decoding never panics and never trusts a length: every count is checked
 //! against the bytes that remain, inflation is capped at [`MAX_PAYLOAD`], and
@@ -30,12 +32,12 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use crate::report::{
     ArenaInfo, BandedInfo, BandedStageInfo, BufferClass, BufferInfo, ComputeInfo,
     ConstantTensorInfo, DiagnosticInfo, FlashInfo, InPlaceInfo, MinimumPhase, ModelInfo,
-    OperatorInfo, PlanInfo, RamCopyInfo, Region, Report, RuntimeInfo, TailCategory, VariableInfo,
-    VariableLifetime, WhatIfInfo,
+    OpAllocation, OperatorInfo, PlanInfo, RamCopyInfo, Region, Report, RuntimeInfo, TailCategory,
+    VariableInfo, VariableLifetime, WhatIfInfo,
 };
 
 /// Format version, the first byte of every link this build writes.
-pub const VERSION: u8 = 5;
+pub const VERSION: u8 = 6;
 
 /// The oldest version this build still reads (links already handed out).
 pub const OLDEST_VERSION: u8 = 1;
@@ -368,6 +370,15 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
             }
         }
     }
+    // Version 6: each operator's tail allocations.
+    for o in &report.operators {
+        w.size(o.allocations.len());
+        for a in &o.allocations {
+            w.s(&a.purpose);
+            w.u(a.requested_bytes);
+            w.u(a.bytes);
+        }
+    }
     w.0
 }
 
@@ -471,6 +482,7 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
             macs: 0,
             elements: 0,
             constant_bytes: 0,
+            allocations: Vec::new(),
         });
     }
 
@@ -644,6 +656,21 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
             ip.ring_bytes = r.u()?;
         }
         rt.in_place = Some(ip);
+    }
+
+    if version >= 6 {
+        for o in &mut operators {
+            let n = r.count()?;
+            let mut list = Vec::with_capacity(n);
+            for _ in 0..n {
+                list.push(OpAllocation {
+                    purpose: r.s()?,
+                    requested_bytes: r.u()?,
+                    bytes: r.u()?,
+                });
+            }
+            o.allocations = list;
+        }
     }
 
     if r.pos != bytes.len() {
@@ -912,7 +939,7 @@ mod tests {
         assert_eq!(decode_fragment("#"), Err(ShareError::Empty));
         assert_eq!(decode_fragment("#x=1"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("!!!"), Err(ShareError::Base64));
-        assert_eq!(decode("Bg"), Err(ShareError::UnsupportedVersion(6)));
+        assert_eq!(decode("Bw"), Err(ShareError::UnsupportedVersion(7)));
         assert_eq!(decode("Aw"), Err(ShareError::Inflate));
         assert_eq!(decode("AA"), Err(ShareError::UnsupportedVersion(0)));
         assert_eq!(decode("Ag"), Err(ShareError::Inflate));

@@ -8,7 +8,7 @@ use core::fmt;
 
 use crate::plan::{self, Plan, PlanBuffer, PlanError, PlannerKind, align16};
 use crate::read::model::Model;
-use crate::tflm::kernel::{Fidelity, Refusal};
+use crate::tflm::kernels::{Fidelity, Refusal};
 use crate::tflm::lifetime::{self, AllocationInfo, BufferKind, LifetimeError};
 use crate::tflm::profile::TargetProfile;
 use crate::tflm::registry::{self, Stage};
@@ -428,6 +428,20 @@ fn diagnose(
                     Severity::Error,
                     format!(
                         "TFLM would not run this model: subgraph {g} op {i} is custom op '{name}', which has no kernel in TFLM's reference build (the application must register one); its allocations are counted as 0"
+                    ),
+                ),
+                Some(Refusal::Quantization(why)) => push(
+                    Some((g, i)),
+                    Severity::Error,
+                    format!(
+                        "TFLM would not run this model: subgraph {g} op {i} ({name}): {why}, which its Prepare refuses, so AllocateTensors fails"
+                    ),
+                ),
+                Some(Refusal::Crashes(why)) => push(
+                    Some((g, i)),
+                    Severity::Error,
+                    format!(
+                        "TFLM would not run this model: subgraph {g} op {i} ({name}): {why}, so its Prepare crashes"
                     ),
                 ),
                 Some(Refusal::NonEmptyIntermediate) => push(

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use crate::plan::PlannerKind;
 use crate::read::model::{Model, Tensor};
 use crate::read::ops::{BuiltinOp, OpOptions};
-use crate::tflm::kernel::{self, KernelCost, PrepareStep};
+use crate::tflm::kernels::{self, KernelCost, PrepareStep};
 use crate::tflm::lifetime::ScratchRequest;
 use crate::tflm::profile::{Sz, TargetProfile};
 
@@ -105,6 +105,9 @@ pub struct TailAlloc {
     pub used: u64,
     /// Items in the allocation (array length for struct arrays, else 1), as TFLM counts them.
     pub items: u64,
+    /// What it holds (`OpData`, `TfLiteConvParams`, `per-channel output
+    /// multipliers`, …), for the tail view.
+    pub purpose: &'static str,
 }
 
 /// Where the Prepare temp peak happened.
@@ -149,11 +152,26 @@ fn align_up(v: u64, a: u32) -> u64 {
 }
 
 impl Tail {
-    fn alloc(&mut self, category: Category, owner: Owner, size: u64, align: u32) {
-        self.alloc_items(category, owner, size, align, 1);
+    fn alloc(
+        &mut self,
+        category: Category,
+        owner: Owner,
+        size: u64,
+        align: u32,
+        purpose: &'static str,
+    ) {
+        self.alloc_items(category, owner, size, align, 1, purpose);
     }
 
-    fn alloc_items(&mut self, category: Category, owner: Owner, size: u64, align: u32, items: u64) {
+    fn alloc_items(
+        &mut self,
+        category: Category,
+        owner: Owner,
+        size: u64,
+        align: u32,
+        items: u64,
+        purpose: &'static str,
+    ) {
         let new = align_up(self.used + size, align);
         self.allocs.push(TailAlloc {
             category,
@@ -161,13 +179,21 @@ impl Tail {
             requested: size,
             used: new - self.used,
             items,
+            purpose,
         });
         self.used = new;
     }
 
     /// An array of `count` structs in one allocation.
-    fn sz(&mut self, category: Category, owner: Owner, s: Sz, count: u64) {
-        self.alloc_items(category, owner, u64::from(s.bytes) * count, s.align, count);
+    fn sz(&mut self, category: Category, owner: Owner, s: Sz, count: u64, purpose: &'static str) {
+        self.alloc_items(
+            category,
+            owner,
+            u64::from(s.bytes) * count,
+            s.align,
+            count,
+            purpose,
+        );
     }
 }
 
@@ -181,6 +207,22 @@ fn tensor_struct_end(profile: &TargetProfile, t: &Tensor<'_>, mut end: u64) -> u
         end = align_up(end, 4) + 4 + 4 * q.scales.len() as u64;
     }
     end
+}
+
+/// Bytes at the end of the temp `TfLiteTensor` TFLM builds for `t` that are
+/// not read after it is built: for a quantized tensor, its zero-point array
+/// (allocated last; deallocation uses only its address) and the
+/// `TfLiteAffineQuantization` fields after `zero_point` (`quantized_dimension`
+/// and padding). Nothing for an unquantized one.
+fn unread_top_of_temp(profile: &TargetProfile, t: &Tensor<'_>) -> u64 {
+    match t.quantization.as_ref().filter(|q| q.is_affine()) {
+        Some(q) => {
+            let after_zero_point = u64::from(profile.affine_quantization.bytes)
+                .saturating_sub(2 * u64::from(profile.pointer_bytes));
+            4 + 4 * q.scales.len() as u64 + after_zero_point
+        }
+        None => 0,
+    }
 }
 
 /// Number of unique resources of the model's VAR_HANDLE ops, and for each
@@ -223,13 +265,31 @@ pub fn simulate(
     let n_sub = model.subgraphs.len() as u64;
 
     // 1–3, 5–6: allocator objects.
-    tail.sz(Category::AllocatorObjects, me, profile.arena_allocator, 1);
+    tail.sz(
+        Category::AllocatorObjects,
+        me,
+        profile.arena_allocator,
+        1,
+        "arena allocator",
+    );
     let planner_obj = match planner {
         PlannerKind::Linear => profile.linear_planner,
         PlannerKind::TflmGreedy | PlannerKind::Best => profile.greedy_planner,
     };
-    tail.sz(Category::AllocatorObjects, me, planner_obj, 1);
-    tail.sz(Category::AllocatorObjects, me, profile.micro_allocator, 1);
+    tail.sz(
+        Category::AllocatorObjects,
+        me,
+        planner_obj,
+        1,
+        "memory planner",
+    );
+    tail.sz(
+        Category::AllocatorObjects,
+        me,
+        profile.micro_allocator,
+        1,
+        "MicroAllocator",
+    );
     // 4: resource variables, when the model has VAR_HANDLE.
     let (resource_count, resource_of) = resources(model);
     if resource_count > 0 {
@@ -238,12 +298,14 @@ pub fn simulate(
             me,
             profile.resource_variables,
             1,
+            "MicroResourceVariables",
         );
         tail.alloc(
             Category::PersistentBufferData,
             me,
             u64::from(profile.resource_variable_entry) * resource_count as u64,
             16,
+            "resource variable entries",
         );
     }
     tail.sz(
@@ -251,12 +313,14 @@ pub fn simulate(
         me,
         profile.builtin_data_allocator,
         1,
+        "MicroBuiltinDataAllocator",
     );
     tail.sz(
         Category::AllocatorObjects,
         me,
         profile.subgraph_allocations,
         n_sub,
+        "SubgraphAllocations",
     );
 
     // 8–9: eval tensors for every subgraph, then node structs for every subgraph.
@@ -266,6 +330,7 @@ pub fn simulate(
             me,
             profile.eval_tensor,
             sg.tensors.len() as u64,
+            "TfLiteEvalTensor array",
         );
     }
     for sg in &model.subgraphs {
@@ -274,6 +339,7 @@ pub fn simulate(
             me,
             profile.node_and_registration,
             sg.operators.len() as u64,
+            "NodeAndRegistration array",
         );
     }
 
@@ -292,7 +358,7 @@ pub fn simulate(
                 first = !*flag;
                 *flag = true;
             }
-            row.push(kernel::cost(model, g, op, profile, first));
+            row.push(kernels::cost(model, g, op, profile, first));
         }
         costs.push(row);
     }
@@ -309,21 +375,23 @@ pub fn simulate(
                     },
                     b,
                     1,
+                    c.builtin_name,
                 );
             }
         }
     }
     for (g, row) in costs.iter().enumerate() {
         for (i, c) in row.iter().enumerate() {
-            for &b in &c.init {
+            for b in &c.init {
                 tail.alloc(
                     Category::PersistentBufferData,
                     Owner::Op {
                         subgraph: g,
                         op_index: i,
                     },
-                    b,
+                    b.bytes,
                     16,
+                    b.purpose,
                 );
             }
         }
@@ -343,6 +411,8 @@ pub fn simulate(
             };
             let head = request * (scratch.len() as u64 + MAX_SCRATCH_PER_OP);
             let mut temp_end = head;
+            // Bytes at the top of the temps that nothing reads again (see below).
+            let mut unread_top = 0u64;
             temp_peak = temp_peak.max(head);
             let mut note = |bytes: u64| {
                 if bytes > peak.bytes {
@@ -358,13 +428,26 @@ pub fn simulate(
                     PrepareStep::Temp(t) => {
                         if let Some(tensor) = model.tensor(g, t) {
                             temp_end = tensor_struct_end(profile, tensor, temp_end);
+                            unread_top = unread_top_of_temp(profile, tensor);
                             temp_peak = temp_peak.max(temp_end);
                             note(temp_end + tail.used);
                         }
                     }
                     PrepareStep::Persistent(b) => {
-                        tail.alloc(Category::PersistentBufferData, owner, b, 16);
-                        note(head + tail.used);
+                        tail.alloc(
+                            Category::PersistentBufferData,
+                            owner,
+                            b.bytes,
+                            16,
+                            b.purpose,
+                        );
+                        // SingleArenaBufferAllocator checks a persistent allocation
+                        // against the head only, not the temps held above it: the
+                        // kernel then writes over them, and Prepare fails later (the
+                        // temps' checksum or fields are wrong) unless what it
+                        // overwrote is never read again — the last temp's zero-point
+                        // array and its quantization struct after the pointer to it.
+                        note((temp_end - unread_top).max(head) + tail.used);
                     }
                     PrepareStep::Scratch(s) => {
                         scratch.push(ScratchRequest {
@@ -398,6 +481,7 @@ pub fn simulate(
             me,
             profile.scratch_handle,
             scratch.len() as u64,
+            "ScratchBufferHandle array",
         );
     }
     let offline = model
@@ -419,6 +503,7 @@ pub fn simulate(
                     },
                     tensor.bytes.unwrap_or(0),
                     16,
+                    "variable tensor",
                 );
             }
         }
@@ -434,6 +519,7 @@ pub fn simulate(
             me,
             u64::from(profile.pointer_bytes) * list.len() as u64,
             16,
+            "graph input/output pointers",
         );
         for &t in list.iter() {
             let Some(idx) = usize::try_from(t).ok() else {
@@ -446,19 +532,27 @@ pub fn simulate(
                 subgraph: 0,
                 tensor: idx,
             };
-            tail.sz(Category::PersistentTensors, owner, profile.tensor, 1);
+            tail.sz(
+                Category::PersistentTensors,
+                owner,
+                profile.tensor,
+                1,
+                "TfLiteTensor",
+            );
             if let Some(q) = tensor.quantization.as_ref().filter(|q| q.is_affine()) {
                 tail.sz(
                     Category::PersistentQuantization,
                     owner,
                     profile.affine_quantization,
                     1,
+                    "TfLiteAffineQuantization",
                 );
                 tail.alloc(
                     Category::PersistentQuantization,
                     owner,
                     4 + 4 * q.scales.len() as u64,
                     4,
+                    "zero points",
                 );
             }
         }

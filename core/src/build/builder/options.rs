@@ -71,7 +71,11 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
                 ..Default::default()
             }))
         }
-        (B::AVERAGE_POOL_2D | B::MAX_POOL_2D, OpOptions::Pool(p)) => {
+        (code, OpOptions::Pool(p))
+            if code == B::AVERAGE_POOL_2D
+                || code == B::MAX_POOL_2D
+                || code.0 == i32::from(microarena_image::opcode::L2_POOL_2D) =>
+        {
             O::Pool2DOptions(Box::new(fb::Pool2DOptionsT {
                 padding: pad(p.padding),
                 stride_w: p.stride_w,
@@ -231,6 +235,29 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
             O::UnpackOptions(Box::new(fb::UnpackOptionsT {
                 num: *num,
                 axis: *axis,
+            }))
+        }
+        (code, OpOptions::BlockSize { block_size })
+            if code.0 == i32::from(microarena_image::opcode::DEPTH_TO_SPACE) =>
+        {
+            O::DepthToSpaceOptions(Box::new(fb::DepthToSpaceOptionsT {
+                block_size: *block_size,
+            }))
+        }
+        (code, OpOptions::BlockSize { block_size })
+            if code.0 == i32::from(microarena_image::opcode::SPACE_TO_DEPTH) =>
+        {
+            O::SpaceToDepthOptions(Box::new(fb::SpaceToDepthOptionsT {
+                block_size: *block_size,
+            }))
+        }
+        (code, OpOptions::BatchMatMul { adj_x, adj_y })
+            if code.0 == i32::from(microarena_image::opcode::BATCH_MATMUL) =>
+        {
+            O::BatchMatMulOptions(Box::new(fb::BatchMatMulOptionsT {
+                adj_x: *adj_x,
+                adj_y: *adj_y,
+                ..Default::default()
             }))
         }
         (B::GATHER, OpOptions::Gather { axis, batch_dims }) => {

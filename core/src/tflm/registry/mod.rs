@@ -6,13 +6,12 @@
 //! (`tensorflow/lite/micro/micro_mutable_op_resolver.h`) has an `Add…` method
 //! for the builtin: the wheel and the Cortex-M oracle register all of them, so a
 //! builtin missing from [`KERNELS`] fails in `MicroInterpreter` before any
-//! kernel runs. The rows live in `table.rs`, one per kernel, each citing the
-//! files whose Prepare and Eval it was read from; this module is the machinery
-//! that applies them to a model.
+//! kernel runs. What each kernel checks is declared on its row in its
+//! family's file under `tflm::kernels` (each citing the files its Prepare and
+//! Eval were read from); this module is the machinery that applies them to a
+//! model, and `checks` the vocabulary the rows are written in.
 
-mod table;
-
-pub use table::KERNELS;
+pub(crate) mod checks;
 
 use alloc::format;
 use alloc::string::String;
@@ -21,6 +20,7 @@ use core::fmt;
 
 use crate::read::dtype::DType;
 use crate::read::model::{Model, Operator, Tensor};
+use crate::tflm::kernels::{self, Kernel};
 use crate::tflm::profile::Backend;
 use microarena_image::opcode as c;
 
@@ -164,25 +164,12 @@ impl Check {
     }
 }
 
-/// One registered builtin kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Kernel {
-    /// Builtin code (the image crate's operator table).
-    pub code: u8,
-    /// What the reference kernel checks, in the order it checks.
-    pub reference: &'static [Check],
-    /// What the CMSIS-NN kernel checks, where the CMSIS-NN build has a kernel
-    /// file of its own (`kernels/cmsis_nn/`); `None`: it uses the reference kernel.
-    pub cmsis_nn: Option<&'static [Check]>,
-}
-
-impl Kernel {
-    /// The checks this kernel makes on `backend`.
-    pub fn checks(&self, backend: Backend) -> &'static [Check] {
-        match (backend, self.cmsis_nn) {
-            (Backend::CmsisNn(_), Some(checks)) => checks,
-            _ => self.reference,
-        }
+/// The checks TFLM's kernel for `k` makes when built with `backend`: the
+/// CMSIS-NN build's own where it substitutes a kernel that checks otherwise.
+pub fn checks_of(k: &Kernel, backend: Backend) -> &'static [Check] {
+    match (backend, k.cmsis_nn.and_then(|c| c.checks)) {
+        (Backend::CmsisNn(_), Some(checks)) => checks,
+        _ => k.checks,
     }
 }
 
@@ -242,7 +229,7 @@ impl Rejection {
 
 /// The registered kernel for builtin `code`, if TFLM has one.
 pub fn kernel(code: i32) -> Option<&'static Kernel> {
-    KERNELS.iter().find(|k| i32::from(k.code) == code)
+    u8::try_from(code).ok().and_then(kernels::builtin)
 }
 
 /// Why TFLM built with `backend` would not run builtin operator `op` of
@@ -268,8 +255,7 @@ pub fn check(
         t.and_then(|t| model.tensor(g, t))
     };
     let inputs = |n: usize| op.input(n).and_then(|t| model.tensor(g, t));
-    kernel
-        .checks(backend)
+    checks_of(kernel, backend)
         .iter()
         .find_map(|check| apply(kernel, check, &tensor, &inputs, op.inputs.len(), None))
 }

@@ -1,0 +1,465 @@
+//! Convolutions: CONV_2D (`conv.cc`, `conv_common.cc`), DEPTHWISE_CONV_2D
+//! (`depthwise_conv.cc`, `depthwise_conv_common.cc`), TRANSPOSE_CONV
+//! (`transpose_conv.cc`), and the CMSIS-NN build's own three
+//! (`cmsis_nn/conv.cc`, `cmsis_nn/depthwise_conv.cc`,
+//! `cmsis_nn/transpose_conv.cc`) with CMSIS-NN's buffer sizes
+//! (`docs/cmsis-nn.md`).
+
+use super::{
+    CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, both, cmsis_nn_int16_zero_points, hybrid,
+    kernel, st,
+};
+use crate::read::dtype::DType::{
+    self, Bool, F16, F32, F64, I4, I8, I16, I32, I64, U8, U16, U32, U64,
+};
+use crate::read::ops::OpOptions;
+use crate::tflm::profile::CpuClass;
+use crate::tflm::registry::Check;
+use crate::tflm::registry::Operand::{Input, Output};
+use crate::tflm::registry::checks::{E, HYBRID, INPUT_TYPE, P, one_of, one_of_says, pairs, same};
+use microarena_image::opcode as c;
+
+pub(super) const KERNELS: &[Kernel] = &[
+    Kernel {
+        builtin: both(st(28, 4)),
+        builtin_name: "TfLiteConvParams",
+        op_data: abi(Some(80), Some(56)),
+        prepare: conv_prepare,
+        checks: CONV_2D,
+        cmsis_nn: Some(CmsisNn {
+            // OpDataConv (56) + int buffer_idx.
+            op_data: Some(Some(60)),
+            prepare: Some(conv_prepare_cmsis_nn),
+            checks: Some(CONV_2D_CMSIS_NN),
+            evidence: Evidence::Measured,
+        }),
+        ..kernel(c::CONV_2D, "conv.cc, conv_common.cc")
+    },
+    Kernel {
+        builtin: both(st(28, 4)),
+        builtin_name: "TfLiteDepthwiseConvParams",
+        op_data: abi(Some(80), Some(56)),
+        prepare: conv_prepare,
+        checks: DEPTHWISE_CONV_2D,
+        cmsis_nn: Some(CmsisNn {
+            op_data: Some(Some(60)),
+            prepare: Some(conv_prepare_cmsis_nn),
+            // cmsis_nn/depthwise_conv.cc Prepare checks exactly what cmsis_nn/conv.cc does.
+            checks: Some(CONV_2D_CMSIS_NN),
+            evidence: Evidence::Measured,
+        }),
+        ..kernel(
+            c::DEPTHWISE_CONV_2D,
+            "depthwise_conv.cc, depthwise_conv_common.cc",
+        )
+    },
+    Kernel {
+        builtin: abi(st(20, 4), st(16, 4)),
+        builtin_name: "TfLiteTransposeConvParams",
+        // OpData: ConvParams (56), three int (five with compression), two pointers.
+        op_data: abi(Some(88), Some(72)),
+        prepare: transpose_conv_prepare,
+        checks: TRANSPOSE_CONV,
+        cmsis_nn: Some(CmsisNn {
+            // ConvParams (56), three int, two pointers.
+            op_data: Some(Some(76)),
+            prepare: Some(transpose_conv_prepare_cmsis_nn),
+            checks: Some(TRANSPOSE_CONV_CMSIS_NN),
+            evidence: Evidence::Measured,
+        }),
+        ..kernel(c::TRANSPOSE_CONV, "transpose_conv.cc")
+    },
+];
+
+/// The filter dimension that counts output channels.
+fn channel_dim(cx: &Ctx<'_>) -> usize {
+    if cx.op.opcode.0 == i32::from(c::DEPTHWISE_CONV_2D) {
+        3
+    } else {
+        0
+    }
+}
+
+/// `ConvPrepare` / `DepthwiseConvPrepare`: holds output, input and filter,
+/// allocates the per-channel multipliers and shifts (for float models too),
+/// then `CalculateOpData*` holds input, filter, bias and output again.
+fn conv_prepare(cx: &Ctx<'_>, p: &mut Prep) {
+    if hybrid(cx, 1) {
+        p.refuse(Refusal::Hybrid);
+    }
+    let ch = cx.in_dim(1, channel_dim(cx));
+    p.temp(cx.output(0)).temp_inputs(cx, &[0, 1]);
+    p.persistent(4 * ch, "per-channel output multipliers")
+        .persistent(4 * ch, "per-channel output shifts");
+    p.temp_inputs(cx, &[0, 1, 2]).temp(cx.output(0));
+    if cx.in_type(1) == Some(DType::I4) {
+        p.scratch(cx.in_elems(1), "unpacked int4 filter");
+    }
+}
+
+/// `TransposeConvPrepare` (input 0 output shape, 1 filter, 2 input, 3 bias).
+fn transpose_conv_prepare(cx: &Ctx<'_>, p: &mut Prep) {
+    transpose_conv(cx, p, None);
+}
+
+/// `cmsis_nn/transpose_conv.cc` Prepare: as the reference one, with
+/// CMSIS-NN's buffers for int8.
+fn transpose_conv_prepare_cmsis_nn(cx: &Ctx<'_>, cpu: CpuClass, p: &mut Prep) {
+    transpose_conv(cx, p, Some(cpu));
+}
+
+/// Output, input and filter; the per-channel arrays (float too); the
+/// accumulators; then `CalculateOpData` holds the quantized operands again
+/// and, for 16x8 with an int16 bias, asks for its int64 copy.
+fn transpose_conv(cx: &Ctx<'_>, p: &mut Prep, cmsis_nn: Option<CpuClass>) {
+    p.temp(cx.output(0)).temp_inputs(cx, &[2, 1]);
+    let ch = cx.in_dim(1, 0);
+    p.persistent(4 * ch, "per-channel output multipliers")
+        .persistent(4 * ch, "per-channel output shifts");
+    let input_type = cx.in_type(2);
+    match (input_type, cmsis_nn) {
+        (Some(DType::I8), None) => {
+            p.scratch(4 * cx.out_elems(0), "int32 accumulators");
+        }
+        // Both requests sit inside TFLITE_DCHECK, which still runs them, even when a
+        // size is 0.
+        (Some(DType::I8), Some(_)) => {
+            let stride = match cx.op.options {
+                OpOptions::Conv(o) => (o.stride_h.max(1) as u64, o.stride_w.max(1) as u64),
+                _ => (1, 1),
+            };
+            let (buf, reverse) = transpose_conv_s8_scratch(
+                cx.in_dim(2, 2),
+                cx.in_dim(2, 3),
+                (cx.in_dim(1, 1), cx.in_dim(1, 2)),
+                ch,
+                stride,
+            );
+            p.scratch(buf, IM2COL)
+                .scratch(reverse, "reversed filter (CMSIS-NN)");
+        }
+        (Some(DType::I16), cmsis) => {
+            p.scratch(8 * cx.out_elems(0), "int64 accumulators");
+            if cmsis.is_some() && cx.in_t(3).is_none() {
+                p.refuse(Refusal::Crashes(
+                    "CMSIS-NN's int16 TRANSPOSE_CONV reads the bias's type without checking there is a bias",
+                ));
+            }
+        }
+        _ => {}
+    }
+    if !input_type.is_some_and(DType::is_float) {
+        p.temp_inputs(cx, &[2, 1, 3]).temp(cx.output(0));
+        if input_type == Some(DType::I16) && cx.in_type(3) == Some(DType::I16) {
+            p.scratch(8 * cx.in_elems(3), "int64 bias");
+        }
+    }
+}
+
+/// A CNN filter and its input as CMSIS-NN's `cmsis_nn_dims` see them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvShape {
+    /// Input batches (`input_dims.n`).
+    pub batches: u64,
+    /// Input channels (`input_dims.c`).
+    pub in_channels: u64,
+    /// Filter height.
+    pub kh: u64,
+    /// Filter width.
+    pub kw: u64,
+    /// The filter's own channel count (`filter_dims.c`; for depthwise, the output depth).
+    pub filter_channels: u64,
+    /// Output channels (`output_dims.c`).
+    pub out_channels: u64,
+    /// Dilation (height, width).
+    pub dilation: (i32, i32),
+}
+
+fn align4(v: u64) -> u64 {
+    v.div_ceil(4) * 4
+}
+
+/// Purpose of the CMSIS-NN convolution buffer (`ctx` of `arm_convolve_wrapper_*`).
+const IM2COL: &str = "im2col (CMSIS-NN)";
+/// Purpose of the CMSIS-NN depthwise buffer (`ctx` of `arm_depthwise_conv_wrapper_*`).
+const DEPTHWISE: &str = "depthwise buffer (CMSIS-NN)";
+
+/// `arm_convolve_wrapper_s8_get_buffer_size` (GCC, no DSP or DSP: the branches agree).
+///
+/// A 1×1 filter has zero padding under TFLM's SAME and VALID rules, so `arm_nn_is_convolve_1x1`
+/// reduces to the filter size, dilation and channel equality. Its fast (stride 1) path needs
+/// a buffer only with Arm Compiler 6; the 1×N path uses the general size off MVE.
+pub fn conv_s8_scratch(s: &ConvShape) -> u64 {
+    if is_1x1(s) {
+        0
+    } else {
+        2 * align4(s.kh * s.kw * s.in_channels) * 2
+    }
+}
+
+/// `arm_convolve_wrapper_s4_get_buffer_size`: as int8, without the 4-alignment.
+pub fn conv_s4_scratch(s: &ConvShape) -> u64 {
+    if is_1x1(s) {
+        0
+    } else {
+        2 * s.kh * s.kw * s.in_channels * 2
+    }
+}
+
+/// `arm_convolve_wrapper_s16_get_buffer_size`: no 1×1 branch.
+pub fn conv_s16_scratch(s: &ConvShape) -> u64 {
+    2 * s.in_channels * s.kh * s.kw * 2
+}
+
+fn is_1x1(s: &ConvShape) -> bool {
+    s.kh == 1 && s.kw == 1 && s.dilation == (1, 1) && s.in_channels == s.filter_channels
+}
+/// `arm_depthwise_conv_wrapper_s8_get_buffer_size`: only the channel-multiplier-1,
+/// single-batch, undilated path has a buffer; within it a 3×3 filter (whose SAME or VALID
+/// padding is at most 1) takes the 3×3 kernel, which needs none.
+pub fn depthwise_s8_scratch(s: &ConvShape, cpu: CpuClass) -> u64 {
+    if !dw_opt_path(s) || (s.kh == 3 && s.kw == 3) {
+        return 0;
+    }
+    match cpu {
+        CpuClass::Dsp => s.in_channels * s.kh * s.kw * 2,
+        CpuClass::NoDsp => 0,
+    }
+}
+
+/// `arm_depthwise_conv_wrapper_s4_get_buffer_size`: no 3×3 exception, and the DSP size
+/// on every class without MVE.
+pub fn depthwise_s4_scratch(s: &ConvShape) -> u64 {
+    if dw_opt_path(s) {
+        s.in_channels * s.kh * s.kw * 2
+    } else {
+        0
+    }
+}
+
+fn dw_opt_path(s: &ConvShape) -> bool {
+    s.in_channels == s.out_channels && s.batches == 1 && s.dilation == (1, 1)
+}
+
+/// `arm_transpose_conv_s8_get_buffer_size` and `..._get_reverse_conv_buffer_size` off MVE,
+/// for input `(W, C_in)`, filter `(KH, KW)`, `C_out` and strides `(h, w)`: with strides ≤ 2 and
+/// more than 16 input channels (`REVERSE_TCOL_EFFICIENT_THRESHOLD`) the transpose conv runs as a
+/// conv over the stride-upsampled input (its im2col size, plus the reversed filter); otherwise
+/// one int32 accumulator window. The width term's `max(KW, stride_h)` is as the source has it.
+pub fn transpose_conv_s8_scratch(
+    in_w: u64,
+    in_c: u64,
+    k: (u64, u64),
+    out_c: u64,
+    stride: (u64, u64),
+) -> (u64, u64) {
+    let (kh, kw) = k;
+    let (sh, sw) = stride;
+    if sh <= 2 && sw <= 2 && in_c > 16 {
+        (2 * align4(kh * kw * in_c) * 2, in_c * kw * kh * out_c)
+    } else {
+        let buf_x = (in_w.saturating_sub(1) * sw + kw.max(sh)) * out_c;
+        (buf_x * kh.max(sh) * 4, 0)
+    }
+}
+
+/// `cmsis_nn/conv.cc` / `cmsis_nn/depthwise_conv.cc` Prepare: input, filter
+/// and output; per-channel arrays only for quantized inputs (the reference
+/// kernels allocate them for float too); then `CalculateOpData*` holds input,
+/// filter, bias and output again; then the CMSIS-NN buffer.
+fn conv_prepare_cmsis_nn(cx: &Ctx<'_>, cpu: CpuClass, p: &mut Prep) {
+    if hybrid(cx, 1) {
+        p.refuse(Refusal::Hybrid);
+    }
+    cmsis_nn_int16_zero_points(cx, p);
+    let depthwise = channel_dim(cx) == 3;
+    let dilation = match cx.op.options {
+        OpOptions::Conv(o) => (o.dilation_h, o.dilation_w),
+        _ => (1, 1),
+    };
+    let shape = ConvShape {
+        batches: cx.in_dim(0, 0),
+        in_channels: cx.in_dim(0, 3),
+        kh: cx.in_dim(1, 1),
+        kw: cx.in_dim(1, 2),
+        filter_channels: cx.in_dim(1, 3),
+        out_channels: cx.out_dim(0, 3),
+        dilation,
+    };
+    p.temp_inputs(cx, &[0, 1]).temp(cx.output(0));
+    if matches!(cx.in_type(0), Some(DType::I8 | DType::I16)) {
+        let ch = cx.in_dim(1, channel_dim(cx));
+        p.persistent(4 * ch, "per-channel output multipliers")
+            .persistent(4 * ch, "per-channel output shifts");
+    }
+    p.temp_inputs(cx, &[0, 1, 2]).temp(cx.output(0));
+    let (bytes, purpose) = match (cx.in_type(0), cx.in_type(1), depthwise) {
+        (Some(DType::I8), Some(DType::I8), false) => (conv_s8_scratch(&shape), IM2COL),
+        (Some(DType::I8), Some(DType::I4), false) => (conv_s4_scratch(&shape), IM2COL),
+        // conv.cc reads the bias through AllocateTempOutputTensor (output 2, never
+        // present), so it always sees "no bias" and asks the int16 size.
+        (Some(DType::I16), _, false) => (conv_s16_scratch(&shape), IM2COL),
+        (Some(DType::I8), Some(DType::I8), true) => (depthwise_s8_scratch(&shape, cpu), DEPTHWISE),
+        (Some(DType::I8), Some(DType::I4), true) => (depthwise_s4_scratch(&shape), DEPTHWISE),
+        _ => (0, IM2COL),
+    };
+    if bytes > 0 {
+        p.scratch(bytes, purpose);
+    }
+}
+
+/// Input/filter of one type, for every type, plus int16/int8 (and int8/int4
+/// where `INT4` is appended) — the reference TRANSPOSE_CONV and
+/// DEPTHWISE_CONV_2D Prepare.
+const EQUAL_OR_I16_I8: &[&[DType]] = &[
+    &[F32, F32],
+    &[F16, F16],
+    &[F64, F64],
+    &[I4, I4],
+    &[I8, I8],
+    &[I16, I16],
+    &[I32, I32],
+    &[I64, I64],
+    &[U8, U8],
+    &[U16, U16],
+    &[U32, U32],
+    &[U64, U64],
+    &[Bool, Bool],
+    &[I16, I8],
+];
+
+/// `conv_common.cc` `ConvPrepare`: input type = output type, then the
+/// (input, filter) pair, else "Hybrid" — uint8 included.
+const CONV_2D: &[Check] = &[
+    same(&[Input(0), Output(0)], P),
+    pairs(
+        &[Input(0), Input(1)],
+        &[&[F32, F32], &[I16, I8], &[I8, I4], &[I8, I8]],
+        P,
+        HYBRID,
+    ),
+];
+
+/// `cmsis_nn/conv.cc` and `cmsis_nn/depthwise_conv.cc` `Prepare`: after input
+/// type = output type, the input type is checked on its own, before the pair.
+const CONV_2D_CMSIS_NN: &[Check] = &[
+    CONV_2D[0],
+    one_of_says(Input(0), &[F32, I16, I8], P, INPUT_TYPE),
+    CONV_2D[1],
+];
+
+/// `depthwise_conv_common.cc` `DepthwiseConvPrepare`: the filter may have the
+/// input's type (any type, so uint8/uint8 passes: `PopulateConvolutionQuantizationParams`
+/// still quantizes uint8 per tensor), or int8/int4, int16/int8; `depthwise_conv.cc`
+/// `Eval` then runs float32, int8 (int4 or int8 filter) and int16 (int8 filter) only.
+const DEPTHWISE_CONV_2D: &[Check] = &[
+    pairs(
+        &[Input(0), Input(1)],
+        &[
+            &[F32, F32],
+            &[F16, F16],
+            &[F64, F64],
+            &[I4, I4],
+            &[I8, I8],
+            &[I16, I16],
+            &[I32, I32],
+            &[I64, I64],
+            &[U8, U8],
+            &[U16, U16],
+            &[U32, U32],
+            &[U64, U64],
+            &[Bool, Bool],
+            &[I8, I4],
+            &[I16, I8],
+        ],
+        P,
+        HYBRID,
+    ),
+    pairs(
+        &[Input(0), Input(1)],
+        &[&[F32, F32], &[I8, I4], &[I8, I8], &[I16, I8]],
+        E,
+        None,
+    ),
+];
+
+/// `transpose_conv.cc` `TransposeConvPrepare` (input is input 2, filter input
+/// 1): the filter has the input's type or is int8 under an int16 input
+/// ("Hybrid …"); Eval wants input type = output type, then float32, int8, int16.
+const TRANSPOSE_CONV: &[Check] = &[
+    pairs(&[Input(2), Input(1)], EQUAL_OR_I16_I8, P, HYBRID),
+    same(&[Input(2), Output(0)], E),
+    one_of(Input(2), &[F32, I8, I16], E),
+];
+
+/// `cmsis_nn/transpose_conv.cc` `Prepare`: input = output type, the input type
+/// alone, then the pair.
+const TRANSPOSE_CONV_CMSIS_NN: &[Check] = &[
+    same(&[Input(2), Output(0)], P),
+    one_of_says(Input(2), &[F32, I16, I8], P, INPUT_TYPE),
+    pairs(
+        &[Input(2), Input(1)],
+        &[&[F32, F32], &[I16, I8], &[I8, I8]],
+        P,
+        HYBRID,
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(in_c: u64, k: (u64, u64), filter_c: u64, out_c: u64) -> ConvShape {
+        ConvShape {
+            batches: 1,
+            in_channels: in_c,
+            kh: k.0,
+            kw: k.1,
+            filter_channels: filter_c,
+            out_channels: out_c,
+            dilation: (1, 1),
+        }
+    }
+
+    #[test]
+    fn conv_rules() {
+        // 3×3×3 = 27 columns → 28 → 2 columns of int16: 112.
+        assert_eq!(conv_s8_scratch(&shape(3, (3, 3), 3, 8)), 112);
+        assert_eq!(conv_s4_scratch(&shape(3, (3, 3), 3, 8)), 108);
+        assert_eq!(conv_s8_scratch(&shape(16, (1, 1), 16, 8)), 0);
+        // Grouped 1×1 (filter has fewer channels than the input): im2col of the input depth.
+        assert_eq!(conv_s8_scratch(&shape(16, (1, 1), 8, 8)), 64);
+        assert_eq!(conv_s16_scratch(&shape(16, (1, 1), 16, 8)), 64);
+    }
+
+    #[test]
+    fn transpose_conv_rules() {
+        // 32 input channels, stride 2: reverse conv; 3×3×32 = 288 columns → 2·288·2 = 1152,
+        // reversed filter 32·3·3·8 = 2304.
+        assert_eq!(
+            transpose_conv_s8_scratch(4, 32, (3, 3), 8, (2, 2)),
+            (1152, 2304)
+        );
+        // 8 input channels: ((4−1)·2 + max(3, 2))·8 = 72 per row, max(3, 2) rows, int32.
+        assert_eq!(
+            transpose_conv_s8_scratch(4, 8, (3, 3), 8, (2, 2)),
+            (72 * 3 * 4, 0)
+        );
+    }
+
+    #[test]
+    fn depthwise_rules() {
+        let s = shape(8, (5, 5), 8, 8);
+        assert_eq!(depthwise_s8_scratch(&s, CpuClass::Dsp), 400);
+        assert_eq!(depthwise_s8_scratch(&s, CpuClass::NoDsp), 0);
+        assert_eq!(depthwise_s4_scratch(&s), 400);
+        assert_eq!(
+            depthwise_s8_scratch(&shape(8, (3, 3), 8, 8), CpuClass::Dsp),
+            0
+        );
+        assert_eq!(
+            depthwise_s8_scratch(&shape(1, (5, 5), 8, 8), CpuClass::Dsp),
+            0
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Shape ops: RESHAPE (`reshape.cc`, `reshape_common.cc`), SQUEEZE
+//! (`squeeze.cc`), EXPAND_DIMS (`expand_dims.cc`), SHAPE (`shape.cc`),
+//! FILL (`fill.cc`), ZEROS_LIKE (`zeros_like.cc`), BROADCAST_TO
+//! (`broadcast_to.cc`) and BROADCAST_ARGS (`broadcast_args.cc`).
+
+use super::{Ctx, Kernel, Prep, abi, all_io, both, in0_out0, kernel, nothing, st};
+use crate::read::dtype::DType::{F32, I8, I16, I32, I64};
+use crate::tflm::registry::Check;
+use crate::tflm::registry::Operand::{Input, Output};
+use crate::tflm::registry::checks::{E, P, constant, one_of, same};
+use microarena_image::opcode as c;
+
+pub(super) const KERNELS: &[Kernel] = &[
+    Kernel {
+        // TfLiteReshapeParams: int shape[8], num_dimensions.
+        builtin: both(st(36, 4)),
+        builtin_name: "TfLiteReshapeParams",
+        prepare: reshape_prepare,
+        checks: RESHAPE,
+        ..kernel(c::RESHAPE, "reshape.cc, reshape_common.cc")
+    },
+    Kernel {
+        // TfLiteSqueezeParams: int squeeze_dims[8], num_squeeze_dims.
+        builtin: both(st(36, 4)),
+        builtin_name: "TfLiteSqueezeParams",
+        prepare: in0_out0,
+        // squeeze.cc refuses only string tensors, which no TFLM model carries.
+        ..kernel(c::SQUEEZE, "squeeze.cc")
+    },
+    Kernel {
+        // Input, axis, output; the output shape is the model's (no dims copy).
+        prepare: all_io,
+        checks: EXPAND_DIMS,
+        ..kernel(c::EXPAND_DIMS, "expand_dims.cc")
+    },
+    Kernel {
+        // TfLiteShapeParams: one TfLiteType.
+        builtin: abi(st(4, 4), st(1, 1)),
+        builtin_name: "TfLiteShapeParams",
+        // ShapePrepare checks counts only.
+        prepare: nothing,
+        checks: SHAPE,
+        ..kernel(c::SHAPE, "shape.cc")
+    },
+    Kernel {
+        // Dims, value, output.
+        prepare: all_io,
+        checks: FILL,
+        ..kernel(c::FILL, "fill.cc")
+    },
+    Kernel {
+        prepare: in0_out0,
+        checks: ZEROS_LIKE,
+        ..kernel(c::ZEROS_LIKE, "zeros_like.cc")
+    },
+    Kernel {
+        // Input, shape, output; the output's dims must already be the shape.
+        prepare: all_io,
+        checks: BROADCAST_TO,
+        ..kernel(c::BROADCAST_TO, "broadcast_to.cc")
+    },
+    Kernel {
+        prepare: all_io,
+        checks: BROADCAST_ARGS,
+        ..kernel(c::BROADCAST_ARGS, "broadcast_args.cc")
+    },
+];
+
+/// `ReshapeOutput`: input and output (never the shape input); a −1 in the
+/// stored output shape makes it copy the resolved dims.
+fn reshape_prepare(cx: &Ctx<'_>, p: &mut Prep) {
+    in0_out0(cx, p);
+    if let Some(out) = cx.out_t(0)
+        && out.shape.contains(&-1)
+    {
+        p.persistent(4 + 4 * out.shape.len() as u64, "output dims");
+    }
+}
+
+/// `zeros_like.cc`: Eval int64, int32, int8, float32.
+const ZEROS_LIKE: &[Check] = &[one_of(Input(0), &[I64, I32, I8, F32], E)];
+
+/// `reshape_common.cc` `ReshapeOutput`: input type = output type.
+const RESHAPE: &[Check] = &[same(&[Input(0), Output(0)], P)];
+
+/// `expand_dims.cc`: constant int32 axis in Prepare; Eval float32, int16, int8.
+const EXPAND_DIMS: &[Check] = &[
+    constant(
+        Input(1),
+        "the axis",
+        Some("Non-constant >axis< tensor is not supported"),
+    ),
+    one_of(Input(1), &[I32], P),
+    one_of(Input(0), &[F32, I16, I8], E),
+];
+
+/// `shape.cc`: Eval writes int32 only.
+const SHAPE: &[Check] = &[one_of(Output(0), &[I32], E)];
+
+/// `fill.cc`: Prepare wants the value's type to be the output's, and checks the
+/// output shape against the dims tensor, so that must be constant; Eval fills
+/// float32, int32 and int8 values only.
+const FILL: &[Check] = &[
+    same(&[Input(1), Output(0)], P),
+    constant(
+        Input(0),
+        "the output shape",
+        Some("Non-constant >dims< tensor is not supported"),
+    ),
+    one_of(Input(1), &[F32, I32, I8], E),
+];
+
+/// `broadcast_to.cc`: int32/int64 shape, input type = output type, constant shape.
+const BROADCAST_TO: &[Check] = &[
+    one_of(Input(1), &[I32, I64], P),
+    same(&[Input(0), Output(0)], P),
+    constant(
+        Input(1),
+        "the output shape",
+        Some("Non-constant >shape< tensor is not supported"),
+    ),
+];
+
+/// `broadcast_args.cc`: int32 or int64 shapes, all of one type.
+const BROADCAST_ARGS: &[Check] = &[
+    one_of(Input(0), &[I32, I64], P),
+    same(&[Input(0), Input(1)], P),
+    same(&[Input(0), Output(0)], P),
+];

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Turns the Cortex-M oracle's figures for the kernel probes into the data
+core/tests/kernel_probes.rs reads (core/tests/kernel_probes_cortex_m.jsonl).
+
+    kernel-probe-import.py ORACLE.jsonl MODELS_DIR > kernel_probes_cortex_m.jsonl
+
+ORACLE.jsonl: one line per (model, build) as ../shared/oracle/tflm-cortex-m/
+run.sh prints them (TFLM 90b983c2 built for Cortex-M and run under qemu-arm,
+as that folder's README describes); MODELS_DIR: the probes
+(`bash scripts/kernel-probe.sh --models DIR`), hashed here so the test can
+tell a measured probe from a rebuilt one. Models not in MODELS_DIR are left
+out.
+"""
+import json, os, sys
+
+BUILDS = {"m4-ref", "m4-cmsis-nn", "m0plus-cmsis-nn"}
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def main():
+    oracle, models = sys.argv[1], sys.argv[2]
+    hashes, out = {}, []
+    for line in open(oracle):
+        r = json.loads(line)
+        path = os.path.join(models, r["model"])
+        if r["build"] not in BUILDS or not os.path.exists(path):
+            continue
+        if r["model"] not in hashes:
+            hashes[r["model"]] = fnv1a64(open(path, "rb").read())
+        rec = {"model": r["model"], "build": r["build"], "fnv": hashes[r["model"]],
+               "ok": r["status"] == "ok"}
+        if rec["ok"]:
+            rec.update(head=r["head"], tail=r["tail"], total=r["total"],
+                       min_arena=r["min_arena"],
+                       categories={c["name"]: [c["used"], c["requested"], c["count"]]
+                                   for c in r["categories"]})
+        else:
+            rec["error"] = (r.get("error") or "")[:400]
+        out.append(json.dumps(rec, sort_keys=True))
+    print(json.dumps({"tflm": "TFLM 90b983c2 built for Cortex-M (arm-none-eabi-gcc 12.2.1, "
+                      "reference and CMSIS-NN 4ab83cc3), run in qemu-arm 10.0.2",
+                      "targets": {"m4-ref": "cortex-m", "m4-cmsis-nn": "cortex-m4-cmsis-nn",
+                                  "m0plus-cmsis-nn": "cortex-m0plus-cmsis-nn"}}))
+    for line in sorted(set(out)):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
