@@ -511,6 +511,33 @@ test("the flash view, compute bars and op table show the CLI's flash and MAC fig
     Math.max(...want.operators.map((o) => o.constant_bytes)));
   const rows = await page.$$eval('[data-testid="op-table"] tbody tr', (rs) => rs.length);
   assert.equal(rows, want.operators.length);
+  // The tail cell names what each op's tail holds, and the tail panel sums
+  // them by op kind and purpose — both from `operators[].allocations`.
+  // Back to MACs: the first row is the op with the most (the first of ties).
+  await page.click('[data-testid="op-table"] th[data-col="MACs"]');
+  const most = Math.max(...want.operators.map((o) => o.macs));
+  await page.waitForFunction((m) => document.querySelector('[data-testid="op-table"] tbody tr:first-child td[data-macs]')?.getAttribute("data-macs") === String(m), most);
+  const tip = await page.$eval('[data-testid="op-table"] tbody tr:first-child td[title]', (e) => e.getAttribute("title"));
+  const op = want.operators.find((o) => o.macs === most);
+  assert.ok(op.allocations.length > 0, "the largest op keeps something in the tail");
+  for (const a of op.allocations) assert.ok(tip.includes(`${a.purpose}: ${a.requested_bytes} B`), `${tip} names ${a.purpose}`);
+  const groups = new Map();
+  for (const o of want.operators) {
+    for (const a of o.allocations) {
+      const k = `${o.opcode}|${a.purpose}`;
+      const g = groups.get(k) ?? { count: 0, bytes: 0 };
+      groups.set(k, { count: g.count + 1, bytes: g.bytes + a.bytes });
+    }
+  }
+  const shown = await page.$$eval('[data-testid="tail-purposes"] tbody tr', (rs) => rs.map((r) => [...r.children].map((c) => c.textContent.trim())));
+  assert.ok(shown.length > 0);
+  for (const [opcode, purpose, count, bytes] of shown) {
+    const g = groups.get(`${opcode}|${purpose}`);
+    assert.ok(g, `${opcode} ${purpose} is in plan --json`);
+    assert.equal(Number(count), g.count);
+    assert.equal(bytes, g.bytes.toLocaleString("en-US"));
+  }
+  await page.locator('section.panel:has([data-testid="tail-purposes"])').screenshot({ path: join(SHOTS, "tail-purposes.png") });
   await page.locator('[data-testid="flash-view"]').scrollIntoViewIfNeeded();
   await page.locator('[data-testid="flash-view"]').screenshot({ path: join(SHOTS, "flash.png") });
   await page.locator('[data-testid="compute-bars"]').scrollIntoViewIfNeeded();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use microarena_core::report::Report;
 use microarena_view::format::grouped;
-use microarena_view::ops::{OpCol, sorted_rows};
+use microarena_view::ops::{OpCol, sorted_rows, tail_items};
 
 use crate::state::{Pointer, Sel};
 
@@ -84,7 +84,7 @@ pub(super) fn op_table(r: Arc<Report>) -> impl IntoView {
                                             <td class="r mono" data-weights=o.constant_bytes.to_string()>{grouped(o.constant_bytes)}</td>
                                             <td class="r mono">{grouped(o.live_bytes)}</td>
                                             <td class="r mono">{grouped(o.scratch_bytes)}</td>
-                                            <td class="r mono">{grouped(o.persistent_bytes)}</td>
+                                            <td class="r mono" title=tail_items(o)>{grouped(o.persistent_bytes)}</td>
                                             <td class="r mono">{grouped(o.elements)}</td>
                                         </tr>
                                     }

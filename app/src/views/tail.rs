@@ -5,6 +5,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use microarena_core::report::Report;
 use microarena_view::format::{grouped, percent};
+use microarena_view::ops::tail_by_purpose;
 
 use super::glossary::{TIP_ALIGN, TIP_TAIL};
 use super::help;
@@ -25,6 +26,10 @@ pub(super) fn tail_view(r: Arc<Report>) -> impl IntoView {
         .collect();
     waste.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     waste.truncate(5);
+    // What the kernels keep in the tail, by op kind and purpose.
+    let mut kept = tail_by_purpose(&r);
+    let kinds = kept.len();
+    kept.truncate(12);
     let ctx = Pointer::get();
     let names: Vec<(usize, String, u64)> = waste
         .into_iter()
@@ -52,6 +57,31 @@ pub(super) fn tail_view(r: Arc<Report>) -> impl IntoView {
                     })
                     .collect_view()}
             </div>
+            {(!kept.is_empty())
+                .then(|| {
+                    view! {
+                        <h3>"What the kernels keep"</h3>
+                        <table class="compact" data-testid="tail-purposes">
+                            <thead><tr><th>"op"</th><th>"holds"</th><th class="r">"ops"</th><th class="r">"bytes"</th></tr></thead>
+                            <tbody>
+                                {kept
+                                    .into_iter()
+                                    .map(|p| {
+                                        view! {
+                                            <tr>
+                                                <td>{p.opcode}</td>
+                                                <td>{p.purpose}</td>
+                                                <td class="r mono">{p.count}</td>
+                                                <td class="r mono">{grouped(p.bytes)}</td>
+                                            </tr>
+                                        }
+                                    })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
+                        {(kinds > 12).then(|| view! { <p class="muted">{format!("{} more kinds in the operator table's tail column", kinds - 12)}</p> })}
+                    }
+                })}
             <h3>"Alignment padding " {help(TIP_ALIGN)}</h3>
             <p>
                 <strong class="mono">{format!("{} B", grouped(r.arena.padding_bytes))}</strong>

@@ -1,6 +1,9 @@
 //! The operator table and the flash view's figures: sorting the ops by any
-//! column (MACs, weights, RAM) and the shares the flash panel draws. Pure
-//! functions of the report, so the native tests cover them.
+//! column (MACs, weights, RAM), what each op's tail holds, and the shares the
+//! flash panel draws. Pure functions of the report, so the native tests
+//! cover them.
+
+use std::collections::BTreeMap;
 
 use microarena_core::report::{OperatorInfo, Report};
 
@@ -60,6 +63,64 @@ pub fn per_mille(part: u64, whole: u64) -> u64 {
     }
 }
 
+/// What op `o`'s tail bytes hold, one allocation a line (`OpData: 80 B`),
+/// for the tail cell's tooltip; empty when it has none.
+pub fn tail_items(o: &OperatorInfo) -> String {
+    o.allocations
+        .iter()
+        .map(|a| {
+            if a.bytes == a.requested_bytes {
+                format!("{}: {} B", a.purpose, a.requested_bytes)
+            } else {
+                format!(
+                    "{}: {} B ({} B with alignment)",
+                    a.purpose, a.requested_bytes, a.bytes
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One kind of kernel allocation summed over the model's ops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PurposeRow {
+    /// The op kind (`CONV_2D`).
+    pub opcode: String,
+    /// What the allocation holds (`per-channel output multipliers`).
+    pub purpose: String,
+    /// How many ops made one.
+    pub count: u64,
+    /// Tail bytes they move, alignment included.
+    pub bytes: u64,
+}
+
+/// The ops' tail allocations grouped by op kind and purpose, largest first
+/// (ties by name), so a 2,000-op model reads as a handful of rows.
+pub fn tail_by_purpose(r: &Report) -> Vec<PurposeRow> {
+    let mut m: BTreeMap<(&str, &str), (u64, u64)> = BTreeMap::new();
+    for o in &r.operators {
+        for a in &o.allocations {
+            let e = m
+                .entry((o.opcode.as_str(), a.purpose.as_str()))
+                .or_default();
+            e.0 += 1;
+            e.1 += a.bytes;
+        }
+    }
+    let mut rows: Vec<PurposeRow> = m
+        .into_iter()
+        .map(|((op, purpose), (count, bytes))| PurposeRow {
+            opcode: op.to_string(),
+            purpose: purpose.to_string(),
+            count,
+            bytes,
+        })
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.bytes));
+    rows
+}
+
 /// `7160192` → `"7.16 M"`: MAC counts at a glance (exact figures stay in the table).
 pub fn macs_short(v: u64) -> String {
     let f = v as f64;
@@ -99,6 +160,41 @@ mod tests {
         r.operators[1].macs = r.operators[0].macs;
         assert_eq!(sorted_rows(&r, OpCol::Macs, false), [0, 1]);
         assert_eq!(sorted_rows(&r, OpCol::Macs, true), [0, 1]);
+    }
+
+    #[test]
+    fn tail_allocations_by_purpose() {
+        use microarena_core::report::OpAllocation;
+        let mut r = testing::report();
+        let alloc = |purpose: &str, requested_bytes, bytes| OpAllocation {
+            purpose: purpose.into(),
+            requested_bytes,
+            bytes,
+        };
+        r.operators[0].allocations =
+            vec![alloc("TfLiteConvParams", 28, 28), alloc("OpData", 56, 68)];
+        r.operators[1].allocations = vec![alloc("OpData", 688, 688)];
+        r.operators.push(r.operators[0].clone());
+        assert_eq!(
+            tail_items(&r.operators[0]),
+            "TfLiteConvParams: 28 B\nOpData: 56 B (68 B with alignment)"
+        );
+        let rows = tail_by_purpose(&r);
+        let names: Vec<(&str, &str, u64, u64)> = rows
+            .iter()
+            .map(|p| (p.opcode.as_str(), p.purpose.as_str(), p.count, p.bytes))
+            .collect();
+        let lstm = r.operators[1].opcode.as_str();
+        let conv = r.operators[0].opcode.as_str();
+        assert_eq!(
+            names,
+            [
+                (lstm, "OpData", 1, 688),
+                (conv, "OpData", 2, 136),
+                (conv, "TfLiteConvParams", 2, 56),
+            ]
+        );
+        assert_eq!(tail_items(&r.operators[1]), "OpData: 688 B");
     }
 
     #[test]

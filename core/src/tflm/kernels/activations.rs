@@ -4,6 +4,7 @@
 //! `logistic_common.cc`), TANH (`tanh.cc`), PRELU (`prelu.cc`,
 //! `prelu_common.cc`) and ELU (`elu.cc`).
 
+use super::shapes::same_as_input;
 use super::{
     Ctx, Kernel, Prep, Refusal, both, in0_out0, in01_out0, kernel, multiplier_exponent, st,
 };
@@ -18,6 +19,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(28)),
         prepare: in0_out0,
         checks: RELU,
+        shape: Some(same_as_input),
         ..kernel(c::RELU, "activations.cc, activations_common.cc")
     },
     Kernel {
@@ -25,6 +27,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         // Relu6Prepare holds the input only.
         prepare: input_only,
         checks: RELU,
+        shape: Some(same_as_input),
         ..kernel(c::RELU6, "activations.cc, activations_common.cc")
     },
     Kernel {
@@ -33,24 +36,28 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(24)),
         prepare: in0_out0,
         checks: LEAKY_RELU,
+        shape: Some(same_as_input),
         ..kernel(c::LEAKY_RELU, "leaky_relu.cc, leaky_relu_common.cc")
     },
     Kernel {
         op_data: both(Some(20)),
         prepare: hard_swish_prepare,
         checks: HARD_SWISH,
+        shape: Some(same_as_input),
         ..kernel(c::HARD_SWISH, "hard_swish.cc, hard_swish_common.cc")
     },
     Kernel {
         op_data: both(Some(16)),
         prepare: in0_out0,
         checks: LOGISTIC,
+        shape: Some(same_as_input),
         ..kernel(c::LOGISTIC, "logistic.cc, logistic_common.cc")
     },
     Kernel {
         op_data: both(Some(16)),
         prepare: tanh_prepare,
         checks: LOGISTIC,
+        shape: Some(same_as_input),
         ..kernel(c::TANH, "tanh.cc")
     },
     Kernel {
@@ -65,6 +72,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(256)),
         prepare: in0_out0,
         checks: ELU,
+        shape: Some(same_as_input),
         ..kernel(c::ELU, "elu.cc")
     },
 ];

@@ -5,6 +5,7 @@
 //! (`floor_mod.cc`), MAXIMUM and MINIMUM (`maximum_minimum.cc`,
 //! `cmsis_nn/maximum_minimum.cc`) and ADD_N (`add_n.cc`).
 
+use super::shapes::broadcast_inputs;
 use super::{CMSIS_SAME, CmsisNn, Ctx, Kernel, Prep, abi, both, in01_out0, kernel, nothing, st};
 use crate::read::dtype::DType::{self, F32, I8, I16, I32, I64};
 use crate::tflm::registry::Check;
@@ -24,6 +25,7 @@ pub(super) const KERNELS: &[Kernel] = &[
             checks: Some(ADD_CMSIS_NN),
             ..CMSIS_SAME
         }),
+        shape: Some(broadcast_inputs),
         ..kernel(c::ADD, "add.cc, add_common.cc")
     },
     Kernel {
@@ -32,6 +34,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(52)),
         prepare: in01_out0,
         checks: ADD,
+        shape: Some(broadcast_inputs),
         ..kernel(c::SUB, "sub.cc, sub_common.cc")
     },
     Kernel {
@@ -41,6 +44,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         prepare: in01_out0,
         checks: MUL,
         cmsis_nn: Some(CMSIS_SAME),
+        shape: Some(broadcast_inputs),
         ..kernel(c::MUL, "mul.cc, mul_common.cc")
     },
     Kernel {
@@ -49,6 +53,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(28)),
         prepare: in01_out0,
         checks: DIV,
+        shape: Some(broadcast_inputs),
         ..kernel(c::DIV, "div.cc")
     },
     Kernel {
@@ -56,17 +61,20 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(112)),
         prepare: in01_out0,
         checks: SQUARED_DIFFERENCE,
+        shape: Some(broadcast_inputs),
         ..kernel(c::SQUARED_DIFFERENCE, "squared_difference.cc")
     },
     Kernel {
         // FloorDivInit returns no OpData.
         prepare: in01_out0,
         checks: FLOOR_DIV,
+        shape: Some(broadcast_inputs),
         ..kernel(c::FLOOR_DIV, "floor_div.cc")
     },
     Kernel {
         prepare: in01_out0,
         checks: FLOOR_MOD,
+        shape: Some(broadcast_inputs),
         ..kernel(c::FLOOR_MOD, "floor_mod.cc")
     },
     // No Init and no Prepare: nothing at all in the arena.
@@ -74,12 +82,14 @@ pub(super) const KERNELS: &[Kernel] = &[
         prepare: nothing,
         checks: MAXIMUM,
         cmsis_nn: Some(CMSIS_SAME),
+        shape: Some(broadcast_inputs),
         ..kernel(c::MAXIMUM, "maximum_minimum.cc")
     },
     Kernel {
         prepare: nothing,
         checks: MAXIMUM,
         cmsis_nn: Some(CMSIS_SAME),
+        shape: Some(broadcast_inputs),
         ..kernel(c::MINIMUM, "maximum_minimum.cc")
     },
     Kernel {

@@ -2,6 +2,7 @@
 //! GREATER, GREATER_EQUAL), logical ops (`logical.cc`, `elementwise.cc`'s
 //! LOGICAL_NOT) and SELECT_V2 (`select.cc`).
 
+use super::shapes::{broadcast_inputs, same_as_input};
 use super::{Ctx, Kernel, Prep, all_io, both, in0_out0, kernel, nothing};
 use crate::read::dtype::DType::{Bool, F32, I8, I16, I32, I64};
 use crate::tflm::registry::Check;
@@ -20,6 +21,7 @@ const fn comparison(code: u8, checks: &'static [Check]) -> Kernel {
         op_data: both(Some(32)),
         prepare: inputs_01,
         checks,
+        shape: Some(broadcast_inputs),
         ..kernel(code, "comparisons.cc")
     }
 }
@@ -35,15 +37,18 @@ pub(super) const KERNELS: &[Kernel] = &[
     // data as bool whatever its type.
     Kernel {
         prepare: nothing,
+        shape: Some(broadcast_inputs),
         ..kernel(c::LOGICAL_AND, "logical.cc, logical_common.cc")
     },
     Kernel {
         prepare: nothing,
+        shape: Some(broadcast_inputs),
         ..kernel(c::LOGICAL_OR, "logical.cc, logical_common.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: LOGICAL_NOT,
+        shape: Some(same_as_input),
         ..kernel(c::LOGICAL_NOT, "elementwise.cc")
     },
     Kernel {

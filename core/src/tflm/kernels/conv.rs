@@ -12,11 +12,17 @@ use super::{
 use crate::read::dtype::DType::{
     self, Bool, F16, F32, F64, I4, I8, I16, I32, I64, U8, U16, U32, U64,
 };
-use crate::read::ops::OpOptions;
+use alloc::format;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::shapes::{Reshaped, ShapeCx, ShapeFail};
+use crate::read::ops::{OpOptions, PoolOptions};
 use crate::tflm::profile::CpuClass;
 use crate::tflm::registry::Check;
 use crate::tflm::registry::Operand::{Input, Output};
 use crate::tflm::registry::checks::{E, HYBRID, INPUT_TYPE, P, one_of, one_of_says, pairs, same};
+use microarena_image::geometry::out_size;
 use microarena_image::opcode as c;
 
 pub(super) const KERNELS: &[Kernel] = &[
@@ -26,6 +32,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: abi(Some(80), Some(56)),
         prepare: conv_prepare,
         checks: CONV_2D,
+        shape: Some(window_rule),
         cmsis_nn: Some(CmsisNn {
             // OpDataConv (56) + int buffer_idx.
             op_data: Some(Some(60)),
@@ -41,6 +48,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: abi(Some(80), Some(56)),
         prepare: conv_prepare,
         checks: DEPTHWISE_CONV_2D,
+        shape: Some(window_rule),
         cmsis_nn: Some(CmsisNn {
             op_data: Some(Some(60)),
             prepare: Some(conv_prepare_cmsis_nn),
@@ -70,6 +78,70 @@ pub(super) const KERNELS: &[Kernel] = &[
         ..kernel(c::TRANSPOSE_CONV, "transpose_conv.cc")
     },
 ];
+
+/// CONV_2D, DEPTHWISE_CONV_2D and the pools: the window's output size
+/// (TFLM's `ComputeOutSize`); a pool whose window covered the whole feature
+/// map (Keras GlobalAveragePooling) stays global, as the converter writes the
+/// window at the map's size.
+pub(super) fn window_rule(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let in0 = cx.in0();
+    let input_t = cx.input_t();
+    if in0.len() != 4 {
+        return Err(cx.fail(input_t, format!("expected NHWC, got {in0:?}")));
+    }
+    let mut new_window = None;
+    let (padding, sw, sh, dw, dh, fw, fh, ch) = match &cx.op.options {
+        OpOptions::Conv(c) => {
+            let f = cx.shape(1).unwrap_or_default();
+            if f.len() != 4 {
+                return Err(cx.fail(cx.op.input(1).unwrap_or(0), "filter is not 4-D"));
+            }
+            let ch = if cx.op.opcode.0 == i32::from(c::CONV_2D) {
+                f[0]
+            } else {
+                in0[3] * c.depth_multiplier.max(1)
+            };
+            (
+                c.padding,
+                c.stride_w,
+                c.stride_h,
+                c.dilation_w,
+                c.dilation_h,
+                f[2],
+                f[1],
+                ch,
+            )
+        }
+        OpOptions::Pool(p) => {
+            let before = cx.original_shape(input_t);
+            if before.get(1..3) == Some(&[p.filter_h, p.filter_w][..]) {
+                new_window = Some(OpOptions::Pool(PoolOptions {
+                    filter_h: in0[1],
+                    filter_w: in0[2],
+                    ..*p
+                }));
+                (
+                    p.padding, p.stride_w, p.stride_h, 1, 1, in0[2], in0[1], in0[3],
+                )
+            } else {
+                (
+                    p.padding, p.stride_w, p.stride_h, 1, 1, p.filter_w, p.filter_h, in0[3],
+                )
+            }
+        }
+        _ => return Err(cx.fail(cx.out(), "options missing")),
+    };
+    let oh = out_size(padding, in0[1], fh, sh, dh);
+    let ow = out_size(padding, in0[2], fw, sw, dw);
+    if oh <= 0 || ow <= 0 {
+        return Err(cx.fail(input_t, format!("{in0:?} is smaller than the window")));
+    }
+    Ok(Reshaped {
+        output: vec![in0[0], oh, ow, ch],
+        follows: Vec::new(),
+        options: new_window,
+    })
+}
 
 /// The filter dimension that counts output channels.
 fn channel_dim(cx: &Ctx<'_>) -> usize {

@@ -5,6 +5,11 @@
 
 use super::{CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, both, hybrid, kernel, st};
 use crate::read::dtype::DType::{self, F32, I4, I8, I16};
+use alloc::format;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::shapes::{Reshaped, ShapeCx, ShapeFail};
 use crate::read::ops::OpOptions;
 use crate::tflm::profile::CpuClass;
 use crate::tflm::registry::Check;
@@ -21,6 +26,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: abi(Some(72), Some(48)),
         prepare: fc_prepare,
         checks: FULLY_CONNECTED,
+        shape: Some(fc_shape),
         cmsis_nn: Some(CmsisNn {
             // OpDataFullyConnected (48) + 2 int + int32_t* + 3 int32_t.
             op_data: Some(Some(72)),
@@ -51,6 +57,57 @@ pub(super) const KERNELS: &[Kernel] = &[
         ..kernel(c::BATCH_MATMUL, "batch_matmul.cc, batch_matmul_common.cc")
     },
 ];
+
+/// FULLY_CONNECTED: rows of the filter's depth; weights that consumed the
+/// whole last input dimension follow it when it changes (a flattened longer
+/// or shorter sequence), as a re-conversion would write them (they stay in
+/// flash either way); `keep_num_dims` keeps the input's leading dims.
+fn fc_shape(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let in0 = cx.in0();
+    let input_t = cx.input_t();
+    let f = cx.shape(1).unwrap_or_default();
+    let (units, mut depth) = match f.as_slice() {
+        [u, d] => (*u, *d),
+        _ => return Err(cx.fail(cx.op.input(1).unwrap_or(0), "filter is not 2-D")),
+    };
+    let mut follows = Vec::new();
+    let last = in0.last().copied().unwrap_or(depth);
+    if cx.original_shape(input_t).last() == Some(&depth)
+        && last != depth
+        && let Some(w) = cx.op.input(1)
+    {
+        depth = last;
+        follows.push((w, vec![units, depth]));
+    }
+    let elems: i64 = in0.iter().map(|&d| i64::from(d)).product();
+    if depth <= 0 || elems % i64::from(depth) != 0 {
+        return Err(cx.fail(
+            input_t,
+            format!("{in0:?} is not a whole number of rows of {depth}"),
+        ));
+    }
+    let keep = matches!(
+        cx.op.options,
+        OpOptions::FullyConnected {
+            keep_num_dims: true,
+            ..
+        }
+    );
+    let output = if keep {
+        let mut s = in0.clone();
+        if let Some(l) = s.last_mut() {
+            *l = units;
+        }
+        s
+    } else {
+        vec![(elems / i64::from(depth)) as i32, units]
+    };
+    Ok(Reshaped {
+        output,
+        follows,
+        options: None,
+    })
+}
 
 /// Scales of the filter when the kernel keeps per-channel arrays for it
 /// (`CalculateOpDataFullyConnected`: int8/int16 inputs with a per-channel filter).

@@ -1,6 +1,7 @@
 //! Element-wise math (`elementwise.cc`: ABS, RSQRT, SIN, COS, LOG, SQRT,
 //! SQUARE; `exp.cc`, `ceil.cc`, `round.cc`, `floor.cc`, `neg.cc`).
 
+use super::shapes::same_as_input;
 use super::{Kernel, both, in0_out0, kernel, nothing};
 use crate::read::dtype::DType::{F32, I8, I16};
 use crate::tflm::registry::Check;
@@ -17,63 +18,75 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: ABS_RSQRT_OPDATA,
         prepare: in0_out0,
         checks: ABS,
+        shape: Some(same_as_input),
         ..kernel(c::ABS, "elementwise.cc")
     },
     Kernel {
         op_data: ABS_RSQRT_OPDATA,
         prepare: in0_out0,
         checks: ABS,
+        shape: Some(same_as_input),
         ..kernel(c::RSQRT, "elementwise.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: FLOAT_UNARY,
+        shape: Some(same_as_input),
         ..kernel(c::SIN, "elementwise.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: FLOAT_UNARY,
+        shape: Some(same_as_input),
         ..kernel(c::COS, "elementwise.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: FLOAT_UNARY,
+        shape: Some(same_as_input),
         ..kernel(c::LOG, "elementwise.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: FLOAT_UNARY,
+        shape: Some(same_as_input),
         ..kernel(c::SQRT, "elementwise.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: FLOAT_UNARY,
+        shape: Some(same_as_input),
         ..kernel(c::SQUARE, "elementwise.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: FLOAT_ONLY,
+        shape: Some(same_as_input),
         ..kernel(c::EXP, "exp.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: FLOAT_ONLY,
+        shape: Some(same_as_input),
         ..kernel(c::CEIL, "ceil.cc")
     },
     Kernel {
         prepare: in0_out0,
         checks: FLOAT_ONLY,
+        shape: Some(same_as_input),
         ..kernel(c::ROUND, "round.cc")
     },
     // No Init, no Prepare.
     Kernel {
         prepare: nothing,
         checks: FLOOR,
+        shape: Some(same_as_input),
         ..kernel(c::FLOOR, "floor.cc")
     },
     Kernel {
         prepare: nothing,
         checks: NEG,
+        shape: Some(same_as_input),
         ..kernel(c::NEG, "neg.cc")
     },
 ];

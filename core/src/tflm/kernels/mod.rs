@@ -30,6 +30,7 @@ mod recurrent;
 mod reduce;
 mod resource;
 mod shape;
+pub mod shapes;
 pub mod signal;
 mod slicing;
 mod softmax;
@@ -166,6 +167,9 @@ pub struct Kernel {
     pub checks: &'static [Check],
     /// The CMSIS-NN build's kernel, when it substitutes one.
     pub cmsis_nn: Option<CmsisNn>,
+    /// How its output's shape follows new input shapes (what-if shapes,
+    /// [`crate::whatif`]); `None`: the what-if refuses to re-derive it.
+    pub shape: Option<shapes::ShapeRule>,
 }
 
 // Rows are told apart by their operator (each has one row).
@@ -192,6 +196,7 @@ pub const fn kernel(code: u8, source: &'static str) -> Kernel {
         prepare: all_io,
         checks: &[],
         cmsis_nn: None,
+        shape: None,
     }
 }
 

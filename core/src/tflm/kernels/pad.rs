@@ -1,6 +1,9 @@
 //! Padding: PAD and PADV2 (`pad.cc`, `pad_common.cc`, `cmsis_nn/pad.cc`) and
 //! MIRROR_PAD (`mirror_pad.cc`).
 
+use alloc::vec::Vec;
+
+use super::shapes::{Reshaped, ShapeCx, ShapeFail};
 use super::{CMSIS_SAME, Ctx, Kernel, Prep, abi, all_io, both, kernel, st};
 use crate::read::dtype::DType::{F32, I8, I16, I32};
 use crate::tflm::registry::Check;
@@ -16,6 +19,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         prepare: all_io,
         checks: PAD,
         cmsis_nn: Some(CMSIS_SAME),
+        shape: Some(pad_shape),
         ..kernel(c::PAD, "pad.cc, pad_common.cc")
     },
     Kernel {
@@ -23,6 +27,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         prepare: all_io,
         checks: PAD,
         cmsis_nn: Some(CMSIS_SAME),
+        shape: Some(pad_shape),
         ..kernel(c::PADV2, "pad.cc, pad_common.cc")
     },
     Kernel {
@@ -33,9 +38,27 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(20)),
         prepare: mirror_pad_prepare,
         checks: MIRROR_PAD,
+        shape: Some(pad_shape),
         ..kernel(c::MIRROR_PAD, "mirror_pad.cc")
     },
 ];
+
+/// PAD, PADV2, MIRROR_PAD: each dim grows by its constant paddings.
+fn pad_shape(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let in0 = cx.in0();
+    let p = cx
+        .consts(1)
+        .ok_or_else(|| cx.fail(cx.out(), "paddings are not constant"))?;
+    if p.len() != 2 * in0.len() {
+        return Err(cx.fail(cx.out(), "paddings do not match the rank"));
+    }
+    Ok(in0
+        .iter()
+        .zip(p.chunks_exact(2))
+        .map(|(&d, q)| d + q[0] + q[1])
+        .collect::<Vec<i32>>()
+        .into())
+}
 
 /// `MirrorPadPrepare`: input, padding matrix, output, then two int arrays of
 /// the input's rank as scratch.

@@ -20,6 +20,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(32)),
         prepare: in0_out0,
         checks: POOL,
+        shape: Some(super::conv::window_rule),
         cmsis_nn: Some(CmsisNn {
             // OpDataPooling (32) + int buffer_idx.
             op_data: Some(Some(36)),
@@ -35,6 +36,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(32)),
         prepare: in0_out0,
         checks: POOL,
+        shape: Some(super::conv::window_rule),
         cmsis_nn: Some(CmsisNn {
             op_data: Some(Some(36)),
             ..CMSIS_SAME

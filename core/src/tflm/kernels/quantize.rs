@@ -1,6 +1,7 @@
 //! Type conversions: QUANTIZE (`quantize.cc`, `quantize_common.cc`),
 //! DEQUANTIZE (`dequantize.cc`, `dequantize_common.cc`) and CAST (`cast.cc`).
 
+use super::shapes::same_as_input;
 use super::{Kernel, abi, both, in0_out0, kernel, st};
 use crate::read::dtype::DType::{Bool, F32, I8, I16, I32, U8, U32};
 use crate::tflm::registry::Check;
@@ -13,12 +14,14 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(32)),
         prepare: in0_out0,
         checks: QUANTIZE,
+        shape: Some(same_as_input),
         ..kernel(c::QUANTIZE, "quantize.cc, quantize_common.cc")
     },
     Kernel {
         op_data: both(Some(32)),
         prepare: in0_out0,
         checks: DEQUANTIZE,
+        shape: Some(same_as_input),
         ..kernel(c::DEQUANTIZE, "dequantize.cc, dequantize_common.cc")
     },
     Kernel {
@@ -27,6 +30,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         builtin_name: "TfLiteCastParams",
         prepare: in0_out0,
         checks: CAST,
+        shape: Some(same_as_input),
         ..kernel(c::CAST, "cast.cc")
     },
 ];

@@ -3,8 +3,12 @@
 //! `cmsis_nn/unidirectional_sequence_lstm.cc`) and SVDF (`svdf.cc`,
 //! `svdf_common.cc`, `cmsis_nn/svdf.cc`).
 
+use alloc::format;
+use alloc::vec;
+use alloc::vec::Vec;
 use core::iter;
 
+use super::shapes::{Reshaped, ShapeCx, ShapeFail};
 use super::{CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, all_io, both, kernel, st};
 use crate::read::dtype::DType::{self, F32, I8, I16, I32};
 use crate::read::ops::OpOptions;
@@ -21,6 +25,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(688)),
         prepare: lstm_prepare,
         checks: UNIDIRECTIONAL_SEQUENCE_LSTM,
+        shape: Some(lstm_shape),
         cmsis_nn: Some(CmsisNn {
             // OpDataLSTM (688, 8-aligned: ArithmeticParams holds int64_t) + cmsis_nn_lstm_params
             // (15 int32_t + 4 gates of 40) = 908, padded to 912.
@@ -40,6 +45,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: both(Some(36)),
         prepare: svdf_prepare,
         checks: SVDF,
+        shape: Some(svdf_shape),
         cmsis_nn: Some(CmsisNn {
             // CmsisNnOpDataSvdf: 9 int + int32_t* kernel_sums.
             op_data: Some(Some(40)),
@@ -50,6 +56,77 @@ pub(super) const KERNELS: &[Kernel] = &[
         ..kernel(c::SVDF, "svdf.cc, svdf_common.cc")
     },
 ];
+
+/// UNIDIRECTIONAL_SEQUENCE_LSTM: the steps and batch of the input, the
+/// units of the state; the state tensors (inputs 18, 19) follow the batch.
+fn lstm_shape(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let in0 = cx.in0();
+    let input_t = cx.input_t();
+    let h = cx.shape(18).unwrap_or_default();
+    if in0.len() != 3 || h.len() != 2 {
+        return Err(cx.fail(input_t, format!("expected a 3-D input, got {in0:?}")));
+    }
+    // Input-to-gate weights are [units, features] (input 1 is absent with
+    // coupled input and forget gates, so take input 2).
+    let w = cx.shape(2).unwrap_or_default();
+    if w.len() == 2 && w[1] != in0[2] {
+        return Err(cx.fail(
+            input_t,
+            format!(
+                "{in0:?} has {} features per step, the weights take {}",
+                in0[2], w[1]
+            ),
+        ));
+    }
+    let time_major = matches!(cx.op.options, OpOptions::Lstm(o) if o.time_major);
+    let batch = in0[usize::from(time_major)];
+    let mut follows = Vec::new();
+    for k in [18, 19] {
+        if let Some(t) = cx.op.input(k) {
+            let s = cx.shape(k).unwrap_or_default();
+            if s.len() == 2 && s[0] != batch {
+                follows.push((t, vec![batch, s[1]]));
+            }
+        }
+    }
+    Ok(Reshaped {
+        output: vec![in0[0], in0[1], h[1]],
+        follows,
+        options: None,
+    })
+}
+
+/// SVDF: the batch of the input, the units of the feature weights over the
+/// rank; the state (input 4) follows the batch.
+fn svdf_shape(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let in0 = cx.in0();
+    let rank = match cx.op.options {
+        OpOptions::Svdf { rank, .. } if rank > 0 => rank,
+        _ => 1,
+    };
+    let (f, wt) = (
+        cx.shape(1).unwrap_or_default(),
+        cx.shape(2).unwrap_or_default(),
+    );
+    if in0.len() != 2 || f.len() != 2 || wt.len() != 2 || in0[1] != f[1] {
+        return Err(cx.fail(
+            cx.input_t(),
+            format!("{in0:?} does not match the feature weights {f:?}"),
+        ));
+    }
+    let mut follows = Vec::new();
+    if let Some(t) = cx.op.input(4) {
+        let s = cx.shape(4).unwrap_or_default();
+        if s.first() != Some(&in0[0]) {
+            follows.push((t, vec![in0[0], f[0] * wt[1]]));
+        }
+    }
+    Ok(Reshaped {
+        output: vec![in0[0], f[0] / rank],
+        follows,
+        options: None,
+    })
+}
 
 /// Rows of one gate buffer: the batch (dim 1 when time-major).
 fn lstm_batch(cx: &Ctx<'_>) -> u64 {

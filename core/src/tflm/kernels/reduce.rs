@@ -2,8 +2,12 @@
 //! `reduce_common.cc`), ARG_MAX and ARG_MIN (`arg_min_max.cc`) and CUMSUM
 //! (`cumsum.cc`).
 
+use alloc::vec::Vec;
+
+use super::shapes::{Reshaped, ShapeCx, ShapeFail};
 use super::{Ctx, Kernel, Prep, abi, both, kernel, nothing, st};
 use crate::read::dtype::DType::{self, Bool, F32, I8, I16, I32};
+use crate::read::ops::OpOptions;
 use crate::tflm::registry::Check;
 use crate::tflm::registry::Operand::{Input, Output};
 use crate::tflm::registry::checks::{E, P, one_of, one_of_says, same};
@@ -17,6 +21,7 @@ const fn reducer(code: u8, prepare: fn(&Ctx<'_>, &mut Prep), checks: &'static [C
         op_data: both(Some(44)),
         prepare,
         checks,
+        shape: Some(reduce_shape),
         ..kernel(code, "reduce.cc, reduce_common.cc")
     }
 }
@@ -50,6 +55,29 @@ pub(super) const KERNELS: &[Kernel] = &[
         ..kernel(c::CUMSUM, "cumsum.cc")
     },
 ];
+
+/// The reducers: the constant axes dropped, or kept as 1 with `keep_dims`.
+fn reduce_shape(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let in0 = cx.in0();
+    let axes = cx
+        .consts(1)
+        .ok_or_else(|| cx.fail(cx.out(), "axes are not constant"))?;
+    let rank = in0.len() as i32;
+    let keep = matches!(cx.op.options, OpOptions::Reducer { keep_dims: true });
+    Ok(in0
+        .iter()
+        .zip(0..rank)
+        .filter_map(|(&d, k)| {
+            let reduced = axes.iter().any(|&a| a == k || a + rank == k);
+            match (reduced, keep) {
+                (true, true) => Some(1),
+                (true, false) => None,
+                (false, _) => Some(d),
+            }
+        })
+        .collect::<Vec<i32>>()
+        .into())
+}
 
 /// `PrepareSimple`: input and axis, and for int8 the output.
 fn simple(cx: &Ctx<'_>, p: &mut Prep) {

@@ -3,8 +3,13 @@
 //! FILL (`fill.cc`), ZEROS_LIKE (`zeros_like.cc`), BROADCAST_TO
 //! (`broadcast_to.cc`) and BROADCAST_ARGS (`broadcast_args.cc`).
 
+use alloc::format;
+use alloc::vec::Vec;
+
+use super::shapes::{Reshaped, ShapeCx, ShapeFail, same_as_input};
 use super::{Ctx, Kernel, Prep, abi, all_io, both, in0_out0, kernel, nothing, st};
 use crate::read::dtype::DType::{F32, I8, I16, I32, I64};
+use crate::read::ops::OpOptions;
 use crate::tflm::registry::Check;
 use crate::tflm::registry::Operand::{Input, Output};
 use crate::tflm::registry::checks::{E, P, constant, one_of, same};
@@ -17,6 +22,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         builtin_name: "TfLiteReshapeParams",
         prepare: reshape_prepare,
         checks: RESHAPE,
+        shape: Some(reshape_shape),
         ..kernel(c::RESHAPE, "reshape.cc, reshape_common.cc")
     },
     Kernel {
@@ -51,6 +57,7 @@ pub(super) const KERNELS: &[Kernel] = &[
     Kernel {
         prepare: in0_out0,
         checks: ZEROS_LIKE,
+        shape: Some(same_as_input),
         ..kernel(c::ZEROS_LIKE, "zeros_like.cc")
     },
     Kernel {
@@ -65,6 +72,73 @@ pub(super) const KERNELS: &[Kernel] = &[
         ..kernel(c::BROADCAST_ARGS, "broadcast_args.cc")
     },
 ];
+
+/// RESHAPE: the constant shape input (or `new_shape`), one −1 resolved; a
+/// reshape that flattened the trailing dimensions (Keras Flatten:
+/// [1, 49, 80] → [-1, 3920]) keeps flattening them, as the model converted
+/// at the new length would.
+fn reshape_shape(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let in0 = cx.in0();
+    let out = cx.out();
+    let target = cx
+        .consts(1)
+        .or(match &cx.op.options {
+            OpOptions::Reshape { new_shape } => new_shape.clone(),
+            _ => None,
+        })
+        .ok_or_else(|| cx.fail(out, "no constant shape input or new_shape"))?;
+    let elems: i64 = in0.iter().map(|&d| i64::from(d)).product();
+    if let Some(flat) = flattened(
+        &cx.original_shape(cx.input_t()),
+        &cx.original_shape(out),
+        &in0,
+    ) {
+        return Ok(flat.into());
+    }
+    let known: i64 = target
+        .iter()
+        .filter(|&&d| d != -1)
+        .map(|&d| i64::from(d))
+        .product();
+    let wild = target.iter().filter(|&&d| d == -1).count();
+    let mut s = target.clone();
+    match wild {
+        0 if known == elems => {}
+        1 if known > 0 && elems % known == 0 => {
+            for d in s.iter_mut().filter(|d| **d == -1) {
+                *d = (elems / known) as i32;
+            }
+        }
+        _ => {
+            return Err(cx.fail(
+                out,
+                format!("{in0:?} ({elems} elements) cannot be reshaped to {target:?}"),
+            ));
+        }
+    }
+    Ok(s.into())
+}
+
+/// When `before_out` is `before_in` with its dimensions after the first `k`
+/// merged into one, the same merge of `now_in`; `None` for any other reshape.
+fn flattened(before_in: &[i32], before_out: &[i32], now_in: &[i32]) -> Option<Vec<i32>> {
+    let k = before_out.len().checked_sub(1)?;
+    if k == 0 || before_in.len() <= before_out.len() || now_in.len() != before_in.len() {
+        return None;
+    }
+    let merged = |s: &[i32]| -> Option<i32> {
+        s.iter()
+            .try_fold(1i32, |a, &d| a.checked_mul(d).filter(|_| d >= 0))
+    };
+    if before_out.get(..k) != before_in.get(..k)
+        || Some(before_out[k]) != merged(before_in.get(k..)?)
+    {
+        return None;
+    }
+    let mut s = now_in.get(..k)?.to_vec();
+    s.push(merged(now_in.get(k..)?)?);
+    Some(s)
+}
 
 /// `ReshapeOutput`: input and output (never the shape input); a −1 in the
 /// stored output shape makes it copy the resolved dims.

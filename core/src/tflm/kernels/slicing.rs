@@ -7,11 +7,17 @@
 //! (`embedding_lookup.cc`), REVERSE_V2 (`reverse.cc`) and
 //! DYNAMIC_UPDATE_SLICE (`dynamic_update_slice.cc`).
 
+use alloc::format;
+use alloc::vec::Vec;
+
+use super::shapes::{Reshaped, ShapeCx, ShapeFail};
 use super::{CMSIS_SAME, Ctx, Kernel, Prep, abi, all_io, both, kernel, nothing, st};
 use crate::read::dtype::DType::{Bool, F32, I8, I16, I32, I64, U8};
+use crate::read::ops::OpOptions;
 use crate::tflm::registry::Check;
 use crate::tflm::registry::Operand::{Input, Output};
 use crate::tflm::registry::checks::{E, P, constant, one_of, pairs, rank, same};
+use microarena_image::geometry::slice_axis;
 use microarena_image::opcode as c;
 
 pub(super) const KERNELS: &[Kernel] = &[
@@ -22,6 +28,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         op_data: abi(Some(80), Some(24)),
         prepare: concatenation_prepare,
         checks: CONCATENATION,
+        shape: Some(concatenation_shape),
         ..kernel(c::CONCATENATION, "concatenation.cc")
     },
     Kernel {
@@ -64,6 +71,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         // Input, begin, end, strides, output.
         prepare: all_io,
         checks: STRIDED_SLICE,
+        shape: Some(strided_slice_shape),
         ..kernel(
             c::STRIDED_SLICE,
             "strided_slice.cc, strided_slice_common.cc",
@@ -113,6 +121,76 @@ pub(super) const KERNELS: &[Kernel] = &[
         ..kernel(c::DYNAMIC_UPDATE_SLICE, "dynamic_update_slice.cc")
     },
 ];
+
+/// CONCATENATION: the inputs' sizes along the axis added, every other dim
+/// shared.
+fn concatenation_shape(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let in0 = cx.in0();
+    let axis = match cx.op.options {
+        OpOptions::Concatenation { axis, .. } => axis,
+        _ => 0,
+    };
+    let rank = in0.len() as i32;
+    let a = if axis < 0 { axis + rank } else { axis };
+    if a < 0 || a >= rank {
+        return Err(cx.fail(cx.out(), format!("axis {axis} out of range")));
+    }
+    let a = a as usize;
+    let mut s = in0.clone();
+    s[a] = 0;
+    for k in 0..cx.inputs() {
+        let x = cx.shape(k).unwrap_or_default();
+        let same = x.len() == s.len()
+            && x.iter()
+                .zip(&s)
+                .enumerate()
+                .all(|(d, (p, q))| d == a || p == q);
+        if !same {
+            return Err(cx.fail(
+                cx.op.input(k).unwrap_or(0),
+                format!("{x:?} does not concatenate with {in0:?}"),
+            ));
+        }
+        s[a] += x[a];
+    }
+    Ok(s.into())
+}
+
+/// STRIDED_SLICE: the slice of each axis from constant begin, end and
+/// strides and the masks (`geometry::slice_axis`, as lowering and the
+/// runtime compute it).
+fn strided_slice_shape(cx: &ShapeCx<'_, '_>) -> Result<Reshaped, ShapeFail> {
+    let input = cx.in0();
+    let o = match cx.op.options {
+        OpOptions::StridedSlice(o) => o,
+        _ => Default::default(),
+    };
+    if o.ellipsis_mask != 0 || o.new_axis_mask != 0 {
+        return Err(cx.fail(cx.out(), "ellipsis and new-axis masks are not supported"));
+    }
+    let (begin, end, strides) = match (cx.consts(1), cx.consts(2), cx.consts(3)) {
+        (Some(b), Some(e), Some(s)) => (b, e, s),
+        _ => return Err(cx.fail(cx.out(), "begin, end and strides must be constant")),
+    };
+    let mut out = Vec::new();
+    for (ax, &size) in input.iter().enumerate() {
+        let bit = |mask: i32| mask & (1 << ax) != 0;
+        let a = slice_axis(
+            size,
+            begin.get(ax).copied().unwrap_or(0),
+            end.get(ax).copied().unwrap_or(size),
+            strides.get(ax).copied().unwrap_or(1),
+            bit(o.begin_mask),
+            bit(o.end_mask),
+            bit(o.shrink_axis_mask),
+        )
+        .ok_or_else(|| cx.fail(cx.out(), "stride 0"))?;
+        if !bit(o.shrink_axis_mask) {
+            out.push(a.count);
+        }
+    }
+    Ok(out.into())
+}
 
 /// `ConcatenationPrepare`: input 0 and the output, then every input in turn
 /// (input 0 twice).

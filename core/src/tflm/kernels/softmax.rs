@@ -1,6 +1,7 @@
 //! SOFTMAX (`softmax.cc`, `softmax_common.cc`, `cmsis_nn/softmax.cc`) and
 //! LOG_SOFTMAX (`log_softmax.cc`).
 
+use super::shapes::same_as_input;
 use super::{CmsisNn, Ctx, Evidence, Kernel, Prep, abi, both, in0_out0, kernel, st};
 use crate::read::dtype::DType::{
     self, Bool, F16, F32, F64, I4, I8, I16, I32, I64, U8, U16, U32, U64,
@@ -24,11 +25,13 @@ pub(super) const KERNELS: &[Kernel] = &[
             checks: Some(SOFTMAX_CMSIS_NN),
             evidence: Evidence::Measured,
         }),
+        shape: Some(same_as_input),
         ..kernel(c::SOFTMAX, "softmax.cc, softmax_common.cc")
     },
     Kernel {
         prepare: log_softmax_prepare,
         checks: LOG_SOFTMAX,
+        shape: Some(same_as_input),
         ..kernel(c::LOG_SOFTMAX, "log_softmax.cc")
     },
 ];
