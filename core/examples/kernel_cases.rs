@@ -2913,7 +2913,7 @@ fn svdf_model(int8: bool) -> Vec<u8> {
 }
 
 /// UNIDIRECTIONAL_SEQUENCE_LSTM over batch 2, 5 steps, 8 features, 16 units.
-fn lstm_model(int8: bool) -> Vec<u8> {
+pub fn lstm_model(int8: bool) -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
     let act = if int8 { DType::I8 } else { DType::F32 };

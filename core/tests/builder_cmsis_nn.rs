@@ -3,10 +3,14 @@
 //! Each model runs on `cortex-m` (reference kernels), `cortex-m4-cmsis-nn` (DSP) and
 //! `cortex-m0plus-cmsis-nn` (no DSP).
 
+#[allow(dead_code)]
+#[path = "../examples/kernel_cases.rs"]
+mod kernel_cases;
+
 use microarena_core::build::builder::ModelBuilder;
 use microarena_core::plan::PlannerKind;
 use microarena_core::read::dtype::DType;
-use microarena_core::read::ops::{Activation, BuiltinOp, LstmOptions, Padding};
+use microarena_core::read::ops::{Activation, BuiltinOp, Padding};
 use microarena_core::tflm::analysis::Analysis;
 use microarena_core::tflm::profile::{
     CORTEX_M, CORTEX_M0PLUS_CMSIS_NN, CORTEX_M4_CMSIS_NN, TargetProfile,
@@ -439,63 +443,10 @@ fn rp2040_im2col_scratch_is_what_no_longer_fits() {
     assert_eq!(report.operators[0].opcode, "CONV_2D");
 }
 
-/// A UNIDIRECTIONAL_SEQUENCE_LSTM over batch 2, 5 steps, 8 features, 16 units: int8 activations
+/// The LSTM probe of `kernel_cases`: batch 2, 5 steps, 8 features, 16 units; int8 activations
 /// with an int16 cell, or float throughout.
 fn lstm(int8: bool) -> Vec<u8> {
-    let mut b = ModelBuilder::new();
-    let g = b.subgraph();
-    let (act, weight) = if int8 {
-        (DType::I8, DType::I8)
-    } else {
-        (DType::F32, DType::F32)
-    };
-    let x = b.tensor(g, "x", &[2, 5, 8], act).quant(0.05, 0).id();
-    let mut w = Vec::new();
-    for k in 0..8 {
-        let cols = if k < 4 { 8 } else { 16 };
-        let bytes = 16 * cols * weight.size_bytes().unwrap() as usize;
-        w.push(
-            b.tensor(g, &format!("w{k}"), &[16, cols as i32], weight)
-                .quant(0.02, 0)
-                .data(&vec![0; bytes])
-                .id(),
-        );
-    }
-    let bias_type = if int8 { DType::I32 } else { DType::F32 };
-    let bias: Vec<i32> = (0..4)
-        .map(|k| {
-            b.tensor(g, &format!("b{k}"), &[16], bias_type)
-                .data(&[0; 64])
-                .id()
-        })
-        .collect();
-    let h = b
-        .tensor(g, "h", &[2, 16], act)
-        .quant(0.01, 0)
-        .variable()
-        .id();
-    let cell = if int8 { DType::I16 } else { DType::F32 };
-    let c = b
-        .tensor(g, "c", &[2, 16], cell)
-        .quant(1.0 / 2048.0, 0)
-        .variable()
-        .id();
-    let y = b.tensor(g, "y", &[2, 5, 16], act).quant(0.01, 0).id();
-    let none = -1;
-    let inputs = [
-        x, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], none, none, none, bias[0], bias[1],
-        bias[2], bias[3], none, none, h, c, none, none, none, none,
-    ];
-    b.op(g, BuiltinOp::UNIDIRECTIONAL_SEQUENCE_LSTM, &inputs, &[y])
-        .lstm_options(LstmOptions {
-            activation: Activation::Tanh,
-            cell_clip: 0.0,
-            proj_clip: 0.0,
-            time_major: false,
-            asymmetric_quantize_inputs: false,
-        });
-    b.inputs(g, &[x]).outputs(g, &[y]);
-    b.build().unwrap()
+    kernel_cases::lstm_model(int8)
 }
 
 #[test]

@@ -3,28 +3,10 @@
 
 mod support;
 
-use microarena_core::plan::PlannerKind;
-use microarena_core::report::Report;
 use microarena_core::tflm::profile::{CORTEX_M, X86_64};
-use microarena_core::{Config, Model, analyze};
 use serde_json::Value;
 
-fn report(
-    bytes: &[u8],
-    name: &str,
-    profile: &'static microarena_core::tflm::profile::TargetProfile,
-) -> Report {
-    let model = Model::parse(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let analysis = analyze(
-        &model,
-        &Config {
-            profile,
-            planner: PlannerKind::TflmGreedy,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    Report::new(&model, &analysis, name)
-}
+use support::report;
 
 #[test]
 fn x86_64_matches_tflm_for_every_loadable_model() {

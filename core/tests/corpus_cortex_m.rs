@@ -7,26 +7,13 @@
 
 mod support;
 
-use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
 use microarena_core::tflm::profile::{
     CORTEX_M, CORTEX_M0PLUS_CMSIS_NN, CORTEX_M4_CMSIS_NN, TargetProfile,
 };
-use microarena_core::{Config, Model, analyze};
 use serde_json::Value;
 
-fn report(bytes: &[u8], name: &str, profile: &'static TargetProfile) -> Report {
-    let model = Model::parse(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let analysis = analyze(
-        &model,
-        &Config {
-            profile,
-            planner: PlannerKind::TflmGreedy,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    Report::new(&model, &analysis, name)
-}
+use support::report;
 
 /// One figure where TFLM and we disagree.
 struct Mismatch {

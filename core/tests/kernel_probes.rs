@@ -9,12 +9,12 @@
 //! A probe whose model no longer hashes to the measured one fails: rebuilt
 //! probes are measured again, never compared with stale figures.
 
+mod support;
+
 use std::collections::BTreeMap;
 
-use microarena_core::plan::PlannerKind;
-use microarena_core::report::Report;
+use microarena_core::Model;
 use microarena_core::tflm::profile::{self, TargetProfile};
-use microarena_core::{Config, Model, analyze};
 use serde_json::Value;
 
 // The probe models, through the table's own copy of them.
@@ -51,18 +51,7 @@ fn probes() -> BTreeMap<String, Vec<u8>> {
     m
 }
 
-fn report(bytes: &[u8], name: &str, profile: &'static TargetProfile) -> Report {
-    let model = Model::parse(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let analysis = analyze(
-        &model,
-        &Config {
-            profile,
-            planner: PlannerKind::TflmGreedy,
-        },
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"));
-    Report::new(&model, &analysis, name)
-}
+use support::report;
 
 /// Minimum arenas that differ from TFLM's, each with the reason. The
 /// minimum depends on which bytes of the temp tensors a kernel's Prepare

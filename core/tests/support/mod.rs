@@ -32,3 +32,22 @@ pub fn corpus(test: &str) -> Option<PathBuf> {
 pub fn read(path: &std::path::Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// The report of `bytes` on `profile` with TFLM's greedy planner, failing
+/// the test with `name` when the model does not parse or analyse.
+pub fn report(
+    bytes: &[u8],
+    name: &str,
+    profile: &'static microarena_core::tflm::profile::TargetProfile,
+) -> microarena_core::report::Report {
+    let model = microarena_core::Model::parse(bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let analysis = microarena_core::analyze(
+        &model,
+        &microarena_core::Config {
+            profile,
+            planner: microarena_core::plan::PlannerKind::TflmGreedy,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    microarena_core::report::Report::new(&model, &analysis, name)
+}

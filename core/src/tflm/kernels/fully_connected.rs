@@ -188,11 +188,23 @@ fn quantized(cx: &Ctx<'_>) -> bool {
 }
 
 /// `BatchMatMulPrepare`: lhs, rhs and output; the quantization OpData; the
-/// transposed copies (lhs with `adj_x`, rhs without `adj_y`); the output's
-/// dims.
+/// transposed copies and the output's dims.
 fn batch_matmul_prepare(cx: &Ctx<'_>, p: &mut Prep) {
+    batch_matmul(cx, p, false);
+}
+
+/// `cmsis_nn/batch_matmul.cc` Prepare: the same, with the quantization
+/// OpData last; `arm_fully_connected_s8_get_buffer_size` is 0 off MVE.
+fn batch_matmul_prepare_cmsis_nn(cx: &Ctx<'_>, _: CpuClass, p: &mut Prep) {
+    batch_matmul(cx, p, true);
+}
+
+/// Lhs, rhs and output; the transposed copies (lhs with `adj_x`, rhs
+/// without `adj_y`), the output's dims, and for int8/int16 the quantization
+/// OpData — first on the reference kernel, last on CMSIS-NN's.
+fn batch_matmul(cx: &Ctx<'_>, p: &mut Prep, quantization_last: bool) {
     p.temp_inputs(cx, &[0, 1]).temp(cx.output(0));
-    if quantized(cx) {
+    if quantized(cx) && !quantization_last {
         p.persistent(28, "quantization OpData");
     }
     let (adj_x, adj_y) = adjoints(cx);
@@ -203,21 +215,7 @@ fn batch_matmul_prepare(cx: &Ctx<'_>, p: &mut Prep) {
         transposed_copy(cx, p, 1, "transposed rhs");
     }
     p.persistent(4 + 4 * cx.out_rank(0), "output dims");
-}
-
-/// `cmsis_nn/batch_matmul.cc` Prepare: the same copies, the quantization
-/// OpData last; `arm_fully_connected_s8_get_buffer_size` is 0 off MVE.
-fn batch_matmul_prepare_cmsis_nn(cx: &Ctx<'_>, _: CpuClass, p: &mut Prep) {
-    p.temp_inputs(cx, &[0, 1]).temp(cx.output(0));
-    let (adj_x, adj_y) = adjoints(cx);
-    if adj_x {
-        transposed_copy(cx, p, 0, "transposed lhs");
-    }
-    if !adj_y {
-        transposed_copy(cx, p, 1, "transposed rhs");
-    }
-    p.persistent(4 + 4 * cx.out_rank(0), "output dims");
-    if quantized(cx) {
+    if quantized(cx) && quantization_last {
         p.persistent(28, "quantization OpData");
     }
 }
