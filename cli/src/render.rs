@@ -477,13 +477,25 @@ pub fn summary(r: &Report) -> String {
     if !ops.is_empty() {
         let _ = writeln!(s, "largest persistent consumers:");
         for o in ops.iter().take(3) {
+            // What the kernel keeps there, by purpose and requested bytes
+            // (`OpData 56, per-channel …`; the total includes alignment).
+            let kept: Vec<String> = o
+                .allocations
+                .iter()
+                .map(|a| format!("{} {}", a.purpose, grouped(a.requested_bytes)))
+                .collect();
             let _ = writeln!(
                 s,
-                "  {:>9} B  subgraph {} op {} {}",
+                "  {:>9} B  subgraph {} op {} {}{}",
                 grouped(o.persistent_bytes),
                 o.subgraph,
                 o.index,
-                o.opcode
+                o.opcode,
+                if kept.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", kept.join(", "))
+                }
             );
         }
     }
