@@ -147,3 +147,63 @@ fn mutated_corpus_models_never_panic() {
     }
     assert!(total > 5000, "only {total} mutants");
 }
+
+/// Custom ops whose options and shapes size their state: hostile values
+/// (the largest int32, a billion outer dimensions) plan without a panic or a
+/// billion-step loop, on every target.
+#[test]
+fn hostile_custom_options_plan() {
+    use microarena_core::build::builder::{ModelBuilder, flex_int_map};
+    use microarena_core::read::dtype::DType;
+    let big = i64::from(i32::MAX);
+    // (custom code, options, input shape, output shape)
+    type Case<'a> = (&'a str, Vec<(&'a str, i64)>, &'a [i32], &'a [i32]);
+    let cases: [Case<'_>; 5] = [
+        (
+            "TFLite_Detection_PostProcess",
+            vec![("max_detections", big), ("num_classes", big)],
+            &[1, 1 << 26, 4],
+            &[1],
+        ),
+        (
+            "SignalDelay",
+            vec![("delay_length", big)],
+            &[1 << 29, 1],
+            &[1 << 29, 1],
+        ),
+        (
+            "SignalFramer",
+            vec![("frame_size", big), ("frame_step", 1), ("prefill", 1)],
+            &[1 << 28, 2],
+            &[1],
+        ),
+        (
+            "SignalStacker",
+            vec![
+                ("num_channels", big),
+                ("stacker_left_context", big),
+                ("stacker_right_context", big),
+                ("stacker_step", 1),
+            ],
+            &[8],
+            &[8],
+        ),
+        (
+            "SignalIrfft",
+            vec![("T", 7), ("fft_length", big)],
+            &[2, 66],
+            &[2, 64],
+        ),
+    ];
+    for (name, options, in_shape, out_shape) in cases {
+        let mut b = ModelBuilder::new();
+        let g = b.subgraph();
+        let x = b.tensor(g, "x", in_shape, DType::I16).id();
+        let y = b.tensor(g, "y", out_shape, DType::I16).id();
+        b.custom_op(g, name, &[x], &[y])
+            .custom_options(&flex_int_map(&options));
+        b.inputs(g, &[x]).outputs(g, &[y]);
+        let bytes = b.build().expect("a model");
+        assert!(exercise(&bytes), "{name}: the model parses and plans");
+    }
+}

@@ -67,8 +67,12 @@ pub fn render(buffers: &[PlanBuffer], plan: &Plan) -> String {
                 continue;
             }
             live += b.size;
-            let start = (o.max(0) * WIDTH / m).clamp(0, WIDTH);
-            let end = ((o + b.size as i64).max(0) * WIDTH / m).clamp(0, WIDTH);
+            // In i128: offsets of absurd models times WIDTH pass i64.
+            let col = |x: i128| {
+                (x.max(0) * i128::from(WIDTH) / i128::from(m)).clamp(0, i128::from(WIDTH)) as i64
+            };
+            let start = col(i128::from(o));
+            let end = col(i128::from(o) + i128::from(b.size));
             for col in row.iter_mut().take(end as usize).skip(start as usize) {
                 *col = if *col == b'.' {
                     id_char(id, b) as u8

@@ -148,7 +148,7 @@ struct Tail {
 
 fn align_up(v: u64, a: u32) -> u64 {
     let a = u64::from(a.max(1));
-    v.div_ceil(a) * a
+    v.div_ceil(a).saturating_mul(a)
 }
 
 impl Tail {
@@ -172,7 +172,8 @@ impl Tail {
         items: u64,
         purpose: &'static str,
     ) {
-        let new = align_up(self.used + size, align);
+        // Saturating: a hostile model's sizes must not wrap the sum.
+        let new = align_up(self.used.saturating_add(size), align);
         self.allocs.push(TailAlloc {
             category,
             owner,
@@ -422,7 +423,7 @@ pub fn simulate(
                     };
                 }
             };
-            note(head + tail.used);
+            note(head.saturating_add(tail.used));
             for step in &c.prepare {
                 match *step {
                     PrepareStep::Temp(t) => {
@@ -430,7 +431,7 @@ pub fn simulate(
                             temp_end = tensor_struct_end(profile, tensor, temp_end);
                             unread_top = unread_top_of_temp(profile, tensor);
                             temp_peak = temp_peak.max(temp_end);
-                            note(temp_end + tail.used);
+                            note(temp_end.saturating_add(tail.used));
                         }
                     }
                     PrepareStep::Persistent(b) => {
@@ -447,7 +448,12 @@ pub fn simulate(
                         // temps' checksum or fields are wrong) unless what it
                         // overwrote is never read again — the last temp's zero-point
                         // array and its quantization struct after the pointer to it.
-                        note((temp_end - unread_top).max(head) + tail.used);
+                        note(
+                            temp_end
+                                .saturating_sub(unread_top)
+                                .max(head)
+                                .saturating_add(tail.used),
+                        );
                     }
                     PrepareStep::Scratch(s) => {
                         scratch.push(ScratchRequest {

@@ -7,7 +7,7 @@
 
 use super::{
     CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, both, cmsis_nn_int16_zero_points, hybrid,
-    kernel, st,
+    kernel, prod, st,
 };
 use crate::read::dtype::DType::{
     self, Bool, F16, F32, F64, I4, I8, I16, I32, I64, U8, U16, U32, U64,
@@ -248,7 +248,7 @@ pub struct ConvShape {
 }
 
 fn align4(v: u64) -> u64 {
-    v.div_ceil(4) * 4
+    v.div_ceil(4).saturating_mul(4)
 }
 
 /// Purpose of the CMSIS-NN convolution buffer (`ctx` of `arm_convolve_wrapper_*`).
@@ -265,7 +265,7 @@ pub fn conv_s8_scratch(s: &ConvShape) -> u64 {
     if is_1x1(s) {
         0
     } else {
-        2 * align4(s.kh * s.kw * s.in_channels) * 2
+        prod(&[4, align4(prod(&[s.kh, s.kw, s.in_channels]))])
     }
 }
 
@@ -274,13 +274,13 @@ pub fn conv_s4_scratch(s: &ConvShape) -> u64 {
     if is_1x1(s) {
         0
     } else {
-        2 * s.kh * s.kw * s.in_channels * 2
+        prod(&[4, s.kh, s.kw, s.in_channels])
     }
 }
 
 /// `arm_convolve_wrapper_s16_get_buffer_size`: no 1×1 branch.
 pub fn conv_s16_scratch(s: &ConvShape) -> u64 {
-    2 * s.in_channels * s.kh * s.kw * 2
+    prod(&[4, s.in_channels, s.kh, s.kw])
 }
 
 fn is_1x1(s: &ConvShape) -> bool {
@@ -294,7 +294,7 @@ pub fn depthwise_s8_scratch(s: &ConvShape, cpu: CpuClass) -> u64 {
         return 0;
     }
     match cpu {
-        CpuClass::Dsp => s.in_channels * s.kh * s.kw * 2,
+        CpuClass::Dsp => prod(&[s.in_channels, s.kh, s.kw, 2]),
         CpuClass::NoDsp => 0,
     }
 }
@@ -303,7 +303,7 @@ pub fn depthwise_s8_scratch(s: &ConvShape, cpu: CpuClass) -> u64 {
 /// on every class without MVE.
 pub fn depthwise_s4_scratch(s: &ConvShape) -> u64 {
     if dw_opt_path(s) {
-        s.in_channels * s.kh * s.kw * 2
+        prod(&[s.in_channels, s.kh, s.kw, 2])
     } else {
         0
     }
@@ -328,10 +328,13 @@ pub fn transpose_conv_s8_scratch(
     let (kh, kw) = k;
     let (sh, sw) = stride;
     if sh <= 2 && sw <= 2 && in_c > 16 {
-        (2 * align4(kh * kw * in_c) * 2, in_c * kw * kh * out_c)
+        (
+            prod(&[4, align4(prod(&[kh, kw, in_c]))]),
+            prod(&[in_c, kw, kh, out_c]),
+        )
     } else {
-        let buf_x = (in_w.saturating_sub(1) * sw + kw.max(sh)) * out_c;
-        (buf_x * kh.max(sh) * 4, 0)
+        let row = prod(&[in_w.saturating_sub(1), sw]).saturating_add(kw.max(sh));
+        (prod(&[row, out_c, kh.max(sh), 4]), 0)
     }
 }
 

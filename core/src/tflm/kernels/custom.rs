@@ -30,20 +30,28 @@ pub(super) const KERNELS: &[Kernel] = &[
 /// regular NMS runs.
 fn detection_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     p.temp_inputs(cx, &[0, 1, 2]);
-    let option =
-        |key: &str| flex::map_value(cx.op.custom_options, key).map_or(0, |v| v.max(0) as u64);
+    // Read as int32, as TFLM's kernel reads them (`AsInt32`).
+    let option = |key: &str| {
+        flex::map_value(cx.op.custom_options, key)
+            .map_or(0, |v| v.clamp(0, i64::from(i32::MAX)) as u64)
+    };
     let (d, c) = (option("max_detections"), option("num_classes"));
     let b = cx.in_dim(0, 1);
-    let scores = 4 * cx.in_dim(1, 1) * cx.in_dim(1, 2);
+    // Saturating: boxes and options come from the file, and their products
+    // can pass 2^64 in a hostile one.
+    let times = |a: u64, b: u64| a.saturating_mul(b).saturating_mul(4);
     p.scratch(b, "active candidates")
-        .scratch(16 * b, "decoded boxes")
-        .scratch(scores, "dequantized scores")
-        .scratch(4 * b, "score buffer")
-        .scratch(4 * b, "kept scores")
-        .scratch(4 * d * b, "scores after NMS")
-        .scratch(4 * d * b, "sorted values")
-        .scratch(4 * b, "kept indices")
-        .scratch(4 * d * b, "sorted indices")
-        .scratch(4 * c.max(d) * b, "NMS buffer")
-        .scratch(4 * b.min(d) * b, "selected boxes");
+        .scratch(times(4, b), "decoded boxes")
+        .scratch(
+            times(cx.in_dim(1, 1), cx.in_dim(1, 2)),
+            "dequantized scores",
+        )
+        .scratch(times(1, b), "score buffer")
+        .scratch(times(1, b), "kept scores")
+        .scratch(times(d, b), "scores after NMS")
+        .scratch(times(d, b), "sorted values")
+        .scratch(times(1, b), "kept indices")
+        .scratch(times(d, b), "sorted indices")
+        .scratch(times(c.max(d), b), "NMS buffer")
+        .scratch(times(b.min(d), b), "selected boxes");
 }

@@ -180,7 +180,7 @@ fn transposed_copy(cx: &Ctx<'_>, p: &mut Prep, i: usize, purpose: &'static str) 
         "transposed operand's eval tensor",
     )
     .persistent(4 + 4 * rank, "transposed operand's dims")
-    .persistent(cx.in_elems(i) * el, purpose);
+    .persistent(super::prod(&[cx.in_elems(i), el]), purpose);
 }
 
 fn quantized(cx: &Ctx<'_>) -> bool {

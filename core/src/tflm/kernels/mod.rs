@@ -411,6 +411,11 @@ fn dim(t: Option<&Tensor<'_>>, d: usize) -> u64 {
     t.and_then(|t| t.dim(d)).map_or(0, |v| v.max(0) as u64)
 }
 
+/// The largest allocation a kernel is counted with (1 TiB): TFLM sizes
+/// buffers in `int`, so anything near it is a hostile model TFLM cannot
+/// run; capping it keeps every later sum far from overflow.
+pub const MAX_ALLOCATION: u64 = 1 << 40;
+
 /// A Prepare being recorded: the steps in order, and what the kernel found.
 #[derive(Debug, Default)]
 pub struct Prep {
@@ -448,6 +453,7 @@ impl Prep {
 
     /// `AllocatePersistentBuffer(bytes)` holding `purpose`.
     pub fn persistent(&mut self, bytes: u64, purpose: &'static str) -> &mut Self {
+        let bytes = bytes.min(MAX_ALLOCATION);
         self.steps
             .push(PrepareStep::Persistent(Persistent { bytes, purpose }));
         self
@@ -455,6 +461,7 @@ impl Prep {
 
     /// `RequestScratchBufferInArena(bytes)` holding `purpose`.
     pub fn scratch(&mut self, bytes: u64, purpose: &'static str) -> &mut Self {
+        let bytes = bytes.min(MAX_ALLOCATION);
         self.steps
             .push(PrepareStep::Scratch(Scratch { bytes, purpose }));
         self
@@ -571,7 +578,13 @@ pub fn cost(
         .and_then(|(c, _)| c.op_data)
         .unwrap_or(k.op_data.get(abi));
     let init = match k.init {
-        Some(f) => f(&cx),
+        Some(f) => f(&cx)
+            .into_iter()
+            .map(|a| Persistent {
+                bytes: a.bytes.min(MAX_ALLOCATION),
+                ..a
+            })
+            .collect(),
         None => op_data
             .map(|b| Persistent {
                 bytes: u64::from(b),
@@ -622,6 +635,13 @@ pub fn cmsis_nn_int16_zero_points(cx: &Ctx<'_>, p: &mut Prep) {
             "CMSIS-NN's int16 kernel needs input and output zero points of 0",
         ));
     }
+}
+
+/// The product of `factors`, saturating: shapes and options come from the
+/// file, and a hostile one can make a size pass 2^64 (TFLM would fail to
+/// allocate it; the analysis must not panic).
+pub fn prod(factors: &[u64]) -> u64 {
+    factors.iter().fold(1u64, |a, &b| a.saturating_mul(b))
 }
 
 /// Float input `in` with integer weights `w`: TFLM's micro kernels refuse

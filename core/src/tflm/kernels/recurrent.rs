@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use core::iter;
 
 use super::shapes::{Reshaped, ShapeCx, ShapeFail};
-use super::{CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, all_io, both, kernel, st};
+use super::{CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, all_io, both, kernel, prod, st};
 use crate::read::dtype::DType::{self, F32, I8, I16, I32};
 use crate::read::ops::OpOptions;
 use crate::tflm::profile::CpuClass;
@@ -156,7 +156,7 @@ fn lstm_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     } else {
         2
     };
-    let bytes = lstm_batch(cx) * cx.in_dim(18, 1) * cell;
+    let bytes = prod(&[lstm_batch(cx), cx.in_dim(18, 1), cell]);
     for _ in 0..4 {
         p.scratch(bytes, "gate buffer");
     }
@@ -179,7 +179,7 @@ fn lstm_prepare_cmsis_nn(cx: &Ctx<'_>, _: CpuClass, p: &mut Prep) {
     let buffers = match bias_bytes {
         Some(b) => {
             for _ in 0..8 {
-                p.persistent(hidden * b, "kernel sums (CMSIS-NN)");
+                p.persistent(prod(&[hidden, b]), "kernel sums (CMSIS-NN)");
             }
             3
         }
@@ -187,7 +187,7 @@ fn lstm_prepare_cmsis_nn(cx: &Ctx<'_>, _: CpuClass, p: &mut Prep) {
     };
     for _ in iter::repeat_n((), buffers) {
         p.scratch(
-            lstm_batch(cx) * hidden * cell_bytes,
+            prod(&[lstm_batch(cx), hidden, cell_bytes]),
             "gate buffer (CMSIS-NN)",
         );
     }
@@ -219,10 +219,10 @@ fn svdf_prepare(cx: &Ctx<'_>, p: &mut Prep) {
                 "the bias scale is not the state scale times the time weights' scale",
             ));
         }
-        p.scratch(4 * batch * num_filters, "int32 filter outputs")
-            .scratch(4 * batch * (num_filters / rank), "int32 unit outputs");
+        p.scratch(prod(&[4, batch, num_filters]), "int32 filter outputs")
+            .scratch(prod(&[4, batch, num_filters / rank]), "int32 unit outputs");
     } else {
-        p.scratch(4 * batch * num_filters, "filter outputs");
+        p.scratch(prod(&[4, batch, num_filters]), "filter outputs");
     }
 }
 

@@ -14,7 +14,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Ctx, Kernel, Op, Persistent, Prep, all_io, kernel};
+use super::{Ctx, Kernel, Op, Persistent, Prep, all_io, kernel, prod};
 use crate::read::dtype::DType;
 use crate::read::flex;
 use crate::tflm::profile::TargetProfile;
@@ -88,12 +88,29 @@ fn op_data(bytes: u64) -> Vec<Persistent> {
     }]
 }
 
-/// The op's FlexBuffers option at map position `i` (0 when absent, as a
-/// missing key reads in TFLM's wrapper).
+/// The op's FlexBuffers option at map position `i`, as TFLM's
+/// `ElementAsInt32` reads it (0 when absent or negative, so sizes stay sane
+/// on hostile options).
 fn option(cx: &Ctx<'_>, i: usize) -> u64 {
     flex::map_values(cx.op.custom_options)
         .and_then(|v| v.get(i).copied())
-        .map_or(0, |v| v.max(0) as u64)
+        .map_or(0, |v| v.clamp(0, i64::from(i32::MAX)) as u64)
+}
+
+/// Per-outer-dimension state buffers counted one by one up to this many;
+/// beyond it (no real model comes near) they are counted as one, flagged.
+const MAX_STATE_BUFFERS: u64 = 4096;
+
+/// `count` persistent buffers of `bytes` each, in order.
+fn per_outer(p: &mut Prep, count: u64, bytes: u64, purpose: &'static str) {
+    if count > MAX_STATE_BUFFERS {
+        p.estimated("more than 4,096 state buffers; counted as one allocation")
+            .persistent(count.saturating_mul(bytes), purpose);
+        return;
+    }
+    for _ in 0..count {
+        p.persistent(bytes, purpose);
+    }
 }
 
 /// The `T` option (map position 0): a TFLite type code.
@@ -239,7 +256,7 @@ fn rfft_init(cx: &Ctx<'_>) -> Vec<Persistent> {
 fn rfft_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     all_io(cx, p);
     let el = cx.in_type(0).and_then(DType::size_bytes).unwrap_or(2);
-    p.scratch(option(cx, 1) * u64::from(el), "FFT work buffer");
+    p.scratch(prod(&[option(cx, 1), u64::from(el)]), "FFT work buffer");
 }
 
 /// `IrfftInit`: `TfLiteAudioFrontendIrfftParams` (four int32, a type and a
@@ -296,18 +313,21 @@ fn spectral_subtraction_init(cx: &Ctx<'_>) -> Vec<Persistent> {
 /// its doubled int16 storage: `CircularBufferGetNeededMemory(capacity)`.
 fn circular_buffer(p: &TargetProfile, capacity: u64) -> u64 {
     let st = size_t(p);
-    c_struct(&[st, st, st, I32, I32, pointer(p)]) + 4 * capacity
+    c_struct(&[st, st, st, I32, I32, pointer(p)]).saturating_add(prod(&[4, capacity]))
 }
 
 /// Per outer dim, a state pointer and a circular-buffer pointer array, then
 /// one circular buffer of `capacity` each (Delay, Framer).
 fn circular_state(cx: &Ctx<'_>, p: &mut Prep, outer: u64, capacity: u64) {
     let ptr = cx.pointer_bytes();
-    p.persistent(outer * ptr, "state pointers")
-        .persistent(outer * ptr, "circular buffer pointers");
-    for _ in 0..outer {
-        p.persistent(circular_buffer(cx.profile, capacity), "circular buffer");
-    }
+    p.persistent(prod(&[outer, ptr]), "state pointers")
+        .persistent(prod(&[outer, ptr]), "circular buffer pointers");
+    per_outer(
+        p,
+        outer,
+        circular_buffer(cx.profile, capacity),
+        "circular buffer",
+    );
 }
 
 /// The innermost dim of input 0 and the count of the rest.
@@ -352,7 +372,7 @@ fn framer_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     all_io(cx, p);
     let (size, step) = (option(cx, 0), option(cx, 1));
     let (_, outer) = frames(cx);
-    let capacity = size.div_ceil(step.max(1)) * step;
+    let capacity = prod(&[size.div_ceil(step.max(1)), step]);
     circular_state(cx, p, outer, capacity);
 }
 
@@ -381,15 +401,16 @@ fn overlap_add_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     };
     let frame = rank.checked_sub(1).map_or(0, dim);
     let n_frames = rank.checked_sub(2).map_or(0, dim);
-    let outer = cx.in_elems(0).checked_div(frame * n_frames).unwrap_or(0);
+    let outer = cx
+        .in_elems(0)
+        .checked_div(frame.saturating_mul(n_frames))
+        .unwrap_or(0);
     let el = cx
         .in_type(0)
         .and_then(DType::size_bytes)
         .map_or(0, u64::from);
-    p.persistent(outer * cx.pointer_bytes(), "state pointers");
-    for _ in 0..outer {
-        p.persistent(frame * el, "overlap state");
-    }
+    p.persistent(prod(&[outer, cx.pointer_bytes()]), "state pointers");
+    per_outer(p, outer, prod(&[frame, el]), "overlap state");
 }
 
 /// `StackerInit`: `TFLMSignalStackerParams` (four int32, two size_t, a bool,
@@ -398,7 +419,7 @@ fn overlap_add_prepare(cx: &Ctx<'_>, p: &mut Prep) {
 fn stacker_init(cx: &Ctx<'_>) -> Vec<Persistent> {
     let p = cx.profile;
     let (ptr, st) = (pointer(p), size_t(p));
-    let buffer = option(cx, 0) * (option(cx, 1) + option(cx, 2) + 1);
+    let buffer = prod(&[option(cx, 0), option(cx, 1) + option(cx, 2) + 1]);
     vec![
         Persistent {
             bytes: c_struct(&[I32, I32, I32, I32, st, st, BOOL, ptr, ptr]),
