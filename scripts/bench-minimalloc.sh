@@ -5,15 +5,13 @@
 # instance, buffers, MiniMalloc's time, best's time, their ratio (best /
 # MiniMalloc: ≤ 1 means we are as fast or faster) and both heads.
 #
-#   bash scripts/bench-minimalloc.sh --build /path/to/minimalloc [BENCH ARGS]
 #   bash scripts/bench-minimalloc.sh MINIMALLOC_BIN [BENCH ARGS]
 #   MICROARENA_MM_BIN=... bash scripts/bench-minimalloc.sh
 #
-# `--build` compiles MiniMalloc from your checkout of its sources first
-# (scripts/build-minimalloc.sh: g++ against the system's abseil; on Debian 12
-# commit 18d8590). MINIMALLOC_BIN is a MiniMalloc CLI built otherwise. The
-# sources are not fetched here: CI has no GitHub access and does not run
-# this script. Without either, the bench runs `best` alone.
+# MINIMALLOC_BIN is MiniMalloc's CLI, built by you from its sources (the
+# figures in docs/planner-best.md name the commit, compiler and flags; no
+# recipe that builds third-party code is kept here). CI has no GitHub access
+# and does not run this script. Without it, the bench runs `best` alone.
 #
 # MiniMalloc's time is the "Elapsed time" its CLI logs around Solver::Solve
 # (parsing excluded); ours is the time around best::plan_with_options. Both
@@ -23,11 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${MICROARENA_MM_BIN:-}
-if [ "${1:-}" = --build ]; then
-  [ $# -ge 2 ] || { echo "--build needs the path of a MiniMalloc checkout" >&2; exit 2; }
-  bin=$(bash scripts/build-minimalloc.sh "$2")
-  shift 2
-elif [ $# -gt 0 ]; then
+if [ $# -gt 0 ]; then
   bin=$1
   shift
 fi
