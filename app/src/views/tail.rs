@@ -79,7 +79,11 @@ pub(super) fn tail_view(r: Arc<Report>) -> impl IntoView {
                                     .collect_view()}
                             </tbody>
                         </table>
-                        {(kinds > 12).then(|| view! { <p class="muted">{format!("{} more kinds in the operator table's tail column", kinds - 12)}</p> })}
+                        {(kinds > 12).then(|| {
+                            let more = kinds - 12;
+                            let noun = if more == 1 { "kind" } else { "kinds" };
+                            view! { <p class="muted">{format!("{more} more {noun} in the operator table's tail column")}</p> }
+                        })}
                     }
                 })}
             <h3>"Alignment padding " {help(TIP_ALIGN)}</h3>
