@@ -61,7 +61,8 @@ fn probes() -> BTreeMap<String, Vec<u8>> {
 struct Seen {
     persistent: BTreeSet<&'static str>,
     scratch: BTreeSet<&'static str>,
-    cmsis_only: BTreeSet<&'static str>,
+    cmsis_persistent: BTreeSet<&'static str>,
+    cmsis_scratch: BTreeSet<&'static str>,
     models: BTreeSet<String>,
 }
 
@@ -121,13 +122,14 @@ pub fn table() -> String {
                 }
                 for p in cmsis {
                     for step in steps(p) {
-                        let purpose = match step {
-                            PrepareStep::Persistent(x) => x.purpose,
-                            PrepareStep::Scratch(x) => x.purpose,
-                            PrepareStep::Temp(_) => continue,
-                        };
-                        if !s.persistent.contains(purpose) && !s.scratch.contains(purpose) {
-                            s.cmsis_only.insert(purpose);
+                        match step {
+                            PrepareStep::Persistent(x) if !s.persistent.contains(x.purpose) => {
+                                s.cmsis_persistent.insert(x.purpose);
+                            }
+                            PrepareStep::Scratch(x) if !s.scratch.contains(x.purpose) => {
+                                s.cmsis_scratch.insert(x.purpose);
+                            }
+                            _ => {}
                         }
                     }
                 }
@@ -152,16 +154,25 @@ pub fn table() -> String {
                 v.iter().copied().collect::<Vec<_>>().join(", ")
             })
         };
-        let mut scratch = list(s.map(|s| &s.scratch));
-        // CMSIS-NN's own allocations (their purposes say so).
-        if let Some(c) = s.filter(|s| !s.cmsis_only.is_empty()) {
-            let extra = c.cmsis_only.iter().copied().collect::<Vec<_>>().join(", ");
-            scratch = if scratch == "–" {
-                extra
-            } else {
-                format!("{scratch}; {extra}")
-            };
-        }
+        // The reference kernel's, then those only CMSIS-NN's makes (their
+        // purposes say so).
+        let with_cmsis = |ours: Option<&BTreeSet<&'static str>>,
+                          cmsis: Option<&BTreeSet<&'static str>>| {
+            let base = list(ours);
+            match cmsis.filter(|c| !c.is_empty()) {
+                None => base,
+                Some(c) => {
+                    let extra = c.iter().copied().collect::<Vec<_>>().join(", ");
+                    if base == "–" {
+                        extra
+                    } else {
+                        format!("{base}; {extra}")
+                    }
+                }
+            }
+        };
+        let scratch = with_cmsis(s.map(|s| &s.scratch), s.map(|s| &s.cmsis_scratch));
+        let persistent = with_cmsis(s.map(|s| &s.persistent), s.map(|s| &s.cmsis_persistent));
         let cmsis_op_data = k
             .cmsis_nn
             .and_then(|c| c.op_data)
@@ -188,7 +199,7 @@ pub fn table() -> String {
             },
             evidence(k, Abi::Ilp32),
             cmsis_op_data,
-            list(s.map(|s| &s.persistent)),
+            persistent,
             scratch,
             count(&x86),
             count(&m4),
