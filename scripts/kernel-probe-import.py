@@ -2,7 +2,7 @@
 """Turns the Cortex-M oracle's figures for the kernel probes into the data
 core/tests/kernel_probes.rs reads (core/tests/kernel_probes_cortex_m.jsonl).
 
-    kernel-probe-import.py ORACLE.jsonl MODELS_DIR > kernel_probes_cortex_m.jsonl
+    kernel-probe-import.py ORACLE.jsonl [ORACLE.jsonl ...] MODELS_DIR > kernel_probes_cortex_m.jsonl
 
 ORACLE.jsonl: one line per (model, build) as ../shared/oracle/tflm-cortex-m/
 run.sh prints them (TFLM 90b983c2 built for Cortex-M and run under qemu-arm,
@@ -13,7 +13,7 @@ out.
 """
 import json, os, sys
 
-BUILDS = {"m4-ref", "m4-cmsis-nn", "m0plus-cmsis-nn"}
+BUILDS = {"m4-ref", "m4-cmsis-nn", "m33-cmsis-nn", "m0plus-cmsis-nn"}
 
 
 def fnv1a64(data):
@@ -24,9 +24,9 @@ def fnv1a64(data):
 
 
 def main():
-    oracle, models = sys.argv[1], sys.argv[2]
+    *oracles, models = sys.argv[1:]
     hashes, out = {}, []
-    for line in open(oracle):
+    for line in (l for o in oracles for l in open(o)):
         r = json.loads(line)
         path = os.path.join(models, r["model"])
         if r["build"] not in BUILDS or not os.path.exists(path):
@@ -46,6 +46,7 @@ def main():
     print(json.dumps({"tflm": "TFLM 90b983c2 built for Cortex-M (arm-none-eabi-gcc 12.2.1, "
                       "reference and CMSIS-NN 4ab83cc3), run in qemu-arm 10.0.2",
                       "targets": {"m4-ref": "cortex-m", "m4-cmsis-nn": "cortex-m4-cmsis-nn",
+                                  "m33-cmsis-nn": "cortex-m33-cmsis-nn",
                                   "m0plus-cmsis-nn": "cortex-m0plus-cmsis-nn"}}))
     for line in sorted(set(out)):
         print(line)

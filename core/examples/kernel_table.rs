@@ -139,12 +139,13 @@ pub fn table() -> String {
     let x86 = loaded(X86, None);
     let m4 = loaded(CORTEX_M, Some("m4-ref"));
     let m4_cmsis = loaded(CORTEX_M, Some("m4-cmsis-nn"));
+    let m33_cmsis = loaded(CORTEX_M, Some("m33-cmsis-nn"));
     let m0_cmsis = loaded(CORTEX_M, Some("m0plus-cmsis-nn"));
     let mut rows: Vec<&'static Kernel> = kernels::rows().collect();
     rows.sort_by_key(|k| name(k));
     let mut out = String::new();
     out.push_str(
-        "| kernel | source (`kernels/`) | builtin data B (LP64 / ILP32) | OpData B (LP64 / ILP32 / CMSIS-NN) | Prepare keeps (persistent) | scratch | probes TFLM ran: x86_64 / M4 / M4 CMSIS-NN / M0+ CMSIS-NN |\n",
+        "| kernel | source (`kernels/`) | builtin data B (LP64 / ILP32) | OpData B (LP64 / ILP32 / CMSIS-NN) | Prepare keeps (persistent) | scratch | probes TFLM ran: x86_64 / M4 / M4 CMSIS-NN / M33 CMSIS-NN / M0+ CMSIS-NN |\n",
     );
     out.push_str("|---|---|---|---|---|---|---|\n");
     for k in rows {
@@ -182,7 +183,7 @@ pub fn table() -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} / {} | {} / {}{} / {} | {} | {} | {} / {} / {} / {} |",
+            "| {} | {} | {} / {} | {} / {}{} / {} | {} | {} | {} / {} / {} / {} / {} |",
             name(k),
             k.source,
             sz(k.builtin.lp64),
@@ -204,6 +205,7 @@ pub fn table() -> String {
             count(&x86),
             count(&m4),
             count(&m4_cmsis),
+            count(&m33_cmsis),
             count(&m0_cmsis),
         );
     }

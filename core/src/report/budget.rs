@@ -123,9 +123,10 @@ impl McuPreset {
     }
 }
 
-/// Common boards. An ARMv7E-M core with the DSP extension (M4, M7, M33 with
-/// DSP) runs CMSIS-NN's DSP paths (`cortex-m4-cmsis-nn`); an ARMv6-M core
-/// (M0, M0+) the plain C paths (`cortex-m0plus-cmsis-nn`).
+/// Common boards. An ARMv7E-M core with the DSP extension (M4, M7) runs
+/// CMSIS-NN's DSP paths (`cortex-m4-cmsis-nn`; an M33 with DSP the same ones,
+/// `cortex-m33-cmsis-nn`); an ARMv6-M core (M0, M0+) the plain C paths
+/// (`cortex-m0plus-cmsis-nn`).
 pub const MCU_PRESETS: &[McuPreset] = &[
     McuPreset {
         name: "STM32F746",

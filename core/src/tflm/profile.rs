@@ -183,11 +183,11 @@ pub const CORTEX_M: TargetProfile = TargetProfile {
     measured_against: Some(TFLM_CORTEX_M),
 };
 
-/// Cortex-M4/M7/M33 with DSP and TFLM's CMSIS-NN kernels: the `cortex-m` ABI, the
+/// Cortex-M4/M7 with DSP and TFLM's CMSIS-NN kernels: the `cortex-m` ABI, the
 /// CMSIS-NN OpData and the DSP scratch rules (`m4-cmsis-nn` in `tflm_cortex_m.jsonl`).
 pub const CORTEX_M4_CMSIS_NN: TargetProfile = TargetProfile {
     name: "cortex-m4-cmsis-nn",
-    description: "Cortex-M4/M7/M33 with DSP, CMSIS-NN kernels (arm-none-eabi-gcc, ILP32, recording allocator)",
+    description: "Cortex-M4/M7 with DSP, CMSIS-NN kernels (arm-none-eabi-gcc, ILP32, recording allocator)",
     backend: Backend::CmsisNn(CpuClass::Dsp),
     ..CORTEX_M
 };
@@ -201,9 +201,26 @@ pub const CORTEX_M0PLUS_CMSIS_NN: TargetProfile = TargetProfile {
     ..CORTEX_M
 };
 
+/// Cortex-M33 (ARMv8-M Mainline with the DSP extension: RP2350, STM32U5, nRF5340, LPC55) with
+/// TFLM's CMSIS-NN kernels. CMSIS-NN takes the same `ARM_MATH_DSP` paths as on the M4 and the
+/// ABI is the same, so every figure is the M4's: TFLM 90b983c2 built for `cortex-m33` and run
+/// under `qemu-arm -cpu cortex-m33` equals the `m4-cmsis-nn` build on all 713 kernel probes and
+/// every shared model (`core/tests/kernel_probes.rs` holds it).
+pub const CORTEX_M33_CMSIS_NN: TargetProfile = TargetProfile {
+    name: "cortex-m33-cmsis-nn",
+    description: "Cortex-M33 with DSP (e.g. RP2350, STM32U5, nRF5340), CMSIS-NN kernels (arm-none-eabi-gcc, ILP32, recording allocator)",
+    measured_against: Some("TFLM 90b983c2 (cortex-m33 build)"),
+    ..CORTEX_M4_CMSIS_NN
+};
+
 /// Every TFLM profile, in the order the CLI and the app list them.
-pub const PROFILES: &[TargetProfile] =
-    &[X86_64, CORTEX_M, CORTEX_M4_CMSIS_NN, CORTEX_M0PLUS_CMSIS_NN];
+pub const PROFILES: &[TargetProfile] = &[
+    X86_64,
+    CORTEX_M,
+    CORTEX_M4_CMSIS_NN,
+    CORTEX_M33_CMSIS_NN,
+    CORTEX_M0PLUS_CMSIS_NN,
+];
 
 /// Looks a profile up by its [`TargetProfile::name`].
 pub fn by_name(name: &str) -> Option<&'static TargetProfile> {
@@ -237,6 +254,7 @@ mod tests {
         assert_eq!(fixed(&CORTEX_M), 236);
         assert_eq!(fixed(&CORTEX_M4_CMSIS_NN), 236);
         assert_eq!(fixed(&CORTEX_M0PLUS_CMSIS_NN), 236);
+        assert_eq!(fixed(&CORTEX_M33_CMSIS_NN), 236);
     }
 
     #[test]
