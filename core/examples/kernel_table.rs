@@ -38,7 +38,7 @@ fn op_data(v: Option<u32>) -> String {
 }
 
 /// Every probe model by file name.
-fn probes() -> BTreeMap<String, Vec<u8>> {
+pub fn probes() -> BTreeMap<String, Vec<u8>> {
     let mut m = BTreeMap::new();
     for case in kernel_cases::cases()
         .into_iter()

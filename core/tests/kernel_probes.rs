@@ -12,8 +12,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-
 use microarena_core::Model;
 use microarena_core::tflm::profile::{self, TargetProfile};
 use serde_json::Value;
@@ -22,7 +20,8 @@ use serde_json::Value;
 #[allow(dead_code)]
 #[path = "../examples/kernel_table.rs"]
 mod kernel_table;
-use kernel_table::kernel_cases;
+use kernel_table::probes;
+use support::report;
 
 /// FNV-1a 64 of a model, as `scripts/kernel-probe.py` records it.
 fn fnv(bytes: &[u8]) -> String {
@@ -32,27 +31,6 @@ fn fnv(bytes: &[u8]) -> String {
     }
     format!("{h:016x}")
 }
-
-/// Every probe model by file name.
-fn probes() -> BTreeMap<String, Vec<u8>> {
-    let mut m = BTreeMap::new();
-    for case in kernel_cases::cases()
-        .into_iter()
-        .chain(kernel_cases::probes())
-    {
-        let (bytes, _) = case.build();
-        m.insert(format!("{}.tflite", case.name), bytes);
-    }
-    for (name, _, bytes) in kernel_cases::networks() {
-        m.insert(format!("{name}.tflite"), bytes);
-    }
-    for (name, bytes) in kernel_cases::probe_models() {
-        m.insert(format!("{name}.tflite"), bytes);
-    }
-    m
-}
-
-use support::report;
 
 /// Minimum arenas that differ from TFLM's, each with the reason. The
 /// minimum depends on which bytes of the temp tensors a kernel's Prepare

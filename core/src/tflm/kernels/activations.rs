@@ -6,7 +6,7 @@
 
 use super::shapes::same_as_input;
 use super::{
-    Ctx, Kernel, Prep, Refusal, both, in0_out0, in01_out0, kernel, multiplier_exponent, st,
+    Ctx, Kernel, Prep, Refusal, both, in0_out0, in01_out0, kernel, multiplier_exponent, scale, st,
 };
 use crate::read::dtype::DType::{F32, I8, I16};
 use crate::tflm::registry::Check;
@@ -81,11 +81,6 @@ pub(super) const KERNELS: &[Kernel] = &[
 /// multiplier (input scale / 128 / output scale) of 1 or more.
 fn hard_swish_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     in0_out0(cx, p);
-    let scale = |t: Option<&crate::read::model::Tensor<'_>>| {
-        t.and_then(|t| t.quantization.as_ref())
-            .and_then(|q| q.scales.first().copied())
-            .unwrap_or(0.0)
-    };
     if cx.in_type(0) == Some(crate::read::dtype::DType::I8) {
         let hires = (1.0f32 / 128.0) * scale(cx.in_t(0));
         if multiplier_exponent(f64::from(hires / scale(cx.out_t(0)))) > 0 {

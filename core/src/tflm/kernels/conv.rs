@@ -25,6 +25,16 @@ use crate::tflm::registry::checks::{E, HYBRID, INPUT_TYPE, P, one_of, one_of_say
 use microarena_image::geometry::out_size;
 use microarena_image::opcode as c;
 
+/// `cmsis_nn/conv.cc` and `cmsis_nn/depthwise_conv.cc`: the same OpData
+/// (OpDataConv, 56, + int buffer_idx), Prepare shape and checks (the
+/// depthwise one checks exactly what the conv one does).
+const CONV_CMSIS_NN: CmsisNn = CmsisNn {
+    op_data: Some(Some(60)),
+    prepare: Some(conv_prepare_cmsis_nn),
+    checks: Some(CONV_2D_CMSIS_NN),
+    evidence: Evidence::Measured,
+};
+
 pub(super) const KERNELS: &[Kernel] = &[
     Kernel {
         builtin: both(st(28, 4)),
@@ -33,13 +43,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         prepare: conv_prepare,
         checks: CONV_2D,
         shape: Some(window_rule),
-        cmsis_nn: Some(CmsisNn {
-            // OpDataConv (56) + int buffer_idx.
-            op_data: Some(Some(60)),
-            prepare: Some(conv_prepare_cmsis_nn),
-            checks: Some(CONV_2D_CMSIS_NN),
-            evidence: Evidence::Measured,
-        }),
+        cmsis_nn: Some(CONV_CMSIS_NN),
         ..kernel(c::CONV_2D, "conv.cc, conv_common.cc")
     },
     Kernel {
@@ -49,13 +53,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         prepare: conv_prepare,
         checks: DEPTHWISE_CONV_2D,
         shape: Some(window_rule),
-        cmsis_nn: Some(CmsisNn {
-            op_data: Some(Some(60)),
-            prepare: Some(conv_prepare_cmsis_nn),
-            // cmsis_nn/depthwise_conv.cc Prepare checks exactly what cmsis_nn/conv.cc does.
-            checks: Some(CONV_2D_CMSIS_NN),
-            evidence: Evidence::Measured,
-        }),
+        cmsis_nn: Some(CONV_CMSIS_NN),
         ..kernel(
             c::DEPTHWISE_CONV_2D,
             "depthwise_conv.cc, depthwise_conv_common.cc",

@@ -214,7 +214,7 @@ fn batch_matmul(cx: &Ctx<'_>, p: &mut Prep, quantization_last: bool) {
     if !adj_y {
         transposed_copy(cx, p, 1, "transposed rhs");
     }
-    p.persistent(4 + 4 * cx.out_rank(0), "output dims");
+    p.output_dims(cx);
     if quantized(cx) && quantization_last {
         p.persistent(28, "quantization OpData");
     }

@@ -279,24 +279,6 @@ pub struct KernelCost {
     pub refusal: Option<Refusal>,
 }
 
-impl KernelCost {
-    /// The Prepare persistent allocations, in order.
-    pub fn persistent(&self) -> impl Iterator<Item = u64> + '_ {
-        self.prepare.iter().filter_map(|s| match s {
-            PrepareStep::Persistent(p) => Some(p.bytes),
-            _ => None,
-        })
-    }
-
-    /// The scratch requests, in order.
-    pub fn scratch(&self) -> impl Iterator<Item = u64> + '_ {
-        self.prepare.iter().filter_map(|s| match s {
-            PrepareStep::Scratch(s) => Some(s.bytes),
-            _ => None,
-        })
-    }
-}
-
 /// The operator being costed, with the questions kernels ask of its tensors.
 #[derive(Debug)]
 pub struct Ctx<'m> {
@@ -384,11 +366,6 @@ impl<'m> Ctx<'m> {
         self.in_t(i).and_then(|t| t.bytes).unwrap_or(0)
     }
 
-    /// Input `i` is a constant (its buffer holds data).
-    pub fn in_const(&self, i: usize) -> bool {
-        self.in_t(i).is_some_and(|t| t.has_data)
-    }
-
     /// Input `i`'s quantization scale count (0 when unquantized).
     pub fn in_scales(&self, i: usize) -> u64 {
         self.in_t(i)
@@ -443,12 +420,10 @@ impl Prep {
         self
     }
 
-    /// Temps of outputs `outs`, in order.
-    pub fn temp_outputs(&mut self, cx: &Ctx<'_>, outs: &[usize]) -> &mut Self {
-        for &o in outs {
-            self.temp(cx.output(o));
-        }
-        self
+    /// `CreateWritableTensorDimsWithCopy` of output 0: a persistent copy of
+    /// its dims (a `TfLiteIntArray`, 4 + 4·rank) that Prepare then rewrites.
+    pub fn output_dims(&mut self, cx: &Ctx<'_>) -> &mut Self {
+        self.persistent(4 + 4 * cx.out_rank(0), "output dims")
     }
 
     /// `AllocatePersistentBuffer(bytes)` holding `purpose`.
@@ -616,6 +591,14 @@ pub fn cost(
         fidelity,
         refusal,
     }
+}
+
+/// The (first) quantization scale of a tensor (0 when unquantized), as a
+/// kernel reads `params.scale`.
+pub fn scale(t: Option<&Tensor<'_>>) -> f32 {
+    t.and_then(|t| t.quantization.as_ref())
+        .and_then(|q| q.scales.first().copied())
+        .unwrap_or(0.0)
 }
 
 /// The zero point of a tensor (0 when unquantized).

@@ -78,7 +78,7 @@ fn average_prepare_cmsis_nn(cx: &Ctx<'_>, cpu: CpuClass, p: &mut Prep) {
 /// persistent copy.
 fn l2_pool_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     p.temp(cx.output(0)).temp(cx.input(0));
-    p.persistent(4 + 4 * cx.out_rank(0), "output dims");
+    p.output_dims(cx);
 }
 
 /// `pooling_common.cc` `PoolingPrepare` ("Type … not supported."), shared by

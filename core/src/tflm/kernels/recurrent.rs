@@ -207,12 +207,7 @@ fn svdf_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     if cx.in_type(0) == Some(DType::I8) {
         // PrepareSvdf: the bias scale must be the state's times the time
         // weights' (within 1e-5; a bias without quantization has scale 0).
-        let scale = |i: usize| {
-            cx.in_t(i)
-                .and_then(|t| t.quantization.as_ref())
-                .and_then(|q| q.scales.first().copied())
-                .unwrap_or(0.0)
-        };
+        let scale = |i: usize| super::scale(cx.in_t(i));
         let expected = scale(4) * scale(2);
         if (f64::from(scale(3)) - f64::from(expected)).abs() >= 1e-5 {
             p.refuse(Refusal::Quantization(

@@ -144,10 +144,8 @@ fn flattened(before_in: &[i32], before_out: &[i32], now_in: &[i32]) -> Option<Ve
 /// stored output shape makes it copy the resolved dims.
 fn reshape_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     in0_out0(cx, p);
-    if let Some(out) = cx.out_t(0)
-        && out.shape.contains(&-1)
-    {
-        p.persistent(4 + 4 * out.shape.len() as u64, "output dims");
+    if cx.out_t(0).is_some_and(|out| out.shape.contains(&-1)) {
+        p.output_dims(cx);
     }
 }
 

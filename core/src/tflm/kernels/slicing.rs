@@ -215,7 +215,7 @@ fn split_v_prepare(cx: &Ctx<'_>, p: &mut Prep) {
 /// (`CreateWritableTensorDimsWithCopy`, sized by the stored output rank).
 fn with_output_dims(cx: &Ctx<'_>, p: &mut Prep) {
     p.temp_inputs(cx, &[0, 1]).temp(cx.output(0));
-    p.persistent(4 + 4 * cx.out_rank(0), "output dims");
+    p.output_dims(cx);
 }
 
 /// `EmbeddingLookUpPrepare`: lookup, values, output; the output's dims; then

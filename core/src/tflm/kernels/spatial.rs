@@ -74,7 +74,7 @@ pub(super) const KERNELS: &[Kernel] = &[
 /// Input and output, then the output's dims copied to rewrite them.
 fn with_output_dims(cx: &Ctx<'_>, p: &mut Prep) {
     in0_out0(cx, p);
-    p.persistent(4 + 4 * cx.out_rank(0), "output dims");
+    p.output_dims(cx);
 }
 
 /// `l2norm.cc`: rank ≤ 4, output float32 or int8, input of its type.
