@@ -9,7 +9,8 @@ mod support;
 
 use microarena_core::report::Report;
 use microarena_core::tflm::profile::{
-    CORTEX_M, CORTEX_M0PLUS_CMSIS_NN, CORTEX_M4_CMSIS_NN, TargetProfile,
+    CORTEX_M, CORTEX_M0PLUS_CMSIS_NN, CORTEX_M4_CMSIS_NN, CORTEX_M33_CMSIS_NN, CORTEX_M55_CMSIS_NN,
+    TargetProfile,
 };
 use serde_json::Value;
 
@@ -90,16 +91,20 @@ fn table(build: &str, mismatches: &[Mismatch]) -> String {
     s
 }
 
-/// The records of one build, in file order.
+/// The records of one build, in file order: the shared table, then ours of the builds it
+/// lacks (`tflm_cortex_m_more.jsonl`, the same harness on the same models).
 fn records(root: &std::path::Path, build: &str) -> Vec<Value> {
-    let jsonl =
+    let shared =
         String::from_utf8(support::read(&root.join("models/tflm_cortex_m.jsonl"))).expect("utf-8");
-    jsonl
+    let recs: Vec<Value> = shared
         .lines()
+        .chain(include_str!("tflm_cortex_m_more.jsonl").lines())
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str::<Value>(l).expect("jsonl line"))
         .filter(|rec| rec["build"] == build)
-        .collect()
+        .collect();
+    assert!(!recs.is_empty(), "no records of build {build}");
+    recs
 }
 
 #[test]
@@ -204,5 +209,23 @@ fn cortex_m0plus_cmsis_nn_matches_tflm_m0plus_cmsis_nn_build() {
         "cortex_m0plus_cmsis_nn_matches_tflm_m0plus_cmsis_nn_build",
         "m0plus-cmsis-nn",
         &CORTEX_M0PLUS_CMSIS_NN,
+    );
+}
+
+#[test]
+fn cortex_m33_cmsis_nn_matches_tflm_m33_cmsis_nn_build() {
+    assert_cmsis_build(
+        "cortex_m33_cmsis_nn_matches_tflm_m33_cmsis_nn_build",
+        "m33-cmsis-nn",
+        &CORTEX_M33_CMSIS_NN,
+    );
+}
+
+#[test]
+fn cortex_m55_cmsis_nn_matches_tflm_m55_cmsis_nn_build() {
+    assert_cmsis_build(
+        "cortex_m55_cmsis_nn_matches_tflm_m55_cmsis_nn_build",
+        "m55-cmsis-nn",
+        &CORTEX_M55_CMSIS_NN,
     );
 }

@@ -196,6 +196,18 @@ fn every_probe_matches_tflm_built_for_cortex_m() {
 }
 
 #[test]
+fn every_probe_matches_tflm_built_for_cortex_m55() {
+    let checked = check_all(
+        include_str!("kernel_probes_cortex_m55.jsonl"),
+        |rec| match rec["build"].as_str() {
+            Some("m55-cmsis-nn") => Some(&profile::CORTEX_M55_CMSIS_NN),
+            other => panic!("unknown build {other:?}"),
+        },
+    );
+    assert!(checked > 700, "only {checked} probes checked");
+}
+
+#[test]
 fn every_registered_builtin_is_probed() {
     // The probes' operators, against every builtin TFLM registers: none is
     // left to reading alone.

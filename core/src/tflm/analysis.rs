@@ -430,7 +430,7 @@ fn diagnose(
                         "TFLM would not run this model: subgraph {g} op {i} is custom op '{name}', which has no kernel in TFLM's reference build (the application must register one); its allocations are counted as 0"
                     ),
                 ),
-                Some(Refusal::Quantization(why)) => push(
+                Some(Refusal::Quantization(why) | Refusal::Prepare(why)) => push(
                     Some((g, i)),
                     Severity::Error,
                     format!(

@@ -41,6 +41,11 @@ pub enum CpuClass {
     NoDsp,
     /// `ARM_MATH_DSP`: ARMv7E-M and ARMv8-M Mainline with DSP (M4, M7, M33, M35P).
     Dsp,
+    /// `ARM_MATH_MVEI` (and `ARM_MATH_DSP`): ARMv8.1-M with the Helium vector
+    /// extension (M55, M85). CMSIS-NN's MVE kernels size their buffers for
+    /// 16-byte Q registers, keep precomputed kernel sums and need none for
+    /// average pooling.
+    Mve,
 }
 
 /// Which kernel implementations the TFLM build registers.
@@ -213,12 +218,26 @@ pub const CORTEX_M33_CMSIS_NN: TargetProfile = TargetProfile {
     ..CORTEX_M4_CMSIS_NN
 };
 
+/// Cortex-M55 (ARMv8.1-M with Helium/MVE: Alif Ensemble, Himax WE2, STM32N6, Corstone-300)
+/// with TFLM's CMSIS-NN kernels on their MVE paths (`ARM_MATH_MVEI`): the Cortex-M ABI and
+/// OpData, CMSIS-NN's MVE buffer sizes and kernel sums (`docs/cmsis-nn.md`). Measured: TFLM
+/// 90b983c2 built for `cortex-m55` with `-mfloat-abi=softfp` (a soft-float build drops MVE)
+/// and run under `qemu-arm -cpu cortex-m55`, on every kernel probe and shared model.
+pub const CORTEX_M55_CMSIS_NN: TargetProfile = TargetProfile {
+    name: "cortex-m55-cmsis-nn",
+    description: "Cortex-M55 with Helium/MVE (e.g. Alif Ensemble, STM32N6), CMSIS-NN kernels (arm-none-eabi-gcc, ILP32, recording allocator)",
+    backend: Backend::CmsisNn(CpuClass::Mve),
+    measured_against: Some("TFLM 90b983c2 (cortex-m55 build, MVE)"),
+    ..CORTEX_M
+};
+
 /// Every TFLM profile, in the order the CLI and the app list them.
 pub const PROFILES: &[TargetProfile] = &[
     X86_64,
     CORTEX_M,
     CORTEX_M4_CMSIS_NN,
     CORTEX_M33_CMSIS_NN,
+    CORTEX_M55_CMSIS_NN,
     CORTEX_M0PLUS_CMSIS_NN,
 ];
 
@@ -255,6 +274,7 @@ mod tests {
         assert_eq!(fixed(&CORTEX_M4_CMSIS_NN), 236);
         assert_eq!(fixed(&CORTEX_M0PLUS_CMSIS_NN), 236);
         assert_eq!(fixed(&CORTEX_M33_CMSIS_NN), 236);
+        assert_eq!(fixed(&CORTEX_M55_CMSIS_NN), 236);
     }
 
     #[test]

@@ -133,7 +133,7 @@ fn fc_prepare(cx: &Ctx<'_>, p: &mut Prep) {
 }
 
 /// `cmsis_nn/fully_connected.cc` Prepare.
-fn fc_prepare_cmsis_nn(cx: &Ctx<'_>, _: CpuClass, p: &mut Prep) {
+fn fc_prepare_cmsis_nn(cx: &Ctx<'_>, cpu: CpuClass, p: &mut Prep) {
     if hybrid(cx, 1) {
         p.refuse(Refusal::Hybrid);
     }
@@ -152,11 +152,25 @@ fn fc_prepare_cmsis_nn(cx: &Ctx<'_>, _: CpuClass, p: &mut Prep) {
             .map_or(0, |v| v.max(0) as u64)
     };
     let int8 = cx.in_type(0) == Some(DType::I8) && cx.in_type(1) == Some(DType::I8);
-    if int8 && cx.out_rank(0) > 2 && last(cx.in_t(1)) % 4 == 0 && per_channel.is_none() {
+    let as_conv_1x1 = cx.out_rank(0) > 2 && last(cx.in_t(1)) % 4 == 0;
+    if int8 && as_conv_1x1 && per_channel.is_none() {
         p.scratch(
             last(cx.out_t(0)) * 4 * 2,
             "per-channel multipliers and shifts (CMSIS-NN 1×1 path)",
         );
+    }
+    // `arm_fully_connected_s8_get_buffer_size` is one int32 per output channel on MVE (0
+    // otherwise): the filter's column sums. With a constant filter (and bias) Prepare computes
+    // them once into a persistent buffer (KERNELS_OPTIMIZED_FOR_SPEED); else Eval does, in a
+    // scratch buffer.
+    if int8 && !as_conv_1x1 && cpu == CpuClass::Mve {
+        let bytes = 4 * last(cx.out_t(0));
+        let constant = |i: usize| cx.in_t(i).is_some_and(|t| t.has_data);
+        if constant(1) && (cx.in_t(2).is_none() || constant(2)) {
+            p.persistent(bytes, "filter column sums (CMSIS-NN MVE)");
+        } else {
+            p.scratch(bytes, "filter column sums (CMSIS-NN MVE)");
+        }
     }
 }
 
@@ -194,9 +208,21 @@ fn batch_matmul_prepare(cx: &Ctx<'_>, p: &mut Prep) {
 }
 
 /// `cmsis_nn/batch_matmul.cc` Prepare: the same, with the quantization
-/// OpData last; `arm_fully_connected_s8_get_buffer_size` is 0 off MVE.
-fn batch_matmul_prepare_cmsis_nn(cx: &Ctx<'_>, _: CpuClass, p: &mut Prep) {
+/// OpData last, then for int8 `arm_fully_connected_s8_get_buffer_size` of the
+/// output shape: one int32 per output column on MVE, 0 otherwise.
+fn batch_matmul_prepare_cmsis_nn(cx: &Ctx<'_>, cpu: CpuClass, p: &mut Prep) {
     batch_matmul(cx, p, true);
+    if cpu == CpuClass::Mve && cx.in_type(0) == Some(DType::I8) && cx.in_type(1) != Some(DType::F32)
+    {
+        // `FillVariableShape`: ranks 2 to 4 keep the last dimension as `c`, others are 1.
+        let rank = cx.out_rank(0) as usize;
+        let cols = if (2..=4).contains(&rank) {
+            cx.out_dim(0, rank - 1)
+        } else {
+            1
+        };
+        p.scratch(4 * cols, "rhs column sums (CMSIS-NN MVE)");
+    }
 }
 
 /// Lhs, rhs and output; the transposed copies (lhs with `adj_x`, rhs

@@ -223,6 +223,8 @@ pub enum Refusal {
     /// Prepare refuses the op's quantization parameters (the reason names
     /// the rule).
     Quantization(&'static str),
+    /// Prepare refuses something else about the op (the reason names it).
+    Prepare(&'static str),
     /// Prepare dereferences something the op lacks and crashes (the reason
     /// says what).
     Crashes(&'static str),

@@ -53,11 +53,12 @@ pub(super) const KERNELS: &[Kernel] = &[
     },
 ];
 
-/// `arm_avgpool_s8/s16_get_buffer_size`: one int32 accumulator per channel with DSP.
+/// `arm_avgpool_s8/s16_get_buffer_size`: one int32 accumulator per channel with DSP and
+/// without MVE (the MVE kernel sums in vector registers).
 pub fn avgpool_scratch(channels: u64, cpu: CpuClass) -> u64 {
     match cpu {
         CpuClass::Dsp => 4 * channels,
-        CpuClass::NoDsp => 0,
+        CpuClass::NoDsp | CpuClass::Mve => 0,
     }
 }
 

@@ -49,7 +49,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         cmsis_nn: Some(CmsisNn {
             // CmsisNnOpDataSvdf: 9 int + int32_t* kernel_sums.
             op_data: Some(Some(40)),
-            prepare: None,
+            prepare: Some(svdf_prepare_cmsis_nn),
             checks: None,
             evidence: Evidence::Measured,
         }),
@@ -218,6 +218,22 @@ fn svdf_prepare(cx: &Ctx<'_>, p: &mut Prep) {
             .scratch(prod(&[4, batch, num_filters / rank]), "int32 unit outputs");
     } else {
         p.scratch(prod(&[4, batch, num_filters]), "filter outputs");
+    }
+}
+
+/// `cmsis_nn/svdf.cc` Prepare: the reference sequence; for int8 on MVE
+/// (`arm_svdf_s8_get_buffer_size`: one int32 per filter) the feature weights'
+/// row sums, computed once into a persistent buffer, which needs the weights
+/// constant (KERNELS_OPTIMIZED_FOR_SPEED).
+fn svdf_prepare_cmsis_nn(cx: &Ctx<'_>, cpu: CpuClass, p: &mut Prep) {
+    svdf_prepare(cx, p);
+    if cpu == CpuClass::Mve && cx.in_type(0) == Some(DType::I8) {
+        if !cx.in_t(1).is_some_and(|t| t.has_data) {
+            p.refuse(Refusal::Prepare(
+                "the feature weights are not constant, and CMSIS-NN's MVE SVDF sums them once in Prepare",
+            ));
+        }
+        p.persistent(4 * cx.in_dim(1, 0), "feature weight sums (CMSIS-NN MVE)");
     }
 }
 
