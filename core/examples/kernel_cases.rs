@@ -2740,6 +2740,146 @@ fn signal_probes() -> Vec<Case> {
         );
         v.push(c);
     }
+    v.extend(mve_probes());
+    v
+}
+
+/// CMSIS-NN's MVE (Helium) branches the other probes leave at the DSP size: 1×N convolutions
+/// (one input row), im2col columns that are not whole 16-byte registers, the single-input-channel
+/// depthwise that runs as a conv, the block depthwise buffer, FULLY_CONNECTED with a variable
+/// filter (column sums in scratch, not the tail) and a reverse-conv TRANSPOSE_CONV.
+fn mve_probes() -> Vec<Case> {
+    use DType::{I8, I32};
+    let mut v = Vec::new();
+    let conv_i8 = |name: &str, code: u8, input: [i32; 4], filter: [i32; 4], opts: OpOptions| {
+        let out_c = if code == opcode::CONV_2D {
+            filter[0]
+        } else {
+            filter[3]
+        };
+        let (pad, sw, sh) = match &opts {
+            OpOptions::Conv(c) => (c.padding, c.stride_w, c.stride_h),
+            _ => unreachable!("a conv probe"),
+        };
+        let oh = microarena_image::geometry::out_size(pad, input[1], filter[1], sh, 1);
+        let ow = microarena_image::geometry::out_size(pad, input[2], filter[2], sw, 1);
+        unary_like(
+            name,
+            code,
+            vec![
+                qt(&input, I8, 0.02, -3),
+                qt(&filter, I8, 0.007, 0).random(31),
+                qt(&[out_c], I32, 0.02 * 0.007, 0).random(32),
+            ],
+            qt(&[1, oh, ow, out_c], I8, 0.09, 2),
+            opts,
+        )
+    };
+    let c = opcode::CONV_2D;
+    let dw = opcode::DEPTHWISE_CONV_2D;
+    for (name, code, input, filter, opts) in [
+        // One row, 1×3 SAME: padding 1 each side.
+        (
+            "probe_mve_conv_i8_1xn_same",
+            c,
+            [1, 1, 16, 4],
+            [8, 1, 3, 4],
+            conv(Padding::Same, (1, 1), (1, 1), 1, Activation::None),
+        ),
+        // One row, 1×4 SAME: odd total padding, the right side gets the extra column.
+        (
+            "probe_mve_conv_i8_1xn_asym",
+            c,
+            [1, 1, 10, 4],
+            [4, 1, 4, 4],
+            conv(Padding::Same, (1, 1), (1, 1), 1, Activation::None),
+        ),
+        // One row, 1×5 VALID stride 2: no padding.
+        (
+            "probe_mve_conv_i8_1xn_valid_s2",
+            c,
+            [1, 1, 17, 8],
+            [8, 1, 5, 8],
+            conv(Padding::Valid, (2, 2), (1, 1), 1, Activation::None),
+        ),
+        // One row but stride·C_in not a multiple of 4: the general path.
+        (
+            "probe_mve_conv_i8_1xn_odd",
+            c,
+            [1, 1, 12, 3],
+            [4, 1, 3, 3],
+            conv(Padding::Same, (1, 1), (1, 1), 1, Activation::Relu),
+        ),
+        // 3×3×8 = 72 columns: DSP 4·72, MVE 4·80.
+        (
+            "probe_mve_conv_i8_cols72",
+            c,
+            [1, 6, 6, 8],
+            [4, 3, 3, 8],
+            conv(Padding::Same, (1, 1), (1, 1), 1, Activation::None),
+        ),
+        // One input channel, eight outputs: a conv on MVE.
+        (
+            "probe_mve_dw_i8_one_in_ch",
+            dw,
+            [1, 6, 6, 1],
+            [1, 3, 3, 8],
+            conv(Padding::Same, (1, 1), (1, 1), 8, Activation::None),
+        ),
+        (
+            "probe_mve_dw_i8_one_in_ch_5x5_s2",
+            dw,
+            [1, 9, 9, 1],
+            [1, 5, 5, 4],
+            conv(Padding::Valid, (2, 2), (1, 1), 4, Activation::None),
+        ),
+        // One channel in and out: the block buffer on MVE, the 3×3 kernel (none) on DSP.
+        (
+            "probe_mve_dw_i8_single_channel",
+            dw,
+            [1, 6, 6, 1],
+            [1, 3, 3, 1],
+            conv(Padding::Same, (1, 1), (1, 1), 1, Activation::None),
+        ),
+        (
+            "probe_mve_dw_i8_5x5",
+            dw,
+            [1, 8, 8, 4],
+            [1, 5, 5, 4],
+            conv(Padding::Same, (1, 1), (1, 1), 1, Activation::None),
+        ),
+    ] {
+        v.push(conv_i8(name, code, input, filter, opts));
+    }
+    // A variable filter (a graph input): CMSIS-NN's MVE column sums cannot be precomputed.
+    v.push(unary_like(
+        "probe_mve_fc_i8_variable_filter",
+        opcode::FULLY_CONNECTED,
+        vec![
+            qt(&[2, 24], I8, 0.02, -3),
+            qt(&[12, 24], I8, 0.007, 0),
+            qt(&[12], I32, 0.02 * 0.007, 0).random(33),
+        ],
+        qt(&[2, 12], I8, 0.09, 2),
+        OpOptions::FullyConnected {
+            activation: Activation::None,
+            keep_num_dims: false,
+            asymmetric_quantize_inputs: false,
+        },
+    ));
+    // 20 input channels, stride 2: the reverse conv, 3×3×20 = 180 columns (DSP 720, MVE 768).
+    let oshape = [1, 8, 8, 4];
+    v.push(unary_like(
+        "probe_mve_transpose_conv_i8_c20",
+        opcode::TRANSPOSE_CONV,
+        vec![
+            t(&[4], I32).i32s(&oshape),
+            qt(&[4, 3, 3, 20], I8, 0.007, 0).random(34),
+            qt(&[1, 4, 4, 20], I8, 0.02, -3),
+        ],
+        qt(&oshape, I8, 0.09, 2),
+        conv(Padding::Same, (2, 2), (1, 1), 1, Activation::None),
+    ));
     v
 }
 

@@ -21,6 +21,7 @@ pub mod kernel_cases;
 
 const X86: &str = include_str!("../tests/kernel_probes_x86_64.jsonl");
 const CORTEX_M: &str = include_str!("../tests/kernel_probes_cortex_m.jsonl");
+const CORTEX_M55: &str = include_str!("../tests/kernel_probes_cortex_m55.jsonl");
 
 fn name(k: &Kernel) -> String {
     match k.op {
@@ -93,8 +94,9 @@ pub fn table() -> String {
     let models = probes();
     let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
     let reference: [&'static TargetProfile; 2] = [&profile::X86_64, &profile::CORTEX_M];
-    let cmsis: [&'static TargetProfile; 2] = [
+    let cmsis: [&'static TargetProfile; 3] = [
         &profile::CORTEX_M4_CMSIS_NN,
+        &profile::CORTEX_M55_CMSIS_NN,
         &profile::CORTEX_M0PLUS_CMSIS_NN,
     ];
     for (file, bytes) in &models {
@@ -141,11 +143,12 @@ pub fn table() -> String {
     let m4_cmsis = loaded(CORTEX_M, Some("m4-cmsis-nn"));
     let m33_cmsis = loaded(CORTEX_M, Some("m33-cmsis-nn"));
     let m0_cmsis = loaded(CORTEX_M, Some("m0plus-cmsis-nn"));
+    let m55_cmsis = loaded(CORTEX_M55, Some("m55-cmsis-nn"));
     let mut rows: Vec<&'static Kernel> = kernels::rows().collect();
     rows.sort_by_key(|k| name(k));
     let mut out = String::new();
     out.push_str(
-        "| kernel | source (`kernels/`) | builtin data B (LP64 / ILP32) | OpData B (LP64 / ILP32 / CMSIS-NN) | Prepare keeps (persistent) | scratch | probes TFLM ran: x86_64 / M4 / M4 CMSIS-NN / M33 CMSIS-NN / M0+ CMSIS-NN |\n",
+        "| kernel | source (`kernels/`) | builtin data B (LP64 / ILP32) | OpData B (LP64 / ILP32 / CMSIS-NN) | Prepare keeps (persistent) | scratch | probes TFLM ran: x86_64 / M4 / M4 CMSIS-NN / M33 CMSIS-NN / M55 CMSIS-NN / M0+ CMSIS-NN |\n",
     );
     out.push_str("|---|---|---|---|---|---|---|\n");
     for k in rows {
@@ -183,7 +186,7 @@ pub fn table() -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} / {} | {} / {}{} / {} | {} | {} | {} / {} / {} / {} / {} |",
+            "| {} | {} | {} / {} | {} / {}{} / {} | {} | {} | {} / {} / {} / {} / {} / {} |",
             name(k),
             k.source,
             sz(k.builtin.lp64),
@@ -206,6 +209,7 @@ pub fn table() -> String {
             count(&m4),
             count(&m4_cmsis),
             count(&m33_cmsis),
+            count(&m55_cmsis),
             count(&m0_cmsis),
         );
     }
