@@ -430,6 +430,17 @@ fn diagnose(
                         "TFLM would not run this model: subgraph {g} op {i} is custom op '{name}', which has no kernel in TFLM's reference build (the application must register one); its allocations are counted as 0"
                     ),
                 ),
+                Some(Refusal::NeedsCoProcessor(npu)) => push(
+                    Some((g, i)),
+                    Severity::Error,
+                    format!(
+                        "TFLM would not run this model on {}: subgraph {g} op {i} is '{name}', the {} custom operator, which only a TFLM built with {} registers (--target {}); its allocations are counted as 0",
+                        profile.name,
+                        npu.name(),
+                        npu.build_flag(),
+                        npu.target(),
+                    ),
+                ),
                 Some(Refusal::Quantization(why) | Refusal::Prepare(why)) => push(
                     Some((g, i)),
                     Severity::Error,

@@ -68,6 +68,37 @@ impl Backend {
     }
 }
 
+/// An NPU the TFLM build drives through a custom operator (`CO_PROCESSOR=` in TFLM's Makefile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoProcessor {
+    /// Arm Ethos-U55/U65 (`CO_PROCESSOR=ethos_u`): the `ethos-u` custom operator Vela writes
+    /// (`kernels/ethos_u/ethosu.cc`).
+    EthosU,
+}
+
+impl CoProcessor {
+    /// How messages name the NPU.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoProcessor::EthosU => "Arm Ethos-U",
+        }
+    }
+
+    /// The TFLM Makefile setting that registers its operator.
+    pub fn build_flag(self) -> &'static str {
+        match self {
+            CoProcessor::EthosU => "CO_PROCESSOR=ethos_u",
+        }
+    }
+
+    /// The target that models that build.
+    pub fn target(self) -> &'static str {
+        match self {
+            CoProcessor::EthosU => CORTEX_M55_ETHOS_U.name,
+        }
+    }
+}
+
 /// Everything the simulation of TFLM's allocator needs to know about a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TargetProfile {
@@ -119,6 +150,8 @@ pub struct TargetProfile {
     pub abi: Abi,
     /// Kernel implementations, whose Prepare rules (scratch, persistent buffers) differ.
     pub backend: Backend,
+    /// The NPU whose custom operator the build registers, if any.
+    pub co_processor: Option<CoProcessor>,
     /// The TFLM build this profile's figures were measured against, for humans
     /// (`None`: derived from struct tables, never compared with TFLM).
     pub measured_against: Option<&'static str>,
@@ -152,6 +185,7 @@ pub const X86_64: TargetProfile = TargetProfile {
     planner_bytes_per_buffer: 40,
     abi: Abi::Lp64,
     backend: Backend::Reference,
+    co_processor: None,
     measured_against: Some("tflite-micro wheel 0.dev20261023182759"),
 };
 
@@ -185,6 +219,7 @@ pub const CORTEX_M: TargetProfile = TargetProfile {
     planner_bytes_per_buffer: 40,
     abi: Abi::Ilp32,
     backend: Backend::Reference,
+    co_processor: None,
     measured_against: Some(TFLM_CORTEX_M),
 };
 
@@ -231,6 +266,18 @@ pub const CORTEX_M55_CMSIS_NN: TargetProfile = TargetProfile {
     ..CORTEX_M
 };
 
+/// Cortex-M55 driving an Arm Ethos-U55/U65 (Alif Ensemble, Himax WE2, Corstone-300): the
+/// `cortex-m55-cmsis-nn` build with `CO_PROCESSOR=ethos_u`, which registers the `ethos-u`
+/// custom operator that runs Vela's command streams. Its allocations need no NPU: measured
+/// under `qemu-arm -cpu cortex-m55` with the driver's entry points stubbed.
+pub const CORTEX_M55_ETHOS_U: TargetProfile = TargetProfile {
+    name: "cortex-m55-ethos-u",
+    description: "Cortex-M55 + Arm Ethos-U NPU running Vela-compiled models (CO_PROCESSOR=ethos_u, CMSIS-NN for CPU ops, ILP32, recording allocator)",
+    co_processor: Some(CoProcessor::EthosU),
+    measured_against: Some("TFLM 90b983c2 (cortex-m55 build, CO_PROCESSOR=ethos_u)"),
+    ..CORTEX_M55_CMSIS_NN
+};
+
 /// Every TFLM profile, in the order the CLI and the app list them.
 pub const PROFILES: &[TargetProfile] = &[
     X86_64,
@@ -238,6 +285,7 @@ pub const PROFILES: &[TargetProfile] = &[
     CORTEX_M4_CMSIS_NN,
     CORTEX_M33_CMSIS_NN,
     CORTEX_M55_CMSIS_NN,
+    CORTEX_M55_ETHOS_U,
     CORTEX_M0PLUS_CMSIS_NN,
 ];
 

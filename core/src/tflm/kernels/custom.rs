@@ -1,10 +1,12 @@
 //! TFLM's own custom kernels that its op resolver registers by name:
 //! `TFLite_Detection_PostProcess` (`detection_postprocess.cc`, the SSD
 //! post-processing step of detection models) and `CIRCULAR_BUFFER`
-//! (`circular_buffer.cc`, `circular_buffer_common.cc`).
+//! (`circular_buffer.cc`, `circular_buffer_common.cc`), and the one a
+//! co-processor build adds: `ethos-u` (`ethos_u/ethosu.cc`, `CO_PROCESSOR=ethos_u`).
 
-use super::{Ctx, Kernel, Op, Prep, both, kernel};
+use super::{Ctx, Evidence, Kernel, Op, Prep, Refusal, abi, both, kernel};
 use crate::read::flex;
+use crate::tflm::profile::CoProcessor;
 
 pub(super) const KERNELS: &[Kernel] = &[
     Kernel {
@@ -22,7 +24,42 @@ pub(super) const KERNELS: &[Kernel] = &[
         prepare: super::in0_out0,
         ..kernel(0, "circular_buffer.cc, circular_buffer_common.cc")
     },
+    Kernel {
+        op: Op::Custom("ethos-u"),
+        // OpData: three int (command stream size, two scratch indices). TFLM refuses to
+        // build the Ethos-U kernel for x86-64, so the LP64 figure is the C layout, unused.
+        op_data: both(Some(12)),
+        evidence: abi(
+            Evidence::Derived("TFLM does not build the Ethos-U kernel for x86-64"),
+            Evidence::Measured,
+        ),
+        prepare: ethos_u_prepare,
+        co_processor: Some(CoProcessor::EthosU),
+        ..kernel(0, "ethos_u/ethosu.cc")
+    },
 ];
+
+/// `ethos_u/ethosu.cc` Prepare: the driver's table of base addresses (one `uint64_t` per
+/// input and output: command stream, weights, scratch, fast scratch, then the data tensors)
+/// and of their sizes (`size_t`), as two scratch buffers; then input 0 (the command stream)
+/// held as a temp for its size. Vela's scratch tensors are ordinary inputs, planned in the
+/// head (by Vela's offline plan).
+fn ethos_u_prepare(cx: &Ctx<'_>, p: &mut Prep) {
+    let n = (cx.op.inputs.len() + cx.op.outputs.len()) as u64;
+    if cx.op.inputs.is_empty() {
+        p.refuse(Refusal::Prepare(
+            "the ethos-u op has no inputs (no command stream)",
+        ));
+    }
+    if cx.op.custom_options.is_empty() {
+        p.refuse(Refusal::Prepare(
+            "the ethos-u op has no custom options (Vela writes the co-processor type there)",
+        ));
+    }
+    p.scratch(8 * n, "NPU base addresses (Ethos-U)")
+        .scratch(cx.pointer_bytes() * n, "NPU base address sizes (Ethos-U)")
+        .temp_inputs(cx, &[0]);
+}
 
 /// `DetectionPostProcessPrepare`: the three inputs (box encodings, class
 /// predictions, anchors), then eleven scratch buffers sized by the boxes `B`,

@@ -41,7 +41,7 @@ use alloc::vec::Vec;
 use crate::read::dtype::DType;
 use crate::read::model::{Model, Operator, Tensor};
 use crate::read::ops::BuiltinOp;
-use crate::tflm::profile::{Abi, Backend, CpuClass, Sz, TargetProfile};
+use crate::tflm::profile::{Abi, Backend, CoProcessor, CpuClass, Sz, TargetProfile};
 use crate::tflm::registry::{self, Check, Rejection};
 
 /// Every family's rows.
@@ -170,6 +170,8 @@ pub struct Kernel {
     /// How its output's shape follows new input shapes (what-if shapes,
     /// [`crate::whatif`]); `None`: the what-if refuses to re-derive it.
     pub shape: Option<shapes::ShapeRule>,
+    /// The NPU build that registers the kernel (`None`: every build does).
+    pub co_processor: Option<CoProcessor>,
 }
 
 // Rows are told apart by their operator (each has one row).
@@ -197,6 +199,7 @@ pub const fn kernel(code: u8, source: &'static str) -> Kernel {
         checks: &[],
         cmsis_nn: None,
         shape: None,
+        co_processor: None,
     }
 }
 
@@ -218,6 +221,8 @@ pub enum Refusal {
     Hybrid,
     /// A custom operator that has no kernel in TFLM's reference build.
     NoKernel,
+    /// A co-processor's custom operator on a build without that co-processor.
+    NeedsCoProcessor(CoProcessor),
     /// An LSTM intermediate tensor with a non-zero size.
     NonEmptyIntermediate,
     /// Prepare refuses the op's quantization parameters (the reason names
@@ -522,11 +527,15 @@ pub fn cost(
         profile,
         first_assignment,
     };
-    let Some(k) = lookup(op) else {
+    let registered =
+        |k: &&Kernel| k.co_processor.is_none() || k.co_processor == profile.co_processor;
+    let Some(k) = lookup(op).filter(registered) else {
         // No row: TFLM has no kernel (a named refusal) or we know nothing.
         let mut p = Prep::default();
         all_io(&cx, &mut p);
-        let refusal = if op.opcode == BuiltinOp::CUSTOM {
+        let refusal = if let Some(npu) = lookup(op).and_then(|k| k.co_processor) {
+            Some(Refusal::NeedsCoProcessor(npu))
+        } else if op.opcode == BuiltinOp::CUSTOM {
             Some(Refusal::NoKernel)
         } else {
             registry::check(model, g, op, profile.backend).map(Refusal::Rejected)
