@@ -249,7 +249,14 @@ pub fn validate(buffers: &[PlanBuffer], plan: &Plan) -> Result<(), PlanViolation
 }
 
 /// The largest total of live bytes at any scope: no plan can be smaller.
+///
+/// Buffers an offline plan pins may share memory on purpose (Vela puts an Ethos-U model's
+/// scratch and fast scratch at one offset): pinned buffers count as the union of the address
+/// ranges they cover, the others by size.
 pub fn lower_bound(buffers: &[PlanBuffer]) -> u64 {
+    if buffers.iter().any(|b| b.fixed_offset.is_some()) {
+        return lower_bound_with_pinned(buffers);
+    }
     // Events at scope boundaries: +size at first, −size after last.
     let mut events: Vec<(i64, i64)> = Vec::with_capacity(buffers.len() * 2);
     for b in buffers {
@@ -271,4 +278,91 @@ pub fn lower_bound(buffers: &[PlanBuffer]) -> u64 {
         best = best.max(live);
     }
     best as u64
+}
+
+/// [`lower_bound`] when some buffers are pinned: at each scope where a buffer starts (the
+/// live set only grows there), the live sizes less what pinned buffers share.
+fn lower_bound_with_pinned(buffers: &[PlanBuffer]) -> u64 {
+    let mut starts: Vec<i32> = buffers.iter().map(|b| b.first).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+        .into_iter()
+        .map(|t| {
+            let live: u64 = buffers
+                .iter()
+                .filter(|b| b.first <= t && t <= b.last)
+                .map(|b| b.size)
+                .fold(0, u64::saturating_add);
+            live.saturating_sub(shared_pinned_bytes(buffers, t))
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Bytes that buffers pinned by an offline plan and live at scope `t` share with one another
+/// (their sizes' sum less the union of their address ranges): 0 unless the plan overlaps them.
+pub fn shared_pinned_bytes(buffers: &[PlanBuffer], t: i32) -> u64 {
+    let mut ranges: Vec<(u64, u64)> = buffers
+        .iter()
+        .filter(|b| b.first <= t && t <= b.last)
+        .filter_map(|b| {
+            let start = b.fixed_offset?.max(0) as u64;
+            Some((start, start.saturating_add(b.size)))
+        })
+        .collect();
+    ranges.sort_unstable();
+    let (mut sum, mut union, mut reach) = (0u64, 0u64, 0u64);
+    for (a, z) in ranges {
+        sum = sum.saturating_add(z - a);
+        let from = a.max(reach);
+        if z > from {
+            union += z - from;
+        }
+        reach = reach.max(z);
+    }
+    sum - union
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pinned(size: u64, first: i32, last: i32, at: i64) -> PlanBuffer {
+        PlanBuffer {
+            fixed_offset: Some(at),
+            ..PlanBuffer::online(size, first, last)
+        }
+    }
+
+    #[test]
+    fn pinned_buffers_sharing_memory_count_once() {
+        // Vela's scratch and fast scratch at one offset, live together, beside an input.
+        let bufs = [
+            pinned(74_464, -1, 1, 0),
+            pinned(74_464, -1, 1, 0),
+            PlanBuffer::online(9_216, 0, 1),
+        ];
+        assert_eq!(lower_bound(&bufs), 74_464 + 9_216);
+        // Partly overlapping ranges: [0, 96) ∪ [64, 160) = 160.
+        assert_eq!(
+            lower_bound(&[pinned(96, 0, 0, 0), pinned(96, 0, 0, 64)]),
+            160
+        );
+        // Pinned apart in time: the larger alone.
+        assert_eq!(
+            lower_bound(&[pinned(96, 0, 0, 0), pinned(160, 1, 1, 0)]),
+            160
+        );
+    }
+
+    #[test]
+    fn without_pins_the_bound_is_the_largest_live_sum() {
+        let bufs = [
+            PlanBuffer::online(32, 0, 1),
+            PlanBuffer::online(48, 1, 2),
+            PlanBuffer::online(16, 2, 2),
+        ];
+        assert_eq!(lower_bound(&bufs), 80);
+    }
 }

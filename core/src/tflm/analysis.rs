@@ -277,12 +277,19 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
         }
     }
     let mut running = 0i128;
+    let pinned = input.iter().any(|b| b.fixed_offset.is_some());
     let live: Vec<u64> = delta
         .iter()
         .take(scopes)
-        .map(|d| {
+        .enumerate()
+        .map(|(s, d)| {
             running += d;
-            running.max(0) as u64
+            let shared = if pinned {
+                plan::shared_pinned_bytes(&input, s as i32)
+            } else {
+                0
+            };
+            (running.max(0) as u64).saturating_sub(shared)
         })
         .collect();
     let lower_bound_bytes = plan::lower_bound(&input);
