@@ -516,6 +516,50 @@ pub fn summary(r: &Report) -> String {
             );
         }
     }
+    if let Some(npu) = &r.npu {
+        let _ = writeln!(
+            s,
+            "NPU ({}{}): {} B of the arena are its scratch{}, {} B of flash its command streams and weights",
+            npu.co_processor,
+            if npu.registered {
+                ""
+            } else {
+                ", not registered by this target's build"
+            },
+            grouped(npu.arena_bytes),
+            if npu.fast_scratch_shared {
+                " (fast scratch shares it: Shared_Sram)"
+            } else {
+                " and fast scratch"
+            },
+            grouped(npu.flash_bytes)
+        );
+        for o in &npu.ops {
+            let part = |t: &Option<microarena_core::report::npu::NpuTensor>, what: &str| {
+                t.as_ref().map(|t| {
+                    let at = t.offset.map_or(String::new(), |o| format!(" @{o}"));
+                    format!("{what} {} B{at}", grouped(t.bytes))
+                })
+            };
+            let parts: Vec<String> = [
+                part(&o.scratch, "scratch"),
+                part(&o.fast_scratch, "fast scratch"),
+                part(&o.command_stream, "command stream"),
+                part(&o.weights, "weights"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let _ = writeln!(
+                s,
+                "  subgraph {} op {} ethos-u: {}; {} feature map(s) inside the scratch",
+                o.subgraph,
+                o.op_index,
+                parts.join(", "),
+                o.inside_scratch.len()
+            );
+        }
+    }
     let mut heavy: Vec<_> = r.operators.iter().filter(|o| o.macs > 0).collect();
     heavy.sort_by_key(|o| std::cmp::Reverse(o.macs));
     if !heavy.is_empty() {

@@ -14,6 +14,7 @@ pub mod diff;
 pub mod flash;
 pub mod measured;
 mod names;
+pub mod npu;
 pub mod optimized;
 pub mod placement;
 #[cfg(feature = "serde")]
@@ -95,6 +96,13 @@ pub struct Report {
     /// (`report::compute`).
     #[cfg_attr(feature = "serde", serde(default))]
     pub compute: ComputeInfo,
+    /// The NPU's own region (`report::npu`): a Vela model's command streams, weights and the
+    /// scratch tensors it works in; absent for a model without NPU operators.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub npu: Option<npu::NpuInfo>,
 }
 
 /// One planner's head on this model.
@@ -598,7 +606,7 @@ impl Report {
             |g: usize, t: usize| -> Option<usize> { producers.get(g)?.get(t).copied().flatten() };
         let mut scratch_seen: alloc::collections::BTreeMap<(usize, usize), usize> =
             Default::default();
-        let buffers = analysis
+        let buffers: Vec<BufferInfo> = analysis
             .buffers
             .iter()
             .map(|b| match b.info.kind {
@@ -792,6 +800,7 @@ impl Report {
                 });
             }
         }
+        let npu = npu::npu_info(model, &buffers, analysis.profile);
         Report {
             schema_version: SCHEMA_VERSION,
             model: ModelInfo {
@@ -840,6 +849,7 @@ impl Report {
             variables,
             what_if: None,
             target_measured_against: analysis.profile.measured_against.map(Into::into),
+            npu,
             flash: flash.info,
             compute,
         }

@@ -700,6 +700,8 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
         target_measured_against,
         flash,
         compute,
+        // Not carried: a link holds the layout, not the model's operators.
+        npu: None,
     })
 }
 
