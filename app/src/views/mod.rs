@@ -9,6 +9,7 @@ mod buffer_table;
 mod flash;
 mod glossary;
 mod lifetimes;
+mod npu;
 mod op_bars;
 mod op_table;
 mod runtime;
@@ -395,6 +396,7 @@ fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
                             {flash::flash_view(r.clone())}
                             {op_table::op_table(r.clone())}
                         </div>
+                        {npu::npu_view(r.clone())}
                         {buffer_table::buffer_table(r)}
                         {glossary::glossary()}
                     }
