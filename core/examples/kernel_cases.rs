@@ -3189,6 +3189,10 @@ fn main() {
             let inputs = inputs_of(name, &model);
             write(name, "probe", &model, &inputs, 0);
         }
+        for (name, model) in ethos_u_models() {
+            let inputs = inputs_of(&name, &model);
+            write(&name, "probe", &model, &inputs, 0);
+        }
         std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
         return;
     }
@@ -3207,4 +3211,314 @@ fn main() {
         write(name, ops, &model, &inputs, 0);
     }
     std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
+}
+
+// ---- Ethos-U: Vela's `ethos-u` custom operator (TFLM `kernels/ethos_u/ethosu.cc`), in the
+// layout Vela 3.x writes (person_detect_vela.tflite): inputs command stream (uint8 constant),
+// weights ("flash", uint8 constant), scratch and fast scratch (uint8, planned), then the data
+// inputs; custom options a flexbuffer int8 1 (CO_TYPE_ETHOSU); the OfflineMemoryAllocation
+// metadata as Vela writes it (version word 0). Each pattern with Vela's plan and without any.
+
+const CO_ETHOSU: [u8; 3] = [0x01, 0x04, 0x01];
+
+/// Metadata "OfflineMemoryAllocation" exactly as Vela writes it (version word 0).
+pub fn vela_plan(b: &mut ModelBuilder, offsets: &[i32]) {
+    let mut words = vec![0i32, 1, offsets.len() as i32];
+    words.extend_from_slice(offsets);
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    b.metadata("OfflineMemoryAllocation", &bytes);
+}
+
+fn bytes(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+struct M {
+    b: ModelBuilder,
+    g: usize,
+    /// offline offset per tensor, in tensor order
+    plan: Vec<i32>,
+}
+
+impl M {
+    fn new(desc: &str) -> M {
+        let mut b = ModelBuilder::new();
+        b.description(desc);
+        let g = b.subgraph();
+        M {
+            b,
+            g,
+            plan: Vec::new(),
+        }
+    }
+    fn i8(&mut self, name: &str, shape: &[i32], off: i32) -> i32 {
+        self.plan.push(off);
+        self.b
+            .tensor(self.g, name, shape, DType::I8)
+            .quant(0.05, -3)
+            .id()
+    }
+    fn i8q(&mut self, name: &str, shape: &[i32], off: i32, s: f32, zp: i64) -> i32 {
+        self.plan.push(off);
+        self.b
+            .tensor(self.g, name, shape, DType::I8)
+            .quant(s, zp)
+            .id()
+    }
+    fn u8c(&mut self, name: &str, n: usize, seed: u8) -> i32 {
+        self.plan.push(-1);
+        self.b
+            .tensor(self.g, name, &[n as i32], DType::U8)
+            .data(&bytes(n, seed))
+            .id()
+    }
+    fn u8s(&mut self, name: &str, n: usize, off: i32) -> i32 {
+        self.plan.push(off);
+        self.b.tensor(self.g, name, &[n as i32], DType::U8).id()
+    }
+    fn i32c(&mut self, name: &str, v: &[i32]) -> i32 {
+        self.plan.push(-1);
+        self.b
+            .tensor(self.g, name, &[v.len() as i32], DType::I32)
+            .data_i32(v)
+            .id()
+    }
+    fn ethos(&mut self, ins: &[i32], outs: &[i32]) {
+        self.b
+            .custom_op(self.g, "ethos-u", ins, outs)
+            .custom_options(&CO_ETHOSU);
+    }
+    fn io(&mut self, ins: &[i32], outs: &[i32]) {
+        self.b.inputs(self.g, ins);
+        self.b.outputs(self.g, outs);
+    }
+    /// (with Vela's offline plan, without any metadata)
+    fn finish(self) -> (Vec<u8>, Vec<u8>) {
+        let mut with = self.b.clone();
+        vela_plan(&mut with, &self.plan);
+        (with.build().unwrap(), self.b.build().unwrap())
+    }
+}
+
+/// The Ethos-U probes: numbers of data inputs and outputs (0 to 6), two NPU ops sharing or
+/// not their scratch, CPU ops around and between them, a fast scratch smaller or larger than
+/// the scratch, a partly online plan, the builder's own plan word and old Vela's `[0]` shapes.
+pub fn ethos_u_models() -> Vec<(String, Vec<u8>)> {
+    let mut models: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut add = |name: &str, m: M| {
+        let (p, n) = m.finish();
+        models.push((format!("probe_eu_{name}_plan"), p));
+        models.push((format!("probe_eu_{name}_noplan"), n));
+    };
+
+    // 1 in / 1 out: person_detect_vela's layout in small (tensor order, names,
+    // offsets [0,-1,-1,0,0,0]); sizes not multiples of 16.
+    {
+        let mut m = M::new("Vela 3.11.0 Optimised");
+        let o = m.i8("MobilenetV1/Predictions/Reshape_1", &[1, 2], 0);
+        let c = m.u8c("_split_1_command_stream", 100, 1);
+        let f = m.u8c("_split_1_flash", 240, 2);
+        let s = m.u8s("_split_1_scratch", 1000, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 1000, 0);
+        let i = m.i8("input", &[1, 8, 8, 1], 0);
+        m.ethos(&[c, f, s, sf, i], &[o]);
+        m.io(&[i], &[o]);
+        add("1x1", m);
+    }
+    // 2 real inputs / 3 outputs: 6 op inputs + 3 outputs = 9 base addresses.
+    {
+        let mut m = M::new("Vela-pattern 2x3");
+        let oa = m.i8("Identity", &[1, 4], 320);
+        let ob = m.i8("Identity_1", &[1, 3], 336);
+        let oc = m.i8("Identity_2", &[1, 5, 5, 2], 352);
+        let c = m.u8c("_split_1_command_stream", 64, 3);
+        let f = m.u8c("_split_1_flash", 32, 4);
+        let s = m.u8s("_split_1_scratch", 800, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 800, 0);
+        let ia = m.i8("in_a", &[1, 10, 10, 3], 0);
+        let ib = m.i8("in_b", &[1, 7], 304);
+        m.ethos(&[c, f, s, sf, ia, ib], &[oa, ob, oc]);
+        m.io(&[ia, ib], &[oa, ob, oc]);
+        add("2x3", m);
+    }
+    // 6 real inputs / 2 outputs: 10 + 2 = 12 base addresses (> 8: Eval clamps
+    // to 8, Prepare still requests 12).
+    {
+        let mut m = M::new("Vela-pattern 6x2");
+        let o1 = m.i8("Identity", &[1, 24], 96);
+        let o2 = m.i8("Identity_1", &[1, 40], 128);
+        let c = m.u8c("_split_1_command_stream", 48, 5);
+        let f = m.u8c("_split_1_flash", 16, 6);
+        let s = m.u8s("_split_1_scratch", 176, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 176, 0);
+        let mut ins = vec![c, f, s, sf];
+        let mut gin = Vec::new();
+        for k in 0..6 {
+            let t = m.i8(&format!("in_{k}"), &[1, 16], 16 * k);
+            ins.push(t);
+            gin.push(t);
+        }
+        m.ethos(&ins, &[o1, o2]);
+        m.io(&gin, &[o1, o2]);
+        add("6x2", m);
+    }
+    // No real input (constant-folded input): op inputs are only the four.
+    {
+        let mut m = M::new("Vela-pattern 0x1");
+        let o = m.i8("Identity", &[1, 16], 0);
+        let c = m.u8c("_split_1_command_stream", 32, 7);
+        let f = m.u8c("_split_1_flash", 64, 8);
+        let s = m.u8s("_split_1_scratch", 16, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 16, 0);
+        m.ethos(&[c, f, s, sf], &[o]);
+        m.io(&[], &[o]);
+        add("0x1", m);
+    }
+    // Dedicated_Sram-like: scratch_fast smaller than scratch, both at 0.
+    {
+        let mut m = M::new("Vela-pattern dedicated sram");
+        let o = m.i8("Identity", &[1, 10], 1024);
+        let c = m.u8c("_split_1_command_stream", 128, 9);
+        let f = m.u8c("_split_1_flash", 512, 10);
+        let s = m.u8s("_split_1_scratch", 1040, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 304, 0);
+        let i = m.i8("input", &[1, 12, 12, 4], 0);
+        m.ethos(&[c, f, s, sf, i], &[o]);
+        m.io(&[i], &[o]);
+        add("dedicated", m);
+    }
+    // Dedicated_Sram-like with scratch_fast LARGER than scratch (e.g. U65/U85
+    // models with a big fast-scratch area): both at 0 in Vela's plan.
+    {
+        let mut m = M::new("Vela-pattern fast scratch bigger");
+        let o = m.i8("Identity", &[1, 10], 272);
+        let c = m.u8c("_split_1_command_stream", 128, 23);
+        let f = m.u8c("_split_1_flash", 512, 24);
+        let s = m.u8s("_split_1_scratch", 304, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 1040, 0);
+        let i = m.i8("input", &[1, 4, 4, 16], 0);
+        m.ethos(&[c, f, s, sf, i], &[o]);
+        m.io(&[i], &[o]);
+        add("fastbig", m);
+    }
+    // Two ethos-u ops back to back sharing flash/scratch/scratch_fast (as Vela
+    // shares them between the NPU parts of one graph), own command streams.
+    {
+        let mut m = M::new("Vela-pattern two ops shared");
+        let o = m.i8("Identity", &[1, 2], 0);
+        let c1 = m.u8c("_split_1_command_stream", 80, 11);
+        let f = m.u8c("_split_1_flash", 320, 12);
+        let s = m.u8s("_split_1_scratch", 512, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 512, 0);
+        let c2 = m.u8c("_split_2_command_stream", 48, 13);
+        let i = m.i8("input", &[1, 8, 8, 1], 0);
+        let mid = m.i8("mid", &[1, 16], 64);
+        m.ethos(&[c1, f, s, sf, i], &[mid]);
+        m.ethos(&[c2, f, s, sf, mid], &[o]);
+        m.io(&[i], &[o]);
+        add("two_shared", m);
+    }
+    // Two ethos-u ops with their own flash/scratch/scratch_fast each.
+    {
+        let mut m = M::new("Vela-pattern two ops separate");
+        let o = m.i8("Identity", &[1, 2], 0);
+        let c1 = m.u8c("_split_1_command_stream", 80, 14);
+        let f1 = m.u8c("_split_1_flash", 320, 15);
+        let s1 = m.u8s("_split_1_scratch", 512, 0);
+        let sf1 = m.u8s("_split_1_scratch_fast", 512, 0);
+        let c2 = m.u8c("_split_2_command_stream", 48, 16);
+        let f2 = m.u8c("_split_2_flash", 96, 17);
+        let s2 = m.u8s("_split_2_scratch", 208, 512);
+        let sf2 = m.u8s("_split_2_scratch_fast", 144, 512);
+        let i = m.i8("input", &[1, 8, 8, 1], 0);
+        let mid = m.i8("mid", &[1, 16], 512);
+        m.ethos(&[c1, f1, s1, sf1, i], &[mid]);
+        m.ethos(&[c2, f2, s2, sf2, mid], &[o]);
+        m.io(&[i], &[o]);
+        add("two_separate", m);
+    }
+    // CPU ops around: RESHAPE (CPU) -> ethos-u -> SOFTMAX (CPU).
+    {
+        let mut m = M::new("Vela-pattern cpu sandwich");
+        let o = m.i8q("Identity", &[1, 2], 1056, 1.0 / 256.0, -128);
+        let c = m.u8c("_split_1_command_stream", 96, 18);
+        let f = m.u8c("_split_1_flash", 160, 19);
+        let s = m.u8s("_split_1_scratch", 1040, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 1040, 0);
+        let i = m.i8("input", &[1, 64], 0);
+        let shape = m.i32c("new_shape", &[1, 8, 8, 1]);
+        let r = m.i8("reshaped", &[1, 8, 8, 1], 64);
+        let logits = m.i8("logits", &[1, 2], 1040);
+        m.b.op(m.g, BuiltinOp::RESHAPE, &[i, shape], &[r])
+            .reshape_options(&[1, 8, 8, 1]);
+        m.ethos(&[c, f, s, sf, r], &[logits]);
+        m.b.op(m.g, BuiltinOp::SOFTMAX, &[logits], &[o])
+            .softmax_options(1.0);
+        m.io(&[i], &[o]);
+        add("cpu_sandwich", m);
+    }
+    // ethos-u -> RESHAPE (CPU) -> ethos-u, shared flash/scratch (Vela pattern
+    // for an NPU graph split by a CPU op).
+    {
+        let mut m = M::new("Vela-pattern npu cpu npu");
+        let o = m.i8("Identity", &[1, 4], 0);
+        let c1 = m.u8c("_split_1_command_stream", 112, 20);
+        let f = m.u8c("_split_1_flash", 448, 21);
+        let s = m.u8s("_split_1_scratch", 656, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 656, 0);
+        let c2 = m.u8c("_split_2_command_stream", 64, 22);
+        let i = m.i8("input", &[1, 16, 16, 2], 0);
+        let a = m.i8("npu1_out", &[1, 4, 4, 1], 512);
+        let shape = m.i32c("new_shape", &[1, 16]);
+        let r = m.i8("reshaped", &[1, 16], 528);
+        m.ethos(&[c1, f, s, sf, i], &[a]);
+        m.b.op(m.g, BuiltinOp::RESHAPE, &[a, shape], &[r])
+            .reshape_options(&[1, 16]);
+        m.ethos(&[c2, f, s, sf, r], &[o]);
+        m.io(&[i], &[o]);
+        add("npu_cpu_npu", m);
+    }
+    // person_detect_vela-like plan with scratch_fast left online (-1) and
+    // one with the builder's own offline_plan (version word 1).
+    {
+        let mk = || {
+            let mut m = M::new("Vela 3.11.0 Optimised");
+            let o = m.i8("MobilenetV1/Predictions/Reshape_1", &[1, 2], 0);
+            let c = m.u8c("_split_1_command_stream", 100, 1);
+            let f = m.u8c("_split_1_flash", 240, 2);
+            let s = m.u8s("_split_1_scratch", 1000, 0);
+            let sf = m.u8s("_split_1_scratch_fast", 1000, 0);
+            let i = m.i8("input", &[1, 8, 8, 1], 0);
+            m.ethos(&[c, f, s, sf, i], &[o]);
+            m.io(&[i], &[o]);
+            m
+        };
+        let mut m = mk();
+        let plan = vec![0, -1, -1, 0, -1, 0];
+        vela_plan(&mut m.b, &plan);
+        models.push(("probe_eu_1x1_mixed".into(), m.b.build().unwrap()));
+        let mut m = mk();
+        m.b.offline_plan(&[0, -1, -1, 0, 0, 0]);
+        models.push(("probe_eu_1x1_planv1".into(), m.b.build().unwrap()));
+    }
+
+    // Old Vela writer (2.x/3.0): scratch tensors written with shape [0] and
+    // appended to the subgraph inputs; plan gives them offset 0.
+    {
+        let mut m = M::new("Vela Optimised");
+        let o = m.i8("MobilenetV1/Predictions/Reshape_1", &[1, 2], 0);
+        let c = m.u8c("_split_1_command_stream", 100, 1);
+        let f = m.u8c("_split_1_flash", 240, 2);
+        let s = m.u8s("_split_1_scratch", 0, 0);
+        let sf = m.u8s("_split_1_scratch_fast", 0, 0);
+        let i = m.i8("input", &[1, 8, 8, 1], 0);
+        m.ethos(&[c, f, s, sf, i], &[o]);
+        m.io(&[i, s, sf], &[o]);
+        let (p, _) = m.finish();
+        models.push(("probe_eu_1x1_oldvela".into(), p));
+    }
+
+    models
 }

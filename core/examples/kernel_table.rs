@@ -53,6 +53,9 @@ pub fn probes() -> BTreeMap<String, Vec<u8>> {
     for (n, bytes) in kernel_cases::probe_models() {
         m.insert(format!("{n}.tflite"), bytes);
     }
+    for (n, bytes) in kernel_cases::ethos_u_models() {
+        m.insert(format!("{n}.tflite"), bytes);
+    }
     m
 }
 
@@ -144,11 +147,12 @@ pub fn table() -> String {
     let m33_cmsis = loaded(CORTEX_M, Some("m33-cmsis-nn"));
     let m0_cmsis = loaded(CORTEX_M, Some("m0plus-cmsis-nn"));
     let m55_cmsis = loaded(CORTEX_M55, Some("m55-cmsis-nn"));
+    let m55_ethos_u = loaded(CORTEX_M55, Some("m55-ethos-u"));
     let mut rows: Vec<&'static Kernel> = kernels::rows().collect();
     rows.sort_by_key(|k| name(k));
     let mut out = String::new();
     out.push_str(
-        "| kernel | source (`kernels/`) | builtin data B (LP64 / ILP32) | OpData B (LP64 / ILP32 / CMSIS-NN) | Prepare keeps (persistent) | scratch | probes TFLM ran: x86_64 / M4 / M4 CMSIS-NN / M33 CMSIS-NN / M55 CMSIS-NN / M0+ CMSIS-NN |\n",
+        "| kernel | source (`kernels/`) | builtin data B (LP64 / ILP32) | OpData B (LP64 / ILP32 / CMSIS-NN) | Prepare keeps (persistent) | scratch | probes TFLM ran: x86_64 / M4 / M4 CMSIS-NN / M33 CMSIS-NN / M55 CMSIS-NN / M55 Ethos-U / M0+ CMSIS-NN |\n",
     );
     out.push_str("|---|---|---|---|---|---|---|\n");
     for k in rows {
@@ -186,7 +190,7 @@ pub fn table() -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} / {} | {} / {}{} / {} | {} | {} | {} / {} / {} / {} / {} / {} |",
+            "| {} | {} | {} / {} | {} / {}{} / {} | {} | {} | {} / {} / {} / {} / {} / {} / {} |",
             name(k),
             k.source,
             sz(k.builtin.lp64),
@@ -210,6 +214,7 @@ pub fn table() -> String {
             count(&m4_cmsis),
             count(&m33_cmsis),
             count(&m55_cmsis),
+            count(&m55_ethos_u),
             count(&m0_cmsis),
         );
     }

@@ -10,7 +10,7 @@ mod support;
 use microarena_core::report::Report;
 use microarena_core::tflm::profile::{
     CORTEX_M, CORTEX_M0PLUS_CMSIS_NN, CORTEX_M4_CMSIS_NN, CORTEX_M33_CMSIS_NN, CORTEX_M55_CMSIS_NN,
-    TargetProfile,
+    CORTEX_M55_ETHOS_U, TargetProfile,
 };
 use serde_json::Value;
 
@@ -227,5 +227,14 @@ fn cortex_m55_cmsis_nn_matches_tflm_m55_cmsis_nn_build() {
         "cortex_m55_cmsis_nn_matches_tflm_m55_cmsis_nn_build",
         "m55-cmsis-nn",
         &CORTEX_M55_CMSIS_NN,
+    );
+}
+
+#[test]
+fn cortex_m55_ethos_u_matches_tflm_m55_ethos_u_build() {
+    assert_cmsis_build(
+        "cortex_m55_ethos_u_matches_tflm_m55_ethos_u_build",
+        "m55-ethos-u",
+        &CORTEX_M55_ETHOS_U,
     );
 }
