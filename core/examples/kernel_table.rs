@@ -97,9 +97,10 @@ pub fn table() -> String {
     let models = probes();
     let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
     let reference: [&'static TargetProfile; 2] = [&profile::X86_64, &profile::CORTEX_M];
-    let cmsis: [&'static TargetProfile; 3] = [
+    let cmsis: [&'static TargetProfile; 4] = [
         &profile::CORTEX_M4_CMSIS_NN,
         &profile::CORTEX_M55_CMSIS_NN,
+        &profile::CORTEX_M55_ETHOS_U,
         &profile::CORTEX_M0PLUS_CMSIS_NN,
     ];
     for (file, bytes) in &models {
