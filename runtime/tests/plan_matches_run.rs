@@ -1,6 +1,6 @@
 //! `plan`'s runtime figure is null exactly when `run` refuses: for every
 //! shared model, every model of `core/examples/kernel_cases.rs` (the
-//! verify-kernels cases) and the builder's example models,
+//! verify-kernels cases and the allocation probes) and the builder's example models,
 //! `lower::runtime_arena(model).is_ok()` ⇔ the runtime's `Interpreter`
 //! accepts the lowered image in the predicted arena.
 
@@ -49,6 +49,18 @@ fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
             (c.name.clone(), m)
         })
         .collect();
+    // The allocation probes: every other kernel TFLM registers, variable operands, control
+    // flow, Vela's NPU operator — most of them refused by both, which is the point.
+    models.extend(kernel_cases::probes().into_iter().map(|c| {
+        let (m, _) = c.build();
+        (c.name.clone(), m)
+    }));
+    models.extend(
+        kernel_cases::probe_models()
+            .into_iter()
+            .map(|(n, m)| (n.to_string(), m)),
+    );
+    models.extend(kernel_cases::ethos_u_models());
     models.push((
         "mobilenet_v1_025_96_int8".into(),
         example::mobilenet_v1_025_96_int8(),

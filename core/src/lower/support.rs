@@ -31,8 +31,44 @@ fn rule(ok: bool, why: &str) -> Result<(), String> {
 
 use crate::tflm::kernels::multiplier_exponent;
 
-/// Why the runtime's Prepare would refuse `op` for its tensor types, if it would.
+/// Why the runtime's Prepare would refuse `op` for its tensor types or for an operand it
+/// reads as constant data, if it would.
 pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
+    check_types(model, op, out)?;
+    check_constants(model, op)
+}
+
+/// The operands the runtime's kernels take from the image's constant data (filters, weights):
+/// `check_operands*` in `kernels/epilogue.rs`, `transpose_conv.rs`, `svdf.rs` and `lstm.rs`.
+fn check_constants(model: &Model<'_>, op: &Operator<'_>) -> Result<(), String> {
+    let sg = model.main();
+    let constant = |i: usize| {
+        op.input(i)
+            .and_then(|t| sg.tensors.get(t))
+            .is_some_and(|t| t.has_data)
+    };
+    match super::image_opcode(op).unwrap_or(opcode::CUSTOM) {
+        opcode::CONV_2D
+        | opcode::DEPTHWISE_CONV_2D
+        | opcode::FULLY_CONNECTED
+        | opcode::TRANSPOSE_CONV => rule(constant(1), "filter must be constant"),
+        opcode::SVDF => {
+            rule(constant(1) && constant(2), "weights must be constant")?;
+            // An optional bias (input 3) is read as constant data too.
+            let bias = op.input(3).and_then(|t| sg.tensors.get(t));
+            rule(bias.is_none_or(|b| b.has_data), "bias shape")
+        }
+        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => rule(
+            // Input-to-gate weights (1–4), recurrent weights (5–8), gate biases (12–15).
+            (1..=8).chain(12..=15).all(constant),
+            "weights and biases must be constant",
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Why the runtime's Prepare would refuse `op` for its tensor types, if it would.
+fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
     let sg = model.main();
     let input = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
     let code = super::image_opcode(op).unwrap_or(opcode::CUSTOM);
