@@ -103,7 +103,8 @@ pub fn plan<'a>(
 /// Checks `model` against `budget` as `microarena check` does: the verdict on
 /// `config`'s target, the head buffers at the peak, and on a CMSIS-NN target
 /// the same budget with TFLM's reference kernels (`cortex-m`), so the user
-/// sees how much the backend's scratch and OpData cost. `device` names the
+/// sees how much the backend's scratch and OpData cost (not on an ESP-NN
+/// target, which has no reference build). `device` names the
 /// preset the budget came from; with `memories` (a preset's, or a custom
 /// device's), the report also proposes where the arena goes among them
 /// ([`placement::place`]).
@@ -119,7 +120,10 @@ pub fn check(
     let report = Report::new(model, &analysis, file);
     let verdict = budget.check(analysis.minimum_bytes);
     let reference = match config.profile.backend {
-        Backend::Reference => None,
+        // esp-tflite-micro always replaces the kernels it has ESP-NN ones for
+        // (its CMake drops the reference files), so an ESP target has no
+        // reference build to compare with.
+        Backend::Reference | Backend::EspNn(_) => None,
         Backend::CmsisNn(_) => {
             let reference = Config {
                 profile: &profile::CORTEX_M,

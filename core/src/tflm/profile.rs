@@ -31,6 +31,11 @@ pub enum Abi {
     /// 32-bit Arm with arm-none-eabi-gcc (4-byte pointers, 1-byte short
     /// enums, 8-aligned `int64_t`, compression off).
     Ilp32,
+    /// 32-bit with 4-byte enums: Xtensa (ESP32, ESP32-S3) as Espressif's GCC builds it
+    /// (4-byte pointers, enums never short, 8-aligned `int64_t` and `double`, compression
+    /// off). Only structs holding a C enum differ from [`Abi::Ilp32`]: `TfLiteTensor`
+    /// (40 B, not 32) and the builtin data listed in `docs/esp-nn.md`.
+    Ilp32Enum4,
 }
 
 /// The DSP extensions CMSIS-NN's `*_get_buffer_size` functions switch on
@@ -48,6 +53,18 @@ pub enum CpuClass {
     Mve,
 }
 
+/// Which ESP-NN paths `esp_nn.h` selects (`CONFIG_NN_OPTIMIZED`, ESP-NN's default):
+/// the scratch sizes its `esp_nn_get_*_scratch_size` functions return differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EspChip {
+    /// `CONFIG_IDF_TARGET_ESP32S3`: the ESP32-S3's SIMD functions (`esp_nn_esp32s3.h`),
+    /// whose convolutions ask for scratch.
+    S3,
+    /// Every other chip without its own paths (ESP32, ESP32-C3, …): the generic `_opt`
+    /// C functions (`esp_nn_generic_opt.h`), whose convolutions ask for none.
+    Generic,
+}
+
 /// Which kernel implementations the TFLM build registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -56,6 +73,9 @@ pub enum Backend {
     /// `OPTIMIZED_KERNEL_DIR=cmsis_nn`, built with GCC and `KERNELS_OPTIMIZED_FOR_SPEED`:
     /// `kernels/cmsis_nn/*.cc` replace the reference kernels they cover (see `docs/cmsis-nn.md`).
     CmsisNn(CpuClass),
+    /// Espressif's esp-tflite-micro: `kernels/esp_nn/*.cc` replace the reference
+    /// kernels they cover, calling ESP-NN (see `docs/esp-nn.md`).
+    EspNn(EspChip),
 }
 
 impl Backend {
@@ -64,6 +84,7 @@ impl Backend {
         match self {
             Backend::Reference => "reference",
             Backend::CmsisNn(_) => "CMSIS-NN",
+            Backend::EspNn(_) => "ESP-NN",
         }
     }
 }
@@ -108,8 +129,8 @@ pub struct TargetProfile {
     pub description: &'static str,
     /// `sizeof(void*)` (and `size_t`).
     pub pointer_bytes: u32,
-    /// `sizeof` of a C enum such as `TfLiteType`: 4 on hosts, 1 with arm-none-eabi's
-    /// short enums.
+    /// `sizeof` of a C enum such as `TfLiteType`: 4 on hosts and Xtensa, 1 with
+    /// arm-none-eabi's short enums.
     pub enum_bytes: u32,
     /// Arena allocator object (Recording variant: the figures TFLM reports are recorded with it).
     pub arena_allocator: Sz,
@@ -278,6 +299,32 @@ pub const CORTEX_M55_ETHOS_U: TargetProfile = TargetProfile {
     ..CORTEX_M55_CMSIS_NN
 };
 
+/// esp-tflite-micro's TFLM copy (upstream TFLM 096563546, whose Prepare and OpData
+/// equal 90b983c2's on every kernel) with its ESP-NN kernels, ESP-NN 1.2.3 (d45b843c).
+const ESP_TFLM: &str = "esp-tflite-micro 99f49e14 (TFLM 096563546) + ESP-NN d45b843c";
+
+/// ESP32-S3 (Xtensa LX7) with esp-tflite-micro's ESP-NN kernels: the Xtensa ABI (4-byte
+/// enums: `TfLiteTensor` is 40 B), the ESP-NN OpData and the ESP32-S3 scratch rules.
+pub const ESP32S3_ESP_NN: TargetProfile = TargetProfile {
+    name: "esp32s3-esp-nn",
+    description: "ESP32-S3 (Xtensa LX7), esp-tflite-micro with ESP-NN's S3 kernels (ILP32, 4-byte enums, recording allocator)",
+    enum_bytes: 4,
+    tensor: sz(40, 4),
+    abi: Abi::Ilp32Enum4,
+    backend: Backend::EspNn(EspChip::S3),
+    measured_against: None,
+    ..CORTEX_M
+};
+
+/// ESP32 (Xtensa LX6) with esp-tflite-micro's ESP-NN kernels: as the S3, with ESP-NN's
+/// generic C paths, whose convolutions ask for no scratch.
+pub const ESP32_ESP_NN: TargetProfile = TargetProfile {
+    name: "esp32-esp-nn",
+    description: "ESP32 (Xtensa LX6), esp-tflite-micro with ESP-NN's generic kernels (ILP32, 4-byte enums, recording allocator)",
+    backend: Backend::EspNn(EspChip::Generic),
+    ..ESP32S3_ESP_NN
+};
+
 /// Every TFLM profile, in the order the CLI and the app list them.
 pub const PROFILES: &[TargetProfile] = &[
     X86_64,
@@ -287,6 +334,8 @@ pub const PROFILES: &[TargetProfile] = &[
     CORTEX_M55_CMSIS_NN,
     CORTEX_M55_ETHOS_U,
     CORTEX_M0PLUS_CMSIS_NN,
+    ESP32S3_ESP_NN,
+    ESP32_ESP_NN,
 ];
 
 /// Looks a profile up by its [`TargetProfile::name`].
@@ -323,6 +372,9 @@ mod tests {
         assert_eq!(fixed(&CORTEX_M0PLUS_CMSIS_NN), 236);
         assert_eq!(fixed(&CORTEX_M33_CMSIS_NN), 236);
         assert_eq!(fixed(&CORTEX_M55_CMSIS_NN), 236);
+        // Xtensa: the same objects (none holds an enum).
+        assert_eq!(fixed(&ESP32S3_ESP_NN), 236);
+        assert_eq!(fixed(&ESP32_ESP_NN), 236);
     }
 
     #[test]

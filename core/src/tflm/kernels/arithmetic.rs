@@ -6,7 +6,9 @@
 //! `cmsis_nn/maximum_minimum.cc`) and ADD_N (`add_n.cc`).
 
 use super::shapes::broadcast_inputs;
-use super::{CMSIS_SAME, CmsisNn, Ctx, Kernel, Prep, abi, both, in01_out0, kernel, nothing, st};
+use super::{
+    CMSIS_SAME, CmsisNn, Ctx, ESP_SAME, Kernel, Prep, abi3, both, in01_out0, kernel, nothing, st,
+};
 use crate::read::dtype::DType::{self, F32, I8, I16, I32, I64};
 use crate::tflm::registry::Check;
 use crate::tflm::registry::Operand::{Input, Output};
@@ -16,7 +18,7 @@ use microarena_image::opcode as c;
 pub(super) const KERNELS: &[Kernel] = &[
     Kernel {
         // TfLiteAddParams: activation, pot_scale_int16.
-        builtin: abi(st(8, 4), st(2, 1)),
+        builtin: abi3(st(8, 4), st(2, 1), st(8, 4)),
         builtin_name: "TfLiteAddParams",
         op_data: both(Some(60)),
         prepare: in01_out0,
@@ -26,10 +28,11 @@ pub(super) const KERNELS: &[Kernel] = &[
             ..CMSIS_SAME
         }),
         shape: Some(broadcast_inputs),
+        esp_nn: Some(ESP_SAME),
         ..kernel(c::ADD, "add.cc, add_common.cc")
     },
     Kernel {
-        builtin: abi(st(8, 4), st(2, 1)),
+        builtin: abi3(st(8, 4), st(2, 1), st(8, 4)),
         builtin_name: "TfLiteSubParams",
         op_data: both(Some(52)),
         prepare: in01_out0,
@@ -38,17 +41,18 @@ pub(super) const KERNELS: &[Kernel] = &[
         ..kernel(c::SUB, "sub.cc, sub_common.cc")
     },
     Kernel {
-        builtin: abi(st(4, 4), st(1, 1)),
+        builtin: abi3(st(4, 4), st(1, 1), st(4, 4)),
         builtin_name: "TfLiteMulParams",
         op_data: both(Some(36)),
         prepare: in01_out0,
         checks: MUL,
         cmsis_nn: Some(CMSIS_SAME),
         shape: Some(broadcast_inputs),
+        esp_nn: Some(ESP_SAME),
         ..kernel(c::MUL, "mul.cc, mul_common.cc")
     },
     Kernel {
-        builtin: abi(st(4, 4), st(1, 1)),
+        builtin: abi3(st(4, 4), st(1, 1), st(4, 4)),
         builtin_name: "TfLiteDivParams",
         op_data: both(Some(28)),
         prepare: in01_out0,

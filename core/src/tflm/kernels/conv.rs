@@ -6,8 +6,8 @@
 //! (`docs/cmsis-nn.md`).
 
 use super::{
-    CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, both, cmsis_nn_int16_zero_points, hybrid,
-    kernel, prod, st,
+    CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, abi3, both, cmsis_nn_int16_zero_points,
+    hybrid, kernel, prod, st,
 };
 use crate::read::dtype::DType::{
     self, Bool, F16, F32, F64, I4, I8, I16, I32, I64, U8, U16, U32, U64,
@@ -44,6 +44,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         checks: CONV_2D,
         shape: Some(window_rule),
         cmsis_nn: Some(CONV_CMSIS_NN),
+        esp_nn: Some(super::esp_nn::CONV_2D),
         ..kernel(c::CONV_2D, "conv.cc, conv_common.cc")
     },
     Kernel {
@@ -54,13 +55,14 @@ pub(super) const KERNELS: &[Kernel] = &[
         checks: DEPTHWISE_CONV_2D,
         shape: Some(window_rule),
         cmsis_nn: Some(CONV_CMSIS_NN),
+        esp_nn: Some(super::esp_nn::DEPTHWISE_CONV_2D),
         ..kernel(
             c::DEPTHWISE_CONV_2D,
             "depthwise_conv.cc, depthwise_conv_common.cc",
         )
     },
     Kernel {
-        builtin: abi(st(20, 4), st(16, 4)),
+        builtin: abi3(st(20, 4), st(16, 4), st(20, 4)),
         builtin_name: "TfLiteTransposeConvParams",
         // OpData: ConvParams (56), three int (five with compression), two pointers.
         op_data: abi(Some(88), Some(72)),
@@ -153,7 +155,7 @@ fn channel_dim(cx: &Ctx<'_>) -> usize {
 /// `ConvPrepare` / `DepthwiseConvPrepare`: holds output, input and filter,
 /// allocates the per-channel multipliers and shifts (for float models too),
 /// then `CalculateOpData*` holds input, filter, bias and output again.
-fn conv_prepare(cx: &Ctx<'_>, p: &mut Prep) {
+pub(super) fn conv_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     if hybrid(cx, 1) {
         p.refuse(Refusal::Hybrid);
     }
@@ -558,7 +560,7 @@ const CONV_2D_CMSIS_NN: &[Check] = &[
 /// input's type (any type, so uint8/uint8 passes: `PopulateConvolutionQuantizationParams`
 /// still quantizes uint8 per tensor), or int8/int4, int16/int8; `depthwise_conv.cc`
 /// `Eval` then runs float32, int8 (int4 or int8 filter) and int16 (int8 filter) only.
-const DEPTHWISE_CONV_2D: &[Check] = &[
+pub(super) const DEPTHWISE_CONV_2D: &[Check] = &[
     pairs(
         &[Input(0), Input(1)],
         &[

@@ -3,7 +3,9 @@
 //! BATCH_MATMUL (`batch_matmul.cc`, `batch_matmul_common.cc`,
 //! `cmsis_nn/batch_matmul.cc`).
 
-use super::{CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, both, hybrid, kernel, st};
+use super::{
+    CmsisNn, Ctx, ESP_SAME, Evidence, Kernel, Prep, Refusal, abi, abi3, both, hybrid, kernel, st,
+};
 use crate::read::dtype::DType::{self, F32, I4, I8, I16};
 use alloc::format;
 use alloc::vec;
@@ -21,7 +23,7 @@ use microarena_image::opcode as c;
 
 pub(super) const KERNELS: &[Kernel] = &[
     Kernel {
-        builtin: abi(st(32, 8), st(5, 1)),
+        builtin: abi3(st(32, 8), st(5, 1), st(16, 4)),
         builtin_name: "TfLiteFullyConnectedParams",
         op_data: abi(Some(72), Some(48)),
         prepare: fc_prepare,
@@ -34,6 +36,7 @@ pub(super) const KERNELS: &[Kernel] = &[
             checks: Some(FULLY_CONNECTED_CMSIS_NN),
             evidence: Evidence::Measured,
         }),
+        esp_nn: Some(ESP_SAME),
         ..kernel(
             c::FULLY_CONNECTED,
             "fully_connected.cc, fully_connected_common.cc",

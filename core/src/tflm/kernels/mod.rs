@@ -21,6 +21,7 @@ mod comparisons;
 mod control_flow;
 mod conv;
 mod custom;
+mod esp_nn;
 mod fully_connected;
 mod math;
 mod pad;
@@ -41,7 +42,7 @@ use alloc::vec::Vec;
 use crate::read::dtype::DType;
 use crate::read::model::{Model, Operator, Tensor};
 use crate::read::ops::BuiltinOp;
-use crate::tflm::profile::{Abi, Backend, CoProcessor, CpuClass, Sz, TargetProfile};
+use crate::tflm::profile::{Abi, Backend, CoProcessor, CpuClass, EspChip, Sz, TargetProfile};
 use crate::tflm::registry::{self, Check, Rejection};
 
 /// Every family's rows.
@@ -76,14 +77,17 @@ pub enum Op {
     Custom(&'static str),
 }
 
-/// A figure per ABI: LP64 as the wheel builds it (x86-64, compression on)
-/// and ILP32 as arm-none-eabi-gcc builds it (short enums, no compression).
+/// A figure per ABI: LP64 as the wheel builds it (x86-64, compression on),
+/// ILP32 as arm-none-eabi-gcc builds it (short enums, no compression), and
+/// ILP32 with 4-byte enums as Xtensa's GCC builds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerAbi<T> {
     /// The `tflite-micro` wheel on x86-64.
     pub lp64: T,
     /// 32-bit Arm.
     pub ilp32: T,
+    /// Xtensa: the ILP32 figure unless the struct holds a C enum ([`abi3`]).
+    pub ilp32_enum4: T,
 }
 
 impl<T: Copy> PerAbi<T> {
@@ -92,18 +96,38 @@ impl<T: Copy> PerAbi<T> {
         match abi {
             Abi::Lp64 => self.lp64,
             Abi::Ilp32 => self.ilp32,
+            Abi::Ilp32Enum4 => self.ilp32_enum4,
         }
     }
 }
 
-/// Both ABIs the same.
+/// Every ABI the same.
 pub const fn both<T: Copy>(v: T) -> PerAbi<T> {
-    PerAbi { lp64: v, ilp32: v }
+    PerAbi {
+        lp64: v,
+        ilp32: v,
+        ilp32_enum4: v,
+    }
 }
 
-/// LP64 then ILP32.
+/// LP64 then ILP32, for a struct without a C enum: Xtensa lays it out as
+/// 32-bit Arm does.
 pub const fn abi<T: Copy>(lp64: T, ilp32: T) -> PerAbi<T> {
-    PerAbi { lp64, ilp32 }
+    PerAbi {
+        lp64,
+        ilp32,
+        ilp32_enum4: ilp32,
+    }
+}
+
+/// LP64, ILP32 with short enums, ILP32 with 4-byte enums: a struct holding a
+/// C enum (each figure from compiling TFLM's headers for that ABI).
+pub const fn abi3<T: Copy>(lp64: T, ilp32: T, ilp32_enum4: T) -> PerAbi<T> {
+    PerAbi {
+        lp64,
+        ilp32,
+        ilp32_enum4,
+    }
 }
 
 /// A builtin-data struct of `bytes` aligned to `align`.
@@ -121,13 +145,14 @@ pub enum Evidence {
     Derived(&'static str),
 }
 
-/// The CMSIS-NN build's own kernel for an op.
+/// An optimized build's own kernel for an op (CMSIS-NN's, ESP-NN's), whose
+/// Prepare is told the build's variant `V` ([`CpuClass`], [`EspChip`]).
 #[derive(Debug, Clone, Copy)]
-pub struct CmsisNn {
-    /// Its OpData (ILP32), where it differs from the reference kernel's.
+pub struct Optimized<V> {
+    /// Its OpData (on the build's ABI), where it differs from the reference kernel's.
     pub op_data: Option<Option<u32>>,
     /// Its Prepare, where it differs from the reference kernel's.
-    pub prepare: Option<fn(&Ctx<'_>, CpuClass, &mut Prep)>,
+    pub prepare: Option<fn(&Ctx<'_>, V, &mut Prep)>,
     /// Its checks, where they differ from the reference kernel's (`None`:
     /// the same checks).
     pub checks: Option<&'static [Check]>,
@@ -135,8 +160,23 @@ pub struct CmsisNn {
     pub evidence: Evidence,
 }
 
+/// The CMSIS-NN build's own kernel for an op (OpData on ILP32).
+pub type CmsisNn = Optimized<CpuClass>;
+
+/// esp-tflite-micro's own kernel for an op (`kernels/esp_nn/`, OpData on Xtensa).
+pub type EspNn = Optimized<EspChip>;
+
 /// A CMSIS-NN kernel that allocates and checks as the reference one does.
 pub const CMSIS_SAME: CmsisNn = CmsisNn {
+    op_data: None,
+    prepare: None,
+    checks: None,
+    evidence: Evidence::Measured,
+};
+
+/// An ESP-NN kernel that allocates and checks as the reference one does (only
+/// its Eval calls ESP-NN).
+pub const ESP_SAME: EspNn = EspNn {
     op_data: None,
     prepare: None,
     checks: None,
@@ -167,6 +207,8 @@ pub struct Kernel {
     pub checks: &'static [Check],
     /// The CMSIS-NN build's kernel, when it substitutes one.
     pub cmsis_nn: Option<CmsisNn>,
+    /// esp-tflite-micro's ESP-NN kernel, when it substitutes one.
+    pub esp_nn: Option<EspNn>,
     /// How its output's shape follows new input shapes (what-if shapes,
     /// [`crate::whatif`]); `None`: the what-if refuses to re-derive it.
     pub shape: Option<shapes::ShapeRule>,
@@ -198,6 +240,7 @@ pub const fn kernel(code: u8, source: &'static str) -> Kernel {
         prepare: all_io,
         checks: &[],
         cmsis_nn: None,
+        esp_nn: None,
         shape: None,
         co_processor: None,
     }
@@ -551,18 +594,28 @@ pub fn cost(
         };
     };
     let abi = profile.abi;
-    let cmsis = match profile.backend {
-        Backend::CmsisNn(cpu) => k.cmsis_nn.map(|c| (c, cpu)),
-        Backend::Reference => None,
-    };
     let mut p = Prep::default();
-    match cmsis.and_then(|(c, cpu)| c.prepare.map(|f| (f, cpu))) {
-        Some((f, cpu)) => f(&cx, cpu, &mut p),
-        None => (k.prepare)(&cx, &mut p),
+    // The optimized build's kernel, when it substitutes one: its OpData,
+    // evidence and whether it has a Prepare of its own (run here).
+    let (optimized, own_prepare) = match profile.backend {
+        Backend::CmsisNn(cpu) => k.cmsis_nn.map_or((None, None), |c| {
+            (
+                Some((c.op_data, c.evidence)),
+                c.prepare.map(|f| f(&cx, cpu, &mut p)),
+            )
+        }),
+        Backend::EspNn(chip) => k.esp_nn.map_or((None, None), |c| {
+            (
+                Some((c.op_data, c.evidence)),
+                c.prepare.map(|f| f(&cx, chip, &mut p)),
+            )
+        }),
+        Backend::Reference => (None, None),
+    };
+    if own_prepare.is_none() {
+        (k.prepare)(&cx, &mut p);
     }
-    let op_data = cmsis
-        .and_then(|(c, _)| c.op_data)
-        .unwrap_or(k.op_data.get(abi));
+    let op_data = optimized.and_then(|(d, _)| d).unwrap_or(k.op_data.get(abi));
     let init = match k.init {
         Some(f) => f(&cx)
             .into_iter()
@@ -579,8 +632,8 @@ pub fn cost(
             .into_iter()
             .collect(),
     };
-    let evidence = match cmsis {
-        Some((c, _)) if c.op_data.is_some() || c.prepare.is_some() => match c.evidence {
+    let evidence = match optimized {
+        Some((d, e)) if d.is_some() || own_prepare.is_some() => match e {
             Evidence::Measured => k.evidence.get(abi),
             derived => derived,
         },

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use super::shapes::{Reshaped, ShapeCx, ShapeFail};
-use super::{CMSIS_SAME, Ctx, Kernel, Prep, abi, all_io, both, kernel, st};
+use super::{CMSIS_SAME, Ctx, Kernel, Prep, abi3, all_io, both, kernel, st};
 use crate::read::dtype::DType::{F32, I8, I16, I32};
 use crate::tflm::registry::Check;
 use crate::tflm::registry::Operand::{Input, Output};
@@ -32,7 +32,7 @@ pub(super) const KERNELS: &[Kernel] = &[
     },
     Kernel {
         // TfLiteMirrorPaddingParams: mode.
-        builtin: abi(st(4, 4), st(1, 1)),
+        builtin: abi3(st(4, 4), st(1, 1), st(4, 4)),
         builtin_name: "TfLiteMirrorPaddingParams",
         // OpDataMirrorPad: five int.
         op_data: both(Some(20)),

@@ -2,7 +2,9 @@
 //! `pooling_common.cc`, `cmsis_nn/pooling.cc`) and L2_POOL_2D
 //! (`l2_pool_2d.cc`).
 
-use super::{CMSIS_SAME, CmsisNn, Ctx, Evidence, Kernel, Prep, both, in0_out0, kernel, st};
+use super::{
+    CMSIS_SAME, CmsisNn, Ctx, ESP_SAME, Evidence, Kernel, Prep, both, in0_out0, kernel, st,
+};
 use crate::read::dtype::DType::{self, F32, I8, I16};
 use crate::tflm::profile::CpuClass;
 use crate::tflm::registry::Check;
@@ -28,6 +30,7 @@ pub(super) const KERNELS: &[Kernel] = &[
             checks: None,
             evidence: Evidence::Measured,
         }),
+        esp_nn: Some(ESP_SAME),
         ..kernel(c::AVERAGE_POOL_2D, "pooling.cc, pooling_common.cc")
     },
     Kernel {
@@ -41,6 +44,7 @@ pub(super) const KERNELS: &[Kernel] = &[
             op_data: Some(Some(36)),
             ..CMSIS_SAME
         }),
+        esp_nn: Some(ESP_SAME),
         ..kernel(c::MAX_POOL_2D, "pooling.cc, pooling_common.cc")
     },
     Kernel {

@@ -2,7 +2,7 @@
 //! DEQUANTIZE (`dequantize.cc`, `dequantize_common.cc`) and CAST (`cast.cc`).
 
 use super::shapes::same_as_input;
-use super::{Kernel, abi, both, in0_out0, kernel, st};
+use super::{Kernel, abi3, both, in0_out0, kernel, st};
 use crate::read::dtype::DType::{Bool, F32, I8, I16, I32, U8, U32};
 use crate::tflm::registry::Check;
 use crate::tflm::registry::Operand::{Input, Output};
@@ -26,7 +26,7 @@ pub(super) const KERNELS: &[Kernel] = &[
     },
     Kernel {
         // TfLiteCastParams: two TfLiteType.
-        builtin: abi(st(8, 4), st(2, 1)),
+        builtin: abi3(st(8, 4), st(2, 1), st(8, 4)),
         builtin_name: "TfLiteCastParams",
         prepare: in0_out0,
         checks: CAST,

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use core::iter;
 
 use super::shapes::{Reshaped, ShapeCx, ShapeFail};
-use super::{CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi, all_io, both, kernel, prod, st};
+use super::{CmsisNn, Ctx, Evidence, Kernel, Prep, Refusal, abi3, all_io, both, kernel, prod, st};
 use crate::read::dtype::DType::{self, F32, I8, I16, I32};
 use crate::read::ops::OpOptions;
 use crate::tflm::profile::CpuClass;
@@ -40,7 +40,7 @@ pub(super) const KERNELS: &[Kernel] = &[
         )
     },
     Kernel {
-        builtin: abi(st(12, 4), st(8, 4)),
+        builtin: abi3(st(12, 4), st(8, 4), st(12, 4)),
         builtin_name: "TfLiteSVDFParams",
         op_data: both(Some(36)),
         prepare: svdf_prepare,

@@ -5,7 +5,7 @@
 use alloc::vec::Vec;
 
 use super::shapes::{Reshaped, ShapeCx, ShapeFail};
-use super::{Ctx, Kernel, Prep, abi, both, kernel, nothing, st};
+use super::{Ctx, Kernel, Prep, abi3, both, kernel, nothing, st};
 use crate::read::dtype::DType::{self, Bool, F32, I8, I16, I32};
 use crate::read::ops::OpOptions;
 use crate::tflm::registry::Check;
@@ -30,7 +30,7 @@ const fn reducer(code: u8, prepare: fn(&Ctx<'_>, &mut Prep), checks: &'static [C
 /// no Prepare.
 const fn arg(code: u8) -> Kernel {
     Kernel {
-        builtin: abi(st(4, 4), st(1, 1)),
+        builtin: abi3(st(4, 4), st(1, 1), st(4, 4)),
         builtin_name: "TfLiteArgMaxParams",
         prepare: nothing,
         checks: ARG_MAX,

@@ -7,7 +7,7 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use super::shapes::{Reshaped, ShapeCx, ShapeFail, same_as_input};
-use super::{Ctx, Kernel, Prep, abi, all_io, both, in0_out0, kernel, nothing, st};
+use super::{Ctx, Kernel, Prep, abi3, all_io, both, in0_out0, kernel, nothing, st};
 use crate::read::dtype::DType::{F32, I8, I16, I32, I64};
 use crate::read::ops::OpOptions;
 use crate::tflm::registry::Check;
@@ -41,7 +41,7 @@ pub(super) const KERNELS: &[Kernel] = &[
     },
     Kernel {
         // TfLiteShapeParams: one TfLiteType.
-        builtin: abi(st(4, 4), st(1, 1)),
+        builtin: abi3(st(4, 4), st(1, 1), st(4, 4)),
         builtin_name: "TfLiteShapeParams",
         // ShapePrepare checks counts only.
         prepare: nothing,

@@ -25,6 +25,7 @@ pub(super) const KERNELS: &[Kernel] = &[
             checks: Some(SOFTMAX_CMSIS_NN),
             evidence: Evidence::Measured,
         }),
+        esp_nn: Some(super::esp_nn::SOFTMAX),
         shape: Some(same_as_input),
         ..kernel(c::SOFTMAX, "softmax.cc, softmax_common.cc")
     },
@@ -38,7 +39,7 @@ pub(super) const KERNELS: &[Kernel] = &[
 
 /// `SoftmaxPrepare`: input and output; an int16 input builds two 513-entry
 /// int16 lookup tables (exp and 1/(1+x)).
-fn softmax_prepare(cx: &Ctx<'_>, p: &mut Prep) {
+pub(super) fn softmax_prepare(cx: &Ctx<'_>, p: &mut Prep) {
     in0_out0(cx, p);
     if cx.in_type(0) == Some(DType::I16) {
         p.persistent(1026, "int16 exp lookup table")

@@ -4,7 +4,7 @@
 //! SPACE_TO_BATCH_ND (`space_to_batch_nd.cc`), BATCH_TO_SPACE_ND
 //! (`batch_to_space_nd.cc`) and L2_NORMALIZATION (`l2norm.cc`).
 
-use super::{Ctx, Kernel, Prep, abi, all_io, both, in0_out0, kernel, st};
+use super::{Ctx, Kernel, Prep, abi3, all_io, both, in0_out0, kernel, st};
 use crate::read::dtype::DType::{F32, I8, I16, I32};
 use crate::tflm::registry::Check;
 use crate::tflm::registry::Operand::{Input, Output};
@@ -61,7 +61,7 @@ pub(super) const KERNELS: &[Kernel] = &[
     },
     Kernel {
         // TfLiteL2NormParams: activation.
-        builtin: abi(st(4, 4), st(1, 1)),
+        builtin: abi3(st(4, 4), st(1, 1), st(4, 4)),
         builtin_name: "TfLiteL2NormParams",
         // L2NormalizationParams: input_zero_point.
         op_data: both(Some(4)),

@@ -165,12 +165,14 @@ impl Check {
 }
 
 /// The checks TFLM's kernel for `k` makes when built with `backend`: the
-/// CMSIS-NN build's own where it substitutes a kernel that checks otherwise.
+/// optimized build's own where it substitutes a kernel that checks otherwise.
 pub fn checks_of(k: &Kernel, backend: Backend) -> &'static [Check] {
-    match (backend, k.cmsis_nn.and_then(|c| c.checks)) {
-        (Backend::CmsisNn(_), Some(checks)) => checks,
-        _ => k.checks,
-    }
+    let own = match backend {
+        Backend::CmsisNn(_) => k.cmsis_nn.and_then(|c| c.checks),
+        Backend::EspNn(_) => k.esp_nn.and_then(|c| c.checks),
+        Backend::Reference => None,
+    };
+    own.unwrap_or(k.checks)
 }
 
 /// Most operands one type check looks at.
@@ -385,11 +387,18 @@ pub fn describe(rejection: &Rejection, name: &str, backend: Backend) -> String {
             "TFLM has no {name} kernel (MicroMutableOpResolver registers none); its allocations are counted as 0"
         );
     };
-    let kernel = match (backend, kernel.cmsis_nn) {
-        (Backend::CmsisNn(_), None) => {
-            format!("the reference {name} kernel (which the CMSIS-NN build uses)")
-        }
-        _ => format!("the {} {name} kernel", backend.name()),
+    let substituted = match backend {
+        Backend::CmsisNn(_) => kernel.cmsis_nn.is_some(),
+        Backend::EspNn(_) => kernel.esp_nn.is_some(),
+        Backend::Reference => true,
+    };
+    let kernel = if substituted {
+        format!("the {} {name} kernel", backend.name())
+    } else {
+        format!(
+            "the reference {name} kernel (which the {} build uses)",
+            backend.name()
+        )
     };
     let mut s = match (check, found) {
         (
