@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Turns the Cortex-M oracle's figures for the kernel probes into the data
-core/tests/kernel_probes.rs reads (core/tests/kernel_probes_cortex_m.jsonl).
+core/tests/kernel_probes.rs reads (core/tests/kernel_probes_cortex_m.jsonl,
+or with --esp core/tests/kernel_probes_esp.jsonl).
 
     kernel-probe-import.py ORACLE.jsonl [ORACLE.jsonl ...] MODELS_DIR > kernel_probes_cortex_m.jsonl
+    kernel-probe-import.py --esp ORACLE.jsonl [...] MODELS_DIR > kernel_probes_esp.jsonl
+
+--esp: the lines of the esp32s3-esp-nn and esp32-esp-nn builds, whose run.sh
+lines come from the same harness linked against esp-tflite-micro's TFLM and
+ESP-NN (built for Cortex-M with Xtensa's struct layout; docs/esp-nn.md).
 
 ORACLE.jsonl: one line per (model, build) as ../shared/oracle/tflm-cortex-m/
 run.sh prints them (TFLM 90b983c2 built for Cortex-M and run under qemu-arm,
@@ -14,6 +20,21 @@ out.
 import json, os, sys
 
 BUILDS = {"m4-ref", "m4-cmsis-nn", "m33-cmsis-nn", "m0plus-cmsis-nn"}
+HEADER = {"tflm": "TFLM 90b983c2 built for Cortex-M (arm-none-eabi-gcc 12.2.1, "
+          "reference and CMSIS-NN 4ab83cc3), run in qemu-arm 10.0.2",
+          "targets": {"m4-ref": "cortex-m", "m4-cmsis-nn": "cortex-m4-cmsis-nn",
+                      "m33-cmsis-nn": "cortex-m33-cmsis-nn",
+                      "m0plus-cmsis-nn": "cortex-m0plus-cmsis-nn"}}
+ESP_BUILDS = {"esp32s3-esp-nn", "esp32-esp-nn"}
+ESP_HEADER = {"tflm": "esp-tflite-micro 99f49e14 (its TFLM copy = upstream 096563546, "
+              "kernels/esp_nn) with ESP-NN d45b843c (1.2.3, CONFIG_NN_OPTIMIZED), built for "
+              "cortex-m4 with arm-none-eabi-gcc 12.2.1 -fno-short-enums (Xtensa's ILP32 layout: "
+              "4-byte enums, 8-aligned int64_t/double), run in qemu-arm 10.0.2",
+              "targets": {"esp32s3-esp-nn": "esp32s3-esp-nn", "esp32-esp-nn": "esp32-esp-nn"},
+              "builds": {"esp32s3-esp-nn": "CONFIG_IDF_TARGET_ESP32S3: ESP-NN's esp32s3 C size "
+                         "functions (its assembly is not built; the harness never invokes)",
+                         "esp32-esp-nn": "CONFIG_IDF_TARGET_ESP32: ESP-NN's generic _opt "
+                         "functions"}}
 
 
 def fnv1a64(data):
@@ -24,12 +45,15 @@ def fnv1a64(data):
 
 
 def main():
-    *oracles, models = sys.argv[1:]
+    args = sys.argv[1:]
+    esp = args[:1] == ["--esp"]
+    builds, header = (ESP_BUILDS, ESP_HEADER) if esp else (BUILDS, HEADER)
+    *oracles, models = args[1:] if esp else args
     hashes, out = {}, []
     for line in (l for o in oracles for l in open(o)):
         r = json.loads(line)
         path = os.path.join(models, r["model"])
-        if r["build"] not in BUILDS or not os.path.exists(path):
+        if r["build"] not in builds or not os.path.exists(path):
             continue
         if r["model"] not in hashes:
             hashes[r["model"]] = fnv1a64(open(path, "rb").read())
@@ -43,11 +67,7 @@ def main():
         else:
             rec["error"] = (r.get("error") or "")[:400]
         out.append(json.dumps(rec, sort_keys=True))
-    print(json.dumps({"tflm": "TFLM 90b983c2 built for Cortex-M (arm-none-eabi-gcc 12.2.1, "
-                      "reference and CMSIS-NN 4ab83cc3), run in qemu-arm 10.0.2",
-                      "targets": {"m4-ref": "cortex-m", "m4-cmsis-nn": "cortex-m4-cmsis-nn",
-                                  "m33-cmsis-nn": "cortex-m33-cmsis-nn",
-                                  "m0plus-cmsis-nn": "cortex-m0plus-cmsis-nn"}}))
+    print(json.dumps(header))
     for line in sorted(set(out)):
         print(line)
 

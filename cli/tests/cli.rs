@@ -488,6 +488,8 @@ fn version_names_the_tflm_build_each_target_models() {
         ("cortex-m", "TFLM 90b983c2"),
         ("cortex-m4-cmsis-nn", "TFLM 90b983c2"),
         ("cortex-m0plus-cmsis-nn", "TFLM 90b983c2"),
+        ("esp32s3-esp-nn", "esp-tflite-micro 99f49e14"),
+        ("esp32-esp-nn", "esp-tflite-micro 99f49e14"),
     ] {
         let line = text
             .lines()

@@ -22,6 +22,7 @@ pub mod kernel_cases;
 const X86: &str = include_str!("../tests/kernel_probes_x86_64.jsonl");
 const CORTEX_M: &str = include_str!("../tests/kernel_probes_cortex_m.jsonl");
 const CORTEX_M55: &str = include_str!("../tests/kernel_probes_cortex_m55.jsonl");
+const ESP: &str = include_str!("../tests/kernel_probes_esp.jsonl");
 
 fn name(k: &Kernel) -> String {
     match k.op {
@@ -60,7 +61,8 @@ pub fn probes() -> BTreeMap<String, Vec<u8>> {
 }
 
 /// What the rows' Prepare allocates on the probes, per kernel: persistent and
-/// scratch purposes on the reference kernels, and those only CMSIS-NN's have.
+/// scratch purposes on the reference kernels, and those only CMSIS-NN's or
+/// ESP-NN's have.
 #[derive(Default)]
 struct Seen {
     persistent: BTreeSet<&'static str>,
@@ -97,11 +99,13 @@ pub fn table() -> String {
     let models = probes();
     let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
     let reference: [&'static TargetProfile; 2] = [&profile::X86_64, &profile::CORTEX_M];
-    let cmsis: [&'static TargetProfile; 4] = [
+    let cmsis: [&'static TargetProfile; 6] = [
         &profile::CORTEX_M4_CMSIS_NN,
         &profile::CORTEX_M55_CMSIS_NN,
         &profile::CORTEX_M55_ETHOS_U,
         &profile::CORTEX_M0PLUS_CMSIS_NN,
+        &profile::ESP32S3_ESP_NN,
+        &profile::ESP32_ESP_NN,
     ];
     for (file, bytes) in &models {
         let Ok(m) = Model::parse(bytes) else { continue };
@@ -149,11 +153,13 @@ pub fn table() -> String {
     let m0_cmsis = loaded(CORTEX_M, Some("m0plus-cmsis-nn"));
     let m55_cmsis = loaded(CORTEX_M55, Some("m55-cmsis-nn"));
     let m55_ethos_u = loaded(CORTEX_M55, Some("m55-ethos-u"));
+    let esp32s3 = loaded(ESP, Some("esp32s3-esp-nn"));
+    let esp32 = loaded(ESP, Some("esp32-esp-nn"));
     let mut rows: Vec<&'static Kernel> = kernels::rows().collect();
     rows.sort_by_key(|k| name(k));
     let mut out = String::new();
     out.push_str(
-        "| kernel | source (`kernels/`) | builtin data B (LP64 / ILP32) | OpData B (LP64 / ILP32 / CMSIS-NN) | Prepare keeps (persistent) | scratch | probes TFLM ran: x86_64 / M4 / M4 CMSIS-NN / M33 CMSIS-NN / M55 CMSIS-NN / M55 Ethos-U / M0+ CMSIS-NN |\n",
+        "| kernel | source (`kernels/`) | builtin data B (LP64 / ILP32; Xtensa where it differs) | OpData B (LP64 / ILP32 / CMSIS-NN; ESP-NN where it differs) | Prepare keeps (persistent) | scratch | probes TFLM ran: x86_64 / M4 / M4 CMSIS-NN / M33 CMSIS-NN / M55 CMSIS-NN / M55 Ethos-U / M0+ CMSIS-NN / ESP32-S3 / ESP32 |\n",
     );
     out.push_str("|---|---|---|---|---|---|---|\n");
     for k in rows {
@@ -186,16 +192,26 @@ pub fn table() -> String {
             .cmsis_nn
             .and_then(|c| c.op_data)
             .map_or("=".to_string(), op_data);
+        let esp_op_data = k
+            .esp_nn
+            .and_then(|c| c.op_data)
+            .map_or(String::new(), |b| format!("; ESP-NN {}", op_data(b)));
+        let xtensa = if k.builtin.ilp32_enum4 == k.builtin.ilp32 {
+            String::new()
+        } else {
+            format!("; Xtensa {}", sz(k.builtin.ilp32_enum4))
+        };
         let count = |set: &BTreeSet<String>| {
             s.map_or(0, |s| s.models.iter().filter(|m| set.contains(*m)).count())
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} / {} | {} / {}{} / {} | {} | {} | {} / {} / {} / {} / {} / {} / {} |",
+            "| {} | {} | {} / {}{} | {} / {}{} / {}{} | {} | {} | {} / {} / {} / {} / {} / {} / {} / {} / {} |",
             name(k),
             k.source,
             sz(k.builtin.lp64),
             sz(k.builtin.ilp32),
+            xtensa,
             if k.init.is_some() {
                 "options".into()
             } else {
@@ -208,6 +224,7 @@ pub fn table() -> String {
             },
             evidence(k, Abi::Ilp32),
             cmsis_op_data,
+            esp_op_data,
             persistent,
             scratch,
             count(&x86),
@@ -217,6 +234,8 @@ pub fn table() -> String {
             count(&m55_cmsis),
             count(&m55_ethos_u),
             count(&m0_cmsis),
+            count(&esp32s3),
+            count(&esp32),
         );
     }
     out

@@ -3,14 +3,16 @@
 //!
 //! `m4-ref` (reference kernels) is what `--target cortex-m` models, `m4-cmsis-nn` and
 //! `m0plus-cmsis-nn` what `--target cortex-m4-cmsis-nn` and `cortex-m0plus-cmsis-nn` model:
-//! every figure TFLM prints must equal ours.
+//! every figure TFLM prints must equal ours. esp-tflite-micro's ESP32-S3 and ESP32 builds
+//! (`corpus_esp.jsonl` beside this file; how they were made: `docs/esp-nn.md`) likewise for
+//! `esp32s3-esp-nn` and `esp32-esp-nn`.
 
 mod support;
 
 use microarena_core::report::Report;
 use microarena_core::tflm::profile::{
     CORTEX_M, CORTEX_M0PLUS_CMSIS_NN, CORTEX_M4_CMSIS_NN, CORTEX_M33_CMSIS_NN, CORTEX_M55_CMSIS_NN,
-    CORTEX_M55_ETHOS_U, TargetProfile,
+    CORTEX_M55_ETHOS_U, ESP32_ESP_NN, ESP32S3_ESP_NN, TargetProfile,
 };
 use serde_json::Value;
 
@@ -92,13 +94,15 @@ fn table(build: &str, mismatches: &[Mismatch]) -> String {
 }
 
 /// The records of one build, in file order: the shared table, then ours of the builds it
-/// lacks (`tflm_cortex_m_more.jsonl`, the same harness on the same models).
+/// lacks (`tflm_cortex_m_more.jsonl`, and `corpus_esp.jsonl` for esp-tflite-micro's two
+/// builds: the same harness on the same models).
 fn records(root: &std::path::Path, build: &str) -> Vec<Value> {
     let shared =
         String::from_utf8(support::read(&root.join("models/tflm_cortex_m.jsonl"))).expect("utf-8");
     let recs: Vec<Value> = shared
         .lines()
         .chain(include_str!("tflm_cortex_m_more.jsonl").lines())
+        .chain(include_str!("corpus_esp.jsonl").lines())
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str::<Value>(l).expect("jsonl line"))
         .filter(|rec| rec["build"] == build)
@@ -153,7 +157,7 @@ fn cortex_m_matches_tflm_m4_reference_build() {
     assert!(refused >= 2, "only {refused} refused models were checked");
 }
 
-/// Every loadable model of one CMSIS-NN build equals our report on `profile`, figure by
+/// Every loadable model of one CMSIS-NN (or ESP-NN) build equals our report on `profile`, figure by
 /// figure (the mismatch table is printed first, so a failure shows all of them).
 fn assert_cmsis_build(test: &str, build: &str, profile: &'static TargetProfile) {
     let Some(root) = support::corpus(test) else {
@@ -236,5 +240,23 @@ fn cortex_m55_ethos_u_matches_tflm_m55_ethos_u_build() {
         "cortex_m55_ethos_u_matches_tflm_m55_ethos_u_build",
         "m55-ethos-u",
         &CORTEX_M55_ETHOS_U,
+    );
+}
+
+#[test]
+fn esp32s3_esp_nn_matches_esp_tflite_micro() {
+    assert_cmsis_build(
+        "esp32s3_esp_nn_matches_esp_tflite_micro",
+        "esp32s3-esp-nn",
+        &ESP32S3_ESP_NN,
+    );
+}
+
+#[test]
+fn esp32_esp_nn_matches_esp_tflite_micro() {
+    assert_cmsis_build(
+        "esp32_esp_nn_matches_esp_tflite_micro",
+        "esp32-esp-nn",
+        &ESP32_ESP_NN,
     );
 }

@@ -5,7 +5,8 @@
 //! them, committed as data (`kernel_probes_x86_64.jsonl`, written by
 //! `scripts/kernel-probe.sh` with the tflite-micro wheel; the Cortex-M builds'
 //! — M4 reference, M4, M33 and M0+ CMSIS-NN — in `kernel_probes_cortex_m.jsonl`
-//! by the same probes under QEMU).
+//! by the same probes under QEMU; esp-tflite-micro's ESP32-S3 and ESP32 builds in
+//! `kernel_probes_esp.jsonl`).
 //!
 //! A probe whose model no longer hashes to the measured one fails: rebuilt
 //! probes are measured again, never compared with stale figures.
@@ -202,6 +203,21 @@ fn every_probe_matches_tflm_built_for_cortex_m55() {
         |rec| match rec["build"].as_str() {
             Some("m55-cmsis-nn") => Some(&profile::CORTEX_M55_CMSIS_NN),
             Some("m55-ethos-u") => Some(&profile::CORTEX_M55_ETHOS_U),
+            other => panic!("unknown build {other:?}"),
+        },
+    );
+    assert!(checked > 2 * 700, "only {checked} probes checked");
+}
+
+#[test]
+fn every_probe_matches_esp_tflite_micro() {
+    // esp-tflite-micro's TFLM and ESP-NN kernels, built with Xtensa's struct layout
+    // (docs/esp-nn.md says how).
+    let checked = check_all(
+        include_str!("kernel_probes_esp.jsonl"),
+        |rec| match rec["build"].as_str() {
+            Some("esp32s3-esp-nn") => Some(&profile::ESP32S3_ESP_NN),
+            Some("esp32-esp-nn") => Some(&profile::ESP32_ESP_NN),
             other => panic!("unknown build {other:?}"),
         },
     );

@@ -2,8 +2,8 @@
 //! groups its kernels (`tensorflow/lite/micro/kernels/`): builtin data per
 //! ABI, Init's OpData, the Prepare sequence (temp tensors, persistent
 //! buffers, scratch requests) of the reference kernel and, where the CMSIS-NN
-//! build substitutes a kernel of its own, of that one, and the checks its
-//! Prepare and Eval make ([`crate::tflm::registry`] applies them).
+//! build or esp-tflite-micro substitutes a kernel of its own, of that one, and
+//! the checks its Prepare and Eval make ([`crate::tflm::registry`] applies them).
 //!
 //! A family file declares its [`Kernel`] rows; [`FAMILIES`] lists the files.
 //! The machinery around them — the tail order ([`crate::tflm::tail`]), the
@@ -11,7 +11,8 @@
 //! kernel touches its family's file and the operator table and nothing else.
 //!
 //! Sources: tensorflow/tflite-micro 90b983c2 for every kernel, CMSIS-NN
-//! 4ab83cc3 for the CMSIS-NN buffer sizes (`docs/cmsis-nn.md`). Each row's
+//! 4ab83cc3 for the CMSIS-NN buffer sizes (`docs/cmsis-nn.md`), esp-tflite-micro
+//! 99f49e14 and ESP-NN d45b843c for the ESP-NN ones (`docs/esp-nn.md`). Each row's
 //! figures were compared with TFLM itself, category by category, by the
 //! kernel probes (`core/tests/kernel_probes.rs`, `docs/tflm-kernels.md`).
 
