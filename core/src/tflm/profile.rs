@@ -308,7 +308,7 @@ const ESP_TFLM: &str = "esp-tflite-micro 99f49e14 (TFLM 096563546) + ESP-NN d45b
 /// ESP32-S3 (Xtensa LX7) with esp-tflite-micro's ESP-NN kernels: the Xtensa ABI (4-byte
 /// enums: `TfLiteTensor` is 40 B), the ESP-NN OpData and the ESP32-S3 scratch rules. Measured:
 /// esp-tflite-micro built with Xtensa's layout on a Cortex-M4 (4-byte enums, ESP-NN's S3 size
-/// functions) and run under QEMU equals it on all 724 kernel probes and every shared model.
+/// functions) and run under QEMU equals it on all 747 kernel probes and every shared model.
 pub const ESP32S3_ESP_NN: TargetProfile = TargetProfile {
     name: "esp32s3-esp-nn",
     description: "ESP32-S3 (Xtensa LX7), esp-tflite-micro with ESP-NN's S3 kernels (ILP32, 4-byte enums, recording allocator)",
