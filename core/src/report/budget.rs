@@ -87,7 +87,9 @@ pub fn arena_with_headroom(minimum_bytes: u64, headroom_bp: u32) -> u64 {
 pub struct McuPreset {
     /// Name.
     pub name: &'static str,
-    /// On-chip SRAM in bytes (from the vendor's datasheet, `source`).
+    /// On-chip RAM the CPU can hold data in, in bytes: the TCM and SRAM
+    /// memories listed (from the vendor's reference manual, `source`);
+    /// external RAM (PSRAM) is listed but not counted.
     pub ram_bytes: u64,
     /// The CPU core.
     pub core: &'static str,
@@ -98,8 +100,9 @@ pub struct McuPreset {
     pub target: Option<&'static str>,
     /// Why the device has no target.
     pub unmodelled: Option<&'static str>,
-    /// On-chip flash in bytes; `None` when the chip boots from external flash
-    /// whose size the board decides (RP2040, ESP32-S3: give it to `check --flash`).
+    /// On-chip flash (or MRAM) in bytes; `None` when the chip boots from
+    /// external flash whose size the board decides (RP2040, RP2350, ESP32,
+    /// ESP32-S3, STM32N6, Himax WE2: give it to `check --flash`).
     pub flash_bytes: Option<u64>,
     /// Where the RAM figure comes from.
     pub source: &'static str,
@@ -126,7 +129,11 @@ impl McuPreset {
 /// Common boards. An ARMv7E-M core with the DSP extension (M4, M7) runs
 /// CMSIS-NN's DSP paths (`cortex-m4-cmsis-nn`; an M33 with DSP the same ones,
 /// `cortex-m33-cmsis-nn`); an ARMv6-M core (M0, M0+) the plain C paths
-/// (`cortex-m0plus-cmsis-nn`).
+/// (`cortex-m0plus-cmsis-nn`); an ARMv8.1-M core (M55) the MVE paths
+/// (`cortex-m55-cmsis-nn`), or, beside an Ethos-U55, TFLM's Ethos-U build
+/// (`cortex-m55-ethos-u`; a dual-core part's arena is its HP core's); an
+/// Espressif part ESP-NN (`esp32s3-esp-nn`, `esp32-esp-nn`). Each memory
+/// list is the reference manual's map as far as `source` confirms it.
 pub const MCU_PRESETS: &[McuPreset] = &[
     McuPreset {
         name: "STM32F746",
@@ -173,31 +180,6 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         ],
     },
     McuPreset {
-        name: "ESP32-S3",
-        flash_bytes: None,
-        ram_bytes: 512 * 1024,
-        core: "Xtensa LX7",
-        backend: "ESP-NN (esp-tflite-micro)",
-        target: None,
-        unmodelled: Some(
-            "microarena has no Xtensa profile and does not model ESP-NN's scratch buffers; \
-             --target cortex-m gives the reference-kernel figures of a 32-bit build as an estimate",
-        ),
-        source: "ESP32-S3 datasheet: 512 KB SRAM; PSRAM and flash external (8 MB each on an N8R8 module)",
-        memories: &[
-            Memory::kib("SRAM", 0x3FC8_8000, 512, MemoryKind::Sram, 0, true),
-            Memory::kib(
-                "PSRAM",
-                0x3D00_0000,
-                8192,
-                MemoryKind::ExternalRam,
-                2,
-                false,
-            ),
-            Memory::kib("Flash", 0x4200_0000, 8192, MemoryKind::Flash, 3, false),
-        ],
-    },
-    McuPreset {
         name: "STM32H743",
         flash_bytes: Some(2 * 1024 * 1024),
         ram_bytes: 992 * 1024,
@@ -214,6 +196,184 @@ pub const MCU_PRESETS: &[McuPreset] = &[
             Memory::kib("SRAM3", 0x3004_0000, 32, MemoryKind::Sram, 2, false),
             Memory::kib("SRAM4", 0x3800_0000, 64, MemoryKind::Sram, 2, false),
             Memory::kib("Flash", 0x0800_0000, 2048, MemoryKind::Flash, 3, false),
+        ],
+    },
+    McuPreset {
+        name: "RP2350",
+        flash_bytes: None,
+        ram_bytes: 520 * 1024,
+        core: "Cortex-M33 ×2 (ARMv8-M Mainline, DSP)",
+        backend: "CMSIS-NN (pico-tflmicro)",
+        target: Some("cortex-m33-cmsis-nn"),
+        unmodelled: None,
+        source: "Raspberry Pi RP2350 datasheet, address map (as pico-sdk's addressmap.h gives it): SRAM0-7 512 kB word-striped at 0x20000000, SRAM8 4 kB at 0x20080000 and SRAM9 4 kB at 0x20081000 (pico-sdk's per-core scratch, stacks by default), one contiguous 520 kB; flash is external QSPI XIP at 0x10000000 (4 MB on the Pico 2); the XIP cache used as SRAM and QSPI PSRAM on CS1 (a board option) left out",
+        memories: &[
+            Memory::kib("SRAM0-7", 0x2000_0000, 512, MemoryKind::Sram, 0, true),
+            Memory::kib("SRAM8", 0x2008_0000, 4, MemoryKind::Sram, 0, false),
+            Memory::kib("SRAM9", 0x2008_1000, 4, MemoryKind::Sram, 0, false),
+            Memory::kib("QSPI flash", 0x1000_0000, 4096, MemoryKind::Flash, 2, false),
+        ],
+    },
+    McuPreset {
+        name: "STM32U585",
+        flash_bytes: Some(2 * 1024 * 1024),
+        ram_bytes: 784 * 1024,
+        core: "Cortex-M33 (ARMv8-M Mainline, DSP)",
+        backend: "CMSIS-NN (STM32Cube)",
+        target: Some("cortex-m33-cmsis-nn"),
+        unmodelled: None,
+        source: "ST RM0456 memory map (as stm32u585xx.h gives it): SRAM1 192 KB at 0x20000000, SRAM2 64 KB at 0x20030000, SRAM3 512 KB at 0x20040000 (adjacent), SRAM4 16 KB at 0x28000000 (SRD domain), 2 MB flash at 0x08000000; the datasheet's 786 KB counts the 2 KB backup SRAM, left out",
+        memories: &[
+            Memory::kib("SRAM1", 0x2000_0000, 192, MemoryKind::Sram, 0, true),
+            Memory::kib("SRAM2", 0x2003_0000, 64, MemoryKind::Sram, 0, false),
+            Memory::kib("SRAM3", 0x2004_0000, 512, MemoryKind::Sram, 0, false),
+            Memory::kib("SRAM4", 0x2800_0000, 16, MemoryKind::Sram, 1, false),
+            Memory::kib("Flash", 0x0800_0000, 2048, MemoryKind::Flash, 2, false),
+        ],
+    },
+    McuPreset {
+        name: "nRF5340",
+        flash_bytes: Some(1024 * 1024),
+        ram_bytes: 512 * 1024,
+        core: "Cortex-M33 application core (ARMv8-M Mainline, DSP)",
+        backend: "CMSIS-NN (nRF Connect SDK / Zephyr)",
+        target: Some("cortex-m33-cmsis-nn"),
+        unmodelled: None,
+        source: "Nordic nRF5340 product specification, application core memory map (as Zephyr's nrf5340_cpuapp_qkaa.dtsi gives it): RAM 512 KB at 0x20000000, flash 1 MB at 0x00000000; the network core's 64 KB RAM and 256 KB flash are its own, left out",
+        memories: &[
+            Memory::kib("RAM", 0x2000_0000, 512, MemoryKind::Sram, 0, true),
+            Memory::kib("Flash", 0x0000_0000, 1024, MemoryKind::Flash, 2, false),
+        ],
+    },
+    McuPreset {
+        name: "Alif-E3",
+        flash_bytes: Some(5632 * 1024),
+        ram_bytes: (1024 + 4096 + 2560) * 1024,
+        core: "Cortex-M55 HP core (ARMv8.1-M, MVE) + Ethos-U55-256",
+        backend: "Ethos-U (Alif Ensemble SDK, Vela-compiled model)",
+        target: Some("cortex-m55-ethos-u"),
+        unmodelled: None,
+        source: "Alif AWPR0003 (RAM regions and linker files, rev B global map) with OpenMV's AE3 board config for the AE302F80F55D5 (the Ensemble E3 datasheet itself not read): the arena is the RTSS-HP core's, whose DTCM (1 MB at 0x20000000; global alias SRAM3 0x50800000, the address the NPU uses) holds data and heap; SRAM0 4 MB at 0x02000000, SRAM1 2.5 MB at 0x08000000, MRAM 5.5 MB at 0x80000000; the HP ITCM, the HE core's TCMs (SRAM4/5) and SRAM6-9 (low-power region, 160 MHz) left out",
+        memories: &[
+            Memory::kib("DTCM", 0x2000_0000, 1024, MemoryKind::Tcm, 0, true),
+            Memory::kib("SRAM0", 0x0200_0000, 4096, MemoryKind::Sram, 1, false),
+            Memory::kib("SRAM1", 0x0800_0000, 2560, MemoryKind::Sram, 1, false),
+            Memory::kib("MRAM", 0x8000_0000, 5632, MemoryKind::Flash, 2, false),
+        ],
+    },
+    McuPreset {
+        name: "Alif-E7",
+        flash_bytes: Some(5632 * 1024),
+        ram_bytes: (1024 + 4096 + 2560) * 1024,
+        core: "Cortex-M55 HP core (ARMv8.1-M, MVE) + Ethos-U55-256",
+        backend: "Ethos-U (Alif Ensemble SDK, Vela-compiled model)",
+        target: Some("cortex-m55-ethos-u"),
+        unmodelled: None,
+        source: "Alif AWPR0003 (RAM regions and linker files, rev B global map) and the Ensemble pack's AE722F80F55D5 device header: the arena is the RTSS-HP core's, whose DTCM (1 MB at 0x20000000; global alias SRAM3 0x50800000, the address the NPU uses) holds data and heap; SRAM0 4 MB at 0x02000000, SRAM1 2.5 MB at 0x08000000, MRAM 5.5 MB at 0x80000000; the HP ITCM, the HE core's TCMs (SRAM4/5), SRAM6-9 (low-power region, 160 MHz) and the Cortex-A32 cores left out",
+        memories: &[
+            Memory::kib("DTCM", 0x2000_0000, 1024, MemoryKind::Tcm, 0, true),
+            Memory::kib("SRAM0", 0x0200_0000, 4096, MemoryKind::Sram, 1, false),
+            Memory::kib("SRAM1", 0x0800_0000, 2560, MemoryKind::Sram, 1, false),
+            Memory::kib("MRAM", 0x8000_0000, 5632, MemoryKind::Flash, 2, false),
+        ],
+    },
+    McuPreset {
+        name: "Himax-WE2",
+        flash_bytes: None,
+        ram_bytes: (256 + 1024 + 1024 + 384) * 1024,
+        core: "Cortex-M55 (ARMv8.1-M, MVE) + Ethos-U55-64",
+        backend: "Ethos-U (Himax WE2 SDK, Vela-compiled model)",
+        target: Some("cortex-m55-ethos-u"),
+        unmodelled: None,
+        source: "Himax WE2 (HX6538) SDK's epii_device_addr.h, no public reference manual found: DTCM 256 KB at 0x30000000 (secure alias of 0x20000000; the SDK's data and stacks), SRAM0 1 MB at 0x34000000 and SRAM1 1 MB at 0x34100000 (adjacent; the SDK copies code into SRAM0 from 0x3401F000: reserve it), SRAM2 384 KB at 0x36000000; ITCM 256 KB left out; flash is external QSPI XIP at 0x3A000000 (16 MB on the Grove Vision AI V2); Ethos-U55-64 as the Vela configs for the part say; whether the NPU reaches DTCM not confirmed",
+        memories: &[
+            Memory::kib("DTCM", 0x3000_0000, 256, MemoryKind::Tcm, 0, true),
+            Memory::kib("SRAM0", 0x3400_0000, 1024, MemoryKind::Sram, 1, false),
+            Memory::kib("SRAM1", 0x3410_0000, 1024, MemoryKind::Sram, 1, false),
+            Memory::kib("SRAM2", 0x3600_0000, 384, MemoryKind::Sram, 1, false),
+            Memory::kib(
+                "QSPI flash",
+                0x3A00_0000,
+                16384,
+                MemoryKind::Flash,
+                2,
+                false,
+            ),
+        ],
+    },
+    McuPreset {
+        name: "STM32N657",
+        flash_bytes: None,
+        ram_bytes: 4224 * 1024,
+        core: "Cortex-M55 (ARMv8.1-M, MVE)",
+        backend: "CMSIS-NN (STM32Cube)",
+        target: Some("cortex-m55-cmsis-nn"),
+        unmodelled: None,
+        source: "ST RM0486 memory map (secure aliases): FLEXRAM 400 KB at 0x34000000, AXISRAM1 624 KB at 0x34064000, AXISRAM2 1 MB at 0x34100000, AXISRAM3-6 448 KB each from 0x34200000 (the NPU's RAMs: enable their clocks), CACHEAXI 256 KB at 0x343C0000 (only with the NPU cache off), VENCRAM 128 KB at 0x34400000 (only without the video encoder): 4.2 MB contiguous; no internal flash (external XSPI2 NOR at 0x70000000, 64 MB on the NUCLEO-N657X0-Q); ITCM/DTCM (sizes not confirmed), AHBSRAM1/2 and backup SRAM left out. The Neural-ART NPU is not modelled: the figures are TFLM's with CMSIS-NN on the M55",
+        memories: &[
+            Memory::kib("FLEXRAM", 0x3400_0000, 400, MemoryKind::Sram, 0, false),
+            Memory::kib("AXISRAM1", 0x3406_4000, 624, MemoryKind::Sram, 0, false),
+            Memory::kib("AXISRAM2", 0x3410_0000, 1024, MemoryKind::Sram, 0, true),
+            Memory::kib("AXISRAM3", 0x3420_0000, 448, MemoryKind::Sram, 1, false),
+            Memory::kib("AXISRAM4", 0x3427_0000, 448, MemoryKind::Sram, 1, false),
+            Memory::kib("AXISRAM5", 0x342E_0000, 448, MemoryKind::Sram, 1, false),
+            Memory::kib("AXISRAM6", 0x3435_0000, 448, MemoryKind::Sram, 1, false),
+            Memory::kib("CACHEAXI", 0x343C_0000, 256, MemoryKind::Sram, 1, false),
+            Memory::kib("VENCRAM", 0x3440_0000, 128, MemoryKind::Sram, 1, false),
+            Memory::kib(
+                "XSPI2 flash",
+                0x7000_0000,
+                65536,
+                MemoryKind::Flash,
+                2,
+                false,
+            ),
+        ],
+    },
+    McuPreset {
+        name: "ESP32-S3",
+        flash_bytes: None,
+        ram_bytes: 480 * 1024,
+        core: "Xtensa LX7 ×2",
+        backend: "ESP-NN (esp-tflite-micro)",
+        target: Some("esp32s3-esp-nn"),
+        unmodelled: None,
+        source: "Espressif ESP32-S3 technical reference manual, system and memory (as ESP-IDF's soc.h gives it): the data bus reaches SRAM1 416 KB at 0x3FC88000 and SRAM2 64 KB at 0x3FCF0000 (adjacent, 480 KB; SRAM0's 32 KB is instruction-only, left out; ESP-IDF's IRAM code and the ROM's data take part of it at run time: reserve them); PSRAM and flash are external, mapped through the MMU at 0x3D000000 and 0x42000000 (8 MB each on an N8R8 module); the verdict counts on-chip RAM: give --ram to count the PSRAM",
+        memories: &[
+            Memory::kib("SRAM1", 0x3FC8_8000, 416, MemoryKind::Sram, 0, true),
+            Memory::kib("SRAM2", 0x3FCF_0000, 64, MemoryKind::Sram, 0, false),
+            Memory::kib(
+                "PSRAM",
+                0x3D00_0000,
+                8192,
+                MemoryKind::ExternalRam,
+                2,
+                false,
+            ),
+            Memory::kib("Flash", 0x4200_0000, 8192, MemoryKind::Flash, 3, false),
+        ],
+    },
+    McuPreset {
+        name: "ESP32",
+        flash_bytes: None,
+        ram_bytes: 320 * 1024,
+        core: "Xtensa LX6 ×2",
+        backend: "ESP-NN (esp-tflite-micro)",
+        target: Some("esp32-esp-nn"),
+        unmodelled: None,
+        source: "Espressif ESP32 technical reference manual, address space (as esptool's and ESP-IDF's memory maps give it): of the 520 KB SRAM, SRAM0's 192 KB is instruction-only; the data RAM is SRAM2 (0x3FFAE000-0x3FFDFFFF, whose first 8 KB the ROM keeps, so 192 KB from 0x3FFB0000) and SRAM1 128 KB at 0x3FFE0000, 320 KB contiguous (Bluetooth takes 64 KB more: reserve it); PSRAM and flash are external, mapped at 0x3F800000 (a 4 MB window) and 0x3F400000 (4 MB each on an ESP32-WROVER-E, whose 8 MB PSRAM maps 4 MB); the verdict counts on-chip RAM: give --ram to count the PSRAM",
+        memories: &[
+            Memory::kib("SRAM2", 0x3FFB_0000, 192, MemoryKind::Sram, 0, true),
+            Memory::kib("SRAM1", 0x3FFE_0000, 128, MemoryKind::Sram, 0, false),
+            Memory::kib(
+                "PSRAM",
+                0x3F80_0000,
+                4096,
+                MemoryKind::ExternalRam,
+                2,
+                false,
+            ),
+            Memory::kib("Flash", 0x3F40_0000, 4096, MemoryKind::Flash, 3, false),
         ],
     },
 ];
@@ -490,25 +650,53 @@ mod tests {
     fn presets_name_the_profile_of_their_core_and_backend() {
         use crate::tflm::profile::{Backend, CpuClass};
         for p in MCU_PRESETS {
-            match p.profile() {
-                Ok(prof) => {
-                    // ARMv6-M has no DSP extension, so CMSIS-NN takes its plain C paths there.
-                    let cpu = if p.core.contains("ARMv6-M") {
-                        CpuClass::NoDsp
-                    } else {
-                        CpuClass::Dsp
-                    };
-                    assert_eq!(prof.backend, Backend::CmsisNn(cpu), "{}", p.name);
-                    assert!(p.unmodelled.is_none(), "{}", p.name);
-                }
-                Err(e) => {
-                    assert!(p.target.is_none() && p.unmodelled.is_some(), "{}", p.name);
-                    assert!(e.contains("not modelled") && e.contains(p.core), "{e}");
-                }
+            let Some(target) = p.target else {
+                assert!(p.unmodelled.is_some(), "{}", p.name);
+                let e = p.profile().unwrap_err();
+                assert!(e.contains("not modelled") && e.contains(p.core), "{e}");
+                continue;
+            };
+            assert!(p.unmodelled.is_none(), "{}", p.name);
+            let prof = p.profile().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(prof.name, target);
+            // A CMSIS-NN build takes the paths of the core's extensions: the plain C
+            // ones on ARMv6-M, MVE on ARMv8.1-M, the DSP ones on ARMv7E-M and v8-M Mainline.
+            if p.backend.starts_with("CMSIS-NN") {
+                let cpu = if p.core.contains("ARMv6-M") {
+                    CpuClass::NoDsp
+                } else if p.core.contains("ARMv8.1-M") {
+                    CpuClass::Mve
+                } else {
+                    CpuClass::Dsp
+                };
+                assert_eq!(prof.backend, Backend::CmsisNn(cpu), "{}", p.name);
             }
         }
+        // Each device chooses the target of its core and its SDK's kernels.
+        for (device, target) in [
+            ("RP2350", "cortex-m33-cmsis-nn"),
+            ("STM32U585", "cortex-m33-cmsis-nn"),
+            ("nRF5340", "cortex-m33-cmsis-nn"),
+            ("Alif-E3", "cortex-m55-ethos-u"),
+            ("Alif-E7", "cortex-m55-ethos-u"),
+            ("Himax-WE2", "cortex-m55-ethos-u"),
+            ("STM32N657", "cortex-m55-cmsis-nn"),
+            ("ESP32-S3", "esp32s3-esp-nn"),
+            ("ESP32", "esp32-esp-nn"),
+        ] {
+            assert_eq!(mcu_preset(device).map(|p| p.target), Ok(Some(target)));
+        }
         assert_eq!(mcu_preset(" rp2040 ").map(|p| p.name), Ok("RP2040"));
+        assert_eq!(mcu_preset("esp32").map(|p| p.name), Ok("ESP32"));
+        assert!(mcu_preset("Arduino").unwrap_err().contains("choose one of"));
+    }
+
+    #[test]
+    fn preset_memory_maps_add_up_and_do_not_overlap() {
+        let mut names = Vec::new();
         for p in MCU_PRESETS {
+            assert!(!names.contains(&p.name), "{} twice", p.name);
+            names.push(p.name);
             // The RAM figure is the on-chip RAM the memory map lists, one memory holds the reserves.
             let on_chip: u64 = p
                 .memories
@@ -517,19 +705,61 @@ mod tests {
                 .map(|m| m.bytes)
                 .sum();
             assert_eq!(on_chip, p.ram_bytes, "{}", p.name);
-            assert_eq!(
-                p.memories.iter().filter(|m| m.main).count(),
-                1,
-                "{}",
-                p.name
-            );
+            let main: Vec<&Memory> = p.memories.iter().filter(|m| m.main).collect();
+            assert_eq!(main.len(), 1, "{}", p.name);
             assert!(
-                p.memories.iter().any(|m| m.kind == MemoryKind::Flash),
+                matches!(main[0].kind, MemoryKind::Tcm | MemoryKind::Sram),
                 "{}",
                 p.name
             );
+            let flash: Vec<&Memory> = p
+                .memories
+                .iter()
+                .filter(|m| m.kind == MemoryKind::Flash)
+                .collect();
+            assert_eq!(flash.len(), 1, "{}", p.name);
+            // On-chip flash is the flash the map lists; external flash is the board's.
+            if let Some(f) = p.flash_bytes {
+                assert_eq!(flash[0].bytes, f, "{}", p.name);
+            }
+            for (i, a) in p.memories.iter().enumerate() {
+                for b in &p.memories[i + 1..] {
+                    let apart = a.origin + a.bytes <= b.origin || b.origin + b.bytes <= a.origin;
+                    assert!(apart, "{}: {} overlaps {}", p.name, a.name, b.name);
+                    assert_ne!(a.section(), b.section(), "{}", p.name);
+                }
+            }
+            assert!(!p.source.is_empty(), "{}", p.name);
         }
-        assert!(mcu_preset("ESP32").unwrap_err().contains("choose one of"));
+    }
+
+    #[test]
+    fn banked_presets_form_one_area_and_psram_is_listed_apart() {
+        use crate::report::placement::areas;
+        let whole = |name: &str| {
+            let p = mcu_preset(name).unwrap();
+            areas(p.memories, 0)
+                .into_iter()
+                .map(|a| (a.name, a.bytes))
+                .max_by_key(|a| a.1)
+                .unwrap()
+        };
+        assert_eq!(whole("RP2350"), ("SRAM0-7+SRAM8+SRAM9".into(), 520 * 1024));
+        assert_eq!(whole("STM32U585").1, 768 * 1024);
+        assert_eq!(whole("STM32N657").1, 4224 * 1024);
+        assert_eq!(whole("ESP32-S3"), ("PSRAM".into(), 8192 * 1024));
+        assert_eq!(whole("ESP32").1, 4096 * 1024);
+        let s3 = areas(mcu_preset("ESP32-S3").unwrap().memories, 0);
+        assert!(
+            s3.iter()
+                .any(|a| a.name == "SRAM1+SRAM2" && a.bytes == 480 * 1024)
+        );
+        // The Ethos-U parts: the HP core's DTCM is the fastest memory and holds the reserves.
+        for name in ["Alif-E3", "Alif-E7", "Himax-WE2"] {
+            let a = areas(mcu_preset(name).unwrap().memories, 1024);
+            let dtcm = a.iter().find(|a| a.name == "DTCM").unwrap();
+            assert_eq!((dtcm.rank, dtcm.reserved_bytes), (0, 1024), "{name}");
+        }
     }
 
     #[test]
