@@ -13,6 +13,11 @@ Model = Union[bytes, str, "os.PathLike[str]"]
 __version__: str
 TARGETS: List[str]
 """Target profiles, e.g. `x86_64`, `cortex-m`."""
+DERIVED_TARGETS: List[str]
+"""The targets whose figures are derived, never measured against a TFLM
+build; their reports carry `"target_derived": true`."""
+DEVICES: List[str]
+"""Device presets for `check(device=...)`, e.g. `RP2040`, `RP2350`, `ESP32-S3`."""
 PLANNERS: List[str]
 """Memory planners: `tflm-greedy` (TFLM's own), `linear`, `best`."""
 

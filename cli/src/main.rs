@@ -82,9 +82,9 @@ enum Command {
         /// device's (its measured high-water, else the arena it was linked with).
         #[arg(required_unless_present_any = ["measured", "elf"])]
         model: Option<PathBuf>,
-        /// A device preset (STM32F746, RP2040, nRF52840, ESP32-S3, STM32H743): its RAM and the
-        /// target modelling its core and its SDK's kernels (RP2040 → cortex-m0plus-cmsis-nn).
-        /// `--ram` and `--target` override either.
+        /// A device preset: its RAM, its memories and the target modelling its core and its
+        /// SDK's kernels (RP2040 → cortex-m0plus-cmsis-nn). `--ram` and `--target` override
+        /// either.
         #[arg(long, value_parser = budget::mcu_preset)]
         device: Option<&'static McuPreset>,
         /// Device RAM (bytes; K, KiB, M, MiB suffixes accepted). Default: the device's, else
@@ -344,10 +344,40 @@ fn version_text() -> String {
     text
 }
 
+/// `--device` and `--target` help end with core's lists (`MCU_PRESETS`,
+/// `PROFILES`), so a new preset or target shows without editing the CLI; a
+/// derived target is labelled as such.
+fn with_core_lists(cmd: clap::Command) -> clap::Command {
+    let targets: Vec<String> = profile::PROFILES
+        .iter()
+        .map(|p| match p.measured_against {
+            Some(_) => p.name.to_string(),
+            None => format!("{} (derived)", p.name),
+        })
+        .collect();
+    let devices: Vec<String> = budget::MCU_PRESETS
+        .iter()
+        .map(|p| format!("{} ({})", p.name, p.target.unwrap_or("not modelled")))
+        .collect();
+    let append = |arg: clap::Arg, what: &str, list: &[String]| {
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        arg.help(format!("{help} {what}: {}.", list.join(", ")))
+    };
+    let mut cmd = cmd;
+    for sub in ["plan", "check", "optimize", "diff"] {
+        cmd = cmd.mut_subcommand(sub, |c| {
+            c.mut_arg("target", |a| append(a, "Targets", &targets))
+        });
+    }
+    cmd.mut_subcommand("check", |c| {
+        c.mut_arg("device", |a| append(a, "Devices", &devices))
+    })
+}
+
 fn main() -> ExitCode {
     // Leaked once: clap keeps the version text for the life of the process.
     let version: &'static str = Box::leak(version_text().into_boxed_str());
-    let matches = Cli::command().version(version).get_matches();
+    let matches = with_core_lists(Cli::command().version(version)).get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),

@@ -300,6 +300,15 @@ fn microarena(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MicroarenaError", m.py().get_type::<MicroarenaError>())?;
     let targets: Vec<&str> = profile::PROFILES.iter().map(|p| p.name).collect();
     m.add("TARGETS", targets)?;
+    // Derived targets (never measured against TFLM), as reports flag them (`target_derived`).
+    let derived: Vec<&str> = profile::PROFILES
+        .iter()
+        .filter(|p| p.measured_against.is_none())
+        .map(|p| p.name)
+        .collect();
+    m.add("DERIVED_TARGETS", derived)?;
+    let devices: Vec<&str> = budget::MCU_PRESETS.iter().map(|p| p.name).collect();
+    m.add("DEVICES", devices)?;
     let planners: Vec<&str> = PlannerKind::ALL.iter().map(|p| p.name()).collect();
     m.add("PLANNERS", planners)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
