@@ -65,9 +65,11 @@ pub fn check_lines(file: &str, b: &Budget, c: &CheckReport) -> Vec<String> {
         // The RAM verdict; the placement may still fail (below).
         fits: c.margin_bytes >= 0,
     };
+    // A target never measured against TFLM is labelled as such, as `plan` does.
+    let derived = if c.target_derived { ", derived" } else { "" };
     let target = match &c.device {
-        Some(d) => format!("{d}, {}", c.target),
-        None => c.target.clone(),
+        Some(d) => format!("{d}, {}{derived}", c.target),
+        None => format!("{}{derived}", c.target),
     };
     let mut lines = vec![verdict_line(file, b, &v, &target)];
     if let Some(f) = &c.flash {

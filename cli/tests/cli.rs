@@ -697,6 +697,75 @@ fn device_checks_place_the_arena_in_the_fastest_memory_that_holds_it() {
     assert!(text.contains("tflite::MicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena));"), "{text}");
 }
 
+/// A target whose figures were never measured against TFLM says `derived`
+/// wherever they are shown: `plan`'s text, the JSON, `check`'s verdict line
+/// and the C header; a measured one never does. `--help` lists every target
+/// and device from core's lists.
+#[test]
+fn derived_targets_are_labelled_in_every_output() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let plan_help = String::from_utf8_lossy(&run(&["plan", "--help"]).stdout).into_owned();
+    let check_help = String::from_utf8_lossy(&run(&["check", "--help"]).stdout).into_owned();
+    for p in microarena_core::report::budget::MCU_PRESETS {
+        assert!(
+            check_help.contains(p.name),
+            "{} not in {check_help}",
+            p.name
+        );
+    }
+    for p in microarena_core::tflm::profile::PROFILES {
+        let derived = p.measured_against.is_none();
+        let listed = if derived {
+            format!("{} (derived)", p.name)
+        } else {
+            p.name.to_string()
+        };
+        assert!(plan_help.contains(&listed), "{listed} not in {plan_help}");
+        let text =
+            String::from_utf8_lossy(&run(&["plan", m, "--target", p.name]).stdout).into_owned();
+        let first = text.lines().next().unwrap_or_default();
+        assert_eq!(
+            first.contains("(derived, not measured)"),
+            derived,
+            "{first}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_slice(&run(&["plan", m, "--target", p.name, "--json"]).stdout)
+                .expect("json");
+        assert_eq!(
+            v["target_derived"].as_bool().unwrap_or(false),
+            derived,
+            "{}",
+            p.name
+        );
+        assert_eq!(v["target_measured_against"].as_str(), p.measured_against);
+        let check = ["check", m, "--target", p.name, "--ram", "4M"];
+        let o = run(&check);
+        let line = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(
+            line.contains(&format!("{}, derived)", p.name)),
+            derived,
+            "{line}"
+        );
+        let o = run(&[&check[..], &["--json"]].concat());
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(
+            v["target_derived"].as_bool().unwrap_or(false),
+            derived,
+            "{v}"
+        );
+        let header = dir.path().join(format!("{}.h", p.name));
+        let h = header.to_str().expect("utf-8");
+        let o = run(&["plan", m, "--target", p.name, "--emit", "c-header", h]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = std::fs::read_to_string(&header).expect("header");
+        assert_eq!(text.contains("figures are derived"), derived, "{text}");
+        assert!(text.contains(&format!("#define MICROARENA_TARGET \"{}\"", p.name)));
+    }
+}
+
 /// `12345` → `12,345`, as the CLI prints figures.
 fn grouped(n: u64) -> String {
     let s = n.to_string();

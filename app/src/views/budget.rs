@@ -13,6 +13,7 @@ use microarena_core::report::budget::{
 };
 use microarena_core::report::flash::FlashBudget;
 use microarena_core::report::placement::place;
+use microarena_core::tflm::profile;
 use microarena_view::format::{grouped, grouped_i};
 
 use super::help;
@@ -59,6 +60,12 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
     let model_bytes = r.flash.file_bytes;
     let minimum = r.arena.minimum_bytes;
     let target = r.target.clone();
+    // The figures' target, labelled when derived (never measured against TFLM).
+    let figures_of = if r.target_derived {
+        format!("{} (derived)", r.target)
+    } else {
+        r.target.clone()
+    };
     let find =
         |name: &str| -> Option<&'static McuPreset> { MCU_PRESETS.iter().find(|p| p.name == name) };
     let budget = move || Budget {
@@ -168,6 +175,10 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                     find(&preset.get())
                         .map(|p| {
                             let runs = match p.target {
+                                // A target never measured against TFLM is labelled, as everywhere.
+                                Some(t) if profile::by_name(t).is_some_and(|q| q.measured_against.is_none()) => {
+                                    format!("{} · {} → target {t} (derived)", p.core, p.backend)
+                                }
                                 Some(t) => format!("{} · {} → target {t}", p.core, p.backend),
                                 None => format!("{} · {} → not modelled", p.core, p.backend),
                             };
@@ -218,7 +229,7 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                             <div class="verdict-text">{text}</div>
                             <div class="muted">
                                 {format!(
-                                    "available {} B = RAM − reserves; needed {} B = minimum {} B + headroom, rounded to 16",
+                                    "available {} B = RAM − reserves; needed {} B = minimum {} B ({figures_of}) + headroom, rounded to 16",
                                     grouped_i(v.available_bytes),
                                     grouped(v.arena_bytes),
                                     grouped(v.minimum_bytes),

@@ -56,8 +56,8 @@ pub(crate) fn report() -> Report {
     }))
     .expect("the fixture matches the report schema");
     // As `Report::new` and share links set it: from the target's profile.
-    report.target_measured_against = microarena_core::tflm::profile::by_name(&report.target)
-        .and_then(|p| p.measured_against)
-        .map(Into::into);
+    let profile = microarena_core::tflm::profile::by_name(&report.target);
+    report.target_measured_against = profile.and_then(|p| p.measured_against).map(Into::into);
+    report.target_derived = profile.is_some_and(|p| p.measured_against.is_none());
     report
 }

@@ -431,6 +431,13 @@ pub fn parse_percent_bp(s: &str) -> Result<u32, String> {
 pub struct CheckReport {
     /// Target profile.
     pub target: String,
+    /// `true` when the target's figures are derived, never measured against
+    /// TFLM (see `Report::target_derived`); absent from the JSON when `false`.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "core::ops::Not::not")
+    )]
+    pub target_derived: bool,
     /// The device preset the RAM and target came from, if one was named.
     #[cfg_attr(feature = "serde", serde(default))]
     pub device: Option<String>,
@@ -581,6 +588,7 @@ impl CheckReport {
     ) -> CheckReport {
         CheckReport {
             target: report.target.clone(),
+            target_derived: report.target_derived,
             device: device.map(String::from),
             peak: peak_buffers(report),
             reference,
@@ -592,6 +600,7 @@ impl CheckReport {
     fn new_budget(budget: &Budget, verdict: &Verdict) -> CheckReport {
         CheckReport {
             target: String::new(),
+            target_derived: false,
             device: None,
             fits: verdict.fits,
             ram_bytes: budget.ram_bytes,

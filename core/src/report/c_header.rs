@@ -44,7 +44,14 @@ pub fn render(report: &Report, inputs: &HeaderInputs<'_>) -> String {
         " * Target {}, planner {}: minimum working arena {} B + {pct} % headroom,\n",
         report.target, report.planner, a.minimum_bytes
     ));
-    s.push_str(" * rounded up to 16. Regenerate it when the model changes. */\n");
+    s.push_str(" * rounded up to 16. Regenerate it when the model changes.");
+    if report.target_derived {
+        s.push_str(&format!(
+            "\n * The {} figures are derived: no TFLM build for it was measured.",
+            report.target
+        ));
+    }
+    s.push_str(" */\n");
     s.push_str("#ifndef MICROARENA_ARENA_H\n#define MICROARENA_ARENA_H\n\n");
     let mut define = |name: &str, value: String, why: &str| {
         s.push_str(&format!("/* {why} */\n#define {name} {value}\n"));

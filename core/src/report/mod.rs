@@ -88,6 +88,14 @@ pub struct Report {
     /// `null` for a target derived from struct tables only.
     #[cfg_attr(feature = "serde", serde(default))]
     pub target_measured_against: Option<String>,
+    /// `true` when the target's figures are derived (its profile was never
+    /// measured against a TFLM build): every shell labels them `derived`.
+    /// Absent from the JSON when `false`.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "core::ops::Not::not")
+    )]
+    pub target_derived: bool,
     /// What the model takes in flash: file, constant data, overhead, the
     /// largest constants and any constant TFLM copies into RAM (`report::flash`).
     #[cfg_attr(feature = "serde", serde(default))]
@@ -850,6 +858,7 @@ impl Report {
             what_if: None,
             target_measured_against: analysis.profile.measured_against.map(Into::into),
             npu,
+            target_derived: analysis.profile.measured_against.is_none(),
             flash: flash.info,
             compute,
         }
@@ -884,7 +893,61 @@ pub fn grouped_signed(n: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{grouped, grouped_signed};
+    use super::{Report, grouped, grouped_signed};
+    use crate::plan::PlannerKind;
+    use crate::tflm::profile::{CORTEX_M, TargetProfile};
+    use crate::{Config, Model, analyze, build::example};
+
+    #[test]
+    fn a_derived_target_is_labelled_derived() {
+        let bytes = example::mobilenet_v1_025_96_int8();
+        let model = Model::parse(&bytes).unwrap();
+        let report = |profile: &'static TargetProfile| {
+            let config = Config {
+                profile,
+                planner: PlannerKind::TflmGreedy,
+            };
+            Report::new(&model, &analyze(&model, &config).unwrap(), "m.tflite")
+        };
+        static DERIVED: TargetProfile = TargetProfile {
+            name: "derived-for-the-test",
+            measured_against: None,
+            ..CORTEX_M
+        };
+        let derived = report(&DERIVED);
+        assert!(derived.target_derived && derived.target_measured_against.is_none());
+        let json = serde_json::to_value(&derived).unwrap();
+        assert_eq!(json["target_derived"], true);
+        // A measured target says which build, and the JSON carries no derived flag.
+        let measured = report(&CORTEX_M);
+        assert!(!measured.target_derived);
+        assert_eq!(
+            measured.target_measured_against.as_deref(),
+            CORTEX_M.measured_against
+        );
+        let json = serde_json::to_value(&measured).unwrap();
+        assert!(json.get("target_derived").is_none(), "{json}");
+        let back: Report = serde_json::from_value(json).unwrap();
+        assert!(!back.target_derived);
+        // The check record carries the label with the target.
+        use crate::report::budget::{Budget, CheckReport};
+        let budget = Budget {
+            ram_bytes: 1 << 20,
+            reserves: alloc::vec::Vec::new(),
+            headroom_bp: 2000,
+        };
+        let v = budget.check(derived.arena.minimum_bytes);
+        let c = CheckReport::new(&budget, &v, &derived, None, None);
+        assert!(c.target_derived);
+        assert_eq!(serde_json::to_value(&c).unwrap()["target_derived"], true);
+        let c = CheckReport::new(&budget, &v, &measured, None, None);
+        assert!(
+            serde_json::to_value(&c)
+                .unwrap()
+                .get("target_derived")
+                .is_none()
+        );
+    }
 
     #[test]
     fn grouped_groups_digits_by_thousands() {

@@ -677,9 +677,9 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
         return Err(ShareError::TrailingBytes);
     }
     // Not in the payload: the target's name determines it.
-    let target_measured_against = crate::tflm::profile::by_name(&target)
-        .and_then(|p| p.measured_against)
-        .map(Into::into);
+    let profile = crate::tflm::profile::by_name(&target);
+    let target_measured_against = profile.and_then(|p| p.measured_against).map(Into::into);
+    let target_derived = profile.is_some_and(|p| p.measured_against.is_none());
     Ok(Report {
         schema_version,
         model,
@@ -698,6 +698,7 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
         variables,
         what_if,
         target_measured_against,
+        target_derived,
         flash,
         compute,
         // Not carried: a link holds the layout, not the model's operators.
