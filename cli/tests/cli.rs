@@ -595,16 +595,12 @@ fn device_presets_choose_ram_and_target_or_say_why_not() {
         (v["target"].as_str(), v["ram_bytes"].as_u64()),
         (Some("x86_64"), Some(102_400))
     );
-    // ESP32-S3 is Xtensa with ESP-NN: no profile, so no silent guess.
-    let o = run(&["check", m, "--device", "ESP32-S3"]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
-    assert!(
-        err.contains("ESP32-S3 (Xtensa LX7")
-            && err.contains("not modelled")
-            && err.contains("--target"),
-        "{err}"
-    );
+    // ESP32-S3 is Xtensa with ESP-NN: its own target gives a verdict, fit or not.
+    let o = run(&["check", m, "--device", "ESP32-S3", "--json"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["target"], "esp32s3-esp-nn");
+    assert_eq!(v["ram_bytes"], 480 * 1024);
     let o = run(&["check", m, "--device", "ESP32-S3", "--target", "cortex-m"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = run(&["check", m, "--device", "Arduino"]);
@@ -695,6 +691,83 @@ fn device_checks_place_the_arena_in_the_fastest_memory_that_holds_it() {
         "{text}"
     );
     assert!(text.contains("tflite::MicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena));"), "{text}");
+}
+
+/// Each device preset core lists chooses the target of its core and its SDK's
+/// kernels, and places the arena among its banks: RP2350's ten SRAM banks
+/// are one 520 kB run, an ESP32-S3's PSRAM holds the arena (or its tail) only when `--ram`
+/// counts it (the verdict is on on-chip RAM).
+#[test]
+fn new_device_presets_give_a_verdict_and_a_placement() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = example(dir.path());
+    let m = model.to_str().expect("utf-8");
+    let json = |args: &[&str]| -> (Option<i32>, serde_json::Value) {
+        let o = run(args);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        (
+            o.status.code(),
+            serde_json::from_slice(&o.stdout).expect("json"),
+        )
+    };
+    let (code, v) = json(&["check", m, "--device", "RP2350", "--json"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["target"], "cortex-m33-cmsis-nn");
+    assert_eq!(v["device"], "RP2350");
+    assert_eq!(v["ram_bytes"], 520 * 1024);
+    assert!(
+        v["flash"].is_null(),
+        "external flash: no flash verdict without --flash"
+    );
+    let area = v["placement"]["buffers"][0]["area"]["name"]
+        .as_str()
+        .expect("area");
+    assert!(area.starts_with("SRAM0-7"), "{v}");
+    // Every preset core lists gives a verdict (exit 0 or 1, never a usage error).
+    for p in microarena_core::report::budget::MCU_PRESETS {
+        let (_, v) = json(&["check", m, "--device", p.name, "--json"]);
+        assert_eq!(v["device"], p.name);
+        assert_eq!(Some(v["target"].as_str().expect("target")), p.target);
+        assert!(v["placement"]["why"].is_string(), "{v}");
+    }
+    // 400 KiB of reserves leave the ESP32-S3's SRAM too small: the on-chip verdict fails ...
+    let squeeze = [
+        "check",
+        m,
+        "--device",
+        "ESP32-S3",
+        "--reserve",
+        "rtos=400K",
+        "--json",
+    ];
+    let (code, v) = json(&squeeze);
+    assert_eq!(
+        (code, &v["fits"]),
+        (Some(1), &serde_json::Value::Bool(false)),
+        "{v}"
+    );
+    // ... and counting the PSRAM in the RAM puts the arena, or its tail, there.
+    let with_psram = [&squeeze[..], &["--ram", "8672K"]].concat();
+    let (code, v) = json(&with_psram);
+    assert_eq!(code, Some(0), "{v}");
+    let placed = v["placement"]["buffers"].as_array().expect("buffers");
+    assert!(placed.iter().any(|b| b["area"]["name"] == "PSRAM"), "{v}");
+    let text_args: Vec<&str> = with_psram
+        .iter()
+        .copied()
+        .filter(|a| *a != "--json")
+        .collect();
+    let o = run(&text_args);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("placement on ESP32-S3: ") && text.contains("in PSRAM"),
+        "{text}"
+    );
+    assert!(text.contains("section(\".psram\")"), "{text}");
 }
 
 /// A target whose figures were never measured against TFLM says `derived`

@@ -83,8 +83,15 @@ def test_check_with_a_device_is_the_cli_verdict(example):
     want = json.loads(cli("check", example, "--device", "RP2040", "--reserve", "rtos=48K", "--json"))
     assert got == want
     assert got["target"] == "cortex-m0plus-cmsis-nn" and got["ram_bytes"] == 264 * 1024
-    with pytest.raises(microarena.MicroarenaError, match="Xtensa"):
-        microarena.check(example, device="ESP32-S3")
+    # Every device core lists gives the CLI's verdict, on the target of its core and SDK.
+    for device in microarena.DEVICES:
+        got = microarena.check(example, device=device)
+        run = subprocess.run([str(CLI), "check", str(example), "--device", device, "--json"], capture_output=True)
+        assert run.returncode in (0, 1), run.stderr
+        assert got == json.loads(run.stdout)
+        assert got["target"] in microarena.TARGETS
+        assert got.get("target_derived", False) == (got["target"] in microarena.DERIVED_TARGETS)
+    assert microarena.check(example, device="RP2350")["target"] == "cortex-m33-cmsis-nn"
 
 
 def test_check_with_flash_and_measured_figures_is_the_cli_verdict(example, tmp_path):
