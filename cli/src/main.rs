@@ -361,7 +361,7 @@ fn with_core_lists(cmd: clap::Command) -> clap::Command {
         .collect();
     let append = |arg: clap::Arg, what: &str, list: &[String]| {
         let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
-        arg.help(format!("{help} {what}: {}.", list.join(", ")))
+        arg.help(format!("{help}. {what}: {}.", list.join(", ")))
     };
     let mut cmd = cmd;
     for sub in ["plan", "check", "optimize", "diff"] {

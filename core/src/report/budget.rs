@@ -280,17 +280,16 @@ pub const MCU_PRESETS: &[McuPreset] = &[
     McuPreset {
         name: "Himax-WE2",
         flash_bytes: None,
-        ram_bytes: (256 + 1024 + 1024 + 384) * 1024,
+        ram_bytes: (1024 + 1024 + 384) * 1024,
         core: "Cortex-M55 (ARMv8.1-M, MVE) + Ethos-U55-64",
         backend: "Ethos-U (Himax WE2 SDK, Vela-compiled model)",
         target: Some("cortex-m55-ethos-u"),
         unmodelled: None,
-        source: "Himax WE2 (HX6538) SDK's epii_device_addr.h, no public reference manual found: DTCM 256 KB at 0x30000000 (secure alias of 0x20000000; the SDK's data and stacks), SRAM0 1 MB at 0x34000000 and SRAM1 1 MB at 0x34100000 (adjacent; the SDK copies code into SRAM0 from 0x3401F000: reserve it), SRAM2 384 KB at 0x36000000; ITCM 256 KB left out; flash is external QSPI XIP at 0x3A000000 (16 MB on the Grove Vision AI V2); Ethos-U55-64 as the Vela configs for the part say; whether the NPU reaches DTCM not confirmed",
+        source: "Himax WE2 (HX6538) SDK's epii_device_addr.h, no public reference manual found (secure aliases, as the SDK links): SRAM0 1 MB at 0x34000000 and SRAM1 1 MB at 0x34100000 (adjacent; the SDK copies code into SRAM0 from 0x3401F000 and allocates arenas after it: reserve the code), SRAM2 384 KB at 0x36000000; DTCM 256 KB at 0x30000000 (the SDK's data and stacks) and ITCM 256 KB left out, since whether the NPU reaches the TCMs is not confirmed; flash is external QSPI XIP at 0x3A000000 (16 MB on the Grove Vision AI V2); Ethos-U55-64 as the Vela configs for the part say",
         memories: &[
-            Memory::kib("DTCM", 0x3000_0000, 256, MemoryKind::Tcm, 0, true),
-            Memory::kib("SRAM0", 0x3400_0000, 1024, MemoryKind::Sram, 1, false),
-            Memory::kib("SRAM1", 0x3410_0000, 1024, MemoryKind::Sram, 1, false),
-            Memory::kib("SRAM2", 0x3600_0000, 384, MemoryKind::Sram, 1, false),
+            Memory::kib("SRAM0", 0x3400_0000, 1024, MemoryKind::Sram, 0, true),
+            Memory::kib("SRAM1", 0x3410_0000, 1024, MemoryKind::Sram, 0, false),
+            Memory::kib("SRAM2", 0x3600_0000, 384, MemoryKind::Sram, 0, false),
             Memory::kib(
                 "QSPI flash",
                 0x3A00_0000,
@@ -309,7 +308,7 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         backend: "CMSIS-NN (STM32Cube)",
         target: Some("cortex-m55-cmsis-nn"),
         unmodelled: None,
-        source: "ST RM0486 memory map (secure aliases): FLEXRAM 400 KB at 0x34000000, AXISRAM1 624 KB at 0x34064000, AXISRAM2 1 MB at 0x34100000, AXISRAM3-6 448 KB each from 0x34200000 (the NPU's RAMs: enable their clocks), CACHEAXI 256 KB at 0x343C0000 (only with the NPU cache off), VENCRAM 128 KB at 0x34400000 (only without the video encoder): 4.2 MB contiguous; no internal flash (external XSPI2 NOR at 0x70000000, 64 MB on the NUCLEO-N657X0-Q); ITCM/DTCM (sizes not confirmed), AHBSRAM1/2 and backup SRAM left out. The Neural-ART NPU is not modelled: the figures are TFLM's with CMSIS-NN on the M55",
+        source: "ST RM0486 memory map (secure aliases): FLEXRAM 400 KB at 0x34000000 (as system RAM, when not given to the TCMs), AXISRAM1 624 KB at 0x34064000, AXISRAM2 1 MB at 0x34100000, AXISRAM3-6 448 KB each from 0x34200000 (the NPU's RAMs: enable their clocks), CACHEAXI 256 KB at 0x343C0000 (only with the NPU cache off), VENCRAM 128 KB at 0x34400000 (only without the video encoder): 4.2 MB contiguous; no internal flash (external XSPI2 NOR at 0x70000000, 64 MB on the NUCLEO-N657X0-Q); ITCM/DTCM (sizes not confirmed), AHBSRAM1/2 and backup SRAM left out. The Neural-ART NPU is not modelled: the figures are TFLM's with CMSIS-NN on the M55",
         memories: &[
             Memory::kib("FLEXRAM", 0x3400_0000, 400, MemoryKind::Sram, 0, false),
             Memory::kib("AXISRAM1", 0x3406_4000, 624, MemoryKind::Sram, 0, false),
@@ -763,12 +762,21 @@ mod tests {
             s3.iter()
                 .any(|a| a.name == "SRAM1+SRAM2" && a.bytes == 480 * 1024)
         );
-        // The Ethos-U parts: the HP core's DTCM is the fastest memory and holds the reserves.
-        for name in ["Alif-E3", "Alif-E7", "Himax-WE2"] {
+        // The Alif parts: the HP core's DTCM is the fastest memory and holds the reserves.
+        for name in ["Alif-E3", "Alif-E7"] {
             let a = areas(mcu_preset(name).unwrap().memories, 1024);
             let dtcm = a.iter().find(|a| a.name == "DTCM").unwrap();
             assert_eq!((dtcm.rank, dtcm.reserved_bytes), (0, 1024), "{name}");
         }
+        // WE2: SRAM0 and SRAM1 form one 2 MB run, the TCMs are not offered to the NPU.
+        assert_eq!(whole("Himax-WE2"), ("SRAM0+SRAM1".into(), 2048 * 1024));
+        assert!(
+            mcu_preset("Himax-WE2")
+                .unwrap()
+                .memories
+                .iter()
+                .all(|m| m.kind != MemoryKind::Tcm)
+        );
     }
 
     #[test]
