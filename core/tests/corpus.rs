@@ -105,7 +105,8 @@ fn refused_models_get_the_right_diagnostic() {
     assert!(
         vela.diagnostics.iter().any(|d| d.severity == "error"
             && d.message.contains("'ethos-u'")
-            && d.message.contains("no kernel")),
+            && d.message.contains("CO_PROCESSOR=ethos_u")
+            && d.message.contains("--target cortex-m55-ethos-u")),
         "{:?}",
         vela.diagnostics
     );

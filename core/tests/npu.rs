@@ -160,3 +160,16 @@ fn person_detect_vela_on_the_ethos_u_target() {
     assert_eq!(npu.ops.len(), 1);
     assert_eq!(npu.arena_bytes, npu.ops[0].scratch.as_ref().unwrap().bytes);
 }
+
+#[test]
+fn the_npu_region_travels_in_share_links() {
+    let r = report(
+        &vela_model(1024, 1, &CO_TYPE_ETHOSU),
+        "vela",
+        &CORTEX_M55_ETHOS_U,
+    );
+    let link = microarena_core::report::share::encode(&r);
+    let back = microarena_core::report::share::decode(&link).expect("decodes");
+    assert_eq!(back.npu, r.npu);
+    assert!(back.npu.is_some());
+}

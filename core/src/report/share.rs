@@ -16,7 +16,7 @@
 //! version 4 the in-place figures (none when older links decode), version 5
 //! the windowed ops among them and their rings (0 when older links decode),
 //! version 6 each operator's tail allocations by purpose (none when older
-//! links decode).
+//! links decode), version 7 the NPU region (none when older links decode).
 //!
 //! Decoding never panics and never trusts a length: every count is checked
 //! against the bytes that remain, inflation is capped at [`MAX_PAYLOAD`], and
@@ -29,6 +29,7 @@ use core::fmt;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
+use crate::report::npu::{NpuInfo, NpuOp, NpuTensor};
 use crate::report::{
     ArenaInfo, BandedInfo, BandedStageInfo, BufferClass, BufferInfo, ComputeInfo,
     ConstantTensorInfo, DiagnosticInfo, FlashInfo, InPlaceInfo, MinimumPhase, ModelInfo,
@@ -37,7 +38,7 @@ use crate::report::{
 };
 
 /// Format version, the first byte of every link this build writes.
-pub const VERSION: u8 = 6;
+pub const VERSION: u8 = 7;
 
 /// The oldest version this build still reads (links already handed out).
 pub const OLDEST_VERSION: u8 = 1;
@@ -379,6 +380,45 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
             w.u(a.bytes);
         }
     }
+    // Version 7: the NPU region.
+    match &report.npu {
+        None => w.u(0),
+        Some(n) => {
+            w.u(1);
+            w.s(&n.co_processor);
+            w.u(u64::from(n.registered));
+            w.u(n.arena_bytes);
+            w.u(n.flash_bytes);
+            w.u(u64::from(n.fast_scratch_shared));
+            w.size(n.ops.len());
+            for o in &n.ops {
+                w.size(o.subgraph);
+                w.size(o.op_index);
+                for t in [&o.command_stream, &o.weights, &o.scratch, &o.fast_scratch] {
+                    match t {
+                        None => w.u(0),
+                        Some(t) => {
+                            w.u(1);
+                            w.size(t.tensor);
+                            w.s(&t.name);
+                            w.u(t.bytes);
+                            match t.offset {
+                                None => w.u(0),
+                                Some(at) => {
+                                    w.u(1);
+                                    w.i(at);
+                                }
+                            }
+                        }
+                    }
+                }
+                w.size(o.inside_scratch.len());
+                for &t in &o.inside_scratch {
+                    w.size(t);
+                }
+            }
+        }
+    }
     w.0
 }
 
@@ -672,6 +712,11 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
             o.allocations = list;
         }
     }
+    let npu = if version >= 7 && r.flag()? {
+        Some(read_npu(&mut r)?)
+    } else {
+        None
+    };
 
     if r.pos != bytes.len() {
         return Err(ShareError::TrailingBytes);
@@ -701,8 +746,56 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
         target_derived,
         flash,
         compute,
-        // Not carried: a link holds the layout, not the model's operators.
-        npu: None,
+        npu,
+    })
+}
+
+fn read_npu(r: &mut Reader<'_>) -> Result<NpuInfo, ShareError> {
+    let co_processor = r.s()?;
+    let registered = r.flag()?;
+    let arena_bytes = r.u()?;
+    let flash_bytes = r.u()?;
+    let fast_scratch_shared = r.flag()?;
+    let n = r.count()?;
+    let mut ops = Vec::with_capacity(n);
+    for _ in 0..n {
+        let subgraph = r.size()?;
+        let op_index = r.size()?;
+        let mut tensor = || -> Result<Option<NpuTensor>, ShareError> {
+            if !r.flag()? {
+                return Ok(None);
+            }
+            Ok(Some(NpuTensor {
+                tensor: r.size()?,
+                name: r.s()?,
+                bytes: r.u()?,
+                offset: if r.flag()? { Some(r.i()?) } else { None },
+            }))
+        };
+        let (command_stream, weights, scratch, fast_scratch) =
+            (tensor()?, tensor()?, tensor()?, tensor()?);
+        let k = r.count()?;
+        let mut inside_scratch = Vec::with_capacity(k);
+        for _ in 0..k {
+            inside_scratch.push(r.size()?);
+        }
+        ops.push(NpuOp {
+            subgraph,
+            op_index,
+            command_stream,
+            weights,
+            scratch,
+            fast_scratch,
+            inside_scratch,
+        });
+    }
+    Ok(NpuInfo {
+        co_processor,
+        registered,
+        arena_bytes,
+        flash_bytes,
+        fast_scratch_shared,
+        ops,
     })
 }
 
@@ -945,11 +1038,11 @@ mod tests {
         r
     }
 
-    /// The payload of `r` (no allocations) up to the version-6 section, one
-    /// zero count per operator.
+    /// The payload of `r` (no allocations, no NPU) up to the version-6 section: one zero
+    /// count per operator, then the version-7 NPU flag.
     fn before_v6(r: &Report) -> Vec<u8> {
         let mut bytes = to_bytes(r);
-        let tail = bytes.split_off(bytes.len() - r.operators.len());
+        let tail = bytes.split_off(bytes.len() - r.operators.len() - 1);
         assert!(tail.iter().all(|&b| b == 0));
         bytes
     }
@@ -960,7 +1053,7 @@ mod tests {
         assert_eq!(decode_fragment("#"), Err(ShareError::Empty));
         assert_eq!(decode_fragment("#x=1"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("!!!"), Err(ShareError::Base64));
-        assert_eq!(decode("Bw"), Err(ShareError::UnsupportedVersion(7)));
+        assert_eq!(decode("CA"), Err(ShareError::UnsupportedVersion(8)));
         assert_eq!(decode("Aw"), Err(ShareError::Inflate));
         assert_eq!(decode("AA"), Err(ShareError::UnsupportedVersion(0)));
         assert_eq!(decode("Ag"), Err(ShareError::Inflate));

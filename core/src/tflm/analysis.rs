@@ -293,11 +293,25 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
         })
         .collect();
     let lower_bound_bytes = plan::lower_bound(&input);
-    let (peak_scope, _) =
-        live.iter().enumerate().fold(
-            (0usize, 0u64),
-            |(bs, bv), (s, &v)| if v > bv { (s, v) } else { (bs, bv) },
-        );
+    // The first scope with the most live bytes; on a tie, one where an op runs (an offline
+    // plan can make the graph inputs' scope as full as the op that reads them).
+    let mut op_at = alloc::vec![false; live.len()];
+    for &o in lifetimes.op_scope.iter().flatten() {
+        if let Some(slot) = usize::try_from(o).ok().and_then(|o| op_at.get_mut(o)) {
+            *slot = true;
+        }
+    }
+    let runs_op = |s: usize| op_at.get(s).copied().unwrap_or(false);
+    let (peak_scope, _) = live
+        .iter()
+        .enumerate()
+        .fold((0usize, 0u64), |(bs, bv), (s, &v)| {
+            if v > bv || (v == bv && !runs_op(bs) && runs_op(s)) {
+                (s, v)
+            } else {
+                (bs, bv)
+            }
+        });
     let peak_scope = peak_scope as i32;
     // Per-op scratch and tail bytes, gathered in one pass each (not per op).
     let op_base: Vec<usize> = model
