@@ -793,3 +793,36 @@ test("served from a sub-path (/microarena/), the app loads every asset under it 
   const outside = requested.slice(from).filter((p) => !p.startsWith(SUBPATH));
   assert.deepEqual(outside, []);
 });
+
+test("new devices choose their targets: ESP32-S3 plans with ESP-NN, Alif E7 with the Ethos-U build and shows the NPU region", async (t) => {
+  const file = join(TMP, "rp2040.tflite");
+  if (!existsSync(file)) assert.equal(cli("example", "--name", "rp2040-cnn", "-o", file).code, 0);
+  const { page, problems, close } = await newPage();
+  await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");
+  await openModel(page, file, "rp2040.tflite");
+  await waitForFigures(page, planJson(file).json);
+  await page.selectOption('[data-testid="mcu-preset"]', "ESP32-S3");
+  await waitForFigures(page, planJson(file, "--target", "esp32s3-esp-nn").json);
+  assert.equal(await page.locator('[data-testid="target-select"]').inputValue(), "esp32s3-esp-nn");
+  assert.equal(await page.locator('[data-testid="npu-view"]').count(), 0, "no NPU panel without NPU ops");
+  if (!CORPUS) {
+    t.diagnostic("MICROARENA_CORPUS is not set: the Vela model is skipped");
+    await close();
+    return;
+  }
+  const vela = join(CORPUS, "person_detect_vela.tflite");
+  await page.selectOption('[data-testid="mcu-preset"]', "Alif-E7");
+  assert.equal(await page.locator('[data-testid="target-select"]').inputValue(), "cortex-m55-ethos-u");
+  await openModel(page, vela, "person_detect_vela.tflite");
+  const want = planJson(vela, "--target", "cortex-m55-ethos-u").json;
+  await waitForFigures(page, want);
+  const npu = page.locator('[data-testid="npu-view"]');
+  await npu.waitFor();
+  assert.equal(await npu.getAttribute("data-arena-bytes"), String(want.npu.arena_bytes));
+  assert.equal(await npu.getAttribute("data-flash-bytes"), String(want.npu.flash_bytes));
+  assert.match(await npu.textContent(), /_split_1_scratch_fast/);
+  await npu.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(SHOTS, "npu-region.png") });
+  assert.deepEqual(problems, []);
+  await close();
+});
