@@ -7,58 +7,33 @@
 #[path = "../examples/kernel_cases.rs"]
 mod kernel_cases;
 
+mod support;
+
+use microarena_core::Model;
 use microarena_core::build::builder::ModelBuilder;
-use microarena_core::plan::PlannerKind;
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{Activation, BuiltinOp, Padding};
 use microarena_core::tflm::analysis::Analysis;
 use microarena_core::tflm::profile::{
     CORTEX_M, CORTEX_M0PLUS_CMSIS_NN, CORTEX_M4_CMSIS_NN, TargetProfile,
 };
-use microarena_core::tflm::tail::{Category, Owner};
-use microarena_core::{Config, Model, analyze};
+use microarena_core::tflm::tail::Category;
 
 fn run(bytes: &[u8], profile: &'static TargetProfile) -> Analysis {
-    let model = Model::parse(bytes).unwrap();
-    analyze(
-        &model,
-        &Config {
-            profile,
-            planner: PlannerKind::TflmGreedy,
-        },
-    )
-    .unwrap()
+    support::analysis(bytes, profile)
 }
 
 /// Scratch requests of op 0, in order, on (reference, M4 CMSIS-NN, M0+ CMSIS-NN).
 fn scratch(bytes: &[u8]) -> [Vec<u64>; 3] {
-    [&CORTEX_M, &CORTEX_M4_CMSIS_NN, &CORTEX_M0PLUS_CMSIS_NN].map(|p| {
-        run(bytes, p)
-            .tail
-            .scratch
-            .iter()
-            .filter(|s| s.op_index == 0)
-            .map(|s| s.bytes)
-            .collect()
-    })
+    support::op0_scratch(
+        bytes,
+        [&CORTEX_M, &CORTEX_M4_CMSIS_NN, &CORTEX_M0PLUS_CMSIS_NN],
+    )
 }
 
 /// Persistent-buffer requests owned by op 0 (OpData first, then Prepare's).
 fn persistent(bytes: &[u8], profile: &'static TargetProfile) -> Vec<u64> {
-    run(bytes, profile)
-        .tail
-        .allocs
-        .iter()
-        .filter(|a| {
-            a.category == Category::PersistentBufferData
-                && a.owner
-                    == Owner::Op {
-                        subgraph: 0,
-                        op_index: 0,
-                    }
-        })
-        .map(|a| a.requested)
-        .collect()
+    support::op0_tail(bytes, profile, Category::PersistentBufferData)
 }
 
 /// An int8 CONV_2D or DEPTHWISE_CONV_2D: `input` NHWC, `filter` OHWI (depthwise 1HWC),
@@ -147,7 +122,11 @@ fn conv_1x1_needs_no_buffer_with_gcc_at_any_stride() {
             stride,
             DType::I8,
         );
-        assert_eq!(scratch(&m), [vec![], vec![], vec![]], "stride {stride:?}");
+        assert_eq!(
+            scratch(&m),
+            [Vec::<u64>::new(), vec![], vec![]],
+            "stride {stride:?}"
+        );
     }
 }
 
@@ -190,7 +169,7 @@ fn depthwise_3x3_needs_no_buffer_and_5x5_only_with_dsp() {
         (1, 1),
         DType::I8,
     );
-    assert_eq!(scratch(&m3), [vec![], vec![], vec![]]);
+    assert_eq!(scratch(&m3), [Vec::<u64>::new(), vec![], vec![]]);
     // Channel multiplier 1, 5×5: C_in·KH·KW·2 = 8·25·2 = 400 with DSP, none without.
     let m5 = conv(
         BuiltinOp::DEPTHWISE_CONV_2D,
@@ -214,7 +193,7 @@ fn depthwise_with_a_channel_multiplier_needs_no_buffer() {
         (1, 1),
         DType::I8,
     );
-    assert_eq!(scratch(&m), [vec![], vec![], vec![]]);
+    assert_eq!(scratch(&m), [Vec::<u64>::new(), vec![], vec![]]);
 }
 
 #[test]
@@ -235,7 +214,7 @@ fn float_conv_has_no_per_channel_arrays_on_cmsis_nn() {
     // Reference: OpData 56 and two 4·4 arrays; CMSIS-NN: OpData 60 only, and no scratch.
     assert_eq!(persistent(&m, &CORTEX_M), [56, 16, 16]);
     assert_eq!(persistent(&m, &CORTEX_M4_CMSIS_NN), [60]);
-    assert_eq!(scratch(&m), [vec![], vec![], vec![]]);
+    assert_eq!(scratch(&m), [Vec::<u64>::new(), vec![], vec![]]);
 }
 
 #[test]
@@ -287,7 +266,7 @@ fn fully_connected_as_1x1_conv_fakes_per_channel_parameters() {
     assert_eq!(persistent(&m, &CORTEX_M4_CMSIS_NN), [72]);
     // A 2-D output takes arm_fully_connected_s8, whose buffer is 0 off MVE.
     let flat = fully_connected(&[4, 10], false);
-    assert_eq!(scratch(&flat), [vec![], vec![], vec![]]);
+    assert_eq!(scratch(&flat), [Vec::<u64>::new(), vec![], vec![]]);
 }
 
 #[test]

@@ -5,56 +5,27 @@
 //! `kernels/esp_nn/*.cc` (espressif/esp-tflite-micro 99f49e14) call them; `docs/esp-nn.md`.
 //! Each model runs on `esp32s3-esp-nn`, `esp32-esp-nn` and, for contrast, `cortex-m`.
 
+mod support;
+
 use microarena_core::build::builder::ModelBuilder;
-use microarena_core::plan::PlannerKind;
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{Activation, BuiltinOp, Padding};
 use microarena_core::tflm::analysis::Analysis;
 use microarena_core::tflm::profile::{CORTEX_M, ESP32_ESP_NN, ESP32S3_ESP_NN, TargetProfile};
-use microarena_core::tflm::tail::{Category, Owner};
-use microarena_core::{Config, Model, analyze};
+use microarena_core::tflm::tail::Category;
 
 fn run(bytes: &[u8], profile: &'static TargetProfile) -> Analysis {
-    let model = Model::parse(bytes).unwrap();
-    analyze(
-        &model,
-        &Config {
-            profile,
-            planner: PlannerKind::TflmGreedy,
-        },
-    )
-    .unwrap()
+    support::analysis(bytes, profile)
 }
 
 /// Scratch requests of op 0, in order, on (ESP32-S3, ESP32, Cortex-M reference).
 fn scratch(bytes: &[u8]) -> [Vec<u64>; 3] {
-    [&ESP32S3_ESP_NN, &ESP32_ESP_NN, &CORTEX_M].map(|p| {
-        run(bytes, p)
-            .tail
-            .scratch
-            .iter()
-            .filter(|s| s.op_index == 0)
-            .map(|s| s.bytes)
-            .collect()
-    })
+    support::op0_scratch(bytes, [&ESP32S3_ESP_NN, &ESP32_ESP_NN, &CORTEX_M])
 }
 
 /// Tail allocations of `category` owned by op 0, requested bytes in order.
 fn owned(bytes: &[u8], profile: &'static TargetProfile, category: Category) -> Vec<u64> {
-    run(bytes, profile)
-        .tail
-        .allocs
-        .iter()
-        .filter(|a| {
-            a.category == category
-                && a.owner
-                    == Owner::Op {
-                        subgraph: 0,
-                        op_index: 0,
-                    }
-        })
-        .map(|a| a.requested)
-        .collect()
+    support::op0_tail(bytes, profile, category)
 }
 
 /// An int8 CONV_2D (filter OHWI) or DEPTHWISE_CONV_2D (filter 1HWC), per-channel weights,
@@ -248,7 +219,7 @@ fn softmax_asks_an_int32_per_element_of_dimension_one() {
     // float32: no ESP-NN path, no scratch.
     assert_eq!(
         scratch(&softmax(&[1, 10], DType::F32)),
-        [vec![], vec![], vec![]]
+        [Vec::<u64>::new(), vec![], vec![]]
     );
 }
 

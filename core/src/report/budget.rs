@@ -126,6 +126,15 @@ impl McuPreset {
     }
 }
 
+/// The Alif Ensemble E3's and E7's memories as their RTSS-HP core sees them (the same map on
+/// both parts; the sources are in the presets).
+const ALIF_HP_MEMORIES: &[Memory] = &[
+    Memory::kib("DTCM", 0x2000_0000, 1024, MemoryKind::Tcm, 0, true),
+    Memory::kib("SRAM0", 0x0200_0000, 4096, MemoryKind::Sram, 1, false),
+    Memory::kib("SRAM1", 0x0800_0000, 2560, MemoryKind::Sram, 1, false),
+    Memory::kib("MRAM", 0x8000_0000, 5632, MemoryKind::Flash, 2, false),
+];
+
 /// Common boards. An ARMv7E-M core with the DSP extension (M4, M7) runs
 /// CMSIS-NN's DSP paths (`cortex-m4-cmsis-nn`; an M33 with DSP the same ones,
 /// `cortex-m33-cmsis-nn`); an ARMv6-M core (M0, M0+) the plain C paths
@@ -254,12 +263,7 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         target: Some("cortex-m55-ethos-u"),
         unmodelled: None,
         source: "Alif AWPR0003 (RAM regions and linker files, rev B global map) with OpenMV's AE3 board config for the AE302F80F55D5 (the Ensemble E3 datasheet itself not read): the arena is the RTSS-HP core's, whose DTCM (1 MB at 0x20000000; global alias SRAM3 0x50800000, the address the NPU uses) holds data and heap; SRAM0 4 MB at 0x02000000, SRAM1 2.5 MB at 0x08000000, MRAM 5.5 MB at 0x80000000; the HP ITCM, the HE core's TCMs (SRAM4/5) and SRAM6-9 (low-power region, 160 MHz) left out",
-        memories: &[
-            Memory::kib("DTCM", 0x2000_0000, 1024, MemoryKind::Tcm, 0, true),
-            Memory::kib("SRAM0", 0x0200_0000, 4096, MemoryKind::Sram, 1, false),
-            Memory::kib("SRAM1", 0x0800_0000, 2560, MemoryKind::Sram, 1, false),
-            Memory::kib("MRAM", 0x8000_0000, 5632, MemoryKind::Flash, 2, false),
-        ],
+        memories: ALIF_HP_MEMORIES,
     },
     McuPreset {
         name: "Alif-E7",
@@ -270,12 +274,7 @@ pub const MCU_PRESETS: &[McuPreset] = &[
         target: Some("cortex-m55-ethos-u"),
         unmodelled: None,
         source: "Alif AWPR0003 (RAM regions and linker files, rev B global map) and the Ensemble pack's AE722F80F55D5 device header: the arena is the RTSS-HP core's, whose DTCM (1 MB at 0x20000000; global alias SRAM3 0x50800000, the address the NPU uses) holds data and heap; SRAM0 4 MB at 0x02000000, SRAM1 2.5 MB at 0x08000000, MRAM 5.5 MB at 0x80000000; the HP ITCM, the HE core's TCMs (SRAM4/5), SRAM6-9 (low-power region, 160 MHz) and the Cortex-A32 cores left out",
-        memories: &[
-            Memory::kib("DTCM", 0x2000_0000, 1024, MemoryKind::Tcm, 0, true),
-            Memory::kib("SRAM0", 0x0200_0000, 4096, MemoryKind::Sram, 1, false),
-            Memory::kib("SRAM1", 0x0800_0000, 2560, MemoryKind::Sram, 1, false),
-            Memory::kib("MRAM", 0x8000_0000, 5632, MemoryKind::Flash, 2, false),
-        ],
+        memories: ALIF_HP_MEMORIES,
     },
     McuPreset {
         name: "Himax-WE2",

@@ -51,3 +51,54 @@ pub fn report(
     .unwrap_or_else(|e| panic!("{name}: {e}"));
     microarena_core::report::Report::new(&model, &analysis, name)
 }
+
+/// The analysis of `bytes` on `profile` with TFLM's greedy planner (the builder tests').
+pub fn analysis(
+    bytes: &[u8],
+    profile: &'static microarena_core::tflm::profile::TargetProfile,
+) -> microarena_core::Analysis {
+    let model = microarena_core::Model::parse(bytes).expect("a builder model parses");
+    microarena_core::analyze(
+        &model,
+        &microarena_core::Config {
+            profile,
+            planner: microarena_core::plan::PlannerKind::TflmGreedy,
+        },
+    )
+    .expect("a builder model analyses")
+}
+
+/// Op 0's scratch requests, in order, on each profile.
+pub fn op0_scratch<const N: usize>(
+    bytes: &[u8],
+    profiles: [&'static microarena_core::tflm::profile::TargetProfile; N],
+) -> [Vec<u64>; N] {
+    profiles.map(|p| {
+        analysis(bytes, p)
+            .tail
+            .scratch
+            .iter()
+            .filter(|s| s.op_index == 0)
+            .map(|s| s.bytes)
+            .collect()
+    })
+}
+
+/// Op 0's tail allocations of `category`, requested bytes in order.
+pub fn op0_tail(
+    bytes: &[u8],
+    profile: &'static microarena_core::tflm::profile::TargetProfile,
+    category: microarena_core::tflm::tail::Category,
+) -> Vec<u64> {
+    let op0 = microarena_core::tflm::tail::Owner::Op {
+        subgraph: 0,
+        op_index: 0,
+    };
+    analysis(bytes, profile)
+        .tail
+        .allocs
+        .iter()
+        .filter(|a| a.category == category && a.owner == op0)
+        .map(|a| a.requested)
+        .collect()
+}
