@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Turns the Cortex-M oracle's figures for the kernel probes into the data
 core/tests/kernel_probes.rs reads (core/tests/kernel_probes_cortex_m.jsonl,
-or with --esp core/tests/kernel_probes_esp.jsonl).
+or with --esp core/tests/kernel_probes_esp.jsonl, with --m55
+core/tests/kernel_probes_cortex_m55.jsonl).
 
     kernel-probe-import.py ORACLE.jsonl [ORACLE.jsonl ...] MODELS_DIR > kernel_probes_cortex_m.jsonl
     kernel-probe-import.py --esp ORACLE.jsonl [...] MODELS_DIR > kernel_probes_esp.jsonl
+    kernel-probe-import.py --m55 ORACLE.jsonl [...] MODELS_DIR > kernel_probes_cortex_m55.jsonl
 
 --esp: the lines of the esp32s3-esp-nn and esp32-esp-nn builds, whose run.sh
 lines come from the same harness linked against esp-tflite-micro's TFLM and
@@ -36,6 +38,11 @@ ESP_HEADER = {"tflm": "esp-tflite-micro 99f49e14 (its TFLM copy = upstream 09656
                          "esp32-esp-nn": "CONFIG_IDF_TARGET_ESP32: ESP-NN's generic _opt "
                          "functions"}}
 
+M55_BUILDS = {"m55-cmsis-nn", "m55-ethos-u"}
+M55_HEADER = {'tflm': 'TFLM 90b983c2 built for cortex-m55 (CMSIS-NN 4ab83cc3 with ARM_MATH_MVEI, -mfloat-abi=softfp, arm-none-eabi-gcc 12.2.1), and the same with CO_PROCESSOR=ethos_u (ETHOSU_ARCH=u55, NPU driver entry points stubbed), run in qemu-arm 10.0.2 -cpu cortex-m55', 'targets': {'m55-cmsis-nn': 'cortex-m55-cmsis-nn', 'm55-ethos-u': 'cortex-m55-ethos-u'}}
+
+MODES = {"--esp": (ESP_BUILDS, ESP_HEADER), "--m55": (M55_BUILDS, M55_HEADER)}
+
 
 def fnv1a64(data):
     h = 0xCBF29CE484222325
@@ -46,9 +53,9 @@ def fnv1a64(data):
 
 def main():
     args = sys.argv[1:]
-    esp = args[:1] == ["--esp"]
-    builds, header = (ESP_BUILDS, ESP_HEADER) if esp else (BUILDS, HEADER)
-    *oracles, models = args[1:] if esp else args
+    mode = MODES.get(args[0]) if args else None
+    builds, header = mode or (BUILDS, HEADER)
+    *oracles, models = args[1:] if mode else args
     hashes, out = {}, []
     for line in (l for o in oracles for l in open(o)):
         r = json.loads(line)
