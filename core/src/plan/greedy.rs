@@ -39,6 +39,46 @@ pub fn plan(buffers: &[PlanBuffer]) -> Plan {
 /// Places buffers in a given order with TFLM's gap search. The first-fit rule
 /// is shared with the optimizing planners, which only change the order.
 pub fn place_in_order(buffers: &[PlanBuffer], order: &[usize]) -> Plan {
+    place_observed(buffers, order, &mut |_| {})
+}
+
+/// A gap below a buffer's place that first-fit looked at and could not use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RejectedGap {
+    /// Where the gap starts.
+    pub offset: i64,
+    /// Its bytes (fewer than the buffer needs).
+    pub bytes: u64,
+    /// The placed buffer, alive at a common scope, that ends the gap.
+    pub blocker: usize,
+}
+
+/// What the planner did at one step of [`place_observed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceEvent {
+    /// First-fit passed over a gap too small for `buffer`.
+    Rejected {
+        /// The buffer being placed.
+        buffer: usize,
+        /// The gap.
+        gap: RejectedGap,
+    },
+    /// `buffer` was placed at `offset` (a fixed buffer at its own offset).
+    Placed {
+        /// The buffer.
+        buffer: usize,
+        /// Its offset.
+        offset: i64,
+    },
+}
+
+/// [`place_in_order`], telling `observe` each gap first-fit rejects and each
+/// placement, in the order they happen (the step-through's planner phase).
+pub fn place_observed(
+    buffers: &[PlanBuffer],
+    order: &[usize],
+    observe: &mut impl FnMut(PlaceEvent),
+) -> Plan {
     let mut offsets = alloc::vec![0i64; buffers.len()];
     // Placed buffer ids, sorted by offset (ties: earlier placement first).
     let mut by_offset: Vec<usize> = Vec::with_capacity(buffers.len());
@@ -47,8 +87,11 @@ pub fn place_in_order(buffers: &[PlanBuffer], order: &[usize]) -> Plan {
         let Some(b) = buffers.get(id) else { continue };
         let offset = match b.fixed_offset {
             Some(o) => o,
-            None => first_fit(buffers, &offsets, &by_offset, b),
+            None => first_fit(buffers, &offsets, &by_offset, b, &mut |gap| {
+                observe(PlaceEvent::Rejected { buffer: id, gap })
+            }),
         };
+        observe(PlaceEvent::Placed { buffer: id, offset });
         if let Some(o) = offsets.get_mut(id) {
             *o = offset;
         }
@@ -63,7 +106,13 @@ pub fn place_in_order(buffers: &[PlanBuffer], order: &[usize]) -> Plan {
     }
 }
 
-fn first_fit(buffers: &[PlanBuffer], offsets: &[i64], by_offset: &[usize], b: &PlanBuffer) -> i64 {
+fn first_fit(
+    buffers: &[PlanBuffer],
+    offsets: &[i64],
+    by_offset: &[usize],
+    b: &PlanBuffer,
+    rejected: &mut impl FnMut(RejectedGap),
+) -> i64 {
     let want = b.size as i64;
     let mut candidate = 0i64;
     let mut prior: Option<usize> = None;
@@ -78,6 +127,13 @@ fn first_fit(buffers: &[PlanBuffer], offsets: &[i64], by_offset: &[usize], b: &P
         let e_off = offsets.get(e).copied().unwrap_or(0);
         if e_off - candidate >= want {
             return candidate;
+        }
+        if e_off > candidate {
+            rejected(RejectedGap {
+                offset: candidate,
+                bytes: (e_off - candidate) as u64,
+                blocker: e,
+            });
         }
         prior = Some(e);
     }

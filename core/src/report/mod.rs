@@ -19,6 +19,7 @@ pub mod optimized;
 pub mod placement;
 #[cfg(feature = "serde")]
 pub mod share;
+pub mod steps;
 pub mod timeline;
 
 use alloc::format;

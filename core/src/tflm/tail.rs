@@ -6,6 +6,7 @@
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use crate::plan::PlannerKind;
 use crate::read::model::{Model, Tensor};
@@ -119,11 +120,39 @@ pub struct PreparePeak {
     pub op: Option<(usize, usize)>,
 }
 
+/// What one op's Prepare did, as the simulation went through it (the
+/// step-through shows it; nothing else reads it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedOp {
+    /// Subgraph.
+    pub subgraph: usize,
+    /// Op index within the subgraph.
+    pub op_index: usize,
+    /// The scratch request area held below the temps while it was prepared.
+    pub request_bytes: u64,
+    /// Temp `TfLiteTensor`s it built.
+    pub temps: usize,
+    /// Highest end of the request area and its temps (non-persistent bytes).
+    pub temp_bytes: u64,
+    /// Largest arena need while it was prepared (head side + tail).
+    pub peak_bytes: u64,
+    /// Its allocations in [`TailSimulation::allocs`].
+    pub allocs: Range<usize>,
+    /// Its scratch requests in [`TailSimulation::scratch`].
+    pub scratch: Range<usize>,
+}
+
 /// Result of the tail simulation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TailSimulation {
     /// Every allocation in order.
     pub allocs: Vec<TailAlloc>,
+    /// How many of [`TailSimulation::allocs`] precede the first Prepare.
+    pub allocs_before_prepare: usize,
+    /// How many precede memory planning (the rest are the I/O tensor structs).
+    pub allocs_before_planning: usize,
+    /// Every op's Prepare, in the order they ran.
+    pub prepared: Vec<PreparedOp>,
     /// Final tail size.
     pub tail_bytes: u64,
     /// Tail size when memory planning starts (before the I/O tensor structs).
@@ -404,18 +433,23 @@ pub fn simulate(
     let mut peak = PreparePeak::default();
     let mut temp_peak = 0u64;
     let mut set_in_prepare = Vec::new();
+    let allocs_before_prepare = tail.allocs.len();
+    let mut prepared = Vec::with_capacity(model.operator_count());
     for (g, row) in costs.iter().enumerate() {
         for (i, c) in row.iter().enumerate() {
             let owner = Owner::Op {
                 subgraph: g,
                 op_index: i,
             };
+            let (first_alloc, first_scratch) = (tail.allocs.len(), scratch.len());
             let head = request * (scratch.len() as u64 + MAX_SCRATCH_PER_OP);
             let mut temp_end = head;
+            let (mut temps, mut op_temp, mut op_peak) = (0usize, head, 0u64);
             // Bytes at the top of the temps that nothing reads again (see below).
             let mut unread_top = 0u64;
             temp_peak = temp_peak.max(head);
             let mut note = |bytes: u64| {
+                op_peak = op_peak.max(bytes);
                 if bytes > peak.bytes {
                     peak = PreparePeak {
                         bytes,
@@ -431,6 +465,7 @@ pub fn simulate(
                             temp_end = tensor_struct_end(profile, tensor, temp_end);
                             unread_top = unread_top_of_temp(profile, tensor);
                             temp_peak = temp_peak.max(temp_end);
+                            (temps, op_temp) = (temps + 1, op_temp.max(temp_end));
                             note(temp_end.saturating_add(tail.used));
                         }
                     }
@@ -465,6 +500,16 @@ pub fn simulate(
                     }
                 }
             }
+            prepared.push(PreparedOp {
+                subgraph: g,
+                op_index: i,
+                request_bytes: head,
+                temps,
+                temp_bytes: op_temp,
+                peak_bytes: op_peak,
+                allocs: first_alloc..tail.allocs.len(),
+                scratch: first_scratch..scratch.len(),
+            });
             if c.sets_output_data
                 && let Some(op) = model.subgraphs.get(g).and_then(|s| s.operators.get(i))
             {
@@ -516,6 +561,7 @@ pub fn simulate(
         running += sg.tensors.len();
     }
     let tail_at_planning = tail.used;
+    let allocs_before_planning = tail.allocs.len();
 
     // 15–18: TfLiteTensor structs for the main graph's inputs, then outputs.
     let main = model.main();
@@ -567,6 +613,9 @@ pub fn simulate(
     TailSimulation {
         tail_bytes: tail.used,
         allocs: tail.allocs,
+        allocs_before_prepare,
+        allocs_before_planning,
+        prepared,
         tail_at_planning,
         prepare_peak: peak,
         prepare_temp_peak: temp_peak,
