@@ -47,7 +47,7 @@ pub fn bump_seq() {
 pub fn publish_worker_timings(response: &Response) {
     let (fresh, timings) = match response {
         Response::Report { timings, .. } => (true, timings.as_slice()),
-        Response::Failed { .. } => (true, &[][..]),
+        Response::Failed { .. } | Response::Steps { .. } => (true, &[][..]),
         Response::Extras { timings, .. } => (false, timings.as_slice()),
     };
     if let Some(obj) = hook_object("__microarenaWorker", fresh) {

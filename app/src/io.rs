@@ -201,3 +201,20 @@ pub fn relative_pos(ev: &web_sys::MouseEvent) -> Option<(f64, f64)> {
         (f64::from(ev.client_y()) - r.top()) / r.height(),
     ))
 }
+
+/// The tag name of the event's target (`BUTTON`, `INPUT`, …).
+pub fn event_target_tag(ev: &web_sys::Event) -> Option<String> {
+    let el: web_sys::Element = ev.target()?.dyn_into().ok()?;
+    Some(el.tag_name())
+}
+
+/// The reader asked for reduced motion (`prefers-reduced-motion: reduce`).
+pub fn prefers_reduced_motion() -> bool {
+    web_sys::window()
+        .and_then(|w| {
+            w.match_media("(prefers-reduced-motion: reduce)")
+                .ok()
+                .flatten()
+        })
+        .is_some_and(|m| m.matches())
+}

@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
 use microarena_core::report::budget::{DEFAULT_HEADROOM_BP, MCU_PRESETS};
+use microarena_core::report::steps::Steps;
 use microarena_core::tflm::profile::CORTEX_M;
 use microarena_view::inputs::GraphInput;
 use microarena_view::protocol::Extras;
@@ -59,6 +60,58 @@ impl Pointer {
     /// The pointer state of the enclosing app.
     pub fn get() -> Pointer {
         expect_context::<Pointer>()
+    }
+}
+
+/// The step-through: its steps (once asked for) and where the scrubber is
+/// (context: the map, lifetimes and per-op bars draw the current step).
+#[derive(Debug, Clone, Copy)]
+pub struct Stepper {
+    /// The steps of the report on screen, once the worker sent them.
+    pub steps: RwSignal<Option<Arc<Steps>>>,
+    /// The current step.
+    pub at: RwSignal<usize>,
+    /// The steps were asked for and have not arrived.
+    pub loading: RwSignal<bool>,
+    /// Why there are none.
+    pub error: RwSignal<Option<String>>,
+}
+
+impl Stepper {
+    /// No steps yet.
+    pub fn new() -> Stepper {
+        Stepper {
+            steps: RwSignal::new(None),
+            at: RwSignal::new(0),
+            loading: RwSignal::new(false),
+            error: RwSignal::new(None),
+        }
+    }
+
+    /// Forgets the steps (a new report is shown).
+    pub fn reset(&self) {
+        self.steps.set(None);
+        self.at.set(0);
+        self.loading.set(false);
+        self.error.set(None);
+    }
+
+    /// The steps and the current step, while the step-through is open.
+    pub fn current(&self) -> Option<(Arc<Steps>, usize)> {
+        let s = self.steps.get()?;
+        let at = self.at.get().min(s.steps.len().saturating_sub(1));
+        Some((s, at))
+    }
+
+    /// The step-through of the enclosing app, if any.
+    pub fn get() -> Option<Stepper> {
+        use_context::<Stepper>()
+    }
+}
+
+impl Default for Stepper {
+    fn default() -> Stepper {
+        Stepper::new()
     }
 }
 
@@ -146,6 +199,8 @@ pub struct AppState {
     pub whatif_error: RwSignal<Option<String>>,
     /// Selection and hover.
     pub pointer: Pointer,
+    /// The step-through.
+    pub stepper: Stepper,
 }
 
 impl AppState {
@@ -170,6 +225,7 @@ impl AppState {
                 sel: RwSignal::new(None),
                 hover: RwSignal::new(None),
             },
+            stepper: Stepper::new(),
         }
     }
 }
@@ -199,4 +255,6 @@ pub struct Controls {
     pub apply_whatif: Callback<Vec<String>>,
     /// Why the last what-if could not be applied.
     pub whatif_error: RwSignal<Option<String>>,
+    /// Asks the worker for the step-through of the report on screen.
+    pub request_steps: Callback<()>,
 }

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use js_sys::Uint8Array;
 use microarena_core::report::Report;
-use microarena_view::analysis::{analyse, extras};
+use microarena_core::report::steps::Steps;
+use microarena_view::analysis::{self, analyse, extras};
 use microarena_view::inputs::GraphInput;
-use microarena_view::protocol::{self, Extras, Failure, Request, Response};
+use microarena_view::protocol::{self, Extras, Failure, Request, Response, Want};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -29,6 +30,8 @@ pub struct Job {
     pub planner: String,
     /// What-if input shapes (`NAME=DIMS`); empty for the model as converted.
     pub input_shapes: Vec<String>,
+    /// What to answer with.
+    pub want: Want,
 }
 
 impl Job {
@@ -39,8 +42,34 @@ impl Job {
             target: self.target.clone(),
             planner: self.planner.clone(),
             input_shapes: self.input_shapes.clone(),
+            want: self.want,
             bytes: &self.bytes,
         }
+    }
+}
+
+/// Independent lines of requests: a newer job on one line supersedes only
+/// that line's older jobs (re-planning drops a pending step-through; asking
+/// for the other side of a comparison leaves the shown plan alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// The report on screen and its extras.
+    Main = 0,
+    /// The step-through.
+    Steps = 1,
+    /// The other side of a comparison.
+    Compare = 2,
+}
+
+impl Line {
+    const ALL: [Line; 3] = [Line::Main, Line::Steps, Line::Compare];
+
+    /// The line a request id belongs to (its top two bits).
+    fn of(id: u32) -> Line {
+        Line::ALL
+            .get((id >> 30) as usize)
+            .copied()
+            .unwrap_or(Line::Main)
     }
 }
 
@@ -53,6 +82,29 @@ pub enum Reply {
     WhatIfError(String),
     /// Planner comparison, share code and advice for the report just delivered.
     Extras(Extras),
+    /// The step-through, or why there is none.
+    Steps(Result<Arc<Steps>, String>),
+    /// The other side of a comparison, or why there is none.
+    #[expect(dead_code, reason = "the compare view reads it")]
+    Compare(Result<Arc<Report>, String>),
+}
+
+impl Reply {
+    /// The reply to a response on `line`.
+    fn on(line: Line, r: Result<Response, protocol::ProtocolError>) -> Reply {
+        let failed = |r: Result<Response, protocol::ProtocolError>| match r {
+            Ok(Response::Failed { failure, .. }) => failure.message,
+            Err(e) => e.to_string(),
+            Ok(_) => "the worker answered with something else".into(),
+        };
+        match (line, r) {
+            (Line::Main, r) => r.into(),
+            (Line::Steps, Ok(Response::Steps { steps, .. })) => Reply::Steps(Ok(steps)),
+            (Line::Steps, r) => Reply::Steps(Err(failed(r))),
+            (Line::Compare, Ok(Response::Report { report, .. })) => Reply::Compare(Ok(report)),
+            (Line::Compare, r) => Reply::Compare(Err(failed(r))),
+        }
+    }
 }
 
 impl From<Result<Response, protocol::ProtocolError>> for Reply {
@@ -61,6 +113,7 @@ impl From<Result<Response, protocol::ProtocolError>> for Reply {
             Ok(Response::Report { report, inputs, .. }) => Reply::Report(Ok((report, inputs))),
             Ok(Response::Failed { failure, .. }) => failure.into(),
             Ok(Response::Extras { extras, .. }) => Reply::Extras(extras),
+            Ok(Response::Steps { steps, .. }) => Reply::Steps(Ok(steps)),
             Err(e) => Reply::Report(Err(e.to_string())),
         }
     }
@@ -78,6 +131,34 @@ impl From<Failure> for Reply {
 
 fn post_frame(post: impl FnOnce(&JsValue) -> Result<(), JsValue>, frame: &[u8]) -> bool {
     post(&Uint8Array::from(frame)).is_ok()
+}
+
+/// The one answer to a request that wants something other than a plan.
+fn single_answer(req: &Request<'_>) -> Response {
+    let id = req.id;
+    let failed = |failure| Response::Failed { id, failure };
+    match req.want {
+        Want::Steps => analysis::steps(req).map_or_else(failed, |s| Response::Steps {
+            id,
+            steps: Arc::new(s),
+        }),
+        Want::Optimized => {
+            analysis::optimized(req, &js_sys::Date::now).map_or_else(failed, |r| Response::Report {
+                id,
+                report: r,
+                inputs: Vec::new(),
+                timings: Vec::new(),
+            })
+        }
+        Want::Plan | Want::Report => {
+            analyse(req, &js_sys::Date::now).map_or_else(failed, |a| Response::Report {
+                id,
+                report: a.report,
+                inputs: a.inputs,
+                timings: a.timings,
+            })
+        }
+    }
 }
 
 /// Worker side: answers each request with two messages, the report first
@@ -106,6 +187,10 @@ pub fn worker_main() {
                     return;
                 }
             };
+            if req.want != Want::Plan {
+                post(&single_answer(&req));
+                return;
+            }
             let a = match analyse(&req, &js_sys::Date::now) {
                 Ok(a) => a,
                 Err(failure) => {
@@ -140,7 +225,8 @@ type Callback = Rc<dyn Fn(Reply)>;
 /// answers to the latest job.
 pub struct Analyzer {
     worker: Option<web_sys::Worker>,
-    latest: Rc<Cell<u32>>,
+    /// The latest request id of each [`Line`].
+    latest: Rc<[Cell<u32>; 3]>,
     callback: Callback,
     _on_message: Option<Closure<dyn FnMut(web_sys::MessageEvent)>>,
 }
@@ -157,7 +243,7 @@ impl Analyzer {
     /// Starts the worker (`worker.js` beside the page).
     pub fn new(callback: impl Fn(Reply) + 'static) -> Analyzer {
         let callback: Callback = Rc::new(callback);
-        let latest = Rc::new(Cell::new(0u32));
+        let latest = Rc::new(Line::ALL.map(|l| Cell::new((l as u32) << 30)));
         let opts = web_sys::WorkerOptions::new();
         opts.set_type(web_sys::WorkerType::Module);
         let worker = web_sys::Worker::new_with_options("./worker.js", &opts).ok();
@@ -171,14 +257,20 @@ impl Analyzer {
                     };
                     let frame = frame.to_vec();
                     // Answers to a superseded job are dropped undecoded.
-                    if protocol::frame_id(&frame) != Some(latest.get()) {
+                    let Some(id) = protocol::frame_id(&frame) else {
+                        return;
+                    };
+                    let line = Line::of(id);
+                    if latest[line as usize].get() != id {
                         return;
                     }
                     let response = Response::decode(&frame);
-                    if let Ok(r) = &response {
+                    if line == Line::Main
+                        && let Ok(r) = &response
+                    {
                         hooks::publish_worker_timings(r);
                     }
-                    cb(response.into());
+                    cb(Reply::on(line, response));
                 },
             );
             w.set_onmessage(Some(c.as_ref().unchecked_ref()));
@@ -197,10 +289,12 @@ impl Analyzer {
         self.worker.is_some()
     }
 
-    /// Starts analysing `job`; the callback gets the replies.
-    pub fn request(&self, job: Job) {
-        let id = self.latest.get().wrapping_add(1);
-        self.latest.set(id);
+    /// Starts `job` on `line`, superseding that line's older jobs; the
+    /// callback gets the replies.
+    pub fn request(&self, line: Line, job: Job) {
+        let slot = &self.latest[line as usize];
+        let id = ((line as u32) << 30) | (slot.get().wrapping_add(1) & 0x3fff_ffff);
+        slot.set(id);
         if let Some(w) = &self.worker
             && post_frame(|v| w.post_message(v), &job.request(id).encode())
         {
@@ -209,18 +303,26 @@ impl Analyzer {
         // No worker: yield so the "analysing" state paints, then run here.
         let cb = self.callback.clone();
         let latest = self.latest.clone();
+        let current = move || latest[line as usize].get() == id;
         wasm_bindgen_futures::spawn_local(async move {
             io::sleep_ms(16).await;
             let req = job.request(id);
+            if req.want != Want::Plan {
+                let answer = single_answer(&req);
+                if current() {
+                    cb(Reply::on(line, Ok(answer)));
+                }
+                return;
+            }
             let result = analyse(&req, &js_sys::Date::now);
-            if latest.get() != id {
+            if !current() {
                 return;
             }
             match result {
                 Ok(a) => {
                     cb(Reply::Report(Ok((a.report.clone(), a.inputs.clone()))));
                     io::sleep_ms(0).await;
-                    if latest.get() == id {
+                    if current() {
                         cb(Reply::Extras(extras(&a, &js_sys::Date::now).0));
                     }
                 }

@@ -12,7 +12,7 @@ use microarena_view::tooltip::{owner, var_name};
 use super::help;
 use super::tooltip::{buffer_hover, tooltip};
 use crate::io;
-use crate::state::{Pointer, Sel};
+use crate::state::{Pointer, Sel, Stepper};
 
 /// The arena map panel, with the variables' tail strip and the tooltip.
 pub(super) fn arena_map(r: Arc<Report>) -> impl IntoView {
@@ -111,6 +111,14 @@ pub(super) fn arena_map(r: Arc<Report>) -> impl IntoView {
             })
             .collect_view()
     };
+    let r_step = r.clone();
+    let step_overlay = move || {
+        let (s, at) = Stepper::get()?.current()?;
+        let body = microarena_view::steps::map_overlay(&r_step, &s, at);
+        Some(
+            view! { <g class="step-overlay" data-testid="map-step" data-at=at.to_string() inner_html=body></g> },
+        )
+    };
     let n = r.buffers.len();
     let file = r.model.file.clone();
     view! {
@@ -179,6 +187,7 @@ pub(super) fn arena_map(r: Arc<Report>) -> impl IntoView {
                         }
                     >
                         <g inner_html=body></g>
+                        {step_overlay}
                         {selection}
                     </svg>
                     <div class="x-axis">{x_ticks}</div>

@@ -12,7 +12,7 @@ use microarena_view::tooltip::{owner, var_name};
 use super::help;
 use super::tooltip::buffer_hover;
 use crate::io;
-use crate::state::{Pointer, Sel};
+use crate::state::{Pointer, Sel, Stepper};
 
 /// The lifetimes panel.
 pub(super) fn lifetimes(r: Arc<Report>) -> impl IntoView {
@@ -79,6 +79,13 @@ pub(super) fn lifetimes(r: Arc<Report>) -> impl IntoView {
             })
             .collect_view()
     });
+    let (r_step, rows_step) = (r.clone(), row_of.clone());
+    let step_overlay = move || {
+        let (s, at) = Stepper::get()?.current()?;
+        let body =
+            microarena_view::steps::lifetimes_overlay(&r_step, &s, at, &rows_step, row_h, height);
+        Some(view! { <g class="step-overlay" inner_html=body></g> })
+    };
     let r2 = r.clone();
     let selection = move || match ctx.sel.get()? {
         Sel::Buffer(i) => {
@@ -128,6 +135,7 @@ pub(super) fn lifetimes(r: Arc<Report>) -> impl IntoView {
                         on:click=move |ev| ctx.sel.set(io::target_index(&ev, "data-i").map(Sel::Buffer))
                     >
                         <g inner_html=body></g>
+                        {step_overlay}
                         {selection}
                     </svg>
                     {labels}

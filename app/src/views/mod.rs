@@ -13,6 +13,7 @@ mod npu;
 mod op_bars;
 mod op_table;
 mod runtime;
+mod steps;
 mod summary;
 mod tail;
 mod tooltip;
@@ -25,10 +26,10 @@ use leptos::ev;
 use leptos::prelude::*;
 use microarena_core::build::example;
 use microarena_core::report::share;
-use microarena_view::protocol::{Extras, PlannerHead};
+use microarena_view::protocol::{Extras, PlannerHead, Want};
 
 use crate::state::{AppState, Controls, Shown};
-use crate::worker::{Analyzer, Job, Reply};
+use crate::worker::{Analyzer, Job, Line, Reply};
 use crate::{hooks, io};
 
 const EXAMPLE_NAME: &str = "mobilenet_v1_025_96_int8.tflite";
@@ -52,8 +53,10 @@ pub fn App() -> impl IntoView {
         overrides,
         whatif_error,
         pointer,
+        stepper,
     } = st;
     provide_context(pointer);
+    provide_context(stepper);
 
     let analyzer = StoredValue::new_local(Analyzer::new(move |reply| {
         let res = match reply {
@@ -62,6 +65,19 @@ pub fn App() -> impl IntoView {
                 extras.set(Some(Arc::new(x)));
                 return;
             }
+            Reply::Steps(res) => {
+                stepper.loading.set(false);
+                match res {
+                    Ok(s) => {
+                        stepper.at.set(0);
+                        stepper.error.set(None);
+                        stepper.steps.set(Some(s));
+                    }
+                    Err(e) => stepper.error.set(Some(e)),
+                }
+                return;
+            }
+            Reply::Compare(_) => return,
             Reply::WhatIfError(e) => {
                 // The shown report stays; later re-plans use its shapes again.
                 busy.set(None);
@@ -82,6 +98,7 @@ pub fn App() -> impl IntoView {
                 whatif_error.set(None);
                 pointer.sel.set(None);
                 pointer.hover.set(None);
+                stepper.reset();
                 let example =
                     model.with_value(|m| m.as_ref().is_some_and(|(n, _)| n == EXAMPLE_NAME));
                 // Summary and map first; the rest of the views a frame later,
@@ -109,20 +126,30 @@ pub fn App() -> impl IntoView {
     }));
     let worker_text = analyzer.with_value(|a| a.label());
 
+    // The job for the model on screen, as the controls stand.
+    let job = move |want: Want| {
+        model.get_value().map(|(name, bytes)| Job {
+            bytes,
+            name,
+            target: target.get_untracked(),
+            planner: planner.get_untracked(),
+            input_shapes: overrides.get_value(),
+            want,
+        })
+    };
     let run = move || {
-        let Some((name, bytes)) = model.get_value() else {
+        let Some(job) = job(Want::Plan) else {
             return;
         };
-        busy.set(Some(format!("Analysing {name}…")));
-        analyzer.with_value(|a| {
-            a.request(Job {
-                bytes,
-                name,
-                target: target.get_untracked(),
-                planner: planner.get_untracked(),
-                input_shapes: overrides.get_value(),
-            })
-        });
+        busy.set(Some(format!("Analysing {}…", job.name)));
+        analyzer.with_value(|a| a.request(Line::Main, job));
+    };
+    let request_steps = move || {
+        if let Some(job) = job(Want::Steps) {
+            stepper.loading.set(true);
+            stepper.error.set(None);
+            analyzer.with_value(|a| a.request(Line::Steps, job));
+        }
     };
     let load = move |name: String, bytes: Vec<u8>| {
         model.set_value(Some((name, Rc::new(bytes))));
@@ -154,6 +181,7 @@ pub fn App() -> impl IntoView {
             error.set(None);
             whatif_error.set(None);
             pointer.sel.set(None);
+            stepper.reset();
             let code = frag
                 .trim_start_matches('#')
                 .trim_start_matches(share::FRAGMENT_KEY)
@@ -339,6 +367,7 @@ pub fn App() -> impl IntoView {
                                     extras,
                                     apply_whatif: Callback::new(apply_whatif),
                                     whatif_error,
+                                    request_steps: Callback::new(move |_| request_steps()),
                                 },
                             )
                             .into_any()
@@ -368,7 +397,7 @@ pub fn App() -> impl IntoView {
 }
 
 /// A report's views, top to bottom: summary, microarena-runtime, what-if,
-/// arena map, then (a frame later) lifetimes, per-op bars, tail, budget,
+/// step-through, arena map, then (a frame later) lifetimes, per-op bars, tail, budget,
 /// flash, operator table, buffer table, glossary.
 fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
     let r = s.report.clone();
@@ -378,6 +407,7 @@ fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
         {summary::summary(r.clone(), s.shared, c)}
         {runtime::runtime_view(r.clone())}
         {whatif::what_if_panel(&s, c.apply_whatif, c.whatif_error)}
+        {steps::step_through(r.clone(), shared, c.request_steps)}
         {arena_map::arena_map(r.clone())}
         {move || {
             rest.get()

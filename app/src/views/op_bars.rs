@@ -11,7 +11,7 @@ use microarena_view::svg::{self, COMPUTE_H, OP_W, OPS_H};
 
 use super::help;
 use crate::io;
-use crate::state::{Hover, Pointer, Sel};
+use crate::state::{Hover, Pointer, Sel, Stepper};
 
 /// The per-op memory panel.
 pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
@@ -49,6 +49,13 @@ pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
             }
         };
         Some(view! { <rect class="sel-op" x=i as f64 * OP_W y=0 width=OP_W height=OPS_H /> })
+    };
+    let step_op = move || {
+        let (s, at) = Stepper::get()?.current()?;
+        let i = microarena_view::steps::step_op(s.steps.get(at)?)?;
+        Some(
+            view! { <rect class="step-op" data-testid="op-step" data-op=i.to_string() x=i as f64 * OP_W y=0 width=OP_W height=OPS_H /> },
+        )
     };
     let peak = svg::peak_op_row(&r)
         .and_then(|i| r.operators.get(i))
@@ -90,6 +97,7 @@ pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
                 on:click=move |ev| ctx.sel.set(op_at(&ev, n).map(Sel::Op))
             >
                 <g inner_html=body></g>
+                {step_op}
                 {selection}
             </svg>
             <div class="caption">{format!("{} operators · {peak}", r.operators.len())}</div>

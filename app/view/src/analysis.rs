@@ -1,20 +1,26 @@
 //! What the worker computes for one request, in two steps so the page can
 //! draw the map before the slower extras: [`analyse`] (the report, exactly
 //! as `microarena plan --json` builds it) and [`extras`] (every planner on
-//! the same buffers, the share code, the measured advice).
+//! the same buffers, the share code, the measured advice). Besides those, a
+//! request may ask for the step-through ([`steps`]) or for the report of
+//! the model `optimize` writes ([`optimized`]), the other side of a comparison.
 
 use std::sync::Arc;
 
 use microarena_core::pipeline::{self, PipelineError, Planned};
-use microarena_core::plan::{PlanBuffer, PlannerKind};
+use microarena_core::plan::PlannerKind;
 use microarena_core::report::Report;
 use microarena_core::report::advice;
 use microarena_core::report::share;
+use microarena_core::report::steps::{self, Steps};
+use microarena_core::rewrite::optimize;
 use microarena_core::tflm::profile::{self, TargetProfile};
 use microarena_core::tflm::split::split_arena;
-use microarena_core::{Config, Model};
+use microarena_core::{Analysis, Config, Model};
 
 use crate::inputs::{GraphInput, graph_inputs};
+#[cfg(test)]
+use crate::protocol::Want;
 use crate::protocol::{Extras, Failure, PlannerHead, Request, Timings};
 
 /// The first answer and what the second needs.
@@ -28,7 +34,7 @@ pub struct Analysed<'a> {
     pub timings: Timings,
     /// The model the report shows (reshaped by a what-if), for the advice.
     model: Model<'a>,
-    plan_input: Vec<PlanBuffer>,
+    analysis: Analysis,
     config: Config,
 }
 
@@ -90,9 +96,39 @@ pub fn analyse<'a>(req: &Request<'a>, now: &dyn Fn() -> f64) -> Result<Analysed<
         inputs,
         timings: vec![("parse+analyze+report".into(), t1 - t0)],
         model,
-        plan_input: analysis.plan_input,
+        analysis,
         config,
     })
+}
+
+/// The step-through of the request's analysis (`report::steps`, from the
+/// same `pipeline::plan` as [`analyse`], what-if shapes included).
+pub fn steps(req: &Request<'_>) -> Result<Steps, Failure> {
+    let now = || 0.0;
+    let a = analyse(req, &now)?;
+    Ok(steps::steps(&a.model, &a.analysis))
+}
+
+/// The report of the model `microarena optimize` writes from the request's
+/// (its defaults for the target: `best`'s offsets, no reordering), planned
+/// as the request asks and named `STEM.optimized.tflite`. The what-if shapes
+/// are not applied: optimize works on the model as converted.
+pub fn optimized(req: &Request<'_>, now: &dyn Fn() -> f64) -> Result<Arc<Report>, Failure> {
+    let profile: &'static TargetProfile = profile::by_name(&req.target)
+        .ok_or_else(|| Failure::model(format!("unknown target {}", req.target)))?;
+    let out = optimize::optimize(req.bytes, &optimize::Options::new(profile))
+        .map_err(|e| Failure::model(format!("{}: {e}", req.name)))?;
+    let stem = req.name.strip_suffix(".tflite").unwrap_or(&req.name);
+    let r = Request {
+        id: req.id,
+        name: format!("{stem}.optimized.tflite"),
+        target: req.target.clone(),
+        planner: req.planner.clone(),
+        input_shapes: Vec::new(),
+        want: req.want,
+        bytes: &out.bytes,
+    };
+    Ok(analyse(&r, now)?.report)
 }
 
 /// Every planner's head on the analysed buffers, the share code, and the
@@ -106,7 +142,7 @@ pub fn extras(a: &Analysed<'_>, now: &dyn Fn() -> f64) -> (Extras, Timings) {
             head: if k == a.config.planner {
                 Ok(a.report.arena.head_bytes)
             } else {
-                k.plan(&a.plan_input)
+                k.plan(&a.analysis.plan_input)
                     .map(|p| p.head_bytes)
                     .map_err(|e| e.to_string())
             },
@@ -147,6 +183,7 @@ mod tests {
             target: PROFILES[0].name.into(),
             planner: PlannerKind::TflmGreedy.name().into(),
             input_shapes: input_shapes.iter().map(|s| s.to_string()).collect(),
+            want: Want::Plan,
             bytes,
         }
     }
@@ -219,5 +256,32 @@ mod tests {
         assert_eq!(x.planners[0].head, Ok(a.report.arena.head_bytes));
         assert_eq!(share::decode(&x.share_code).as_ref(), Ok(&*a.report));
         assert_eq!(timings.len(), 3);
+    }
+
+    #[test]
+    fn the_steps_end_on_the_report_what_if_included() {
+        let bytes = example::mobilenet_v1_025_96_int8();
+        let plain = analyse(&request(&bytes, &[]), &clock).expect("analyses");
+        let key = format!("{}=1,48,48,1", plain.inputs[0].key);
+        for shapes in [vec![], vec![key.as_str()]] {
+            let req = request(&bytes, &shapes);
+            let report = analyse(&req, &clock).expect("analyses").report;
+            let s = steps(&req).expect("steps");
+            let last = s.steps.last().expect("some steps");
+            assert_eq!(last.head_bytes, report.arena.head_bytes);
+            assert_eq!(last.tail_bytes, report.arena.tail_bytes);
+            assert_eq!(last.minimum_bytes, report.arena.minimum_bytes);
+        }
+    }
+
+    #[test]
+    fn the_optimized_copy_is_planned_as_asked_and_named_after_the_model() {
+        let bytes = example::branchy_float();
+        let req = request(&bytes, &[]);
+        let before = analyse(&req, &clock).expect("analyses").report;
+        let after = optimized(&req, &clock).expect("optimizes");
+        assert_eq!(after.model.file, "example.optimized.tflite");
+        assert_eq!(after.planner, before.planner);
+        assert!(after.arena.head_bytes <= before.arena.head_bytes);
     }
 }

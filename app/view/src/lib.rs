@@ -7,7 +7,8 @@
 //! table's sorting and the flash view's shares), [`protocol`] (the typed
 //! page ↔ worker messages and their one encoding), [`analysis`] (what the
 //! worker computes for a request) and [`runtime`] (microarena-runtime's
-//! execution modes and banded stages). Every figure comes from core.
+//! execution modes and banded stages), [`steps`] (the step-through's words,
+//! arena bar, overlays and keys). Every figure comes from core.
 
 pub mod analysis;
 pub mod format;
@@ -15,6 +16,7 @@ pub mod inputs;
 pub mod ops;
 pub mod protocol;
 pub mod runtime;
+pub mod steps;
 pub mod svg;
 pub mod tooltip;
 pub mod whatif;

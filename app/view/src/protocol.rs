@@ -13,10 +13,26 @@ use std::sync::Arc;
 use microarena_core::report::Report;
 use microarena_core::report::advice::Advice;
 use microarena_core::report::share::{self, ShareError};
+use microarena_core::report::steps::Steps;
 use microarena_core::tflm::split::SplitArena;
 use serde::{Deserialize, Serialize};
 
 use crate::inputs::GraphInput;
+
+/// What a request asks the worker for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Want {
+    /// The report, then the extras (planners, share code, advice).
+    #[default]
+    Plan,
+    /// The step-through of the same analysis (`report::steps`).
+    Steps,
+    /// The report only (the other side of a comparison).
+    Report,
+    /// The report of the model `optimize` writes (`microarena optimize`'s
+    /// defaults for the target), for comparing a model with its optimized copy.
+    Optimized,
+}
 
 /// One analysis request: model bytes plus the choices that shape the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +48,8 @@ pub struct Request<'a> {
     /// What-if input shapes, `NAME=D0,D1,…` as `microarena plan --input-shape`
     /// takes them; empty for the model as converted.
     pub input_shapes: Vec<String>,
+    /// What to answer with.
+    pub want: Want,
     /// Model bytes.
     pub bytes: &'a [u8],
 }
@@ -42,6 +60,8 @@ struct RequestHeader {
     target: String,
     planner: String,
     input_shapes: Vec<String>,
+    #[serde(default)]
+    want: Want,
 }
 
 /// Phase timings in milliseconds, published for the browser tests.
@@ -81,8 +101,9 @@ pub struct Extras {
     pub split: Option<SplitArena>,
 }
 
-/// What the worker answers, in this order for each request: `Report` (or
-/// `Failed`), then `Extras`.
+/// What the worker answers: for [`Want::Plan`] `Report` (or `Failed`), then
+/// `Extras`; for [`Want::Steps`] `Steps` (or `Failed`); for
+/// [`Want::Report`] and [`Want::Optimized`] `Report` (or `Failed`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     /// The report, exactly as `microarena plan --json` builds it, and the
@@ -113,6 +134,13 @@ pub enum Response {
         /// Worker phase timings.
         timings: Timings,
     },
+    /// The step-through of the request's analysis.
+    Steps {
+        /// The request answered.
+        id: u32,
+        /// The steps, in TFLM's order.
+        steps: Arc<Steps>,
+    },
 }
 
 impl Response {
@@ -121,7 +149,8 @@ impl Response {
         match self {
             Response::Report { id, .. }
             | Response::Failed { id, .. }
-            | Response::Extras { id, .. } => *id,
+            | Response::Extras { id, .. }
+            | Response::Steps { id, .. } => *id,
         }
     }
 }
@@ -138,6 +167,7 @@ enum ResponseHeader {
         extras: Extras,
         timings: Timings,
     },
+    Steps(Steps),
 }
 
 /// A frame that does not decode.
@@ -226,6 +256,7 @@ impl Request<'_> {
             target: self.target.clone(),
             planner: self.planner.clone(),
             input_shapes: self.input_shapes.clone(),
+            want: self.want,
         };
         frame(self.id, &h, self.bytes)
     }
@@ -240,6 +271,7 @@ impl Request<'_> {
             target: h.target,
             planner: h.planner,
             input_shapes: h.input_shapes,
+            want: h.want,
             bytes: bulk,
         })
     }
@@ -275,6 +307,15 @@ impl Response {
                 };
                 frame(*id, &h, &[])
             }
+            Response::Steps { id, steps } => {
+                // Borrowed, in `ResponseHeader::Steps`'s encoding: the steps
+                // are plain numbers and short strings, JSON is compact enough.
+                #[derive(Serialize)]
+                enum Borrowed<'a> {
+                    Steps(&'a Steps),
+                }
+                frame(*id, &Borrowed::Steps(steps), &[])
+            }
         }
     }
 
@@ -294,6 +335,10 @@ impl Response {
                 extras,
                 timings,
             },
+            ResponseHeader::Steps(steps) => Response::Steps {
+                id,
+                steps: Arc::new(steps),
+            },
         })
     }
 }
@@ -312,6 +357,7 @@ mod tests {
             target: "cortex-m".into(),
             planner: "best".into(),
             input_shapes: vec!["input=1,25,257".into()],
+            want: Want::Optimized,
             bytes: &model,
         };
         let frame = req.encode();
@@ -372,6 +418,10 @@ mod tests {
                     }),
                 },
                 timings: vec![],
+            },
+            Response::Steps {
+                id: 9,
+                steps: Arc::new(testing::steps()),
             },
         ];
         for r in all {

@@ -61,3 +61,18 @@ pub(crate) fn report() -> Report {
     report.target_derived = profile.is_some_and(|p| p.measured_against.is_none());
     report
 }
+
+/// The step-through of the bundled example on the first target.
+pub(crate) fn steps() -> microarena_core::report::steps::Steps {
+    use microarena_core::build::example;
+    use microarena_core::plan::PlannerKind;
+    use microarena_core::{Config, Model, analyze};
+    let bytes = example::mobilenet_v1_025_96_int8();
+    let model = Model::parse(&bytes).expect("the example parses");
+    let config = Config {
+        profile: &microarena_core::tflm::profile::PROFILES[0],
+        planner: PlannerKind::TflmGreedy,
+    };
+    let analysis = analyze(&model, &config).expect("and analyses");
+    microarena_core::report::steps::steps(&model, &analysis)
+}
