@@ -360,7 +360,15 @@ pub fn mobilenet_v1_025_96_int8() -> Vec<u8> {
 /// lifetimes overlap in uneven ways. All FC layers share one weight buffer to
 /// keep the file small.
 pub fn synthetic(ops: usize) -> Vec<u8> {
+    synthetic_with_custom(ops, 0)
+}
+
+/// [`synthetic`] with every `every`-th residual ADD (every one when 1, none
+/// when 0) replaced by the custom op `ACCEL_ADD`, which no TFLM build
+/// registers: a large model whose many identical diagnostics the app groups.
+pub fn synthetic_with_custom(ops: usize, every: usize) -> Vec<u8> {
     let mut b = ModelBuilder::new();
+    let mut adds = 0usize;
     b.description("microarena synthetic benchmark network");
     let g = b.subgraph();
     let mut rng = XorShift(0x1234_5678);
@@ -402,8 +410,13 @@ pub fn synthetic(ops: usize) -> Vec<u8> {
                 .tensor(g, &format!("add{i}"), &[1, x.1], DType::I8)
                 .quant(0.05, 0)
                 .id();
-            b.op(g, BuiltinOp::ADD, &[x.0, back.0], &[y])
-                .add_options(Activation::None);
+            adds += 1;
+            if every > 0 && adds.is_multiple_of(every) {
+                b.custom_op(g, "ACCEL_ADD", &[x.0, back.0], &[y]);
+            } else {
+                b.op(g, BuiltinOp::ADD, &[x.0, back.0], &[y])
+                    .add_options(Activation::None);
+            }
             (y, x.1)
         };
         recent.push(out);
