@@ -77,7 +77,9 @@ impl fmt::Display for ShareError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ShareError::Empty => f.write_str("the share link is empty"),
-            ShareError::NotAShareLink => f.write_str("the link fragment does not start with r="),
+            ShareError::NotAShareLink => {
+                f.write_str("the link fragment does not start with r= (or c= for a comparison)")
+            }
             ShareError::Base64 => f.write_str("the share link is not valid base64url"),
             ShareError::UnsupportedVersion(v) => write!(
                 f,
@@ -142,6 +144,32 @@ pub fn decode_fragment(fragment: &str) -> Result<Report, ShareError> {
         .strip_prefix(FRAGMENT_KEY)
         .ok_or(ShareError::NotAShareLink)?;
     decode(code)
+}
+
+/// The fragment key of a comparison link: `c=<old code>.<new code>`.
+pub const COMPARE_KEY: &str = "c=";
+
+/// The fragment for two layouts side by side, without the leading `#`:
+/// `c=<code of old>.<code of new>` (`.` is not a base64url character).
+pub fn compare_fragment(old: &Report, new: &Report) -> String {
+    let mut s = String::from(COMPARE_KEY);
+    s.push_str(&encode(old));
+    s.push('.');
+    s.push_str(&encode(new));
+    s
+}
+
+/// Reads a fragment made by [`compare_fragment`]: the old and new reports.
+pub fn decode_compare_fragment(fragment: &str) -> Result<(Report, Report), ShareError> {
+    let f = fragment.strip_prefix('#').unwrap_or(fragment);
+    if f.is_empty() {
+        return Err(ShareError::Empty);
+    }
+    let codes = f
+        .strip_prefix(COMPARE_KEY)
+        .ok_or(ShareError::NotAShareLink)?;
+    let (old, new) = codes.split_once('.').ok_or(ShareError::Empty)?;
+    Ok((decode(old)?, decode(new)?))
 }
 
 // ---------------------------------------------------------------- payload
@@ -995,6 +1023,29 @@ mod tests {
                 r
             );
         }
+    }
+
+    #[test]
+    fn a_comparison_link_carries_both_layouts() {
+        let all = reports();
+        let (old, new) = (&all[0], &all[all.len() - 1]);
+        let f = compare_fragment(old, new);
+        assert!(f.starts_with(COMPARE_KEY));
+        assert_eq!(
+            decode_compare_fragment(&alloc::format!("#{f}")),
+            Ok((old.clone(), new.clone()))
+        );
+        assert_eq!(
+            decode_compare_fragment(&fragment(old)),
+            Err(ShareError::NotAShareLink)
+        );
+        assert_eq!(
+            decode_compare_fragment("c=abc"),
+            Err(ShareError::Empty),
+            "one code only"
+        );
+        let half = &f[..f.len() / 2];
+        assert!(decode_compare_fragment(half).is_err());
     }
 
     #[test]
