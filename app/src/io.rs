@@ -218,3 +218,17 @@ pub fn prefers_reduced_motion() -> bool {
         })
         .is_some_and(|m| m.matches())
 }
+
+/// `true` when the `<details>` an event came from is open.
+pub fn details_open(ev: &web_sys::Event) -> bool {
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|e| e.has_attribute("open"))
+}
+
+/// How far the event's current target is scrolled down (px).
+pub fn scroll_top(ev: &web_sys::Event) -> f64 {
+    ev.current_target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .map_or(0.0, |e| f64::from(e.scroll_top()))
+}

@@ -13,6 +13,7 @@ use microarena_core::report::steps::Steps;
 use microarena_core::tflm::profile::CORTEX_M;
 use microarena_view::inputs::GraphInput;
 use microarena_view::protocol::Extras;
+use microarena_view::window::ScopeWindow;
 
 /// What is on screen: a report, from a model or from a share link.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,6 +116,69 @@ impl Default for Stepper {
     }
 }
 
+/// What the compare panel puts beside the report on screen.
+#[derive(Debug, Clone)]
+pub enum CompareWith {
+    /// The same model (and what-if) on another target.
+    Target(String),
+    /// The model `optimize` writes from it.
+    Optimized,
+    /// Another model file: name and bytes.
+    Model(String, Vec<u8>),
+}
+
+/// The other side of a comparison (context).
+#[derive(Debug, Clone, Copy)]
+pub struct Comparison {
+    /// The report beside the one on screen.
+    pub other: RwSignal<Option<Arc<Report>>>,
+    /// What is being computed, while it is.
+    pub busy: RwSignal<Option<String>>,
+    /// Why there is no other side.
+    pub error: RwSignal<Option<String>>,
+}
+
+impl Comparison {
+    /// Nothing compared.
+    pub fn new() -> Comparison {
+        Comparison {
+            other: RwSignal::new(None),
+            busy: RwSignal::new(None),
+            error: RwSignal::new(None),
+        }
+    }
+
+    /// Forgets the other side (the report on screen changed).
+    pub fn reset(&self) {
+        self.other.set(None);
+        self.busy.set(None);
+        self.error.set(None);
+    }
+
+    /// The comparison of the enclosing app.
+    pub fn get() -> Comparison {
+        expect_context::<Comparison>()
+    }
+}
+
+impl Default for Comparison {
+    fn default() -> Comparison {
+        Comparison::new()
+    }
+}
+
+/// The scope window the lifetimes and per-op bars show (context, one per
+/// report on screen); the overview strip moves it.
+#[derive(Debug, Clone, Copy)]
+pub struct Window(pub RwSignal<ScopeWindow>);
+
+impl Window {
+    /// The window of the enclosing dashboard.
+    pub fn get() -> Window {
+        expect_context::<Window>()
+    }
+}
+
 /// What the budget panel's fields hold (KiB, except the headroom in %).
 #[derive(Debug, Clone, Copy)]
 pub struct BudgetInputs {
@@ -138,6 +202,10 @@ pub struct BudgetInputs {
     pub custom_flash_kib: RwSignal<u64>,
     /// Firmware code and read-only data sharing the flash with the model.
     pub code_kib: RwSignal<u64>,
+    /// The firmware's `MICROARENA-REPORT` output, as pasted or dropped.
+    pub measured: RwSignal<String>,
+    /// Take the minimum arena from the device's high-water, not the model.
+    pub measured_device_minimum: RwSignal<bool>,
 }
 
 impl BudgetInputs {
@@ -154,6 +222,8 @@ impl BudgetInputs {
             headroom: RwSignal::new(u64::from(DEFAULT_HEADROOM_BP / 100)),
             custom_flash_kib: RwSignal::new(2048),
             code_kib: RwSignal::new(128),
+            measured: RwSignal::new(String::new()),
+            measured_device_minimum: RwSignal::new(false),
         }
     }
 }
@@ -185,6 +255,8 @@ pub struct AppState {
     pub budget: BudgetInputs,
     /// A file is dragged over the page.
     pub dragging: RwSignal<bool>,
+    /// The arena map is rendered (one frame after the figures).
+    pub map: RwSignal<bool>,
     /// The views below the map are rendered (one frame after it).
     pub rest: RwSignal<bool>,
     /// Planner comparison, share code and advice, which arrive just after the report.
@@ -201,6 +273,8 @@ pub struct AppState {
     pub pointer: Pointer,
     /// The step-through.
     pub stepper: Stepper,
+    /// The comparison.
+    pub comparison: Comparison,
 }
 
 impl AppState {
@@ -215,6 +289,7 @@ impl AppState {
             planner: RwSignal::new(PlannerKind::TflmGreedy.name().to_string()),
             budget: BudgetInputs::new(),
             dragging: RwSignal::new(false),
+            map: RwSignal::new(true),
             rest: RwSignal::new(true),
             extras: RwSignal::new(None),
             model: StoredValue::new_local(None),
@@ -226,6 +301,7 @@ impl AppState {
                 hover: RwSignal::new(None),
             },
             stepper: Stepper::new(),
+            comparison: Comparison::new(),
         }
     }
 }
@@ -247,6 +323,8 @@ pub struct Controls {
     pub budget: BudgetInputs,
     /// Re-plans with the current target, planner and what-if.
     pub replan: Callback<()>,
+    /// The arena map is rendered.
+    pub map: RwSignal<bool>,
     /// The views below the map are rendered.
     pub rest: RwSignal<bool>,
     /// Planner comparison, share code and advice.
@@ -257,4 +335,6 @@ pub struct Controls {
     pub whatif_error: RwSignal<Option<String>>,
     /// Asks the worker for the step-through of the report on screen.
     pub request_steps: Callback<()>,
+    /// Asks the worker for the other side of a comparison.
+    pub compare: Callback<CompareWith>,
 }

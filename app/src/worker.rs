@@ -85,7 +85,6 @@ pub enum Reply {
     /// The step-through, or why there is none.
     Steps(Result<Arc<Steps>, String>),
     /// The other side of a comparison, or why there is none.
-    #[expect(dead_code, reason = "the compare view reads it")]
     Compare(Result<Arc<Report>, String>),
 }
 

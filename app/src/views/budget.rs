@@ -56,6 +56,7 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
         headroom,
         custom_flash_kib,
         code_kib,
+        ..
     } = inputs;
     let model_bytes = r.flash.file_bytes;
     let minimum = r.arena.minimum_bytes;
@@ -87,6 +88,9 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
         headroom_bp: u32::try_from(headroom.get().saturating_mul(100)).unwrap_or(u32::MAX),
     };
     let verdict = move || budget().check(minimum);
+    let measured_text = inputs.measured;
+    let superseded =
+        move || microarena_core::report::measured::Measured::parse(&measured_text.get()).is_ok();
     // Where the arena goes among the device's memories (as `check --device`), once
     // the worker has sent the two-buffer sizes.
     let placement = move || {
@@ -209,6 +213,14 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                 </label>
             </div>
             {move || {
+                // The device's figures, once given, decide (see `measured`).
+                superseded().then(|| view! {
+                    <p class="note" data-testid="budget-superseded">
+                        "The firmware's measured figures below decide the verdict; this one uses the typed RAM and reserves."
+                    </p>
+                })
+            }}
+            {move || {
                 let v = verdict();
                 // RAM that adds up is not enough: some memory must hold the buffers (as `check`).
                 let placed = placement().is_none_or(|p| p.fits());
@@ -221,7 +233,7 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                     format!("Does not fit — {} B short", grouped(v.margin_bytes.unsigned_abs()))
                 };
                 view! {
-                    <div class=if fits { "verdict pass" } else { "verdict fail" }>
+                    <div class=if fits { "verdict pass" } else { "verdict fail" } class:superseded=superseded>
                         <div class="verdict-main" data-testid="budget-verdict" data-fits=fits.to_string()>
                             {if fits { "PASS" } else { "FAIL" }}
                         </div>
@@ -292,6 +304,7 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
                     }
                 })
             }}
+            {super::measured::measured_view(r.clone(), inputs)}
             {
                 let target = target.clone();
                 move || {

@@ -6,6 +6,8 @@ use leptos::prelude::*;
 use microarena_core::report::Report;
 use microarena_view::format::{buffer_shape, grouped, grouped_i};
 
+use super::{spacer, visible_rows};
+use crate::io;
 use crate::state::{Pointer, Sel};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,10 +22,8 @@ enum Col {
     Last,
 }
 
-/// Rows shown at most, so a 2,000-buffer model stays responsive.
-const TABLE_LIMIT: usize = 200;
-
-/// The head buffers panel (at most [`TABLE_LIMIT`] rows shown).
+/// The head buffers panel: every buffer, in a virtualised table (only the
+/// rows in view are drawn, so a 5,000-buffer model scrolls smoothly).
 pub(super) fn buffer_table(r: Arc<Report>) -> impl IntoView {
     let ctx = Pointer::get();
     let filter = RwSignal::new(String::new());
@@ -62,9 +62,9 @@ pub(super) fn buffer_table(r: Arc<Report>) -> impl IntoView {
             idx.reverse();
         }
         let matched = idx.len();
-        idx.truncate(TABLE_LIMIT);
         (idx, matched)
     });
+    let scroll = RwSignal::new(0.0f64);
     let header = move |label: &'static str, col: Col, right: bool| {
         view! {
             <th
@@ -100,8 +100,8 @@ pub(super) fn buffer_table(r: Arc<Report>) -> impl IntoView {
                     on:input=move |ev| filter.set(event_target_value(&ev))
                 />
             </div>
-            <div class="table-wrap">
-                <table class="tensors" data-testid="tensor-table">
+            <div class="table-wrap" on:scroll=move |ev| scroll.set(io::scroll_top(&ev))>
+                <table class="tensors virtual" data-testid="tensor-table">
                     <thead>
                         <tr>
                             {header("#", Col::Index, true)}
@@ -119,8 +119,11 @@ pub(super) fn buffer_table(r: Arc<Report>) -> impl IntoView {
                     <tbody>
                         {move || {
                             let (idx, _) = rows.get();
-                            idx.into_iter()
-                                .map(|i| {
+                            let w = visible_rows(idx.len(), scroll.get());
+                            let (above, below) = (spacer(w.above, 10), spacer(w.below, 10));
+                            let drawn = idx[w.start..w.end]
+                                .iter()
+                                .map(|&i| {
                                     let b = &r.buffers[i];
                                     view! {
                                         <tr
@@ -140,15 +143,16 @@ pub(super) fn buffer_table(r: Arc<Report>) -> impl IntoView {
                                         </tr>
                                     }
                                 })
-                                .collect_view()
+                                .collect_view();
+                            view! { {above} {drawn} {below} }
                         }}
                     </tbody>
                 </table>
             </div>
             <div class="caption">
                 {move || {
-                    let (idx, matched) = rows.get();
-                    format!("showing {} of {matched} matching · {total} buffers", idx.len())
+                    let (_, matched) = rows.get();
+                    format!("{matched} matching of {total} buffers")
                 }}
             </div>
         </section>

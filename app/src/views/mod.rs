@@ -6,12 +6,15 @@
 mod arena_map;
 mod budget;
 mod buffer_table;
+mod compare;
 mod flash;
 mod glossary;
 mod lifetimes;
+mod measured;
 mod npu;
 mod op_bars;
 mod op_table;
+mod overview;
 mod runtime;
 mod steps;
 mod summary;
@@ -27,12 +30,16 @@ use leptos::prelude::*;
 use microarena_core::build::example;
 use microarena_core::report::share;
 use microarena_view::protocol::{Extras, PlannerHead, Want};
+use microarena_view::window::{RowWindow, ScopeWindow, row_window};
 
-use crate::state::{AppState, Controls, Shown};
+use crate::state::{AppState, CompareWith, Controls, Shown, Window};
 use crate::worker::{Analyzer, Job, Line, Reply};
 use crate::{hooks, io};
 
 const EXAMPLE_NAME: &str = "mobilenet_v1_025_96_int8.tflite";
+
+/// Models with more scopes than this get the overview strip and its scope window.
+const OVERVIEW_SCOPES: i32 = 60;
 
 /// The whole app.
 #[component]
@@ -46,6 +53,7 @@ pub fn App() -> impl IntoView {
         planner,
         budget,
         dragging,
+        map,
         rest,
         extras,
         model,
@@ -54,9 +62,11 @@ pub fn App() -> impl IntoView {
         whatif_error,
         pointer,
         stepper,
+        comparison,
     } = st;
     provide_context(pointer);
     provide_context(stepper);
+    provide_context(comparison);
 
     let analyzer = StoredValue::new_local(Analyzer::new(move |reply| {
         let res = match reply {
@@ -77,7 +87,17 @@ pub fn App() -> impl IntoView {
                 }
                 return;
             }
-            Reply::Compare(_) => return,
+            Reply::Compare(res) => {
+                comparison.busy.set(None);
+                match res {
+                    Ok(r) => {
+                        comparison.error.set(None);
+                        comparison.other.set(Some(r));
+                    }
+                    Err(e) => comparison.error.set(Some(e)),
+                }
+                return;
+            }
             Reply::WhatIfError(e) => {
                 // The shown report stays; later re-plans use its shapes again.
                 busy.set(None);
@@ -99,10 +119,13 @@ pub fn App() -> impl IntoView {
                 pointer.sel.set(None);
                 pointer.hover.set(None);
                 stepper.reset();
+                comparison.reset();
                 let example =
                     model.with_value(|m| m.as_ref().is_some_and(|(n, _)| n == EXAMPLE_NAME));
-                // Summary and map first; the rest of the views a frame later,
-                // so a big model never blocks the page in one long task.
+                // The numbers first, the map a frame later and the rest of the
+                // views a frame after that, so a big model shows its figures at
+                // once and never blocks the page in one long task.
+                map.set(false);
                 rest.set(false);
                 extras.set(None);
                 shown.set(Some(Arc::new(Shown {
@@ -113,11 +136,15 @@ pub fn App() -> impl IntoView {
                 })));
                 let t0 = started.get_value();
                 io::after_paint(move || {
-                    hooks::publish_timing("mapMs", io::now_ms() - t0);
-                    rest.set(true);
+                    hooks::publish_timing("numbersMs", io::now_ms() - t0);
+                    map.set(true);
                     io::after_paint(move || {
-                        hooks::publish_timing("renderMs", io::now_ms() - t0);
-                        hooks::bump_seq();
+                        hooks::publish_timing("mapMs", io::now_ms() - t0);
+                        rest.set(true);
+                        io::after_paint(move || {
+                            hooks::publish_timing("renderMs", io::now_ms() - t0);
+                            hooks::bump_seq();
+                        });
                     });
                 });
             }
@@ -143,6 +170,35 @@ pub fn App() -> impl IntoView {
         };
         busy.set(Some(format!("Analysing {}…", job.name)));
         analyzer.with_value(|a| a.request(Line::Main, job));
+    };
+    let compare_with = move |with: CompareWith| {
+        let Some(mut job) = job(Want::Report) else {
+            return;
+        };
+        let busy = match with {
+            CompareWith::Target(t) => {
+                let b = format!("Planning {} for {t}…", job.name);
+                job.target = t;
+                b
+            }
+            CompareWith::Optimized => {
+                job.want = Want::Optimized;
+                job.input_shapes = Vec::new();
+                format!(
+                    "Optimizing {} (best offsets, as `microarena optimize`)…",
+                    job.name
+                )
+            }
+            CompareWith::Model(name, bytes) => {
+                job.name = name;
+                job.bytes = Rc::new(bytes);
+                job.input_shapes = Vec::new();
+                format!("Analysing {}…", job.name)
+            }
+        };
+        comparison.error.set(None);
+        comparison.busy.set(Some(busy));
+        analyzer.with_value(|a| a.request(Line::Compare, job));
     };
     let request_steps = move || {
         if let Some(job) = job(Want::Steps) {
@@ -170,38 +226,57 @@ pub fn App() -> impl IntoView {
             }
         });
     };
-    let open_fragment = move |frag: String| match share::decode_fragment(&frag) {
-        Ok(report) => {
-            let planners = vec![PlannerHead {
-                planner: report.planner.clone(),
-                head: Ok(report.arena.head_bytes),
-            }];
-            target.set(report.target.clone());
-            planner.set(report.planner.clone());
-            error.set(None);
-            whatif_error.set(None);
-            pointer.sel.set(None);
-            stepper.reset();
-            let code = frag
-                .trim_start_matches('#')
-                .trim_start_matches(share::FRAGMENT_KEY)
-                .to_string();
-            extras.set(Some(Arc::new(Extras {
-                planners,
-                share_code: code,
-                advice: Vec::new(),
-                split: None,
-            })));
-            shown.set(Some(Arc::new(Shown {
-                report: Arc::new(report),
-                shared: true,
-                example: false,
-                inputs: Vec::new(),
-            })));
+    // A shared layout on screen; `code` is its share code.
+    let show_shared = move |report: microarena_core::report::Report, code: String| {
+        let planners = vec![PlannerHead {
+            planner: report.planner.clone(),
+            head: Ok(report.arena.head_bytes),
+        }];
+        target.set(report.target.clone());
+        planner.set(report.planner.clone());
+        error.set(None);
+        whatif_error.set(None);
+        pointer.sel.set(None);
+        stepper.reset();
+        comparison.reset();
+        extras.set(Some(Arc::new(Extras {
+            planners,
+            share_code: code,
+            advice: Vec::new(),
+            split: None,
+        })));
+        shown.set(Some(Arc::new(Shown {
+            report: Arc::new(report),
+            shared: true,
+            example: false,
+            inputs: Vec::new(),
+        })));
+    };
+    let open_fragment = move |frag: String| {
+        let f = frag.trim_start_matches('#');
+        if f.starts_with(share::COMPARE_KEY) {
+            match share::decode_compare_fragment(f) {
+                Ok((old, new)) => {
+                    let code = share::encode(&old);
+                    show_shared(old, code);
+                    comparison.other.set(Some(Arc::new(new)));
+                }
+                Err(e) => {
+                    shown.set(None);
+                    error.set(Some(format!("This comparison link cannot be opened: {e}.")));
+                }
+            }
+            return;
         }
-        Err(e) => {
-            shown.set(None);
-            error.set(Some(format!("This share link cannot be opened: {e}.")));
+        match share::decode_fragment(f) {
+            Ok(report) => {
+                let code = f.trim_start_matches(share::FRAGMENT_KEY).to_string();
+                show_shared(report, code);
+            }
+            Err(e) => {
+                shown.set(None);
+                error.set(Some(format!("This share link cannot be opened: {e}.")));
+            }
         }
     };
 
@@ -236,7 +311,7 @@ pub fn App() -> impl IntoView {
     }
     let _ = window_event_listener(ev::hashchange, move |_| {
         let f = io::fragment();
-        if f.starts_with(share::FRAGMENT_KEY) {
+        if f.starts_with(share::FRAGMENT_KEY) || f.starts_with(share::COMPARE_KEY) {
             open_fragment(f);
         }
     });
@@ -363,11 +438,13 @@ pub fn App() -> impl IntoView {
                                     planner,
                                     budget,
                                     replan: Callback::new(move |_| replan()),
+                                    map,
                                     rest,
                                     extras,
                                     apply_whatif: Callback::new(apply_whatif),
                                     whatif_error,
                                     request_steps: Callback::new(move |_| request_steps()),
+                                    compare: Callback::new(compare_with),
                                 },
                             )
                             .into_any()
@@ -397,23 +474,37 @@ pub fn App() -> impl IntoView {
 }
 
 /// A report's views, top to bottom: summary, microarena-runtime, what-if,
-/// step-through, arena map, then (a frame later) lifetimes, per-op bars, tail, budget,
-/// flash, operator table, buffer table, glossary.
+/// step-through, then (a frame later) the arena map, then (another frame
+/// later) the comparison, the overview strip, lifetimes, per-op bars, tail, budget, flash, operator table,
+/// buffer table, glossary.
 fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
     let r = s.report.clone();
-    let rest = c.rest;
+    let (map, rest) = (c.map, c.rest);
     let shared = s.shared;
+    provide_context(Window(RwSignal::new(ScopeWindow::initial(&r))));
+    let wide = ScopeWindow::all(&r).len() > OVERVIEW_SCOPES;
     view! {
         {summary::summary(r.clone(), s.shared, c)}
         {runtime::runtime_view(r.clone())}
         {whatif::what_if_panel(&s, c.apply_whatif, c.whatif_error)}
         {steps::step_through(r.clone(), shared, c.request_steps)}
-        {arena_map::arena_map(r.clone())}
+        {
+            let r = r.clone();
+            move || {
+                if map.get() {
+                    arena_map::arena_map(r.clone()).into_any()
+                } else {
+                    view! { <section class="panel map-placeholder" aria-hidden="true"></section> }.into_any()
+                }
+            }
+        }
         {move || {
             rest.get()
                 .then(|| {
                     let r = r.clone();
                     view! {
+                        {compare::compare_view(r.clone(), shared, c.compare)}
+                        {wide.then(|| overview::overview(r.clone()))}
                         <div class="grid2">
                             {lifetimes::lifetimes(r.clone())}
                             {op_bars::op_bars(r.clone())}
@@ -433,6 +524,37 @@ fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
                 })
         }}
     }
+}
+
+/// Row height of the virtualised tables (px; `table.virtual` in style.css).
+const ROW_H: f64 = 27.0;
+/// Height of a table's scroll box (px; `.table-wrap` in style.css).
+const TABLE_VIEWPORT: f64 = 480.0;
+/// Tables with more rows than this draw only the rows in view.
+const VIRTUAL_FROM: usize = 100;
+
+/// The rows of an `n`-row table to draw when it is scrolled `scroll` px down.
+fn visible_rows(n: usize, scroll: f64) -> RowWindow {
+    if n <= VIRTUAL_FROM {
+        return RowWindow {
+            start: 0,
+            end: n,
+            above: 0.0,
+            below: 0.0,
+        };
+    }
+    row_window(n, scroll, TABLE_VIEWPORT, ROW_H, 10)
+}
+
+/// A blank row `px` tall spanning `cols` columns, standing for rows not drawn.
+fn spacer(px: f64, cols: usize) -> Option<impl IntoView + use<>> {
+    (px > 0.0).then(|| {
+        view! {
+            <tr class="spacer" aria-hidden="true" style=format!("height:{px}px")>
+                <td colspan=cols.to_string()></td>
+            </tr>
+        }
+    })
 }
 
 /// The `?` badge that shows `text` on hover or focus.

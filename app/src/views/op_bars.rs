@@ -11,7 +11,7 @@ use microarena_view::svg::{self, COMPUTE_H, OP_W, OPS_H};
 
 use super::help;
 use crate::io;
-use crate::state::{Hover, Pointer, Sel, Stepper};
+use crate::state::{Hover, Pointer, Sel, Stepper, Window};
 
 /// The per-op memory panel.
 pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
@@ -34,8 +34,23 @@ pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
             )
         })
         .unwrap_or_default();
-    let n = r.operators.len();
-    let w = OP_W * n.max(1) as f64;
+    let win = Window::get();
+    let n_ops = r.operators.len();
+    // The columns of the ops in the scope window: first and count.
+    let r_cols = r.clone();
+    let cols = Memo::new(move |_| microarena_view::window::op_columns(&r_cols, win.0.get()));
+    let view_box = move |h: f64| {
+        let (first, count) = cols.get();
+        format!(
+            "{} 0 {} {h}",
+            first as f64 * OP_W,
+            OP_W * count.max(1) as f64
+        )
+    };
+    let at = move |ev: &web_sys::MouseEvent| {
+        let (first, count) = cols.get_untracked();
+        op_at(ev, count).map(|i| first + i)
+    };
     let r2 = r.clone();
     let selection = move || {
         let i = match ctx.sel.get()? {
@@ -84,9 +99,11 @@ pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
             <svg
                 class="ops"
                 data-testid="op-bars"
-                viewBox=format!("0 0 {w} {OPS_H}")
+                data-first=move || cols.get().0.to_string()
+                data-count=move || cols.get().1.to_string()
+                viewBox=move || view_box(OPS_H)
                 preserveAspectRatio="none"
-                on:mousemove=move |ev| match op_at(&ev, n) {
+                on:mousemove=move |ev| match at(&ev) {
                     Some(i) => {
                         ctx.hover
                             .set(Some(Hover::Op(i, f64::from(ev.client_x()), f64::from(ev.client_y()))))
@@ -94,13 +111,23 @@ pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
                     None => ctx.hover.set(None),
                 }
                 on:mouseleave=move |_| ctx.hover.set(None)
-                on:click=move |ev| ctx.sel.set(op_at(&ev, n).map(Sel::Op))
+                on:click=move |ev| ctx.sel.set(at(&ev).map(Sel::Op))
             >
                 <g inner_html=body></g>
                 {step_op}
                 {selection}
             </svg>
-            <div class="caption">{format!("{} operators · {peak}", r.operators.len())}</div>
+            <div class="caption">
+                {move || {
+                    let (_, count) = cols.get();
+                    let n = n_ops;
+                    if count < n {
+                        format!("{count} of {n} operators (the scope window) · {peak}")
+                    } else {
+                        format!("{n} operators · {peak}")
+                    }
+                }}
+            </div>
             <h3>
                 "Compute "
                 {help("Multiply-accumulates per invoke for each operator, in the same columns as the memory bars (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, pooling windows, LSTM, SVDF, BATCH_MATMUL; other ops have none).")}
@@ -110,9 +137,9 @@ pub(super) fn op_bars(r: Arc<Report>) -> impl IntoView {
                 class="ops compute"
                 data-testid="compute-bars"
                 data-macs=r.compute.macs.to_string()
-                viewBox=format!("0 0 {w} {COMPUTE_H}")
+                viewBox=move || view_box(COMPUTE_H)
                 preserveAspectRatio="none"
-                on:click=move |ev| ctx.sel.set(op_at(&ev, n).map(Sel::Op))
+                on:click=move |ev| ctx.sel.set(at(&ev).map(Sel::Op))
             >
                 <g inner_html=compute></g>
             </svg>

@@ -8,6 +8,8 @@ use microarena_core::report::Report;
 use microarena_view::format::grouped;
 use microarena_view::ops::{OpCol, sorted_rows, tail_items};
 
+use super::{spacer, visible_rows};
+use crate::io;
 use crate::state::{Pointer, Sel};
 
 /// The operator table panel.
@@ -44,6 +46,7 @@ pub(super) fn op_table(r: Arc<Report>) -> impl IntoView {
         }
     };
     let c = r.compute;
+    let scroll = RwSignal::new(0.0f64);
     view! {
         <section class="panel">
             <div class="panel-head">
@@ -52,8 +55,8 @@ pub(super) fn op_table(r: Arc<Report>) -> impl IntoView {
                     {format!("{} MACs · {} B constants", grouped(c.macs), grouped(r.flash.constant_bytes))}
                 </span>
             </div>
-            <div class="table-wrap">
-                <table class="tensors" data-testid="op-table">
+            <div class="table-wrap" on:scroll=move |ev| scroll.set(io::scroll_top(&ev))>
+                <table class="tensors virtual" data-testid="op-table">
                     <thead>
                         <tr>
                             {header("#", OpCol::Index, true)}
@@ -68,9 +71,12 @@ pub(super) fn op_table(r: Arc<Report>) -> impl IntoView {
                     </thead>
                     <tbody>
                         {move || {
-                            rows.get()
-                                .into_iter()
-                                .map(|i| {
+                            let idx = rows.get();
+                            let w = visible_rows(idx.len(), scroll.get());
+                            let (above, below) = (spacer(w.above, 8), spacer(w.below, 8));
+                            let drawn = idx[w.start..w.end]
+                                .iter()
+                                .map(|&i| {
                                     let o = &r.operators[i];
                                     view! {
                                         <tr
@@ -89,7 +95,8 @@ pub(super) fn op_table(r: Arc<Report>) -> impl IntoView {
                                         </tr>
                                     }
                                 })
-                                .collect_view()
+                                .collect_view();
+                            view! { {above} {drawn} {below} }
                         }}
                     </tbody>
                 </table>

@@ -74,7 +74,7 @@ pub(super) fn summary(r: Arc<Report>, shared: bool, c: Controls) -> impl IntoVie
         .to_string();
 
     view! {
-        <section class="panel summary">
+        <section class="panel summary" data-testid="summary" data-file=r.model.file.clone()>
             <div class="panel-head">
                 <h2>"Summary"</h2>
                 <div class="controls">
@@ -353,20 +353,69 @@ fn advice_view(extras: RwSignal<Option<Arc<Extras>>>, file: String) -> impl Into
     }
 }
 
+/// Most places listed under an unfolded group at once.
+const PLACES_SHOWN: usize = 500;
+
 fn diagnostics(r: &Report) -> impl IntoView + use<> {
-    let items = r.diagnostics.clone();
-    (!items.is_empty()).then(|| {
+    let groups = microarena_view::diagnostics::group(&r.diagnostics);
+    (!groups.is_empty()).then(|| {
         view! {
-            <ul class="diagnostics">
-                {items
+            <ul class="diagnostics" data-testid="diagnostics" data-count=r.diagnostics.len().to_string()>
+                {groups
                     .into_iter()
-                    .map(|d| {
+                    .map(|g| {
+                        let n = g.items.len();
+                        if n == 1 {
+                            return view! {
+                                <li class=format!("diag {}", g.severity)>
+                                    <span class="sev">{g.severity.clone()}</span>
+                                    {g.text.clone()}
+                                </li>
+                            }
+                            .into_any();
+                        }
+                        let open = RwSignal::new(false);
+                        let places = g.places.clone();
+                        let list = move || {
+                            open.get()
+                                .then(|| {
+                                    let more = places.len().saturating_sub(PLACES_SHOWN);
+                                    view! {
+                                        <ul class="diag-places" data-testid="diag-places">
+                                            {places
+                                                .iter()
+                                                .take(PLACES_SHOWN)
+                                                .map(|p| match p {
+                                                    Some((g, i)) if *g == 0 => format!("op {i}"),
+                                                    Some((g, i)) => format!("subgraph {g} op {i}"),
+                                                    None => "–".into(),
+                                                })
+                                                .map(|t| view! { <li>{t}</li> })
+                                                .collect_view()}
+                                            {(more > 0).then(|| view! { <li class="muted">{format!("… and {more} more")}</li> })}
+                                        </ul>
+                                    }
+                                })
+                        };
+                        let opcode = g.opcode.clone().unwrap_or_default();
                         view! {
-                            <li class=format!("diag {}", d.severity)>
-                                <span class="sev">{d.severity.clone()}</span>
-                                {d.message.clone()}
+                            <li
+                                class=format!("diag {} group", g.severity)
+                                data-testid="diag-group"
+                                data-count=n.to_string()
+                                data-opcode=opcode.clone()
+                            >
+                                <details on:toggle=move |ev| open.set(io::details_open(&ev))>
+                                    <summary>
+                                        <span class="sev">{g.severity.clone()}</span>
+                                        <span class="count">{format!("{}× {opcode}", grouped(n as u64))}</span>
+                                        {g.text.clone()}
+                                    </summary>
+                                    {list}
+                                </details>
                             </li>
                         }
+                        .into_any()
                     })
                     .collect_view()}
             </ul>

@@ -8,9 +8,12 @@
 //! page ↔ worker messages and their one encoding), [`analysis`] (what the
 //! worker computes for a request) and [`runtime`] (microarena-runtime's
 //! execution modes and banded stages), [`steps`] (the step-through's words,
-//! arena bar, overlays and keys). Every figure comes from core.
+//! arena bar, overlays and keys), [`diagnostics`] (repeated findings grouped
+//! by op kind) and [`window`] (the scope window, overview strip and
+//! virtualised rows that keep large models readable). Every figure comes from core.
 
 pub mod analysis;
+pub mod diagnostics;
 pub mod format;
 pub mod inputs;
 pub mod ops;
@@ -20,6 +23,7 @@ pub mod steps;
 pub mod svg;
 pub mod tooltip;
 pub mod whatif;
+pub mod window;
 
 #[cfg(test)]
 mod testing;

@@ -493,7 +493,11 @@ pub fn lifetimes_overlay(
     let g = MapGeom::of(r);
     let mut out = String::new();
     let mut row = |i: usize, class: &str| {
-        if let (Some(b), Some(&k)) = (r.buffers.get(i), row_of.get(i)) {
+        // Rows outside the chart's window are `usize::MAX`.
+        if let (Some(b), Some(&k)) = (
+            r.buffers.get(i),
+            row_of.get(i).filter(|&&k| k != usize::MAX),
+        ) {
             let x = g.x(b.first);
             let w = g.x(b.last + 1) - x;
             let _ = write!(

@@ -271,8 +271,20 @@ pub enum Row {
 /// live for the interpreter's whole life), then one per head buffer (ordered
 /// by first scope), bars across scopes. Returns the markup and the rows.
 pub fn lifetimes_body(r: &Report, row_h: f64) -> (String, Vec<Row>) {
+    lifetimes_window(r, row_h, crate::window::ScopeWindow::all(r))
+}
+
+/// [`lifetimes_body`] for the head buffers alive in scope window `w` only
+/// (the tail variables, alive everywhere, always).
+pub fn lifetimes_window(
+    r: &Report,
+    row_h: f64,
+    w: crate::window::ScopeWindow,
+) -> (String, Vec<Row>) {
     let g = MapGeom::of(r);
-    let mut order: Vec<usize> = (0..r.buffers.len()).collect();
+    let mut order: Vec<usize> = (0..r.buffers.len())
+        .filter(|&i| r.buffers[i].first <= w.hi && r.buffers[i].last >= w.lo)
+        .collect();
     order.sort_by_key(|&i| (r.buffers[i].first, r.buffers[i].last, i));
     let rows: Vec<Row> = tail_variables(r)
         .into_iter()
