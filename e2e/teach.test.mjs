@@ -436,3 +436,86 @@ test("measured figures in the budget: the firmware's report line gives `check --
   assert.deepEqual(problems, []);
   await close();
 });
+
+test("lessons: a five-step tour on the example and on a dropped model, each step ringing a live figure equal to `plan --json`", async () => {
+  const { page, problems, close } = await h.newPage();
+  await waitForMap(page, EXAMPLE);
+  const file = exampleFile();
+  const want = planJson(file).json;
+  const check = JSON.parse(cli("check", file, "--target", APP_TARGET, "--ram", "4M", "--json").stdout);
+  const expectedFigures = [want.arena.head_bytes, want.arena.minimum_bytes, want.arena.padding_bytes, want.flash.file_bytes, check.arena_bytes];
+  const tour = async (figures, shots) => {
+    await page.click('[data-testid="lessons-start"]');
+    for (let k = 0; k < 5; k++) {
+      await page.waitForSelector(`[data-testid="lesson"][data-index="${k}"]`);
+      const l = await page.$eval('[data-testid="lesson"]', (e) => ({ target: e.dataset.target, attr: e.dataset.attr, bytes: Number(e.dataset.bytes) }));
+      const onScreen = await page.$eval(`[data-testid="${l.target}"]`, (e, a) => Number(e.getAttribute(a)), l.attr);
+      assert.equal(l.bytes, onScreen, `lesson ${k} points at ${l.target}`);
+      assert.equal(l.bytes, figures[k], `lesson ${k}: plan --json`);
+      assert.ok(await page.$(".tour-ring"), "the figure is ringed");
+      const text = await page.textContent('[data-testid="lesson-text"]');
+      assert.ok(text.includes(l.bytes.toLocaleString("en-US")), text);
+      if (shots[k]) await page.screenshot({ path: join(SHOTS, shots[k]) });
+      await page.click('[data-testid="lesson-next"]');
+    }
+    assert.equal(await page.$('[data-testid="lesson"]'), null, "Done closes the tour");
+  };
+  await openModel(page, file, "example.tflite");
+  await tour(expectedFigures, { 0: "lesson-regions.png", 3: "lesson-flash.png" });
+  // Escape closes it too.
+  await page.click('[data-testid="lessons-start"]');
+  await page.waitForSelector('[data-testid="lesson"]');
+  await page.keyboard.press("Escape");
+  assert.equal(await page.$('[data-testid="lesson"]'), null);
+  // Any model: a dropped one gets the same tour on its own figures.
+  const rp = exampleFile("rp2040-cnn-lessons.tflite", "--name", "rp2040-cnn");
+  const w = planJson(rp).json;
+  const c = JSON.parse(cli("check", rp, "--target", APP_TARGET, "--ram", "4M", "--json").stdout);
+  await openModel(page, rp, "rp2040-cnn-lessons.tflite");
+  await tour([w.arena.head_bytes, w.arena.minimum_bytes, w.arena.padding_bytes, w.flash.file_bytes, c.arena_bytes], {});
+  assert.deepEqual(problems, []);
+  await close();
+});
+
+// axe-core (npm), injected into the page: the serious and critical violations.
+async function axe(page, what) {
+  await page.addScriptTag({ path: join(ROOT, "e2e", "node_modules", "axe-core", "axe.min.js") });
+  const found = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length, first: v.nodes[0]?.target?.join(" ") }));
+  });
+  const bad = found.filter((v) => v.impact === "serious" || v.impact === "critical");
+  console.log(`# axe ${what}: ${found.length} violation kinds, ${bad.length} serious or critical${found.length ? ": " + found.map((v) => `${v.id} (${v.impact}, ${v.nodes})`).join(", ") : ""}`);
+  return bad;
+}
+
+test("accessibility: axe-core finds no serious violation in the main views (dashboard, step-through, comparison, lessons, a large model, a shared link)", async () => {
+  const { page, problems, close } = await h.newPage();
+  await waitForMap(page, EXAMPLE);
+  await page.waitForSelector('[data-testid="share-link"]');
+  assert.deepEqual(await axe(page, "dashboard"), []);
+  await openSteps(page);
+  await page.click('[data-testid="step-phase"][data-phase="invoke"]');
+  assert.deepEqual(await axe(page, "step-through"), []);
+  await page.click('[data-testid="compare-target-go"]');
+  await page.waitForSelector('[data-testid="compare"]', { timeout: 60000 });
+  assert.deepEqual(await axe(page, "comparison"), []);
+  await page.fill('[data-testid="measured-input"]', readFileSync(join(ROOT, "docs", "rp2040-anomaly-report.txt"), "utf8"));
+  await page.waitForSelector('[data-testid="measured-verdict"]');
+  await page.click('[data-testid="lessons-start"]');
+  await page.waitForSelector('[data-testid="lesson"]');
+  assert.deepEqual(await axe(page, "lessons and measured budget"), []);
+  await page.keyboard.press("Escape");
+  const big = join(TMP, "accel2338-axe.tflite");
+  coreExample("synthetic", "2338", big, "--custom-every", "5");
+  await openModel(page, big, "accel2338-axe.tflite");
+  await page.click('[data-testid="diag-group"] summary');
+  assert.deepEqual(await axe(page, "2,338-op model"), []);
+  const link = await page.$eval('[data-testid="share-link"]', (e) => e.href);
+  const shared = await h.newPage(link);
+  await waitForMap(shared.page, "accel2338-axe.tflite");
+  assert.deepEqual(await axe(shared.page, "shared layout"), []);
+  await shared.close();
+  assert.deepEqual(problems, []);
+  await close();
+});

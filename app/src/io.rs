@@ -232,3 +232,34 @@ pub fn scroll_top(ev: &web_sys::Event) -> f64 {
         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
         .map_or(0.0, |e| f64::from(e.scroll_top()))
 }
+
+/// Scrolls the element with `data-testid` `id` to the middle of the window
+/// (instantly) and returns its box in page coordinates (x, y, width, height).
+pub fn scroll_to_testid(id: &str) -> Option<(f64, f64, f64, f64)> {
+    let w = web_sys::window()?;
+    let el = w
+        .document()?
+        .query_selector(&format!("[data-testid=\"{id}\"]"))
+        .ok()??;
+    let opts = web_sys::ScrollIntoViewOptions::new();
+    opts.set_block(web_sys::ScrollLogicalPosition::Center);
+    el.scroll_into_view_with_scroll_into_view_options(&opts);
+    let r = el.get_bounding_client_rect();
+    let (sx, sy) = (w.scroll_x().ok()?, w.scroll_y().ok()?);
+    Some((r.left() + sx, r.top() + sy, r.width(), r.height()))
+}
+
+/// Moves the keyboard focus to the element with `data-testid` `id`, if any.
+pub fn focus_testid(id: &str) {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| {
+            d.query_selector(&format!("[data-testid=\"{id}\"]"))
+                .ok()
+                .flatten()
+        })
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}

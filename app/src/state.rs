@@ -167,6 +167,17 @@ impl Default for Comparison {
     }
 }
 
+/// The guided tour: the lesson shown, if any (context).
+#[derive(Debug, Clone, Copy)]
+pub struct Tour(pub RwSignal<Option<usize>>);
+
+impl Tour {
+    /// The tour of the enclosing app.
+    pub fn get() -> Tour {
+        expect_context::<Tour>()
+    }
+}
+
 /// The scope window the lifetimes and per-op bars show (context, one per
 /// report on screen); the overview strip moves it.
 #[derive(Debug, Clone, Copy)]

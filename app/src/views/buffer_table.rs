@@ -100,7 +100,7 @@ pub(super) fn buffer_table(r: Arc<Report>) -> impl IntoView {
                     on:input=move |ev| filter.set(event_target_value(&ev))
                 />
             </div>
-            <div class="table-wrap" on:scroll=move |ev| scroll.set(io::scroll_top(&ev))>
+            <div class="table-wrap" tabindex="0" role="region" aria-label="Head buffers table" on:scroll=move |ev| scroll.set(io::scroll_top(&ev))>
                 <table class="tensors virtual" data-testid="tensor-table">
                     <thead>
                         <tr>

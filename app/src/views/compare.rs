@@ -253,7 +253,7 @@ fn comparison(old: Arc<Report>, new: Arc<Report>, cmp: Comparison) -> impl IntoV
                 </div>
                 <div>
                     <h3>{format!("Head tensors that changed ({n_tensors})")}</h3>
-                    <div class="table-wrap" on:scroll=move |ev| scroll.set(io::scroll_top(&ev))>
+                    <div class="table-wrap" tabindex="0" role="region" aria-label="Head tensors that changed" on:scroll=move |ev| scroll.set(io::scroll_top(&ev))>
                         {table("tensor", tensors, "compare-tensors")}
                     </div>
                 </div>

@@ -159,7 +159,7 @@ pub(super) fn lifetimes(r: Arc<Report>) -> impl IntoView {
                         }
                     })}
             </div>
-            <div class="scroll">{chart}</div>
+            <div class="scroll" tabindex="0" role="region" aria-label="Lifetimes chart">{chart}</div>
         </section>
     }
 }

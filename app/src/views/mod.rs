@@ -9,6 +9,7 @@ mod buffer_table;
 mod compare;
 mod flash;
 mod glossary;
+mod lessons;
 mod lifetimes;
 mod measured;
 mod npu;
@@ -32,7 +33,7 @@ use microarena_core::report::share;
 use microarena_view::protocol::{Extras, PlannerHead, Want};
 use microarena_view::window::{RowWindow, ScopeWindow, row_window};
 
-use crate::state::{AppState, CompareWith, Controls, Shown, Window};
+use crate::state::{AppState, CompareWith, Controls, Shown, Tour, Window};
 use crate::worker::{Analyzer, Job, Line, Reply};
 use crate::{hooks, io};
 
@@ -67,6 +68,8 @@ pub fn App() -> impl IntoView {
     provide_context(pointer);
     provide_context(stepper);
     provide_context(comparison);
+    let tour = Tour(RwSignal::new(None));
+    provide_context(tour);
 
     let analyzer = StoredValue::new_local(Analyzer::new(move |reply| {
         let res = match reply {
@@ -364,7 +367,7 @@ pub fn App() -> impl IntoView {
                 <div class="brand">
                     <span class="logo">"▦"</span>
                     <div>
-                        <div class="title">"microarena"</div>
+                        <h1 class="title">"microarena"</h1>
                         <div class="tagline">"TensorFlow Lite Micro arena planner — to the byte"</div>
                     </div>
                 </div>
@@ -404,6 +407,21 @@ pub fn App() -> impl IntoView {
                             })
                     }}
                 </div>
+                {move || {
+                    shown
+                        .get()
+                        .map(|_| {
+                            view! {
+                                <button
+                                    class="button lessons-button"
+                                    data-testid="lessons-start"
+                                    on:click=move |_| tour.0.set(Some(0))
+                                >
+                                    "Lessons"
+                                </button>
+                            }
+                        })
+                }}
                 <label class="button primary open">
                     <input
                         type="file"
@@ -518,8 +536,9 @@ fn dashboard(s: Arc<Shown>, c: Controls) -> impl IntoView {
                             {op_table::op_table(r.clone())}
                         </div>
                         {npu::npu_view(r.clone())}
-                        {buffer_table::buffer_table(r)}
+                        {buffer_table::buffer_table(r.clone())}
                         {glossary::glossary()}
+                        {lessons::tour(r, c.budget)}
                     }
                 })
         }}

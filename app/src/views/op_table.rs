@@ -55,7 +55,7 @@ pub(super) fn op_table(r: Arc<Report>) -> impl IntoView {
                     {format!("{} MACs · {} B constants", grouped(c.macs), grouped(r.flash.constant_bytes))}
                 </span>
             </div>
-            <div class="table-wrap" on:scroll=move |ev| scroll.set(io::scroll_top(&ev))>
+            <div class="table-wrap" tabindex="0" role="region" aria-label="Operators table" on:scroll=move |ev| scroll.set(io::scroll_top(&ev))>
                 <table class="tensors virtual" data-testid="op-table">
                     <thead>
                         <tr>

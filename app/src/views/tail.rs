@@ -88,7 +88,9 @@ pub(super) fn tail_view(r: Arc<Report>) -> impl IntoView {
                 })}
             <h3>"Alignment padding " {help(TIP_ALIGN)}</h3>
             <p>
-                <strong class="mono">{format!("{} B", grouped(r.arena.padding_bytes))}</strong>
+                <strong class="mono" data-testid="padding-total" data-bytes=r.arena.padding_bytes.to_string()>
+                    {format!("{} B", grouped(r.arena.padding_bytes))}
+                </strong>
                 {format!(
                     " of padding in the head ({} of the head).",
                     percent(r.arena.padding_bytes, r.arena.head_bytes),

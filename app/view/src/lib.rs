@@ -16,6 +16,7 @@ pub mod analysis;
 pub mod diagnostics;
 pub mod format;
 pub mod inputs;
+pub mod lessons;
 pub mod ops;
 pub mod protocol;
 pub mod runtime;
