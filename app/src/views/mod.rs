@@ -39,6 +39,9 @@ use crate::{hooks, io};
 
 const EXAMPLE_NAME: &str = "mobilenet_v1_025_96_int8.tflite";
 
+/// Models with more head buffers than this show their figures a frame before the map.
+const STAGED_BUFFERS: usize = 500;
+
 /// Models with more scopes than this get the overview strip and its scope window.
 const OVERVIEW_SCOPES: i32 = 60;
 
@@ -125,10 +128,12 @@ pub fn App() -> impl IntoView {
                 comparison.reset();
                 let example =
                     model.with_value(|m| m.as_ref().is_some_and(|(n, _)| n == EXAMPLE_NAME));
-                // The numbers first, the map a frame later and the rest of the
-                // views a frame after that, so a big model shows its figures at
-                // once and never blocks the page in one long task.
-                map.set(false);
+                // The numbers and the map first, the rest of the views a frame
+                // later, so a big model never blocks the page in one long task;
+                // a large model's map waits one more frame, so its figures show
+                // at once.
+                let staged = report.buffers.len() > STAGED_BUFFERS;
+                map.set(!staged);
                 rest.set(false);
                 extras.set(None);
                 shown.set(Some(Arc::new(Shown {
@@ -138,17 +143,22 @@ pub fn App() -> impl IntoView {
                     inputs,
                 })));
                 let t0 = started.get_value();
+                let then_rest = move || {
+                    hooks::publish_timing("mapMs", io::now_ms() - t0);
+                    rest.set(true);
+                    io::after_paint(move || {
+                        hooks::publish_timing("renderMs", io::now_ms() - t0);
+                        hooks::bump_seq();
+                    });
+                };
                 io::after_paint(move || {
                     hooks::publish_timing("numbersMs", io::now_ms() - t0);
-                    map.set(true);
-                    io::after_paint(move || {
-                        hooks::publish_timing("mapMs", io::now_ms() - t0);
-                        rest.set(true);
-                        io::after_paint(move || {
-                            hooks::publish_timing("renderMs", io::now_ms() - t0);
-                            hooks::bump_seq();
-                        });
-                    });
+                    if staged {
+                        map.set(true);
+                        io::after_paint(then_rest);
+                    } else {
+                        then_rest();
+                    }
                 });
             }
             Err(e) => error.set(Some(e)),
