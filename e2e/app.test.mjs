@@ -5,94 +5,21 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { createServer } from "node:http";
-import { readFileSync, existsSync, mkdirSync, readdirSync, statSync, mkdtempSync, writeFileSync } from "node:fs";
+import { readFileSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { join, extname, dirname } from "node:path";
-import { tmpdir } from "node:os";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { join } from "node:path";
+import { DIST, SHOTS, TMP, CORPUS, SUBPATH, requested, cli, planJson, coreExample, start, waitForMap, openModel } from "./harness.mjs";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-// MICROARENA_DIST: another build of the app to test (e.g. trunk's), relative to the repo root.
-const DIST = join(ROOT, process.env.MICROARENA_DIST ?? "dist");
-// The app as a static site under a sub-path (GitHub Pages style): /microarena/…
-const SUBPATH = "/microarena/";
-const SHOTS = join(ROOT, "e2e", "screenshots");
-const TMP = mkdtempSync(join(tmpdir(), "microarena-e2e-"));
-const CORPUS = process.env.MICROARENA_CORPUS
-  ? join(ROOT, process.env.MICROARENA_CORPUS, "models")
-  : null;
-mkdirSync(SHOTS, { recursive: true });
-
-const MIME = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".wasm": "application/wasm" };
-let server, base, browser;
-// Every path the server was asked for, so a test can check where the page looked.
-const requested = [];
-
-function cli(...args) {
-  const bin = join(ROOT, "target", "release", "microarena");
-  const opts = { cwd: ROOT, encoding: "utf8", maxBuffer: 1 << 28 };
-  const r = existsSync(bin)
-    ? spawnSync(bin, args, opts)
-    : spawnSync("cargo", ["run", "-q", "--release", "-p", "microarena-cli", "--", ...args], opts);
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-// The app opens on the measured Cortex-M target (the CLI's default is x86_64).
-const APP_TARGET = "cortex-m";
-
-function planJson(file, ...extra) {
-  const target = extra.includes("--target") ? [] : ["--target", APP_TARGET];
-  const r = cli("plan", file, "--json", ...target, ...extra);
-  return r.code === 0 ? { text: r.stdout, json: JSON.parse(r.stdout) } : null;
-}
-
+let h, base;
 before(async () => {
-  assert.ok(existsSync(join(DIST, "index.html")), "dist/ is missing: run scripts/build-web.sh");
-  server = createServer((req, res) => {
-    let path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-    requested.push(path);
-    // The same dist/ under the sub-path, as a static host would serve it.
-    if (path.startsWith(SUBPATH)) path = "/" + path.slice(SUBPATH.length);
-    // /_models/NAME serves generated test models, for ?model=URL.
-    const root = path.startsWith("/_models/") ? TMP : DIST;
-    const file = root === TMP ? join(TMP, path.slice("/_models/".length)) : join(DIST, path === "/" ? "index.html" : path);
-    if (!file.startsWith(root) || !existsSync(file) || statSync(file).isDirectory()) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": MIME[extname(file)] ?? "application/octet-stream" });
-    res.end(readFileSync(file));
-  });
-  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-      "--no-first-run", "--disable-sync", "--disable-quic"],
-  });
+  h = await start();
+  base = h.base;
 });
-
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await h?.stop();
 });
 
-async function newPage(url = base) {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 }, acceptDownloads: true });
-  const page = await context.newPage();
-  const problems = [];
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
-  await page.goto(url);
-  return { page, problems, close: () => context.close() };
-}
-
-async function waitForMap(page, file, timeout = 30000) {
-  await page.waitForSelector(`[data-testid="arena-map"][data-file="${file}"]`, { timeout });
-}
+const newPage = (url = base) => h.newPage(url);
 
 async function shown(page) {
   const bytes = (id) => page.$eval(`[data-testid="${id}"]`, (e) => Number(e.getAttribute("data-bytes")));
@@ -193,18 +120,6 @@ async function exportedJson(page) {
   return readFileSync(await download.path(), "utf8");
 }
 
-async function openModel(page, path, name) {
-  const before = await page.evaluate(() => window.__microarena?.seq ?? 0);
-  const t0 = Date.now();
-  await page.setInputFiles('[data-testid="model-input"]', path);
-  await waitForMap(page, name);
-  const mapWall = Date.now() - t0;
-  // renderMs: every view painted (the map is painted first, mapMs).
-  await page.waitForFunction((prev) => (window.__microarena?.seq ?? 0) !== prev, before);
-  const wall = Date.now() - t0;
-  const { renderMs: inApp, mapMs } = await page.evaluate(() => window.__microarena);
-  return { wall, inApp, mapWall, mapMs };
-}
 
 test("the default page shows the bundled example with the CLI's numbers", async () => {
   const { page, problems, close } = await newPage();
@@ -567,12 +482,7 @@ test("performance: wasm size and a 2,000-op model off the main thread", async ()
   const wasm = readFileSync(join(DIST, "microarena-app_bg.wasm"));
   console.log(`# wasm: ${wasm.length} B raw, ${gzipSync(wasm, { level: 9 }).length} B gzip`);
   const file = join(TMP, "synthetic2000.tflite");
-  const helper = join(ROOT, "target", "release", "examples", "synthetic");
-  const r = existsSync(helper)
-    ? spawnSync(helper, ["2000", file], { encoding: "utf8" })
-    : spawnSync("cargo", ["run", "-q", "--release", "-p", "microarena-core", "--example", "synthetic", "--", "2000", file],
-      { cwd: ROOT, encoding: "utf8" });
-  assert.equal(r.status, 0, r.stderr);
+  coreExample("synthetic", "2000", file);
   const want = planJson(file);
   const { page, problems, close } = await newPage();
   await waitForMap(page, "mobilenet_v1_025_96_int8.tflite");

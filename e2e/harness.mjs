@@ -1,6 +1,6 @@
 // The browser tests' shared harness: dist/ served over HTTP, Debian's
 // Chromium driven by playwright-core, and the CLI the page is compared with.
-// Used by e2e/teach.test.mjs; e2e/app.test.mjs still carries its own copy.
+// Used by every e2e/*.test.mjs.
 
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
@@ -19,6 +19,10 @@ export const CORPUS = process.env.MICROARENA_CORPUS
   : null;
 // The app opens on the measured Cortex-M target (the CLI's default is x86_64).
 export const APP_TARGET = "cortex-m";
+// The app as a static site under a sub-path (GitHub Pages style): /microarena/…
+export const SUBPATH = "/microarena/";
+// Every path the server was asked for, so a test can check where the page looked.
+export const requested = [];
 export const EXAMPLE = "mobilenet_v1_025_96_int8.tflite";
 mkdirSync(SHOTS, { recursive: true });
 
@@ -59,11 +63,14 @@ export function exampleFile(name = "example.tflite", ...extra) {
   return file;
 }
 
-// Serves dist/ (and /_models/NAME from TMP) and starts Chromium.
+// Serves dist/ (also under SUBPATH, as a static host would; /_models/NAME from TMP, for
+// ?model=URL) and starts Chromium.
 export async function start() {
   if (!existsSync(join(DIST, "index.html"))) throw new Error("dist/ is missing: run scripts/build-web.sh");
   const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    let path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    requested.push(path);
+    if (path.startsWith(SUBPATH)) path = "/" + path.slice(SUBPATH.length);
     const root = path.startsWith("/_models/") ? TMP : DIST;
     const file = root === TMP ? join(TMP, path.slice("/_models/".length)) : join(DIST, path === "/" ? "index.html" : path);
     if (!file.startsWith(root) || !existsSync(file) || statSync(file).isDirectory()) {
@@ -104,12 +111,18 @@ export async function waitForMap(page, file, timeout = 30000) {
   await page.waitForSelector(`[data-testid="arena-map"][data-file="${file}"]`, { timeout });
 }
 
-// Opens a model through the file input and waits until every view is drawn.
+// Opens a model through the file input and waits until every view is drawn; returns the
+// wall times to the map and to every view, and the app's own (mapMs, renderMs as inApp).
 export async function openModel(page, path, name) {
   const before = await page.evaluate(() => window.__microarena?.seq ?? 0);
+  const t0 = Date.now();
   await page.setInputFiles('[data-testid="model-input"]', path);
   await waitForMap(page, name);
+  const mapWall = Date.now() - t0;
   await page.waitForFunction((prev) => (window.__microarena?.seq ?? 0) !== prev, before, { timeout: 30000 });
+  const wall = Date.now() - t0;
+  const { renderMs: inApp, mapMs } = await page.evaluate(() => window.__microarena);
+  return { wall, inApp, mapWall, mapMs };
 }
 
 // data-bytes of a test id, as a number.
