@@ -43,15 +43,18 @@ export function planJson(file, ...extra) {
   return r.code === 0 ? { text: r.stdout, json: JSON.parse(r.stdout) } : null;
 }
 
-// A builder model from core's examples (`cargo run --example NAME -- ARGS… OUT`).
-export function coreExample(name, ...args) {
+// Runs an example program of a workspace crate (`cargo run -p PKG --example NAME -- ARGS…`).
+export function runExample(pkg, name, ...args) {
   const helper = join(ROOT, "target", "release", "examples", name);
   const r = existsSync(helper)
     ? spawnSync(helper, args, { encoding: "utf8" })
-    : spawnSync("cargo", ["run", "-q", "--release", "-p", "microarena-core", "--example", name, "--", ...args],
+    : spawnSync("cargo", ["run", "-q", "--release", "-p", pkg, "--example", name, "--", ...args],
       { cwd: ROOT, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`${name} ${args.join(" ")}: ${r.stderr}`);
 }
+
+// A builder model from core's examples (`cargo run --example NAME -- ARGS… OUT`).
+export const coreExample = (name, ...args) => runExample("microarena-core", name, ...args);
 
 // The bundled example, written by the CLI (the same bytes the page generates).
 export function exampleFile(name = "example.tflite", ...extra) {

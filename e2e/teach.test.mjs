@@ -7,7 +7,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { ROOT, SHOTS, TMP, EXAMPLE, APP_TARGET, cli, planJson, exampleFile, coreExample, start, waitForMap, openModel, bytesOf } from "./harness.mjs";
+import { ROOT, SHOTS, TMP, EXAMPLE, APP_TARGET, cli, planJson, exampleFile, coreExample, runExample, start, waitForMap, openModel, bytesOf } from "./harness.mjs";
 
 let h;
 before(async () => {
@@ -433,6 +433,30 @@ test("measured figures in the budget: the firmware's report line gives `check --
   await page.fill('[data-testid="measured-input"]', "no report here\n");
   const why = await page.textContent('[data-testid="measured-error"]');
   assert.ok(refused.stderr.includes(why), `page: ${why}\ncli: ${refused.stderr}`);
+  assert.deepEqual(problems, []);
+  await close();
+});
+
+test("the firmware's ELF in the budget gives `check --elf`'s verdict; a report line from another build is refused with the CLI's words", async () => {
+  const model = exampleFile();
+  const elf = join(TMP, "fw.elf");
+  runExample("microarena-cli", "firmware_elf", elf);
+  const { page, problems, close } = await h.newPage();
+  await waitForMap(page, EXAMPLE);
+  await openModel(page, model, "example.tflite");
+  await page.setInputFiles('[data-testid="measured-file"]', elf);
+  await page.waitForSelector('[data-testid="measured-verdict"]');
+  assert.equal(await page.getAttribute('[data-testid="measured-elf"]', "data-name"), "fw.elf");
+  const linked = cli("check", model, "--elf", elf, "--target", APP_TARGET, "--json");
+  assert.ok(linked.code === 0 || linked.code === 1, linked.stderr);
+  assert.deepEqual(await measuredShown(page), checkShape(JSON.parse(linked.stdout)));
+  // The rp2040 anomaly detector's report line was not printed by this ELF's build.
+  const line = join(ROOT, "docs", "rp2040-anomaly-report.txt");
+  const mixed = cli("check", model, "--elf", elf, "--measured", line, "--target", APP_TARGET);
+  assert.equal(mixed.code, 2);
+  await page.fill('[data-testid="measured-input"]', readFileSync(line, "utf8"));
+  const why = await page.textContent('[data-testid="measured-error"]');
+  assert.ok(mixed.stderr.includes(why), `page: ${why}\ncli: ${mixed.stderr}`);
   assert.deepEqual(problems, []);
   await close();
 });

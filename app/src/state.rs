@@ -215,6 +215,9 @@ pub struct BudgetInputs {
     pub code_kib: RwSignal<u64>,
     /// The firmware's `MICROARENA-REPORT` output, as pasted or dropped.
     pub measured: RwSignal<String>,
+    /// The firmware's ELF (file name, bytes), as opened or dropped: the layout it was linked
+    /// with (`report::elf`, what `check --elf` reads).
+    pub measured_elf: RwSignal<Option<(String, std::sync::Arc<[u8]>)>>,
     /// Take the minimum arena from the device's high-water, not the model.
     pub measured_device_minimum: RwSignal<bool>,
 }
@@ -234,6 +237,7 @@ impl BudgetInputs {
             custom_flash_kib: RwSignal::new(2048),
             code_kib: RwSignal::new(128),
             measured: RwSignal::new(String::new()),
+            measured_elf: RwSignal::new(None),
             measured_device_minimum: RwSignal::new(false),
         }
     }

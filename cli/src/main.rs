@@ -3,7 +3,6 @@
 //! The only crate that knows about files, exit codes and terminals; every
 //! number comes from `microarena-core`.
 
-mod elf;
 mod io;
 mod render;
 
@@ -625,7 +624,7 @@ fn device_figures(elf: Option<&Path>, report: Option<&Path>) -> Result<Option<Me
             .map_err(|e| Failure::usage(e.to_string()))
     };
     let linked = match elf {
-        Some(p) => Some(elf::read(&read(p)?).map_err(in_file(p))?),
+        Some(p) => Some(microarena_core::report::elf::read(&read(p)?).map_err(in_file(p))?),
         None => None,
     };
     let run = match report {
@@ -635,19 +634,7 @@ fn device_figures(elf: Option<&Path>, report: Option<&Path>) -> Result<Option<Me
         }
         None => None,
     };
-    Ok(match (linked, run) {
-        (Some(l), Some(r)) => {
-            let differ = l.disagreements(&r);
-            if !differ.is_empty() {
-                return Err(Failure::usage(format!(
-                    "the report is not from this ELF's build ({}); give the pair from one build",
-                    differ.join("; ")
-                )));
-            }
-            Some(l.merged_with(r))
-        }
-        (l, r) => l.or(r),
-    })
+    Measured::combine(linked, run).map_err(Failure::usage)
 }
 
 /// Writes the C header for `report` to `path`, atomically, and only when its

@@ -7,10 +7,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use object::write::{Object, Symbol, SymbolSection};
-use object::{
-    Architecture, BinaryFormat, Endianness, SectionKind, SymbolFlags, SymbolKind, SymbolScope,
-};
+#[path = "../examples/firmware_elf.rs"]
+mod firmware_elf;
+
+use firmware_elf::{STANDARD, firmware_elf};
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_microarena"))
@@ -170,42 +170,10 @@ fn unreadable_reports_and_elfs_are_exit_2_with_the_reason() {
     }
 }
 
-/// A firmware-like ARM ELF: the `.noinit` arena and the given absolute symbols.
-fn firmware_elf(symbols: &[(&str, u64)]) -> Vec<u8> {
-    let mut obj = Object::new(BinaryFormat::Elf, Architecture::Arm, Endianness::Little);
-    let noinit = obj.add_section(
-        Vec::new(),
-        b".noinit".to_vec(),
-        SectionKind::UninitializedData,
-    );
-    obj.append_section_bss(noinit, 77_444, 16);
-    for (name, value) in symbols {
-        obj.add_symbol(Symbol {
-            name: name.as_bytes().to_vec(),
-            value: *value,
-            size: 0,
-            kind: SymbolKind::Data,
-            scope: SymbolScope::Linkage,
-            weak: false,
-            section: SymbolSection::Absolute,
-            flags: SymbolFlags::None,
-        });
-    }
-    obj.write().expect("write elf")
-}
-
 #[test]
 fn elf_gives_the_linked_layout_and_a_report_completes_it() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let elf = firmware_elf(&[
-        ("_microarena_ram_start", 0x2000_0000),
-        ("_microarena_ram_bytes", 262_144),
-        ("_microarena_noinit_start", 0x2000_0020),
-        ("_microarena_stack_bytes", 16_384),
-        ("_microarena_isr_stack_bytes", 2_048),
-        ("_microarena_dma_bytes", 1_024),
-        ("_microarena_log_bytes", 512),
-    ]);
+    let elf = firmware_elf(STANDARD);
     let elf = write(dir.path(), "fw.elf", &elf);
     let o = run(&["check", "--elf", &elf]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

@@ -88,9 +88,7 @@ pub(super) fn budget_view(r: Arc<Report>, shared: bool, c: Controls) -> impl Int
         headroom_bp: u32::try_from(headroom.get().saturating_mul(100)).unwrap_or(u32::MAX),
     };
     let verdict = move || budget().check(minimum);
-    let measured_text = inputs.measured;
-    let superseded =
-        move || microarena_core::report::measured::Measured::parse(&measured_text.get()).is_ok();
+    let superseded = move || super::measured::device_figures(&inputs).is_some_and(|m| m.is_ok());
     // Where the arena goes among the device's memories (as `check --device`), once
     // the worker has sent the two-buffer sizes.
     let placement = move || {

@@ -1,8 +1,9 @@
 //! Figures the device measured, in the budget panel: paste or drop the
-//! firmware's `MICROARENA-REPORT` line (or QEMU's whole output) and the
-//! verdict uses the RAM and regions the firmware was linked with and the
-//! stacks it measured, each tagged as `microarena check --measured` tags it,
-//! through the same core functions (`report::measured::budget`, `check`).
+//! firmware's `MICROARENA-REPORT` line (or QEMU's whole output) and/or its ELF,
+//! and the verdict uses the RAM and regions the firmware was linked with and the
+//! stacks it measured, each tagged as `microarena check --measured/--elf` tags
+//! it, through the same core functions (`report::elf::read`,
+//! `Measured::combine`, `report::measured::budget`, `check`).
 
 use std::sync::Arc;
 
@@ -16,14 +17,42 @@ use super::help;
 use crate::io;
 use crate::state::BudgetInputs;
 
+/// The device's figures as `check --elf/--measured` combines them: the ELF's completed by the
+/// report line's; `None` when neither was given, an error that names what is wrong.
+pub(super) fn device_figures(inputs: &BudgetInputs) -> Option<Result<Measured, String>> {
+    let text = inputs.measured.get();
+    let elf = inputs.measured_elf.get();
+    let linked = match &elf {
+        Some((name, bytes)) => match microarena_core::report::elf::read(bytes) {
+            Ok(m) => Some(m),
+            Err(e) => return Some(Err(format!("{name}: {e}"))),
+        },
+        None => None,
+    };
+    let run = if text.trim().is_empty() {
+        None
+    } else {
+        match Measured::parse(&text) {
+            Ok(m) => Some(m),
+            Err(e) => return Some(Err(e.to_string())),
+        }
+    };
+    Measured::combine(linked, run).transpose()
+}
+
 /// The measured section of the budget panel.
 pub(super) fn measured_view(r: Arc<Report>, inputs: BudgetInputs) -> impl IntoView {
     let text = inputs.measured;
+    let elf = inputs.measured_elf;
     let device_minimum = inputs.measured_device_minimum;
     let predicted = r.arena.minimum_bytes;
+    // An ELF (by its magic) is the linked layout; anything else is the firmware's output.
     let load = move |file: web_sys::File| {
         leptos::task::spawn_local(async move {
             match io::read_file(&file).await {
+                Ok(bytes) if bytes.starts_with(b"\x7fELF") => {
+                    elf.set(Some((file.name(), bytes.into())));
+                }
                 Ok(bytes) => text.set(String::from_utf8_lossy(&bytes).into_owned()),
                 Err(e) => text.set(e),
             }
@@ -38,15 +67,11 @@ pub(super) fn measured_view(r: Arc<Report>, inputs: BudgetInputs) -> impl IntoVi
         }
     };
     let result = move || {
-        let t = text.get();
-        if t.trim().is_empty() {
-            return None;
-        }
-        let m = match Measured::parse(&t) {
+        let m = match device_figures(&inputs)? {
             Ok(m) => m,
             Err(e) => {
                 return Some(
-                    view! { <p class="banner error" role="alert" data-testid="measured-error">{e.to_string()}</p> }
+                    view! { <p class="banner error" role="alert" data-testid="measured-error">{e}</p> }
                         .into_any(),
                 );
             }
@@ -192,7 +217,7 @@ pub(super) fn measured_view(r: Arc<Report>, inputs: BudgetInputs) -> impl IntoVi
         }>
             <h3>
                 "Measured on the device "
-                {help("Paste or drop the MICROARENA-REPORT line the firmware prints (or QEMU's whole output). The verdict then counts the RAM and regions the firmware was linked with and the stacks it measured — each figure tagged measured, linked, predicted or assumed, as `microarena check --measured` tags it; the typed reserves above are not used.")}
+                {help("Paste or drop the MICROARENA-REPORT line the firmware prints (or QEMU's whole output), and/or open or drop the firmware's ELF (linked with microarena's regions.x). The verdict then counts the RAM and regions the firmware was linked with and the stacks it measured — each figure tagged measured, linked, predicted or assumed, as `microarena check --measured` tags it; the typed reserves above are not used.")}
             </h3>
             <textarea
                 class="measured-input"
@@ -207,7 +232,7 @@ pub(super) fn measured_view(r: Arc<Report>, inputs: BudgetInputs) -> impl IntoVi
                 <label class="button open">
                     <input
                         type="file"
-                        accept=".txt,.log,text/plain"
+                        accept=".txt,.log,.elf,text/plain"
                         data-testid="measured-file"
                         on:change=move |ev| {
                             if let Some(f) = io::picked_file(&ev) {
@@ -215,7 +240,7 @@ pub(super) fn measured_view(r: Arc<Report>, inputs: BudgetInputs) -> impl IntoVi
                             }
                         }
                     />
-                    "Open the firmware's output…"
+                    "Open the firmware's output or ELF…"
                 </label>
                 <label class="check">
                     <input
@@ -226,8 +251,16 @@ pub(super) fn measured_view(r: Arc<Report>, inputs: BudgetInputs) -> impl IntoVi
                     />
                     " minimum from the device's arena high-water (as `check --measured` without a model), not the model's"
                 </label>
-                <button class="button" on:click=move |_| text.set(String::new())>"Clear"</button>
+                <button class="button" on:click=move |_| {
+                    text.set(String::new());
+                    elf.set(None);
+                }>"Clear"</button>
             </div>
+            {move || elf.get().map(|(name, bytes)| view! {
+                <p class="muted" data-testid="measured-elf" data-name=name.clone()>
+                    {format!("ELF: {name} ({} B): the RAM, regions and arena it was linked with", grouped(bytes.len() as u64))}
+                </p>
+            })}
             {result}
         </div>
     }

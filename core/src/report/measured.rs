@@ -341,6 +341,28 @@ impl Measured {
         out
     }
 
+    /// What `check --elf/--measured` and the app's budget panel go by: the ELF's figures
+    /// (`linked`) completed by the report line's (`run`), either alone, or `None`; an error
+    /// naming the figures when the two come from different builds.
+    pub fn combine(
+        linked: Option<Measured>,
+        run: Option<Measured>,
+    ) -> Result<Option<Measured>, String> {
+        Ok(match (linked, run) {
+            (Some(l), Some(r)) => {
+                let differ = l.disagreements(&r);
+                if !differ.is_empty() {
+                    return Err(format!(
+                        "the report is not from this ELF's build ({}); give the pair from one build",
+                        differ.join("; ")
+                    ));
+                }
+                Some(l.merged_with(r))
+            }
+            (l, r) => l.or(r),
+        })
+    }
+
     /// The minimum arena these figures give without a model: the arena's
     /// high-water when measured, else the arena the firmware was linked with.
     pub fn minimum(&self) -> Option<(u64, Source)> {

@@ -11,6 +11,8 @@ pub mod budget;
 pub mod c_header;
 pub mod compute;
 pub mod diff;
+#[cfg(feature = "elf")]
+pub mod elf;
 pub mod flash;
 pub mod measured;
 mod names;

@@ -1,6 +1,6 @@
-//! `check --elf`: the RAM layout a microarena firmware was linked with, read
+//! `check --elf` and the app's budget panel: the RAM layout a microarena firmware was linked with, read
 //! from its ELF's symbols and sections (the `object` crate). Reading only;
-//! the verdict is core's (`report::measured`).
+//! the verdict is [`crate::report::measured`]'s.
 //!
 //! What is read (names from `firmware/regions.x`): the RAM size
 //! (`_microarena_ram_bytes`), static data (`_microarena_noinit_start` −
@@ -9,9 +9,10 @@
 //! (`_microarena_{stack,isr_stack,dma,log}_bytes`) and the arena (the size of
 //! the `.noinit` section).
 
-use std::fmt;
+use alloc::vec;
+use core::fmt;
 
-use microarena_core::report::measured::{Measured, Region};
+use crate::report::measured::{Measured, Region};
 use object::{Object, ObjectSection, ObjectSymbol};
 
 /// Why an ELF gave no figures.
