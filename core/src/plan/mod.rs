@@ -254,7 +254,7 @@ pub fn validate(buffers: &[PlanBuffer], plan: &Plan) -> Result<(), PlanViolation
 /// scratch and fast scratch at one offset): pinned buffers count as the union of the address
 /// ranges they cover, the others by size.
 pub fn lower_bound(buffers: &[PlanBuffer]) -> u64 {
-    if buffers.iter().any(|b| b.fixed_offset.is_some()) {
+    if pinned_buffers_share_memory(buffers) {
         return lower_bound_with_pinned(buffers);
     }
     // Events at scope boundaries: +size at first, −size after last.
@@ -300,10 +300,30 @@ fn lower_bound_with_pinned(buffers: &[PlanBuffer]) -> u64 {
         .unwrap_or(0)
 }
 
+/// Some two buffers pinned by an offline plan overlap in address and in time (Vela's scratch
+/// and fast scratch): only then does [`shared_pinned_bytes`] differ from 0 anywhere. Pinned
+/// buffers sorted by offset, each compared with those starting before its end.
+pub fn pinned_buffers_share_memory(buffers: &[PlanBuffer]) -> bool {
+    let mut pinned: Vec<(u64, &PlanBuffer)> = buffers
+        .iter()
+        .filter(|b| b.size > 0)
+        .filter_map(|b| Some((b.fixed_offset?.max(0) as u64, b)))
+        .collect();
+    pinned.sort_unstable_by_key(|&(at, _)| at);
+    pinned.iter().enumerate().any(|(k, &(at, b))| {
+        let end = at.saturating_add(b.size);
+        pinned
+            .iter()
+            .skip(k + 1)
+            .take_while(|&&(other, _)| other < end)
+            .any(|&(_, o)| b.overlaps_in_time(o))
+    })
+}
+
 /// Bytes that buffers pinned by an offline plan and live at scope `t` share with one another
 /// (their sizes' sum less the union of their address ranges): 0 unless the plan overlaps them.
 pub fn shared_pinned_bytes(buffers: &[PlanBuffer], t: i32) -> u64 {
-    let mut ranges: Vec<(u64, u64)> = buffers
+    let ranges: Vec<(u64, u64)> = buffers
         .iter()
         .filter(|b| b.first <= t && t <= b.last)
         .filter_map(|b| {
@@ -311,17 +331,25 @@ pub fn shared_pinned_bytes(buffers: &[PlanBuffer], t: i32) -> u64 {
             Some((start, start.saturating_add(b.size)))
         })
         .collect();
+    let sum = ranges
+        .iter()
+        .map(|&(a, z)| z - a)
+        .fold(0, u64::saturating_add);
+    sum.saturating_sub(union_bytes(ranges))
+}
+
+/// Bytes the address ranges `[start, end)` cover together (overlaps counted once).
+pub fn union_bytes(mut ranges: Vec<(u64, u64)>) -> u64 {
     ranges.sort_unstable();
-    let (mut sum, mut union, mut reach) = (0u64, 0u64, 0u64);
+    let (mut union, mut reach) = (0u64, 0u64);
     for (a, z) in ranges {
-        sum = sum.saturating_add(z - a);
         let from = a.max(reach);
         if z > from {
             union += z - from;
         }
         reach = reach.max(z);
     }
-    sum - union
+    union
 }
 
 #[cfg(test)]

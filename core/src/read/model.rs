@@ -598,6 +598,19 @@ impl<'a> Model<'a> {
         self.subgraphs.iter().map(|s| s.operators.len()).sum()
     }
 
+    /// Where each subgraph's operators start when all operators are numbered in one
+    /// sequence, subgraph after subgraph (the report's and the analysis's per-op tables).
+    pub fn operator_offsets(&self) -> Vec<usize> {
+        self.subgraphs
+            .iter()
+            .scan(0usize, |acc, sg| {
+                let base = *acc;
+                *acc += sg.operators.len();
+                Some(base)
+            })
+            .collect()
+    }
+
     /// Tensor `t` of subgraph `g`.
     pub fn tensor(&self, g: usize, t: usize) -> Option<&Tensor<'a>> {
         self.subgraphs.get(g).and_then(|s| s.tensors.get(t))

@@ -136,23 +136,16 @@ pub fn npu_info(
     if ops.is_empty() {
         return None;
     }
-    let mut ranges: Vec<(i64, i64)> = ops
+    let ranges: Vec<(u64, u64)> = ops
         .iter()
         .flat_map(|o| [&o.scratch, &o.fast_scratch])
         .filter_map(|t| {
             let t = t.as_ref()?;
-            Some((t.offset?, t.offset?.saturating_add(t.bytes as i64)))
+            let at = t.offset?.max(0) as u64;
+            Some((at, at.saturating_add(t.bytes)))
         })
         .collect();
-    ranges.sort_unstable();
-    let (mut arena_bytes, mut reach) = (0u64, i64::MIN);
-    for (a, z) in ranges {
-        let from = a.max(reach);
-        if z > from {
-            arena_bytes += (z - from) as u64;
-        }
-        reach = reach.max(z);
-    }
+    let arena_bytes = crate::plan::union_bytes(ranges);
     let flash_bytes = ops
         .iter()
         .flat_map(|o| [&o.command_stream, &o.weights])

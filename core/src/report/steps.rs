@@ -234,6 +234,28 @@ struct Builder {
 }
 
 impl Builder {
+    /// One step per tail allocation of `allocs` (outside any Prepare: no temps, no head),
+    /// growing `tail`.
+    fn tail_allocs(
+        &mut self,
+        phase: StepPhase,
+        allocs: &[TailAlloc],
+        event: impl Fn(&TailAlloc) -> StepEvent,
+        tail: &mut u64,
+    ) {
+        for a in allocs {
+            *tail += a.used;
+            let fig = Figures {
+                head: 0,
+                tail: *tail,
+                temp: 0,
+                arena: *tail,
+                high: 0,
+            };
+            self.push(phase, event(a), fig);
+        }
+    }
+
     fn push(&mut self, phase: StepPhase, event: StepEvent, f: Figures) {
         self.high = self.high.max(f.arena).max(f.high);
         self.steps.push(Step {
@@ -253,15 +275,7 @@ impl Builder {
 /// and op indices are the report's (`Report::new` of the same analysis).
 pub fn steps(model: &Model<'_>, analysis: &Analysis) -> Steps {
     let sim = &analysis.tail;
-    let op_base: Vec<usize> = model
-        .subgraphs
-        .iter()
-        .scan(0usize, |acc, sg| {
-            let base = *acc;
-            *acc += sg.operators.len();
-            Some(base)
-        })
-        .collect();
+    let op_base = model.operator_offsets();
     let flat = |g: usize, i: usize| op_base.get(g).map(|b| b + i);
     let opcode = |k: Option<usize>| {
         k.and_then(|k| analysis.ops.get(k))
@@ -299,17 +313,13 @@ pub fn steps(model: &Model<'_>, analysis: &Analysis) -> Steps {
     let mut tail = 0u64;
 
     // Building the interpreter: every tail allocation before the first Prepare.
-    for a in sim.allocs.iter().take(sim.allocs_before_prepare) {
-        tail += a.used;
-        let fig = Figures {
-            head: 0,
-            tail,
-            temp: 0,
-            arena: tail,
-            high: 0,
-        };
-        b.push(StepPhase::Build, tail_event(a), fig);
-    }
+    let before_prepare = sim.allocs.len().min(sim.allocs_before_prepare);
+    b.tail_allocs(
+        StepPhase::Build,
+        &sim.allocs[..before_prepare],
+        tail_event,
+        &mut tail,
+    );
 
     // Each kernel's Prepare. Scratch requests become buffers after the
     // tensors, in request order.
@@ -364,22 +374,12 @@ pub fn steps(model: &Model<'_>, analysis: &Analysis) -> Steps {
     let after_prepare = sim.prepared.last().map_or(sim.allocs_before_prepare, |p| {
         p.allocs.end.max(sim.allocs_before_prepare)
     });
-    for a in sim
+    let before_planning = sim.allocs.len().min(sim.allocs_before_planning);
+    let finishing = sim
         .allocs
-        .iter()
-        .take(sim.allocs_before_planning)
-        .skip(after_prepare)
-    {
-        tail += a.used;
-        let fig = Figures {
-            head: 0,
-            tail,
-            temp: 0,
-            arena: tail,
-            high: 0,
-        };
-        b.push(StepPhase::Plan, tail_event(a), fig);
-    }
+        .get(after_prepare..before_planning)
+        .unwrap_or(&[]);
+    b.tail_allocs(StepPhase::Plan, finishing, tail_event, &mut tail);
     let planning = analysis.planning_temp_bytes + align16(tail);
     let plan_fig = |head: u64| Figures {
         head,

@@ -277,7 +277,7 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
         }
     }
     let mut running = 0i128;
-    let pinned = input.iter().any(|b| b.fixed_offset.is_some());
+    let pinned = plan::pinned_buffers_share_memory(&input);
     let live: Vec<u64> = delta
         .iter()
         .take(scopes)
@@ -314,15 +314,7 @@ pub fn analyze(model: &Model<'_>, config: &Config) -> Result<Analysis, AnalysisE
         });
     let peak_scope = peak_scope as i32;
     // Per-op scratch and tail bytes, gathered in one pass each (not per op).
-    let op_base: Vec<usize> = model
-        .subgraphs
-        .iter()
-        .scan(0usize, |acc, sg| {
-            let base = *acc;
-            *acc += sg.operators.len();
-            Some(base)
-        })
-        .collect();
+    let op_base = model.operator_offsets();
     let flat = |g: usize, i: usize| op_base.get(g).map(|b| b + i);
     let mut scratch_of = alloc::vec![0u64; model.operator_count()];
     for b in &buffers {
