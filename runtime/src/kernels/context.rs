@@ -181,7 +181,15 @@ pub(crate) fn carve<'h>(
         n += 1;
     }
     let order = order.get_mut(..n)?;
-    order.sort_unstable_by_key(|r| r.0);
+    // Insertion sort: a handful of regions, and core's sort would link
+    // about 2.5 KB of code into every firmware.
+    for i in 1..order.len() {
+        let mut j = i;
+        while j > 0 && order.get(j - 1)?.0 > order.get(j)?.0 {
+            order.swap(j - 1, j);
+            j -= 1;
+        }
+    }
     let mut out0: &'h mut [u8] = &mut [];
     let mut more: MoreOutputs<'h> = core::array::from_fn(|_| <&mut [u8]>::default());
     let mut scratch_buf: &'h mut [u8] = &mut [];
