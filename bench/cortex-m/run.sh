@@ -116,10 +116,10 @@ done
 
 echo
 echo "Instructions per inference (first invoke on TFLM's golden input, or build.rs's pseudo-random one without golden data; QEMU mps2-an386 Cortex-M4, -icount shift=0; '!' = outputs differ from the expected ones)"
-row() { printf '| %-22s | %15s | %15s | %15s | %15s | %15s |\n' "$@"; }
+row() { printf '| %-28s | %15s | %15s | %15s | %15s | %15s |\n' "$@"; }
 row model "microarena" "microarena" "microarena" "TFLM" "TFLM"
 row "" "(DSP path)" "(DSP, banded)" "(portable)" "reference" "CMSIS-NN"
-printf '|%s|%s|%s|%s|%s|%s|\n' "------------------------" "----------------:" "----------------:" "----------------:" "----------------:" "----------------:"
+printf '|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "----------------:" "----------------:" "----------------:" "----------------:" "----------------:"
 for m in "${models[@]}"; do
   row "$m" "${R[$m,dsp]}" "${R[$m,banded]}" "${R[$m,portable]}" "${R[$m,ref]}" "${R[$m,cmsis]}"
 done
