@@ -1,26 +1,14 @@
 //! Lines of text over semihosting without `core::fmt`: a fixed buffer,
-//! strings and integers appended by hand ([`report_line::decimal`]), one
-//! semihosting write per line. What the bench binary prints with, so that
-//! `core::fmt` is not linked into it (about as much code as a small kernel).
+//! strings and integers appended by hand, one semihosting write per line.
+//! What the bench binary prints with, so that `core::fmt` is not linked into
+//! it (about as much code as a small kernel).
 
-use crate::report_line::{self, Sink};
 use microarena_runtime::Error;
 
 /// One line being assembled; longer text is cut at the buffer's end.
 pub struct Line {
     buf: [u8; 160],
     len: usize,
-}
-
-impl Sink for Line {
-    fn put(&mut self, s: &str) {
-        let end = (self.len + s.len()).min(self.buf.len());
-        let n = end - self.len;
-        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..end), s.as_bytes().get(..n)) {
-            dst.copy_from_slice(src);
-        }
-        self.len = end;
-    }
 }
 
 impl Default for Line {
@@ -38,15 +26,39 @@ impl Line {
         }
     }
 
+    /// Appends `b` (dropped when the line is full). Never inlined: one copy
+    /// of the loop serves every call.
+    #[inline(never)]
+    fn push(&mut self, b: &[u8]) {
+        for &c in b {
+            if let Some(slot) = self.buf.get_mut(self.len) {
+                *slot = c;
+                self.len += 1;
+            }
+        }
+    }
+
     /// Appends `s`.
     pub fn str(&mut self, s: &str) -> &mut Self {
-        self.put(s);
+        self.push(s.as_bytes());
         self
     }
 
     /// Appends `n` in decimal.
-    pub fn dec(&mut self, n: i64) -> &mut Self {
-        report_line::decimal(self, n);
+    pub fn dec(&mut self, mut n: u64) -> &mut Self {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            if let Some(d) = digits.get_mut(at) {
+                *d = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+            if n == 0 || at == 0 {
+                break;
+            }
+        }
+        self.push(digits.get(at..).unwrap_or(&[]));
         self
     }
 
@@ -56,16 +68,16 @@ impl Line {
         self.str("error: ").str(e.kind());
         if let Some((index, opcode)) = e.op() {
             self.str(" op ")
-                .dec(i64::from(index))
+                .dec(u64::from(index))
                 .str(" opcode ")
-                .dec(i64::from(opcode));
+                .dec(u64::from(opcode));
         }
         self
     }
 
     /// Writes the line and a newline to the host's stdout, and empties it.
     pub fn print(&mut self) {
-        self.put("\n");
+        self.push(b"\n");
         if let Ok(mut out) = cortex_m_semihosting::hio::hstdout() {
             let _ = out.write_all(self.buf.get(..self.len).unwrap_or(&[]));
         }

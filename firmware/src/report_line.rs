@@ -144,8 +144,8 @@ pub fn write(out: &mut dyn Sink, f: &Figures<'_>) {
     out.put(if v.fits { " fits=1" } else { " fits=0" });
 }
 
-/// `n` in decimal, without a heap (and without `core::fmt`).
-pub fn decimal(out: &mut dyn Sink, n: i64) {
+/// `n` in decimal, without a heap.
+fn decimal(out: &mut dyn Sink, n: i64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut m = n.unsigned_abs();

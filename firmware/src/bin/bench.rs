@@ -67,9 +67,9 @@ fn run() -> bool {
     line.str("engine microarena model ")
         .str(MODEL_NAME)
         .str(" arena_used ")
-        .dec(ARENA_BYTES as i64)
+        .dec(ARENA_BYTES as u64)
         .str(" embedded_model_bytes ")
-        .dec(IMAGE.len() as i64)
+        .dec(IMAGE.len() as u64)
         .str(" dsp ")
         .str(if microarena_runtime::dsp_check::ENABLED {
             "true"
@@ -89,9 +89,9 @@ fn run() -> bool {
         let ticks = a.wrapping_sub(b).wrapping_sub(empty);
         let instructions = u64::from(ticks) * INSTRUCTIONS_PER_TICK;
         line.str("invoke ")
-            .dec(run as i64)
+            .dec(run as u64)
             .str(" instructions ")
-            .dec(instructions as i64);
+            .dec(instructions);
         if run == 0 {
             let Ok(same) = outputs_match(&it) else {
                 return false;
