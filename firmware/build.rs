@@ -7,8 +7,9 @@
 //! demo model written with core's builder (`microarena_core::build::example::demo_model`).
 //!
 //! Kernels: writes `kernels.rs` with the image's opcodes (each once, in
-//! first-use order) and a `microarena_runtime::resolver!` of them, so the
-//! firmware links only the kernels this model runs (TFLM's
+//! first-use order), its (opcode, output type) pairs and a
+//! `microarena_runtime::resolver!` of them, so the firmware links only the
+//! kernels, and the kernels' type branches, this model runs (TFLM's
 //! `MicroMutableOpResolver`, chosen by the build instead of by hand).
 //!
 //! Golden data: with `$MICROARENA_FIRMWARE_INPUT` and
@@ -174,11 +175,16 @@ fn main() {
 fn kernels_rs(image: &[u8]) -> String {
     let img = Image::parse(image).expect("image");
     let mut codes: Vec<u8> = Vec::new();
+    let mut types: Vec<(u8, i8)> = Vec::new();
     let (mut banded, mut rows_in_place) = (false, false);
     for i in 0..img.op_count() {
         let op = img.op(i).expect("op");
         if !codes.contains(&op.opcode) {
             codes.push(op.opcode);
+        }
+        let out = img.tensor(usize::from(op.output)).expect("output").dtype;
+        if !types.contains(&(op.opcode, out)) {
+            types.push((op.opcode, out));
         }
         banded |= op.exec != runtime_layout::EXEC_WHOLE;
         rows_in_place |=
@@ -193,11 +199,18 @@ fn kernels_rs(image: &[u8]) -> String {
         .iter()
         .map(|&c| format!("    {c}, // {}\n", op_name(i32::from(c))))
         .collect();
+    let type_list: String = types
+        .iter()
+        .map(|&(c, t)| format!("    ({c}, {t}),\n"))
+        .collect();
     format!(
         "/// Opcodes of the image's operators, each once, in first-use order.\n\
          pub const KERNEL_OPCODES: &[u8] = &[\n{list}];\n\
-         /// The kernels this firmware links: the image's and no others, and\n\
-         /// the execution modes beyond running ops whole that it uses.\n\
-         pub static KERNELS: microarena_runtime::Resolver =\n    microarena_runtime::resolver!(KERNEL_OPCODES{modes});\n"
+         /// (opcode, output 0's element type code) of the image's operators, each once.\n\
+         pub const KERNEL_TYPES: &[(u8, i8)] = &[\n{type_list}];\n\
+         /// The kernels this firmware links: the image's and no others, with\n\
+         /// only the type branches its ops take, and the execution modes\n\
+         /// beyond running ops whole that it uses.\n\
+         pub static KERNELS: microarena_runtime::Resolver =\n    microarena_runtime::resolver!(KERNEL_OPCODES{modes}; types: KERNEL_TYPES);\n"
     )
 }

@@ -7,7 +7,9 @@
 use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use microarena_firmware::island::{self, arena, high_water, layout};
-use microarena_firmware::{ARENA_BYTES, IMAGE, KERNEL_OPCODES, KERNELS, run_and_compare};
+use microarena_firmware::{
+    ARENA_BYTES, IMAGE, KERNEL_OPCODES, KERNEL_TYPES, KERNELS, run_and_compare,
+};
 use microarena_runtime::runtime_layout::{EXEC_WHOLE, opcode::in_place_by_rows};
 use microarena_runtime::{Error, Image, Interpreter};
 use panic_semihosting as _;
@@ -99,7 +101,8 @@ fn no_allocation_during_invoke() -> bool {
 }
 
 /// The resolver build.rs generated holds exactly the image's kernels, each
-/// once, and exactly the execution modes it runs in.
+/// once, its (opcode, output type) pairs, and exactly the execution modes it
+/// runs in. (That the resolver then runs it is `inference_matches_host`.)
 fn generated_kernels_are_exactly_the_images() -> bool {
     let Ok(img) = Image::parse(IMAGE) else {
         return false;
@@ -110,7 +113,12 @@ fn generated_kernels_are_exactly_the_images() -> bool {
         let Ok(op) = img.op(i) else {
             return false;
         };
-        every_op_listed &= KERNEL_OPCODES.contains(&op.opcode) && KERNELS.has(op.opcode);
+        let Ok(out) = img.tensor(usize::from(op.output)) else {
+            return false;
+        };
+        every_op_listed &= KERNEL_OPCODES.contains(&op.opcode)
+            && KERNELS.has(op.opcode)
+            && KERNEL_TYPES.contains(&(op.opcode, out.dtype));
         banded |= op.exec != EXEC_WHOLE;
         rows |= op.in_place == Some(0) && in_place_by_rows(op.opcode);
     }
@@ -119,8 +127,20 @@ fn generated_kernels_are_exactly_the_images() -> bool {
         !KERNEL_OPCODES[..k].contains(code)
             && (0..img.op_count()).any(|i| img.op(i).is_ok_and(|op| op.opcode == *code))
     });
+    let every_type_used = KERNEL_TYPES.iter().enumerate().all(|(k, pair)| {
+        !KERNEL_TYPES[..k].contains(pair)
+            && (0..img.op_count()).any(|i| {
+                img.op(i).is_ok_and(|op| {
+                    op.opcode == pair.0
+                        && img
+                            .tensor(usize::from(op.output))
+                            .is_ok_and(|t| t.dtype == pair.1)
+                })
+            })
+    });
     every_op_listed
         && every_code_used
+        && every_type_used
         && KERNELS.opcodes().eq(KERNEL_OPCODES.iter().copied())
         && KERNELS.has_banded() == banded
         && KERNELS.has_rows_in_place() == rows

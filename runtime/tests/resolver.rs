@@ -1,14 +1,15 @@
 //! Kernel resolvers (`resolver!`, `Interpreter::with_kernels`): an image
-//! whose op needs a kernel, or an execution mode, that the resolver leaves out
-//! is refused at construction, naming the op and what is missing, before the
-//! arena is even looked at; a resolver holding exactly what the image needs
-//! runs it with the same outputs as the full registry.
+//! whose op needs a kernel, a kernel's type branch or an execution mode that
+//! the resolver leaves out is refused at construction, naming the op and what
+//! is missing, before the arena is even looked at; a resolver holding exactly
+//! what the image needs runs it with the same outputs as the full registry.
 
 use std::collections::BTreeSet;
 
 use microarena_core::Model;
 use microarena_core::build::example::{conv_then, mobilenet_v2_int8, pseudo_random_bytes};
 use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runtime_arena_with};
+use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::BuiltinOp;
 use microarena_image as rl;
 use microarena_image::opcode;
@@ -180,4 +181,57 @@ fn row_bands_and_rows_in_place_run_only_when_the_resolver_links_them() {
     let full = outputs(&image, arena, &Resolver::ALL).expect("full registry");
     assert_eq!(outputs(&image, arena, &MOBILENET_ROWS), Ok(full.clone()));
     assert_eq!(outputs(&image, arena, &MOBILENET_BOTH), Ok(full));
+}
+
+/// One SOFTMAX over a 1×4 tensor of `dtype`.
+fn softmax_model(dtype: DType) -> Vec<u8> {
+    let mut b = microarena_core::build::builder::ModelBuilder::new();
+    let g = b.subgraph();
+    let quantized = dtype == DType::I8;
+    let t = |b: &mut microarena_core::build::builder::ModelBuilder, name: &str, scale: f32, zp| {
+        let h = b.tensor(g, name, &[1, 4], dtype);
+        if quantized {
+            h.quant(scale, zp).id()
+        } else {
+            h.id()
+        }
+    };
+    let x = t(&mut b, "x", 0.1, 0);
+    let y = t(&mut b, "y", 1.0 / 256.0, -128);
+    b.op(g, BuiltinOp::SOFTMAX, &[x], &[y]).softmax_options(1.0);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.finish()
+}
+
+static SOFTMAX_INT8: Resolver =
+    resolver!(&[opcode::SOFTMAX]; types: &[(opcode::SOFTMAX, rl::dtype::I8)]);
+static SOFTMAX_FLOAT: Resolver =
+    resolver!(&[opcode::SOFTMAX]; types: &[(opcode::SOFTMAX, rl::dtype::F32)]);
+static SOFTMAX_ANY: Resolver = resolver!(&[opcode::SOFTMAX]);
+
+#[test]
+fn a_left_out_type_branch_is_refused_at_construction_naming_it() {
+    let (float, arena) = lowered(&softmax_model(DType::F32), &PLAIN);
+    let want = Err(Error::KernelNotLinked {
+        op_index: 0,
+        opcode: opcode::SOFTMAX,
+        variant: "float32",
+    });
+    assert_eq!(outputs(&float, arena, &SOFTMAX_INT8), want);
+    let err = Interpreter::with_kernels(&float, &mut [], &SOFTMAX_INT8).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("needs the SOFTMAX kernel's float32"),
+        "{err}"
+    );
+    let full = outputs(&float, arena, &Resolver::ALL).expect("full registry");
+    assert_eq!(outputs(&float, arena, &SOFTMAX_FLOAT), Ok(full.clone()));
+    assert_eq!(outputs(&float, arena, &SOFTMAX_ANY), Ok(full));
+
+    // The int8 kernel is the entry's own: a resolver without the float
+    // branch runs it, one with only the float branch runs it too.
+    let (int8, arena) = lowered(&softmax_model(DType::I8), &PLAIN);
+    let full = outputs(&int8, arena, &Resolver::ALL).expect("full registry");
+    assert_eq!(outputs(&int8, arena, &SOFTMAX_INT8), Ok(full.clone()));
+    assert_eq!(outputs(&int8, arena, &SOFTMAX_FLOAT), Ok(full));
 }

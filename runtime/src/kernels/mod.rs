@@ -75,6 +75,22 @@ type EvalFn = fn(&mut Ctx<'_, '_>) -> Result<(), Error>;
 /// `channels` of `microarena_image::op_tail_bytes`, which sizes its tail block.
 type ChannelsFn = fn(&Prep<'_, '_>, &TensorInfo) -> Result<u32, Error>;
 
+/// A type branch of a kernel with its own Eval, taken when output 0 has
+/// element type `dtype`: a resolver links it only for an image that has such
+/// an op (the kernel's `eval` never calls it, so the linker can drop it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Variant {
+    /// Output 0's element type code (`microarena_image::dtype`).
+    pub dtype: i8,
+    /// What [`Error::KernelNotLinked`] names, e.g. "int16".
+    pub name: &'static str,
+    /// `None` in a resolver that leaves the branch out.
+    pub eval: Option<EvalFn>,
+}
+
+/// Most type branches a kernel has on its own.
+pub(crate) const MAX_VARIANTS: usize = 2;
+
 /// One registered operator (public only so [`crate::resolver!`] can name
 /// its type; nothing outside the crate reads or builds one).
 #[derive(Clone, Copy, Debug)]
@@ -90,6 +106,17 @@ pub struct Kernel {
     /// `true` when the kernel writes several outputs (and checks their
     /// count in its Prepare); every other kernel has exactly one.
     pub(crate) multi_output: bool,
+    /// Type branches with their own Eval; `eval` runs every other type.
+    pub(crate) variants: [Option<Variant>; MAX_VARIANTS],
+}
+
+/// A kernel's type branch: `eval` for outputs of `dtype`.
+const fn variant(dtype: i8, name: &'static str, eval: EvalFn) -> Option<Variant> {
+    Some(Variant {
+        dtype,
+        name,
+        eval: Some(eval),
+    })
 }
 
 fn one_channel(_: &Prep<'_, '_>, _: &TensorInfo) -> Result<u32, Error> {
@@ -105,6 +132,7 @@ const fn kernel(opcode: u8, prepare: PrepareFn, eval: EvalFn) -> Kernel {
         channels: one_channel,
         state_inputs: &[],
         multi_output: false,
+        variants: [None; MAX_VARIANTS],
     }
 }
 
@@ -380,9 +408,29 @@ fn check_in_place(
     Ok(())
 }
 
-/// Runs one prepared operator: one table lookup, then the family's loops.
+/// Runs one prepared operator: one table lookup, then the family's loops
+/// (a type branch's own, when the kernel has one for output 0's type).
 pub(crate) fn eval(kernels: &Resolver, c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    (kernels.kernel_of(c.index, &c.op)?.eval)(c)
+    let kernel = kernels.kernel_of(c.index, &c.op)?;
+    match kernel.variant_for(c.output_info().dtype) {
+        Some(v) => match v.eval {
+            Some(eval) => eval(c),
+            // Refused at construction (`Resolver::check`): never reached.
+            None => Err(Error::KernelNotLinked {
+                op_index: c.index,
+                opcode: c.op.opcode,
+                variant: v.name,
+            }),
+        },
+        None => (kernel.eval)(c),
+    }
+}
+
+impl Kernel {
+    /// The type branch that runs outputs of `dtype`, if the kernel has one.
+    pub(crate) fn variant_for(&self, dtype: i8) -> Option<&Variant> {
+        self.variants.iter().flatten().find(|v| v.dtype == dtype)
+    }
 }
 
 #[cfg(test)]

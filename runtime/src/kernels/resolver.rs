@@ -135,6 +135,7 @@ const PLACEHOLDER: Kernel = Kernel {
     channels: one_channel,
     state_inputs: &[],
     multi_output: false,
+    variants: [None; super::MAX_VARIANTS],
 };
 
 impl Resolver {
@@ -147,13 +148,15 @@ impl Resolver {
         rows_in_place: Some(ROWS),
     };
 
-    /// The registry's entries for `codes`, in that order. Evaluated at
-    /// compile time by [`crate::resolver!`]: an opcode without a kernel, or
-    /// named twice, fails the build.
+    /// The registry's entries for `codes`, in that order, each with only the
+    /// type branches `types` names as (opcode, output element type) pairs
+    /// (`None`: every branch). Evaluated at compile time by
+    /// [`crate::resolver!`]: an opcode without a kernel, or named twice, fails
+    /// the build.
     #[doc(hidden)]
     // Evaluated only at compile time: an index out of range is a build error.
     #[allow(clippy::indexing_slicing, clippy::panic)]
-    pub const fn select<const N: usize>(codes: &[u8]) -> [Kernel; N] {
+    pub const fn select<const N: usize>(codes: &[u8], types: Option<&[(u8, i8)]>) -> [Kernel; N] {
         assert!(codes.len() == N, "resolver: length differs from its codes");
         let mut out = [PLACEHOLDER; N];
         let mut k = 0;
@@ -164,6 +167,23 @@ impl Resolver {
                 panic!("resolver: an opcode has no kernel in this runtime");
             }
             out[k] = ALL_ENTRIES[at as usize];
+            if let Some(types) = types {
+                let mut v = 0;
+                while v < out[k].variants.len() {
+                    if let Some(variant) = &mut out[k].variants[v] {
+                        let mut named = false;
+                        let mut t = 0;
+                        while t < types.len() {
+                            named |= types[t].0 == code && types[t].1 == variant.dtype;
+                            t += 1;
+                        }
+                        if !named {
+                            variant.eval = None;
+                        }
+                    }
+                    v += 1;
+                }
+            }
             k += 1;
         }
         out
@@ -268,8 +288,13 @@ impl Resolver {
     pub fn check(&self, image: &Image<'_>) -> Result<(), Error> {
         for i in 0..image.op_count() {
             let op = image.op(i)?;
-            self.kernel_of(i as u16, &op)?;
-            let missing = if op.exec != rl::EXEC_WHOLE && self.banded.is_none() {
+            let kernel = self.kernel_of(i as u16, &op)?;
+            let dtype = image.tensor(usize::from(op.output))?.dtype;
+            let missing = if let Some(v) = kernel.variant_for(dtype)
+                && v.eval.is_none()
+            {
+                v.name
+            } else if op.exec != rl::EXEC_WHOLE && self.banded.is_none() {
                 BANDED_VARIANT
             } else if op.in_place == Some(0)
                 && rl::opcode::in_place_by_rows(op.opcode)
@@ -302,13 +327,23 @@ impl Resolver {
 /// An opcode the runtime has no kernel for, or one named twice, fails the
 /// build. Such a resolver runs every op whole (element-wise ops in place and
 /// aliases included); `banded` and `rows_in_place` after the list link those
-/// execution modes too: `resolver!(CODES, banded, rows_in_place)`.
+/// execution modes too: `resolver!(CODES, banded, rows_in_place)`. A kernel's
+/// type branches (e.g. SOFTMAX's float32 one, the 16x8 convolutions) are all
+/// linked, unless `; types: PAIRS` lists the (opcode, output element type)
+/// pairs to keep, as the firmware's build.rs does from its image.
 #[macro_export]
 macro_rules! resolver {
-    ($codes:expr $(, $mode:ident)* $(,)?) => {{
+    (@ $codes:expr, $types:expr $(, $mode:ident)*) => {{
         const CODES: &[u8] = $codes;
-        const ENTRIES: [$crate::Kernel; CODES.len()] = $crate::Resolver::select(CODES);
+        const TYPES: ::core::option::Option<&[(u8, i8)]> = $types;
+        const ENTRIES: [$crate::Kernel; CODES.len()] = $crate::Resolver::select(CODES, TYPES);
         const INDEX: [u8; 256] = $crate::Resolver::index_of(&ENTRIES);
         $crate::Resolver::from_parts(&ENTRIES, &INDEX)$(.$mode())*
     }};
+    ($codes:expr $(, $mode:ident)* ; types: $types:expr) => {
+        $crate::resolver!(@ $codes, ::core::option::Option::Some($types) $(, $mode)*)
+    };
+    ($codes:expr $(, $mode:ident)* $(,)?) => {
+        $crate::resolver!(@ $codes, ::core::option::Option::None $(, $mode)*)
+    };
 }
