@@ -89,8 +89,9 @@
 //! table maps every builtin code
 //! to them ([`registered_opcodes`] lists it). An interpreter runs the kernels
 //! of a [`Resolver`]: [`Resolver::ALL`] by default, or, on a device, one built
-//! at compile time by [`resolver!`] with only the image's operators, so the
-//! linker drops every other kernel.
+//! at compile time by [`resolver!`] with only the image's operators (and,
+//! given the image's (opcode, output type) pairs, only the type branches it
+//! takes), so the linker drops every other kernel.
 //!
 //! ## Use (host CLI or device)
 //!
