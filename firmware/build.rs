@@ -6,6 +6,12 @@
 //! Model: `$MICROARENA_FIRMWARE_MODEL` (a .tflite path) if set, otherwise the
 //! demo model written with core's builder (`microarena_core::build::example::demo_model`).
 //!
+//! Kernels: writes `kernels.rs` with the image's opcodes (each once, in
+//! first-use order), its (opcode, output type) pairs and a
+//! `microarena_runtime::resolver!` of them, so the firmware links only the
+//! kernels, and the kernels' type branches, this model runs (TFLM's
+//! `MicroMutableOpResolver`, chosen by the build instead of by hand).
+//!
 //! Golden data: with `$MICROARENA_FIRMWARE_INPUT` and
 //! `$MICROARENA_FIRMWARE_EXPECTED` (raw little-endian files, all graph inputs
 //! resp. outputs concatenated, e.g. `../shared/golden/<model>/input0.bin` and
@@ -18,7 +24,8 @@ use std::{env, fs};
 use microarena_core::Model;
 use microarena_core::build::example::{demo_model, pseudo_random_bytes};
 use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runtime_arena_with};
-use microarena_runtime::{Interpreter, freeze_opdata};
+use microarena_runtime::runtime_layout::{self, op_name};
+use microarena_runtime::{Image, Interpreter, freeze_opdata};
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
@@ -145,6 +152,7 @@ fn main() {
         }
         None => "the host runtime",
     };
+    fs::write(out.join("kernels.rs"), kernels_rs(&image)).expect("write kernels");
     fs::write(out.join("model.bin"), &image).expect("write image");
     fs::write(out.join("input.bin"), &inputs).expect("write input");
     fs::write(out.join("expected.bin"), &expected).expect("write expected");
@@ -161,4 +169,48 @@ fn main() {
         ),
     )
     .expect("write consts");
+}
+
+/// `kernels.rs`: the image's opcodes and the resolver of their kernels.
+fn kernels_rs(image: &[u8]) -> String {
+    let img = Image::parse(image).expect("image");
+    let mut codes: Vec<u8> = Vec::new();
+    let mut types: Vec<(u8, i8)> = Vec::new();
+    let (mut banded, mut rows_in_place) = (false, false);
+    for i in 0..img.op_count() {
+        let op = img.op(i).expect("op");
+        if !codes.contains(&op.opcode) {
+            codes.push(op.opcode);
+        }
+        let out = img.tensor(usize::from(op.output)).expect("output").dtype;
+        if !types.contains(&(op.opcode, out)) {
+            types.push((op.opcode, out));
+        }
+        banded |= op.exec != runtime_layout::EXEC_WHOLE;
+        rows_in_place |=
+            op.in_place == Some(0) && runtime_layout::opcode::in_place_by_rows(op.opcode);
+    }
+    let modes: String = [(banded, ", banded"), (rows_in_place, ", rows_in_place")]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, m)| *m)
+        .collect();
+    let list: String = codes
+        .iter()
+        .map(|&c| format!("    {c}, // {}\n", op_name(i32::from(c))))
+        .collect();
+    let type_list: String = types
+        .iter()
+        .map(|&(c, t)| format!("    ({c}, {t}),\n"))
+        .collect();
+    format!(
+        "/// Opcodes of the image's operators, each once, in first-use order.\n\
+         pub const KERNEL_OPCODES: &[u8] = &[\n{list}];\n\
+         /// (opcode, output 0's element type code) of the image's operators, each once.\n\
+         pub const KERNEL_TYPES: &[(u8, i8)] = &[\n{type_list}];\n\
+         /// The kernels this firmware links: the image's and no others, with\n\
+         /// only the type branches its ops take, and the execution modes\n\
+         /// beyond running ops whole that it uses.\n\
+         pub static KERNELS: microarena_runtime::Resolver =\n    microarena_runtime::resolver!(KERNEL_OPCODES{modes}; types: KERNEL_TYPES);\n"
+    )
 }

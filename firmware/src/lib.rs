@@ -7,7 +7,10 @@
 #![deny(unsafe_code)]
 
 include!(concat!(env!("OUT_DIR"), "/consts.rs"));
+// `KERNEL_OPCODES` and `KERNELS`, the resolver of the image's kernels.
+include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 
+pub mod console;
 pub mod island;
 pub mod report_line;
 

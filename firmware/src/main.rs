@@ -22,8 +22,8 @@ use cortex_m_rt::{entry, exception};
 use cortex_m_semihosting::{hprint, hprintln};
 use microarena_firmware::report_line::{self, Figures, Sink};
 use microarena_firmware::{
-    ARENA_BYTES, EXPECTED_SOURCE, HEAD_BYTES, IMAGE, MODEL_NAME, STATEFUL, TAIL_BYTES, island,
-    run_and_compare,
+    ARENA_BYTES, EXPECTED_SOURCE, HEAD_BYTES, IMAGE, KERNELS, MODEL_NAME, STATEFUL, TAIL_BYTES,
+    island, run_and_compare,
 };
 use microarena_runtime::Interpreter;
 use panic_semihosting as _;
@@ -105,7 +105,7 @@ fn procedure() -> bool {
         hprintln!("error: the arena was already taken, or is not 16-aligned");
         return false;
     };
-    let mut it = match Interpreter::new(IMAGE, arena) {
+    let mut it = match Interpreter::with_kernels(IMAGE, arena, &KERNELS) {
         Ok(it) => it,
         Err(e) => {
             hprintln!("error: {}", e);

@@ -7,7 +7,10 @@
 use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use microarena_firmware::island::{self, arena, high_water, layout};
-use microarena_firmware::{ARENA_BYTES, IMAGE, run_and_compare};
+use microarena_firmware::{
+    ARENA_BYTES, IMAGE, KERNEL_OPCODES, KERNEL_TYPES, KERNELS, run_and_compare,
+};
+use microarena_runtime::runtime_layout::{EXEC_WHOLE, opcode::in_place_by_rows};
 use microarena_runtime::{Error, Image, Interpreter};
 use panic_semihosting as _;
 
@@ -73,14 +76,14 @@ fn too_small_arena_is_an_error() -> bool {
     let mut arena = [0u8; ARENA_BYTES];
     let short = ARENA_BYTES - 1;
     matches!(
-        Interpreter::new(IMAGE, &mut arena[..short]),
+        Interpreter::with_kernels(IMAGE, &mut arena[..short], &KERNELS),
         Err(Error::ArenaTooSmall { needed, available }) if needed == ARENA_BYTES && available == short
     )
 }
 
 fn inference_matches_host() -> bool {
     let mut arena = [0u8; ARENA_BYTES];
-    match Interpreter::new(IMAGE, &mut arena) {
+    match Interpreter::with_kernels(IMAGE, &mut arena, &KERNELS) {
         Ok(mut it) => {
             matches!(run_and_compare(&mut it), Ok(true))
                 && it.memory_usage().high_water == ARENA_BYTES
@@ -91,10 +94,56 @@ fn inference_matches_host() -> bool {
 
 fn no_allocation_during_invoke() -> bool {
     let mut arena = [0u8; ARENA_BYTES];
-    match Interpreter::new(IMAGE, &mut arena) {
+    match Interpreter::with_kernels(IMAGE, &mut arena, &KERNELS) {
         Ok(mut it) => it.allocate_persistent(4) == Err(Error::AllocationDuringInvoke),
         Err(_) => false,
     }
+}
+
+/// The resolver build.rs generated holds exactly the image's kernels, each
+/// once, its (opcode, output type) pairs, and exactly the execution modes it
+/// runs in. (That the resolver then runs it is `inference_matches_host`.)
+fn generated_kernels_are_exactly_the_images() -> bool {
+    let Ok(img) = Image::parse(IMAGE) else {
+        return false;
+    };
+    let (mut banded, mut rows) = (false, false);
+    let mut every_op_listed = true;
+    for i in 0..img.op_count() {
+        let Ok(op) = img.op(i) else {
+            return false;
+        };
+        let Ok(out) = img.tensor(usize::from(op.output)) else {
+            return false;
+        };
+        every_op_listed &= KERNEL_OPCODES.contains(&op.opcode)
+            && KERNELS.has(op.opcode)
+            && KERNEL_TYPES.contains(&(op.opcode, out.dtype));
+        banded |= op.exec != EXEC_WHOLE;
+        rows |= op.in_place == Some(0) && in_place_by_rows(op.opcode);
+    }
+    // Every listed code is some op's, listed once, in the resolver's order.
+    let every_code_used = KERNEL_OPCODES.iter().enumerate().all(|(k, code)| {
+        !KERNEL_OPCODES[..k].contains(code)
+            && (0..img.op_count()).any(|i| img.op(i).is_ok_and(|op| op.opcode == *code))
+    });
+    let every_type_used = KERNEL_TYPES.iter().enumerate().all(|(k, pair)| {
+        !KERNEL_TYPES[..k].contains(pair)
+            && (0..img.op_count()).any(|i| {
+                img.op(i).is_ok_and(|op| {
+                    op.opcode == pair.0
+                        && img
+                            .tensor(usize::from(op.output))
+                            .is_ok_and(|t| t.dtype == pair.1)
+                })
+            })
+    });
+    every_op_listed
+        && every_code_used
+        && every_type_used
+        && KERNELS.opcodes().eq(KERNEL_OPCODES.iter().copied())
+        && KERNELS.has_banded() == banded
+        && KERNELS.has_rows_in_place() == rows
 }
 
 /// A named check.
@@ -102,7 +151,7 @@ type Check = (&'static str, fn() -> bool);
 
 #[entry]
 fn main() -> ! {
-    let tests: [Check; 8] = [
+    let tests: [Check; 9] = [
         (
             "painted_stack_high_water_follows_use",
             painted_stack_high_water_follows_use,
@@ -120,6 +169,10 @@ fn main() -> ! {
         ("too_small_arena_is_an_error", too_small_arena_is_an_error),
         ("inference_matches_host", inference_matches_host),
         ("no_allocation_during_invoke", no_allocation_during_invoke),
+        (
+            "generated_kernels_are_exactly_the_images",
+            generated_kernels_are_exactly_the_images,
+        ),
     ];
     let (mut passed, mut failed) = (0, 0);
     for (name, f) in tests {

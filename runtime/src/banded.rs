@@ -21,7 +21,7 @@ use microarena_image::{self as rl, opcode};
 
 use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
-use crate::kernels::{self, Band, Ctx};
+use crate::kernels::{self, Band, Ctx, Resolver};
 
 /// The last op of the stage that starts at `first`: its index, checked to
 /// be a well-formed stage (every op banded, at most `MAX_STAGE_OPS`).
@@ -201,6 +201,7 @@ struct Link {
 
 /// A stage being run.
 struct Stage<'s, 'x, 'm> {
+    kernels: &'s Resolver,
     img: &'s Image<'m>,
     /// Index of the stage's first op.
     first: usize,
@@ -217,6 +218,7 @@ struct Stage<'s, 'x, 'm> {
 /// the arena's head. Never inlined: Invoke's frame stays what plain ops need.
 #[inline(never)]
 pub(crate) fn run_stage(
+    kernels: &Resolver,
     img: &Image<'_>,
     head: &mut [u8],
     vars: &mut [u8],
@@ -229,6 +231,7 @@ pub(crate) fn run_stage(
         return Err(bad);
     }
     let mut stage = Stage {
+        kernels,
         img,
         first,
         opdata,
@@ -390,7 +393,15 @@ impl Stage<'_, '_, '_> {
             row: r,
             read: (lo, hi),
         };
-        eval_one_row(self.img, op, call, (data, dst), opdata, self.vars)
+        eval_one_row(
+            self.kernels,
+            self.img,
+            op,
+            call,
+            (data, dst),
+            opdata,
+            self.vars,
+        )
     }
 }
 
@@ -412,6 +423,7 @@ pub(crate) struct RowCall {
 /// is left of the op's at that row. The op reads only constants besides
 /// input 0 (checked at construction), so the band needs no other arena bytes.
 pub(crate) fn eval_one_row(
+    kernels: &Resolver,
     img: &Image<'_>,
     mut op: OpInfo,
     call: RowCall,
@@ -458,5 +470,5 @@ pub(crate) fn eval_one_row(
         band: Some(band),
         in_place: None,
     };
-    kernels::eval(&mut ctx)
+    kernels::eval(kernels, &mut ctx)
 }

@@ -41,6 +41,19 @@ pub enum Error {
         /// Builtin code.
         opcode: u8,
     },
+    /// The runtime has a kernel for this operator, but the [`crate::Resolver`]
+    /// the interpreter was built with leaves it out (a firmware whose kernels
+    /// were selected for another image). Refused at construction.
+    KernelNotLinked {
+        /// Operator index.
+        op_index: u16,
+        /// Builtin code (the kernel is the one registered for it).
+        opcode: u8,
+        /// `""` when the kernel itself is left out, else the part of it the
+        /// op needs (its execution mode: "row-band execution", "in-place
+        /// execution by rows").
+        variant: &'static str,
+    },
     /// The operator has a kernel, but not for these tensor types or shapes.
     UnsupportedConfig {
         /// Operator index.
@@ -100,6 +113,47 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The variant's name, for a device that prints without `core::fmt`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::BadMagic => "BadMagic",
+            Error::UnsupportedVersion { .. } => "UnsupportedVersion",
+            Error::Truncated { .. } => "Truncated",
+            Error::Malformed { .. } => "Malformed",
+            Error::ArenaTooSmall { .. } => "ArenaTooSmall",
+            Error::UnsupportedOp { .. } => "UnsupportedOp",
+            Error::KernelNotLinked { .. } => "KernelNotLinked",
+            Error::UnsupportedConfig { .. } => "UnsupportedConfig",
+            Error::InvalidOp { .. } => "InvalidOp",
+            Error::OpDataMismatch { .. } => "OpDataMismatch",
+            Error::AllocationDuringInvoke => "AllocationDuringInvoke",
+            Error::BadAlignment { .. } => "BadAlignment",
+            Error::ScratchNotPlanned { .. } => "ScratchNotPlanned",
+            Error::NoSuchTensor { .. } => "NoSuchTensor",
+            Error::WrongLength { .. } => "WrongLength",
+        }
+    }
+
+    /// The operator an error is about: its index and builtin code.
+    pub fn op(&self) -> Option<(u16, u8)> {
+        match *self {
+            Error::UnsupportedOp { op_index, opcode }
+            | Error::KernelNotLinked {
+                op_index, opcode, ..
+            }
+            | Error::UnsupportedConfig {
+                op_index, opcode, ..
+            }
+            | Error::InvalidOp {
+                op_index, opcode, ..
+            }
+            | Error::OpDataMismatch { op_index, opcode } => Some((op_index, opcode)),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -121,6 +175,16 @@ impl fmt::Display for Error {
                 f,
                 "operator {op_index} ({} / builtin code {opcode}) has no kernel in this runtime",
                 op_name(i32::from(opcode))
+            ),
+            Error::KernelNotLinked {
+                op_index,
+                opcode,
+                variant,
+            } => write!(
+                f,
+                "operator {op_index} ({name} / builtin code {opcode}) needs the {name} kernel{sep}{variant}, which this build's kernel resolver leaves out: select the kernels from this image (the firmware's build.rs does when it lowers the model) or use Resolver::ALL",
+                name = op_name(i32::from(opcode)),
+                sep = if variant.is_empty() { "" } else { "'s " },
             ),
             Error::UnsupportedConfig {
                 op_index,

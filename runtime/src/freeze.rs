@@ -37,7 +37,13 @@ pub fn freeze_opdata(image: &mut [u8]) -> Result<(), Error> {
     // The tail is never touched: an allocator over head + variables only
     // tracks offsets for the scratch claims.
     let mut alloc = ArenaAllocator::new(img.head_bytes() + img.tail_bytes(), img.head_bytes())?;
-    let at = kernels::prepare_all(&img, &mut alloc, &mut [], Some(block))?;
+    let at = kernels::prepare_all(
+        &kernels::Resolver::ALL,
+        &img,
+        &mut alloc,
+        &mut [],
+        Some(block),
+    )?;
     if at != len {
         return Err(Error::Malformed {
             what: "OpData block longer than the ops' OpData",

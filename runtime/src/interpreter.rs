@@ -3,16 +3,18 @@
 use microarena_image as rl;
 
 use crate::arena::{ArenaAllocator, MemoryUsage};
+use crate::banded;
 use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
-use crate::kernels::{self, Ctx};
-use crate::{banded, rows_in_place};
+use crate::kernels::{self, Ctx, Resolver};
 
 /// Runs one program image in one caller-supplied arena.
 pub struct Interpreter<'m, 'a> {
     image: Image<'m>,
     arena: &'a mut [u8],
     alloc: ArenaAllocator,
+    /// The kernels this interpreter runs (every op's is here: checked at construction).
+    kernels: &'static Resolver,
     /// Arena offset of the variable region (bottom of the tail).
     var_base: usize,
 }
@@ -31,25 +33,40 @@ impl core::fmt::Debug for Interpreter<'_, '_> {
 
 impl<'m, 'a> Interpreter<'m, 'a> {
     /// Parses `image`, checks that `arena` is large enough, and prepares every
-    /// operator (OpData into the tail, scratch claimed from the plan).
+    /// operator (OpData into the tail, scratch claimed from the plan), with
+    /// every kernel of the runtime ([`Resolver::ALL`], which links them all;
+    /// a firmware passes its own to [`Interpreter::with_kernels`]).
     pub fn new(image: &'m [u8], arena: &'a mut [u8]) -> Result<Self, Error> {
-        let image = Image::parse(image)?;
-        Self::with_image(image, arena)
+        Self::with_kernels(image, arena, &Resolver::ALL)
+    }
+
+    /// As [`Interpreter::new`], running only the kernels of `kernels` (e.g.
+    /// the ones the firmware's build selected for its image with
+    /// [`crate::resolver!`]): an image with an op whose kernel it leaves out is
+    /// refused here ([`Error::KernelNotLinked`]), never run.
+    pub fn with_kernels(
+        image: &'m [u8],
+        arena: &'a mut [u8],
+        kernels: &'static Resolver,
+    ) -> Result<Self, Error> {
+        Self::with_parsed(Image::parse(image)?, arena, kernels)
     }
 
     /// As [`Interpreter::new`], for an already parsed image.
     pub fn with_image(image: Image<'m>, arena: &'a mut [u8]) -> Result<Self, Error> {
-        // Unsupported operators are reported before the arena size, so a
-        // model the runtime cannot run never looks like a sizing problem.
-        for i in 0..image.op_count() {
-            let op = image.op(i)?;
-            if !kernels::is_registered(op.opcode) {
-                return Err(Error::UnsupportedOp {
-                    op_index: i as u16,
-                    opcode: op.opcode,
-                });
-            }
-        }
+        Self::with_parsed(image, arena, &Resolver::ALL)
+    }
+
+    /// As [`Interpreter::with_kernels`], for an already parsed image.
+    pub fn with_parsed(
+        image: Image<'m>,
+        arena: &'a mut [u8],
+        kernels: &'static Resolver,
+    ) -> Result<Self, Error> {
+        // Operators without a kernel are reported before the arena size, so a
+        // model the runtime (or this build of it) cannot run never looks like
+        // a sizing problem.
+        kernels.check(&image)?;
         let needed = image.head_bytes().saturating_add(image.tail_bytes());
         if arena.len() < needed {
             return Err(Error::ArenaTooSmall {
@@ -75,8 +92,11 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             }
         }
         let mut alloc = ArenaAllocator::new(arena.len(), image.head_bytes())?;
-        let at = kernels::prepare_all(&image, &mut alloc, arena, None)?;
-        banded::check_stages(&image)?;
+        let at = kernels::prepare_all(kernels, &image, &mut alloc, arena, None)?;
+        // Without row bands linked, `kernels.check` found no banded op.
+        if let Some(banded) = kernels.banded {
+            (banded.check)(&image)?;
+        }
         if at != image.opdata_len() {
             return Err(Error::Malformed {
                 what: "OpData block longer than the ops' OpData",
@@ -95,6 +115,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
             image,
             arena,
             alloc,
+            kernels,
             var_base,
         };
         it.reset()?;
@@ -226,9 +247,10 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         let mut at = 0;
         let block = self.image.opdata_block();
         let img = &self.image;
+        let resolver = self.kernels;
         let mut opdata_of = |i: usize, op: &OpInfo| -> Result<&[u8], Error> {
             let out = img.tensor(usize::from(op.output))?;
-            let size = kernels::prepared_opdata_bytes(img, i as u16, op, &out)?;
+            let size = kernels::prepared_opdata_bytes(resolver, img, i as u16, op, &out)?;
             Ok(if img.opdata_in_flash() {
                 at += size;
                 block.get(at - size..at).unwrap_or(&[])
@@ -251,14 +273,24 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                     *slot = opdata_of(j, &img.op(j)?)?;
                 }
                 let opdata = opdata.get(..=last - i).unwrap_or(&[]);
-                banded::run_stage(img, head, vars, i, opdata)?;
+                let stages = resolver.banded.ok_or(Error::KernelNotLinked {
+                    op_index: i as u16,
+                    opcode: op.opcode,
+                    variant: kernels::BANDED_VARIANT,
+                })?;
+                (stages.run)(resolver, img, head, vars, i, opdata)?;
                 i = last + 1;
                 continue;
             }
             let opdata = opdata_of(i, &op)?;
             if op.in_place == Some(0) && rl::opcode::in_place_by_rows(op.opcode) {
                 // A windowed op over its input, row by row (checked at construction).
-                rows_in_place::run(img, head, vars, i, opdata)?;
+                let rows = resolver.rows_in_place.ok_or(Error::KernelNotLinked {
+                    op_index: i as u16,
+                    opcode: op.opcode,
+                    variant: kernels::ROWS_VARIANT,
+                })?;
+                (rows.run)(resolver, img, head, vars, i, opdata)?;
                 i += 1;
                 continue;
             }
@@ -300,7 +332,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
                 band: None,
                 in_place: op.in_place,
             };
-            kernels::eval(&mut ctx)?;
+            kernels::eval(resolver, &mut ctx)?;
             i += 1;
         }
         Ok(())

@@ -31,7 +31,9 @@
 //!   runtime cannot drift.
 //! * **Errors** are small `Copy` enums with `Display`: too small an arena
 //!   names the bytes needed ([`Error::ArenaTooSmall`]), an operator without a
-//!   kernel is refused at construction naming the op ([`Error::UnsupportedOp`]),
+//!   kernel is refused at construction naming the op ([`Error::UnsupportedOp`];
+//!   [`Error::KernelNotLinked`] when the runtime has one but the interpreter's
+//!   [`Resolver`] leaves it out),
 //!   and so are parameters that disagree with the op's tensors
 //!   ([`Error::InvalidOp`]): invoke's loops run only over validated tensor
 //!   dims, so a corrupted image cannot make it run unbounded.
@@ -85,7 +87,11 @@
 //! activations, rectifiers, math, softmax, quantize, shape ops, reductions,
 //! LSTM, SVDF) is one file under `kernels/` holding its Prepare and Eval; one
 //! table maps every builtin code
-//! to them ([`registered_opcodes`] lists it).
+//! to them ([`registered_opcodes`] lists it). An interpreter runs the kernels
+//! of a [`Resolver`]: [`Resolver::ALL`] by default, or, on a device, one built
+//! at compile time by [`resolver!`] with only the image's operators (and,
+//! given the image's (opcode, output type) pairs, only the type branches it
+//! takes), so the linker drops every other kernel.
 //!
 //! ## Use (host CLI or device)
 //!
@@ -133,6 +139,9 @@ pub use error::Error;
 pub use freeze::freeze_opdata;
 pub use image::{Image, OpInfo, TensorInfo};
 pub use interpreter::Interpreter;
+#[doc(hidden)]
+pub use kernels::Kernel;
+pub use kernels::Resolver;
 #[doc(hidden)]
 pub use kernels::dsp_check;
 pub use kernels::registered_opcodes;

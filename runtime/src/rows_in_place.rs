@@ -19,7 +19,7 @@ use microarena_image as rl;
 use crate::banded::{self, RowCall};
 use crate::error::Error;
 use crate::image::{Image, TensorInfo};
-use crate::kernels::{self, Prep};
+use crate::kernels::{self, Prep, Resolver};
 
 /// Checks a windowed op marked in place over input 0 at construction: it
 /// runs whole with one output; input 0 and the output are batch-1 NHWC
@@ -74,6 +74,7 @@ pub(crate) fn check(p: &Prep<'_, '_>, out: &TensorInfo) -> Result<(), Error> {
 /// Never inlined: Invoke's frame stays what plain ops need.
 #[inline(never)]
 pub(crate) fn run(
+    kernels: &Resolver,
     img: &Image<'_>,
     head: &mut [u8],
     vars: &mut [u8],
@@ -117,7 +118,7 @@ pub(crate) fn run(
             row: r,
             read: (lo, hi),
         };
-        banded::eval_one_row(img, op, call, (data, dst), opdata, vars)?;
+        banded::eval_one_row(kernels, img, op, call, (data, dst), opdata, vars)?;
     }
     while written < rows.out_h {
         write(buf, ring, written)?;

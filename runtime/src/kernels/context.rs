@@ -181,7 +181,15 @@ pub(crate) fn carve<'h>(
         n += 1;
     }
     let order = order.get_mut(..n)?;
-    order.sort_unstable_by_key(|r| r.0);
+    // Insertion sort: a handful of regions, and core's sort would link
+    // about 2.5 KB of code into every firmware.
+    for i in 1..order.len() {
+        let mut j = i;
+        while j > 0 && order.get(j - 1)?.0 > order.get(j)?.0 {
+            order.swap(j - 1, j);
+            j -= 1;
+        }
+    }
     let mut out0: &'h mut [u8] = &mut [];
     let mut more: MoreOutputs<'h> = core::array::from_fn(|_| <&mut [u8]>::default());
     let mut scratch_buf: &'h mut [u8] = &mut [];
@@ -227,12 +235,26 @@ pub(crate) struct Prep<'p, 'm> {
     pub index: u16,
 }
 
+/// An error's text as the error carries it: empty with the feature
+/// `strip-error-strings` (TFLM's `TF_LITE_STRIP_ERROR_STRINGS`), so that the
+/// kernels' texts are not linked; the error still names its kind and the op.
+#[inline(always)]
+const fn text(s: &'static str) -> &'static str {
+    if cfg!(feature = "strip-error-strings") {
+        ""
+    } else {
+        s
+    }
+}
+
 impl Prep<'_, '_> {
+    // Inlined when the texts are stripped, so no call passes one.
+    #[cfg_attr(feature = "strip-error-strings", inline(always))]
     pub(crate) fn err(&self, why: &'static str) -> Error {
         Error::UnsupportedConfig {
             op_index: self.index,
             opcode: self.op.opcode,
-            why,
+            why: text(why),
         }
     }
 
@@ -269,12 +291,14 @@ impl Prep<'_, '_> {
         Ok(t)
     }
 
+    #[cfg_attr(feature = "strip-error-strings", inline(always))]
     pub(crate) fn need(&self, ok: bool, why: &'static str) -> Result<(), Error> {
         if ok { Ok(()) } else { Err(self.err(why)) }
     }
 
     /// [`Error::InvalidOp`] unless `ok`: parameters or shapes that no image
     /// written by core can have.
+    #[cfg_attr(feature = "strip-error-strings", inline(always))]
     pub(crate) fn check(&self, ok: bool, what: &'static str) -> Result<(), Error> {
         if ok {
             Ok(())
@@ -282,7 +306,7 @@ impl Prep<'_, '_> {
             Err(Error::InvalidOp {
                 op_index: self.index,
                 opcode: self.op.opcode,
-                what,
+                what: text(what),
             })
         }
     }

@@ -10,7 +10,7 @@ use super::epilogue::{
     dot_i8, dot_i16, dot2_i8, push_opdata,
 };
 use super::window::{Geo, check_nhwc_filter, check_window};
-use super::{Kernel, kernel};
+use super::{Kernel, kernel, variant};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::image::TensorInfo;
@@ -19,6 +19,8 @@ use microarena_image::opcode;
 /// This family's entries in the kernel registry.
 pub(super) const KERNELS: &[Kernel] = &[Kernel {
     channels: super::epilogue::output_channels,
+    // The 16x8 branch is its own, linked only where a model has it.
+    variants: [variant(dtype::I16, "int16", eval_16x8), None],
     ..kernel(opcode::CONV_2D, prepare, eval)
 }];
 
@@ -140,10 +142,8 @@ fn pointwise(
 /// Filters with more taps than this take the per-channel path.
 const MAX_TAPS: usize = 64;
 
+/// Eval of the int8 and float32 convolutions (int16 outputs: [`eval_16x8`]).
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    if c.output_info().dtype == dtype::I16 {
-        return eval_16x8(c);
-    }
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
     let end = Epilogue::new(c, c.input(2));

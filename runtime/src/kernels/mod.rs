@@ -43,6 +43,7 @@ mod pooling;
 mod quantize;
 mod rectifiers;
 mod reductions;
+mod resolver;
 mod shape;
 mod signal;
 mod softmax;
@@ -59,6 +60,8 @@ use crate::image::{Image, OpInfo, TensorInfo};
 
 use context::OpDataWriter;
 pub(crate) use context::{Band, Ctx, MAX_REGIONS, Prep, carve};
+pub use resolver::Resolver;
+pub(crate) use resolver::{BANDED_VARIANT, ROWS_VARIANT};
 
 /// Prepare of one family: validates the op against its tensors, pushes its
 /// OpData words and requests its scratch.
@@ -72,19 +75,48 @@ type EvalFn = fn(&mut Ctx<'_, '_>) -> Result<(), Error>;
 /// `channels` of `microarena_image::op_tail_bytes`, which sizes its tail block.
 type ChannelsFn = fn(&Prep<'_, '_>, &TensorInfo) -> Result<u32, Error>;
 
-/// One registered operator.
-pub(crate) struct Kernel {
+/// A type branch of a kernel with its own Eval, taken when output 0 has
+/// element type `dtype`: a resolver links it only for an image that has such
+/// an op (the kernel's `eval` never calls it, so the linker can drop it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Variant {
+    /// Output 0's element type code (`microarena_image::dtype`).
+    pub dtype: i8,
+    /// What [`Error::KernelNotLinked`] names, e.g. "int16".
+    pub name: &'static str,
+    /// `None` in a resolver that leaves the branch out.
+    pub eval: Option<EvalFn>,
+}
+
+/// Most type branches a kernel has on its own.
+pub(crate) const MAX_VARIANTS: usize = 2;
+
+/// One registered operator (public only so [`crate::resolver!`] can name
+/// its type; nothing outside the crate reads or builds one).
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel {
     /// Builtin code (`microarena_image::opcode`; its name and support flag
     /// live in the image crate's operator table).
-    pub opcode: u8,
-    pub prepare: PrepareFn,
-    pub eval: EvalFn,
-    pub channels: ChannelsFn,
+    pub(crate) opcode: u8,
+    pub(crate) prepare: PrepareFn,
+    pub(crate) eval: EvalFn,
+    pub(crate) channels: ChannelsFn,
     /// Inputs that are the op's own state and so may be variable tensors.
-    pub state_inputs: &'static [usize],
+    pub(crate) state_inputs: &'static [usize],
     /// `true` when the kernel writes several outputs (and checks their
     /// count in its Prepare); every other kernel has exactly one.
-    pub multi_output: bool,
+    pub(crate) multi_output: bool,
+    /// Type branches with their own Eval; `eval` runs every other type.
+    pub(crate) variants: [Option<Variant>; MAX_VARIANTS],
+}
+
+/// A kernel's type branch: `eval` for outputs of `dtype`.
+const fn variant(dtype: i8, name: &'static str, eval: EvalFn) -> Option<Variant> {
+    Some(Variant {
+        dtype,
+        name,
+        eval: Some(eval),
+    })
 }
 
 fn one_channel(_: &Prep<'_, '_>, _: &TensorInfo) -> Result<u32, Error> {
@@ -100,6 +132,7 @@ const fn kernel(opcode: u8, prepare: PrepareFn, eval: EvalFn) -> Kernel {
         channels: one_channel,
         state_inputs: &[],
         multi_output: false,
+        variants: [None; MAX_VARIANTS],
     }
 }
 
@@ -135,57 +168,9 @@ const FAMILIES: &[&[Kernel]] = &[
     signal::KERNELS,
 ];
 
-/// No kernel for this opcode in [`BY_OPCODE`].
-const UNREGISTERED: (u8, u8) = (u8::MAX, u8::MAX);
-
-/// (family, entry) in [`FAMILIES`] for every builtin code, built at compile
-/// time so dispatch is two loads per op, and so a code registered twice (or
-/// a table too long for `u8` indices) fails the build.
-const BY_OPCODE: [(u8, u8); 256] = index_by_opcode();
-
-// Evaluated only at compile time: an index out of range is a build error.
-#[allow(clippy::indexing_slicing)]
-const fn index_by_opcode() -> [(u8, u8); 256] {
-    assert!(FAMILIES.len() < u8::MAX as usize, "too many families");
-    let mut by_opcode = [UNREGISTERED; 256];
-    let mut f = 0;
-    while f < FAMILIES.len() {
-        let family = FAMILIES[f];
-        assert!(family.len() < u8::MAX as usize, "too many kernels");
-        let mut i = 0;
-        while i < family.len() {
-            let code = family[i].opcode as usize;
-            assert!(
-                by_opcode[code].0 == UNREGISTERED.0,
-                "an opcode is registered twice"
-            );
-            by_opcode[code] = (f as u8, i as u8);
-            i += 1;
-        }
-        f += 1;
-    }
-    by_opcode
-}
-
-/// The kernel registered for `code`.
-fn lookup(code: u8) -> Option<&'static Kernel> {
-    let &(family, entry) = BY_OPCODE.get(usize::from(code))?;
-    FAMILIES.get(usize::from(family))?.get(usize::from(entry))
-}
-
-/// Every registered kernel, in registry order.
-fn kernels() -> impl Iterator<Item = &'static Kernel> {
-    FAMILIES.iter().flat_map(|family| family.iter())
-}
-
-/// `true` when the runtime has a kernel for `code`.
-pub(crate) fn is_registered(code: u8) -> bool {
-    lookup(code).is_some()
-}
-
 /// The builtin codes the runtime has a kernel for, in registry order.
 pub fn registered_opcodes() -> impl Iterator<Item = u8> {
-    kernels().map(|k| k.opcode)
+    Resolver::ALL.opcodes()
 }
 
 /// Bytes of the op's OpData block in the tail: `microarena_image::op_tail_bytes`
@@ -197,15 +182,13 @@ fn opdata_bytes(kernel: &Kernel, p: &Prep<'_, '_>, out: &TensorInfo) -> Result<u
 
 /// Where Invoke finds a prepared op's OpData: the size of its tail block.
 pub(crate) fn prepared_opdata_bytes(
+    kernels: &Resolver,
     img: &Image<'_>,
     index: u16,
     op: &OpInfo,
     out: &TensorInfo,
 ) -> Result<usize, Error> {
-    let kernel = lookup(op.opcode).ok_or(Error::UnsupportedOp {
-        op_index: index,
-        opcode: op.opcode,
-    })?;
+    let kernel = kernels.kernel_of(index, op)?;
     opdata_bytes(kernel, &Prep { img, op, index }, out)
 }
 
@@ -232,6 +215,7 @@ enum OpDataAt<'b> {
 /// tail or checked against the image's block, or, given `block`, filled
 /// into it. Returns the OpData block bytes used.
 pub(crate) fn prepare_all(
+    kernels: &Resolver,
     img: &Image<'_>,
     alloc: &mut ArenaAllocator,
     arena: &mut [u8],
@@ -247,7 +231,7 @@ pub(crate) fn prepare_all(
                 at: &mut at,
             },
         };
-        prepare(img, i as u16, &op, alloc, place)?;
+        prepare(kernels, img, i as u16, &op, alloc, place)?;
     }
     Ok(at)
 }
@@ -256,6 +240,7 @@ pub(crate) fn prepare_all(
 /// against or filled into the image's block) and claims its scratch. Called
 /// in operator order, so the tail and block layouts are deterministic.
 fn prepare(
+    kernels: &Resolver,
     img: &Image<'_>,
     index: u16,
     op: &OpInfo,
@@ -264,10 +249,7 @@ fn prepare(
 ) -> Result<(), Error> {
     let p = Prep { img, op, index };
     let code = op.opcode;
-    let kernel = lookup(code).ok_or(Error::UnsupportedOp {
-        op_index: index,
-        opcode: code,
-    })?;
+    let kernel = kernels.kernel_of(index, op)?;
     let out = p.output()?;
     if !kernel.multi_output {
         p.check(op.n_outputs == 1, "this operator has exactly one output")?;
@@ -293,7 +275,7 @@ fn prepare(
         }
     }
     if let Some(k) = op.in_place {
-        check_in_place(&p, k, &out)?;
+        check_in_place(kernels, &p, k, &out)?;
     }
     let want = opdata_bytes(kernel, &p, &out)?;
     let block_part = |block_len: usize, at: &mut usize| -> Result<core::ops::Range<usize>, Error> {
@@ -378,10 +360,20 @@ fn prepare(
 /// output's shape and element size (so element `i` of one is element `i` of
 /// the other), and no other input of the op touches that region (so what
 /// the kernel reads through its other operands is never what it writes).
-fn check_in_place(p: &Prep<'_, '_>, k: usize, out: &TensorInfo) -> Result<(), Error> {
+fn check_in_place(
+    kernels: &Resolver,
+    p: &Prep<'_, '_>,
+    k: usize,
+    out: &TensorInfo,
+) -> Result<(), Error> {
     let code = p.op.opcode;
     if rl::opcode::in_place_by_rows(code) && k == 0 {
-        return crate::rows_in_place::check(p, out);
+        let rows = kernels.rows_in_place.ok_or(Error::KernelNotLinked {
+            op_index: p.index,
+            opcode: code,
+            variant: resolver::ROWS_VARIANT,
+        })?;
+        return (rows.check)(p, out);
     }
     let alias = rl::opcode::is_alias_op(code) && k == 0;
     p.check(
@@ -416,14 +408,28 @@ fn check_in_place(p: &Prep<'_, '_>, k: usize, out: &TensorInfo) -> Result<(), Er
     Ok(())
 }
 
-/// Runs one prepared operator: one table lookup, then the family's loops.
-pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    match lookup(c.op.opcode) {
-        Some(kernel) => (kernel.eval)(c),
-        None => Err(Error::UnsupportedOp {
-            op_index: c.index,
-            opcode: c.op.opcode,
-        }),
+/// Runs one prepared operator: one table lookup, then the family's loops
+/// (a type branch's own, when the kernel has one for output 0's type).
+pub(crate) fn eval(kernels: &Resolver, c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let kernel = kernels.kernel_of(c.index, &c.op)?;
+    match kernel.variant_for(c.output_info().dtype) {
+        Some(v) => match v.eval {
+            Some(eval) => eval(c),
+            // Refused at construction (`Resolver::check`): never reached.
+            None => Err(Error::KernelNotLinked {
+                op_index: c.index,
+                opcode: c.op.opcode,
+                variant: v.name,
+            }),
+        },
+        None => (kernel.eval)(c),
+    }
+}
+
+impl Kernel {
+    /// The type branch that runs outputs of `dtype`, if the kernel has one.
+    pub(crate) fn variant_for(&self, dtype: i8) -> Option<&Variant> {
+        self.variants.iter().flatten().find(|v| v.dtype == dtype)
     }
 }
 
@@ -434,7 +440,7 @@ mod tests {
     #[test]
     fn registry_matches_the_image_format() {
         for code in 0..=u8::MAX {
-            let kernel = lookup(code);
+            let kernel = Resolver::ALL.get(code);
             assert_eq!(
                 kernel.is_some(),
                 rl::op_supported(i32::from(code)),
@@ -453,5 +459,7 @@ mod tests {
             registered_opcodes().count(),
             FAMILIES.iter().map(|f| f.len()).sum::<usize>()
         );
+        // Resolver::ALL holds FAMILIES' entries in order.
+        assert!(registered_opcodes().eq(FAMILIES.iter().flat_map(|f| f.iter().map(|k| k.opcode))));
     }
 }

@@ -11,7 +11,7 @@ use microarena_image::params::SoftmaxParams;
 
 use super::bytes::{f32_at, i8_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
-use super::{Kernel, kernel};
+use super::{Kernel, kernel, variant};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::fixedpoint as fx;
@@ -20,7 +20,11 @@ use microarena_image::opcode;
 
 /// This family's entries in the kernel registry.
 pub(super) const KERNELS: &[Kernel] = &[
-    kernel(opcode::SOFTMAX, prepare, eval),
+    // The float32 branch is its own, linked only where a model has it.
+    Kernel {
+        variants: [variant(dtype::F32, "float32", softmax_f32), None],
+        ..kernel(opcode::SOFTMAX, prepare, softmax_i8)
+    },
     kernel(opcode::LOG_SOFTMAX, prepare_log_softmax, log_softmax),
 ];
 
@@ -224,14 +228,6 @@ pub(crate) fn prepare(
     words.push(shift);
     words.push(-fx::input_radius(5, shift, 31));
     Ok(())
-}
-
-pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
-    if c.output_info().dtype == dtype::F32 {
-        softmax_f32(c)
-    } else {
-        softmax_i8(c)
-    }
 }
 
 fn softmax_i8(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
