@@ -106,7 +106,9 @@ fn main() -> ! {
         for c0 in [0, 4] {
             let (want, got) = dsp_check::depthwise4(&xi, &wf, &taps, c0, off);
             bad += u32::from(want != got);
-            cases += 1;
+            let (want, got) = dsp_check::depthwise4_bcast(&xi, &wf, &taps, c0, off);
+            bad += u32::from(want != got);
+            cases += 2;
         }
     }
     hprintln!(

@@ -61,7 +61,14 @@ pub(crate) fn prepare(
     )
 }
 
-/// Filters with more taps than this take the general path.
+/// Taps whose unpacked weights the four-channel path keeps on the stack:
+/// 1 KiB on DSP cores (a 10×8 audio filter fits), 512 B on portable builds,
+/// the Cortex-M0 among them, whose stack is small. Larger filters unpack
+/// theirs per tap, and with a multiplier that is not 1 or a multiple of 4
+/// take the general path.
+#[cfg(microarena_dsp)]
+const MAX_TAPS: usize = 128;
+#[cfg(not(microarena_dsp))]
 const MAX_TAPS: usize = 64;
 
 /// Int8 depthwise with multiplier 1: four channels at a time over every
@@ -93,20 +100,10 @@ fn depthwise_i8_quads<const B: bool>(
             let p = if k < n { params.next() } else { None };
             Requant::new(end, p.unwrap_or((0, 0, 0)))
         });
+        // Filter [1][ky][kx][oc]: tap t of channels c0.. at t·oc + c0.
+        let tap_weights = |t: usize| filter_quad(w, t * g.oc + c0, n);
         for (t, wt) in wq.iter_mut().take(taps).enumerate() {
-            // Filter [1][ky][kx][oc]; channels past n get 0.
-            let s = w.get(t * g.oc + c0..).unwrap_or(&[]);
-            let b = match s.first_chunk::<4>() {
-                Some(b) if n == 4 => *b,
-                _ => {
-                    let mut b = [0u8; 4];
-                    for (d, &v) in b.iter_mut().zip(s).take(n) {
-                        *d = v;
-                    }
-                    b
-                }
-            };
-            *wt = quad_weights(b);
+            *wt = tap_weights(t);
         }
         let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
         let w9: &[[u32; 2]; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; 2]; 9]);
@@ -214,14 +211,27 @@ fn depthwise_i8_quads<const B: bool>(
                         ox += pixels;
                         continue;
                     }
-                    let acc = quad_pixel::<B>(
-                        x,
-                        g,
-                        (b, iy0, ix0, ch),
-                        wq.get(..taps).unwrap_or(&[]),
-                        off2,
-                        in_off,
-                    );
+                    let acc = match wq.get(..taps) {
+                        // The taps inside the input as one sub-window.
+                        Some(wq) => {
+                            let (ky0, ky1) = g.taps_inside(iy0, g.fh, g.dh, ih);
+                            let (kx0, kx1) = g.taps_inside(ix0, g.fw, g.dw, iw);
+                            let first = iy0.wrapping_add((ky0 as i32).wrapping_mul(g.dh));
+                            let left = ix0.wrapping_add((kx0 as i32).wrapping_mul(g.dw));
+                            let win = x.get(g.in_index(b, first, left, ch)..).unwrap_or(&[]);
+                            let steps = (g.dh as usize * rs, g.dw as usize * g.ic);
+                            let fw = g.fw as usize;
+                            let rows = wq.get(ky0 * fw..ky1 * fw).unwrap_or(&[]);
+                            let cols = (kx0, kx1.saturating_sub(kx0), fw);
+                            quad_window::<B>(win, rows, cols, steps, off2, in_off)
+                        }
+                        // More taps than `wq` holds (e.g. a large 1-D
+                        // filter): each pixel unpacks them as it goes.
+                        None => {
+                            let at = (b, iy0, ix0, ch);
+                            quad_pixel::<B, _>(x, g, at, |t| Some(tap_weights(t)), off2, in_off)
+                        }
+                    };
                     let oi = g.out_index(b, oy, ox, c0);
                     if let Some(o) = out.get_mut(oi..oi + n) {
                         for ((o, q), a) in o.iter_mut().zip(&q).zip(acc) {
@@ -490,26 +500,28 @@ fn quad3x3_run<const B: bool>(
 /// Four channels of one output pixel, any window: the taps inside the
 /// input (the edges of a 3×3 layer, and other filter sizes).
 #[inline(never)]
-fn quad_pixel<const B: bool>(
+fn quad_pixel<const B: bool, W: Fn(usize) -> Option<[u32; 2]>>(
     x: &[u8],
     g: &Geo,
     (b, iy0, ix0, ch): (usize, i32, i32, usize),
-    wq: &[[u32; 2]],
+    tap_weights: W,
     off2: u32,
     in_off: i32,
 ) -> [i32; 4] {
     let mut acc = [0i32; 4];
-    let mut wt = wq.iter();
+    let fw = g.fw.max(0) as usize;
     for ky in 0..g.fh {
         let iy = iy0.wrapping_add(ky.wrapping_mul(g.dh));
         if iy < 0 || iy >= g.ih {
-            wt.nth(g.fw as usize - 1);
             continue;
         }
+        let row = ky as usize * fw;
         for kx in 0..g.fw {
-            let Some(&wk) = wt.next() else { break };
             let ix = ix0.wrapping_add(kx.wrapping_mul(g.dw));
             if ix >= 0 && ix < g.iw {
+                let Some(wk) = tap_weights(row + kx as usize) else {
+                    break;
+                };
                 let i = g.in_index(b, iy, ix, ch);
                 let xb = if B { word::<B>(x, i) } else { quad_at(x, i) };
                 acc = quad_mac(acc, xb, wk, off2, in_off);
@@ -517,6 +529,71 @@ fn quad_pixel<const B: bool>(
         }
     }
     acc
+}
+
+/// Four channels of one output pixel over the taps of its window that lie
+/// inside the input (a rectangle: rows `ky0..ky1`, columns `kx0..kx0 + n`):
+/// `x` from its first tap, rows `rs` bytes apart, taps `ts`; `rows` the
+/// unpacked weights of filter rows `ky0..ky1`, `fw` taps each. Taps outside
+/// the input add nothing in TFLM's kernel, so they are simply not visited.
+#[inline(never)]
+fn quad_window<const B: bool>(
+    x: &[u8],
+    rows: &[[u32; 2]],
+    (kx0, n, fw): (usize, usize, usize),
+    (rs, ts): (usize, usize),
+    off2: u32,
+    in_off: i32,
+) -> [i32; 4] {
+    let mut acc = [0i32; 4];
+    for (ky, wr) in rows.chunks_exact(fw.max(1)).enumerate() {
+        let wr = wr.get(kx0..kx0 + n).unwrap_or(&[]);
+        let xr = x.get(ky * rs..).unwrap_or(&[]);
+        if B {
+            // One input channel: the same byte for all four lanes. The
+            // accumulators as locals (an array stays in memory here).
+            let [mut a0, mut a1, mut a2, mut a3] = acc;
+            let mut mac = |xb: u8, wk: [u32; 2]| {
+                let xv = i32::from(xb as i8).wrapping_add(in_off);
+                [a0, a1, a2, a3] = quad_mac_bcast([a0, a1, a2, a3], xv, wk);
+            };
+            if ts == 1 {
+                // A single-channel input (audio spectrograms): the row's
+                // taps are consecutive bytes.
+                for (&xb, &wk) in xr.iter().zip(wr) {
+                    mac(xb, wk);
+                }
+            } else {
+                let mut i = 0;
+                for &wk in wr {
+                    mac(xr.get(i).copied().unwrap_or(0), wk);
+                    i += ts;
+                }
+            }
+            acc = [a0, a1, a2, a3];
+        } else {
+            for (kx, &wk) in wr.iter().enumerate() {
+                acc = quad_mac(acc, quad_at(xr, kx * ts), wk, off2, in_off);
+            }
+        }
+    }
+    acc
+}
+
+/// `acc[k] += w[k]·xv` for four channels of one input value `xv` (input
+/// offset added); `w` from [`quad_weights`].
+#[inline(always)]
+pub(super) fn quad_mac_bcast(acc: [i32; 4], xv: i32, w: [u32; 2]) -> [i32; 4] {
+    #[cfg(microarena_dsp)]
+    return super::dsp::depthwise_mac_bcast(acc, xv, w);
+    #[cfg(not(microarena_dsp))]
+    {
+        let mut acc = acc;
+        for (a, wv) in acc.iter_mut().zip(w[0].to_le_bytes()) {
+            *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
+        }
+        acc
+    }
 }
 
 /// The input word of a tap: four channels from `i` ([`quad_at`]: at the
@@ -544,6 +621,24 @@ fn quad_at(x: &[u8], i: usize) -> [u8; 4] {
             b
         }
     }
+}
+
+/// Four channels' filter bytes at `i` (the first `n`; the others 0), as
+/// [`quad_mac`] takes them.
+#[inline(always)]
+fn filter_quad(w: &[u8], i: usize, n: usize) -> [u32; 2] {
+    let s = w.get(i..).unwrap_or(&[]);
+    let b = match s.first_chunk::<4>() {
+        Some(b) if n == 4 => *b,
+        _ => {
+            let mut b = [0u8; 4];
+            for (d, &v) in b.iter_mut().zip(s).take(n) {
+                *d = v;
+            }
+            b
+        }
+    };
+    quad_weights(b)
 }
 
 /// Four channels' filter bytes at one tap, as [`quad_mac`] takes them.
@@ -669,8 +764,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let mult = c.op.params::<WindowParams>().depth_multiplier.max(1) as usize;
     let float = out.dtype == dtype::F32;
     let in_off = input.zero_point.wrapping_neg();
-    let taps = (g.fh as usize).saturating_mul(g.fw as usize);
-    let lanes = !float && taps <= MAX_TAPS && (-32640..=32640).contains(&in_off);
+    let lanes = !float && (-32640..=32640).contains(&in_off);
     if lanes && mult == 1 && g.ic == g.oc {
         depthwise_i8_quads::<false>(c.out, &g, (x, w), &end, (1, in_off));
         return Ok(());

@@ -251,6 +251,32 @@ pub(crate) fn depthwise_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32) -
     [a0, a1, a2, a3]
 }
 
+/// [`depthwise_mac`] for one input value `xv` (offset added, |xv| < 2^15)
+/// shared by the four channels: its bottom half times each weight lane, so
+/// nothing is unpacked per tap.
+#[inline(always)]
+pub(crate) fn depthwise_mac_bcast(acc: [i32; 4], xv: i32, w: [u32; 2]) -> [i32; 4] {
+    let [mut a0, mut a1, mut a2, mut a3] = acc;
+    // SAFETY: register-only arithmetic (see the module doc).
+    unsafe {
+        asm!(
+            "smlabb {a0}, {x}, {we}, {a0}",
+            "smlabt {a2}, {x}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlabt {a3}, {x}, {wo}, {a3}",
+            x = in(reg) xv,
+            we = in(reg) w[0],
+            wo = in(reg) w[1],
+            a0 = inout(reg) a0,
+            a1 = inout(reg) a1,
+            a2 = inout(reg) a2,
+            a3 = inout(reg) a3,
+            options(pure, nomem, nostack),
+        );
+    }
+    [a0, a1, a2, a3]
+}
+
 /// Three dot products sharing `x`: `Σ wk·(x + x_off)` for the three filter
 /// rows, each input word unpacked once for three rows (the LSTM gates'
 /// row blocks). Three, not four: with four the loop state no longer fits

@@ -93,6 +93,37 @@ pub fn depthwise4(
     (want, got)
 }
 
+/// [`depthwise4`] for one input channel shared by the four output channels
+/// (a depth multiplier of 4 or more): each tap reads the byte `x[ii]`.
+pub fn depthwise4_bcast(
+    x: &[u8],
+    w: &[u8],
+    taps: &[(usize, usize)],
+    c0: usize,
+    x_off: i32,
+) -> ([i32; 4], [i32; 4]) {
+    let mut want = [0i32; 4];
+    for (k, a) in want.iter_mut().enumerate() {
+        for &(fi, ii) in taps {
+            *a = a.wrapping_add(reference(x, ii, w, fi + c0 + k, 1, x_off));
+        }
+    }
+    let mut got = [0i32; 4];
+    for &(fi, ii) in taps {
+        let wb = w
+            .get(fi + c0..)
+            .and_then(|s| s.first_chunk::<4>())
+            .copied()
+            .unwrap_or_default();
+        let xv = x
+            .get(ii)
+            .map_or(0, |&v| i32::from(v as i8))
+            .wrapping_add(x_off);
+        got = super::depthwise::quad_mac_bcast(got, xv, super::depthwise::quad_weights(wb));
+    }
+    (want, got)
+}
+
 /// The 1×1 convolution's four-row block: `x[0..n]` against rows
 /// `w[k·n..(k+1)·n]`, no offset (on DSP cores the rows are unpacked into
 /// lanes first).

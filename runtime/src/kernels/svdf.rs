@@ -5,8 +5,9 @@
 use microarena_image::params::SvdfParams;
 use microarena_image::{self as rl, dtype};
 
-use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
+use super::bytes::{f32_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
+use super::epilogue::dot_i8;
 use super::fused::act_f32;
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -186,7 +187,6 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     }
     let st_zp = st_t.zero_point;
     let (t_min, t_max) = if wide { (-32768, 32767) } else { (-128, 127) };
-    let get = |s: &[u8], i: usize| if wide { i16_at(s, i) } else { i8_at(s, i) };
     let put = |s: &mut [u8], i: usize, v: i32| {
         if wide {
             put_i16(s, i, v);
@@ -194,15 +194,10 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             *b = v as i8 as u8;
         }
     };
+    let x_off = input.zero_point.wrapping_neg();
     for b in 0..batch {
         for r in 0..filters {
-            let mut dot = 0i32;
-            for k in 0..n_in {
-                dot = dot.wrapping_add(
-                    i8_at(wf, r * n_in + k)
-                        .wrapping_mul(i8_at(x, b * n_in + k).wrapping_sub(input.zero_point)),
-                );
-            }
+            let dot = dot_i8(x, b * n_in, wf, r * n_in, n_in, x_off);
             let v = fx::mbqm(dot, m1, s1).clamp(t_min, t_max);
             put(
                 state,
@@ -211,13 +206,30 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             );
         }
     }
+    // Each filter's memory row of the state against its time weights, as
+    // whole slices (the element size fixed per loop, no per-element checks).
+    fn rows(s: &[u8], at: usize, (memory, esize): (usize, usize)) -> &[u8] {
+        s.get(at * esize..(at + memory) * esize).unwrap_or(&[])
+    }
     for b in 0..batch {
         for i in 0..filters {
-            let mut acc = 0i32;
-            for j in 0..memory {
-                let sv = get(state, b * memory * filters + i * memory + j).wrapping_sub(st_zp);
-                acc = acc.wrapping_add(get(wt, i * memory + j).wrapping_mul(sv));
-            }
+            let m = (memory, esize);
+            let (sr, wr) = (
+                rows(state, (b * filters + i) * memory, m),
+                rows(wt, i * memory, m),
+            );
+            let acc = if wide {
+                let (sr, wr) = (sr.as_chunks::<2>().0, wr.as_chunks::<2>().0);
+                sr.iter().zip(wr).fold(0i32, |a, (s, w)| {
+                    let sv = i32::from(i16::from_le_bytes(*s)).wrapping_sub(st_zp);
+                    a.wrapping_add(i32::from(i16::from_le_bytes(*w)).wrapping_mul(sv))
+                })
+            } else {
+                sr.iter().zip(wr).fold(0i32, |a, (&s, &w)| {
+                    let sv = i32::from(s as i8).wrapping_sub(st_zp);
+                    a.wrapping_add(i32::from(w as i8).wrapping_mul(sv))
+                })
+            };
             put_i32(scratch, b * filters + i, acc);
         }
     }

@@ -142,6 +142,30 @@ impl Geo {
         ((b * self.oh + y) * self.ow + x) * self.oc + ch
     }
 
+    /// The taps `[lo, hi)` of a window axis starting at input index `i0`,
+    /// `f` taps `d` apart, whose input index lies in `[0, n)`: the window's
+    /// part inside the input (empty when none is).
+    #[inline]
+    pub(crate) fn taps_inside(&self, i0: i32, f: i32, d: i32, n: i32) -> (usize, usize) {
+        // 32-bit arithmetic (Prepare bounds every term far below 2^31; a
+        // 64-bit division is a libgcc call per pixel on a Cortex-M).
+        let (f, d) = (f.max(0) as u32, d.max(1) as u32);
+        // First k with i0 + k·d ≥ 0; last with i0 + k·d ≤ n − 1.
+        let lo = if i0 < 0 {
+            i0.unsigned_abs().div_ceil(d)
+        } else {
+            0
+        };
+        let last = n.wrapping_sub(1);
+        let hi = if last < i0 {
+            0
+        } else {
+            last.wrapping_sub(i0) as u32 / d + 1
+        };
+        let (lo, hi) = (lo.min(f), hi.min(f));
+        (lo as usize, hi.max(lo) as usize)
+    }
+
     /// The taps of output pixel `(b, oy, ox)` inside the input, as
     /// [`Geo::for_each_tap`] visits them, collected into `buf` (at most its
     /// length): `(tap, input index of channel 0)`. Kernels find them once
