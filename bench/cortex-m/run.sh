@@ -1,27 +1,31 @@
 #!/usr/bin/env bash
-# Instructions per inference on a Cortex-M4 (QEMU mps2-an386, -icount shift=0):
-# microarena-runtime (thumbv7em, with and without its DSP path) against TFLM
-# with reference kernels and TFLM with CMSIS-NN, plus the flash (text) of each
-# firmware. See README.md for the method and how the TFLM harness ELFs are made.
+# Instructions per inference and flash: microarena-runtime against TFLM with
+# reference kernels and TFLM + CMSIS-NN on a Cortex-M4 (QEMU mps2-an386,
+# -icount shift=0), and against TFLM + CMSIS-NN built for the Cortex-M0+ (Armv6-M
+# builds on mps2-an385). See README.md for the method and how the TFLM harness
+# ELFs are made.
 #
 # usage: bench/cortex-m/run.sh [MODEL ...]
 #   default: person_detect micro_speech_lstm micro_speech_quantized keyword_scrambled_8bit
 #            mobilenet_v1_025_96
 #   A model is $MICROARENA_CORPUS/models/MODEL.tflite, fed TFLM's golden input and checked
 #   against its golden output when golden/MODEL/ has them; mobilenet_v1_025_96 is the bundled
-#   example (`microarena example`), which has no golden data: the firmware feeds it build.rs's
+#   example (`microarena example`): with golden/mobilenet_v1_025_96/ (TFLM's input and
+#   output) it is checked against TFLM, without it the firmware feeds build.rs's
 #   pseudo-random input and checks the host runtime's outputs.
 # environment:
 #   MICROARENA_CORPUS  the shared corpus (models/, golden/); default ../shared
-#   TFLM_BENCH_ELFS    directory with bench-ref-<model>.elf and bench-cmsis-<model>.elf
-#                      (harness/ linked against TFLM); missing ones print "-"
+#   TFLM_BENCH_ELFS    directory with bench-ref-<model>.elf, bench-cmsis-<model>.elf and
+#                      bench-m0cmsis-<model>.elf (tflm-harness/ linked against TFLM);
+#                      missing ones print "-"
 #   QEMU_SYSTEM_ARM    default qemu-system-arm
-# Each microarena ELF's flash by module goes to $OUT/NAME.flash.md (flash.py).
 #   PROFILE=1          also write a per-function profile of each run (needs tbprof.so,
 #                      built from tbprof.c by this script with the host cc)
-# The microarena firmware is built three ways: the DSP path and the portable one
-# with every op whole and its OpData in the tail (as TFLM runs), and the DSP path
-# as the firmware runs by default (row bands, OpData in flash; README.md).
+# Each microarena ELF's flash by module goes to $OUT/NAME.flash.md (flash.py).
+# The microarena firmware is built five ways: thumbv7em with the DSP path, plain
+# (every op whole, OpData in the tail, as TFLM runs) and in its smallest-arena mode
+# (row bands, in place, OpData in flash); thumbv7em portable, plain; thumbv6m (the
+# Cortex-M0+ path), plain and smallest.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -50,12 +54,16 @@ if [ -n "${PROFILE:-}" ]; then
   cc -O2 -shared -fPIC -o "$OUT/tbprof.so" "$HERE/tbprof.c"
 fi
 
-# run ELF NAME -> prints the harness output, keeps it in $OUT/NAME.txt
+# run ELF NAME [m0] -> prints the harness output, keeps it in $OUT/NAME.txt. Armv6-M
+# builds (m0) run on mps2-an385, whose Cortex-M3 executes the same Thumb
+# instructions (QEMU's mps2 boards take only their own CPU; the micro:bit, QEMU's
+# Cortex-M0 board, has 16 KiB of RAM): instructions are counted, not cycles.
 run() {
-  local elf=$1 name=$2
+  local elf=$1 name=$2 board=(-cpu cortex-m4 -machine mps2-an386)
+  [ "${3:-}" = m0 ] && board=(-cpu cortex-m3 -machine mps2-an385)
   local prof=()
   [ -n "${PROFILE:-}" ] && prof=(-plugin "$OUT/tbprof.so,out=$OUT/$name.tbprof")
-  timeout 900 "$QEMU" -cpu cortex-m4 -machine mps2-an386 -nographic -monitor none -serial none \
+  timeout 900 "$QEMU" "${board[@]}" -nographic -monitor none -serial none \
     -semihosting-config enable=on,target=native -icount shift=0 "${prof[@]}" -kernel "$elf" \
     > "$OUT/$name.txt" 2>&1
   if [ -n "${PROFILE:-}" ]; then
@@ -81,29 +89,37 @@ for m in "${models[@]}"; do
     golden=(MICROARENA_FIRMWARE_INPUT="$CORPUS/golden/$m/input0.bin"
       MICROARENA_FIRMWARE_EXPECTED="$CORPUS/golden/$m/output0.bin")
   fi
-  for variant in dsp banded portable; do
+  for variant in dsp smallest portable m0 m0-smallest; do
     name=microarena-$variant-$m
-    portable=; [ $variant = portable ] && portable=1
-    exec=plain opdata=tail; [ $variant = banded ] && exec=banded opdata=flash
+    portable=; triple=thumbv7em-none-eabihf board=
+    case $variant in
+      portable) portable=1 ;;
+      m0*) triple=thumbv6m-none-eabi board=mps2 ;;
+    esac
+    # plain: every op whole, OpData in the tail (as TFLM runs); smallest: the
+    # runtime's smallest arena (row bands, in place where it pays, OpData in flash)
+    exec=plain opdata=tail inplace=
+    case $variant in *smallest) exec=banded opdata=flash inplace=1 ;; esac
     (cd "$ROOT/firmware" &&
       env -u MICROARENA_FIRMWARE_INPUT -u MICROARENA_FIRMWARE_EXPECTED \
-      MICROARENA_PORTABLE=$portable \
+      MICROARENA_PORTABLE=$portable MICROARENA_FIRMWARE_BOARD=$board \
       MICROARENA_FIRMWARE_EXEC=$exec MICROARENA_FIRMWARE_OPDATA=$opdata \
+      MICROARENA_FIRMWARE_INPLACE=$inplace \
       MICROARENA_FIRMWARE_MODEL="$model" "${golden[@]}" \
-      nice cargo build -q -j1 --release --features bench --bin bench)
+      nice cargo build -q -j1 --release --features bench --bin bench --target $triple)
     tdir=${CARGO_TARGET_DIR:-$ROOT/firmware/target}
-    cp "$tdir/thumbv7em-none-eabihf/release/bench" "$OUT/$name.elf"
+    cp "$tdir/$triple/release/bench" "$OUT/$name.elf"
     python3 "$HERE/flash.py" "$OUT/$name.elf" > "$OUT/$name.flash.md"
-    run "$OUT/$name.elf" "$name"
+    run "$OUT/$name.elf" "$name" "${variant%%-*}"
     R[$m,$variant]=$(count "$name")
     R[$m,$variant,text]=$(text "$OUT/$name.elf")
     R[$m,$variant,model]=$(embedded "$name")
     R[$m,$variant,code]=$(besides "${R[$m,$variant,text]}" "${R[$m,$variant,model]}")
   done
-  for b in ref cmsis; do
+  for b in ref cmsis m0cmsis; do
     elf=${ELFS:+$ELFS/bench-$b-$m.elf}
     if [ -n "$elf" ] && [ -f "$elf" ]; then
-      run "$elf" "tflm-$b-$m"
+      run "$elf" "tflm-$b-$m" "$([ $b = m0cmsis ] && echo m0)"
       R[$m,$b]=$(count "tflm-$b-$m")
       R[$m,$b,text]=$(text "$elf")
       R[$m,$b,model]=$(embedded "tflm-$b-$m")
@@ -114,19 +130,47 @@ for m in "${models[@]}"; do
   done
 done
 
+# ratio A B -> A/B to two decimals, or "-"
+ratio() { case "$1$2" in *-*|*!*) echo - ;; *) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' ;; esac; }
+# geomean COLUMN BASE -> geometric mean of COLUMN/BASE over the models, or "-" if one is missing
+geomean() {
+  local m l=0 n=0 r
+  for m in "${models[@]}"; do
+    r=$(ratio "${R[$m,$1]}" "${R[$m,$2]}")
+    [ "$r" = - ] && { echo -; return; }
+    l=$(awk -v l="$l" -v r="$r" 'BEGIN { print l + log(r) }'); n=$((n + 1))
+  done
+  awk -v l="$l" -v n="$n" 'BEGIN { printf "%.2f", exp(l / n) }'
+}
+row() { local f='|'; for _ in "$@"; do f+=' %s |'; done; printf "$f\n" "$@"; }
+rule() { local s='|---|'; for ((i = 1; i < $1; i++)); do s+='---:|'; done; echo "$s"; }
+
 echo
-echo "Instructions per inference (first invoke on TFLM's golden input, or build.rs's pseudo-random one without golden data; QEMU mps2-an386 Cortex-M4, -icount shift=0; '!' = outputs differ from the expected ones)"
-row() { printf '| %-28s | %15s | %15s | %15s | %15s | %15s |\n' "$@"; }
-row model "microarena" "microarena" "microarena" "TFLM" "TFLM"
-row "" "(DSP path)" "(DSP, banded)" "(portable)" "reference" "CMSIS-NN"
-printf '|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "----------------:" "----------------:" "----------------:" "----------------:" "----------------:"
+echo "Cortex-M4 (QEMU mps2-an386, -icount shift=0): instructions of the first invoke on TFLM's golden input (or build.rs's pseudo-random one without golden data); '!' = outputs differ from the expected ones. plain = every op whole, OpData in the tail; smallest = the runtime's smallest arena (row bands, in place, OpData in flash)"
+row model "microarena DSP, plain" "microarena DSP, smallest" "microarena portable" "TFLM reference" "TFLM + CMSIS-NN" "plain ÷ CMSIS-NN" "smallest ÷ CMSIS-NN"
+rule 8
 for m in "${models[@]}"; do
-  row "$m" "${R[$m,dsp]}" "${R[$m,banded]}" "${R[$m,portable]}" "${R[$m,ref]}" "${R[$m,cmsis]}"
+  row "$m" "${R[$m,dsp]}" "${R[$m,smallest]}" "${R[$m,portable]}" "${R[$m,ref]}" "${R[$m,cmsis]}" \
+    "$(ratio "${R[$m,dsp]}" "${R[$m,cmsis]}")" "$(ratio "${R[$m,smallest]}" "${R[$m,cmsis]}")"
 done
+row "geometric mean" "" "" "" "" "" "$(geomean dsp cmsis)" "$(geomean smallest cmsis)"
+echo
+echo "Cortex-M0+ (Armv6-M builds run on QEMU mps2-an385, whose Cortex-M3 executes the same instructions): microarena's portable path against TFLM + CMSIS-NN built for cortex-m0plus"
+row model "microarena, plain" "microarena, smallest" "TFLM + CMSIS-NN (M0+)" "plain ÷ CMSIS-NN" "smallest ÷ CMSIS-NN"
+rule 6
+for m in "${models[@]}"; do
+  row "$m" "${R[$m,m0]}" "${R[$m,m0-smallest]}" "${R[$m,m0cmsis]}" \
+    "$(ratio "${R[$m,m0]}" "${R[$m,m0cmsis]}")" "$(ratio "${R[$m,m0-smallest]}" "${R[$m,m0cmsis]}")"
+done
+row "geometric mean" "" "" "" "$(geomean m0 m0cmsis)" "$(geomean m0-smallest m0cmsis)"
 echo
 echo "Flash: text bytes of each firmware, of it the embedded model (.tflite for TFLM, the lowered image for microarena), and the rest: code and constants besides the model"
+row "" "DSP, plain" "DSP, smallest" "portable" "M0+, plain" "M0+, smallest" "TFLM reference" "TFLM + CMSIS-NN" "TFLM + CMSIS-NN (M0+)"
+rule 9
 for m in "${models[@]}"; do
-  row "$m text" "${R[$m,dsp,text]}" "${R[$m,banded,text]}" "${R[$m,portable,text]}" "${R[$m,ref,text]}" "${R[$m,cmsis,text]}"
-  row "  of it the model" "${R[$m,dsp,model]}" "${R[$m,banded,model]}" "${R[$m,portable,model]}" "${R[$m,ref,model]}" "${R[$m,cmsis,model]}"
-  row "  besides the model" "${R[$m,dsp,code]}" "${R[$m,banded,code]}" "${R[$m,portable,code]}" "${R[$m,ref,code]}" "${R[$m,cmsis,code]}"
+  for k in text model code; do
+    case $k in text) label="$m text" ;; model) label="  of it the model" ;; code) label="  besides the model" ;; esac
+    row "$label" "${R[$m,dsp,$k]}" "${R[$m,smallest,$k]}" "${R[$m,portable,$k]}" "${R[$m,m0,$k]}" \
+      "${R[$m,m0-smallest,$k]}" "${R[$m,ref,$k]}" "${R[$m,cmsis,$k]}" "${R[$m,m0cmsis,$k]}"
+  done
 done
