@@ -100,10 +100,9 @@ fn depthwise_i8_quads<const B: bool>(
             let p = if k < n { params.next() } else { None };
             Requant::new(end, p.unwrap_or((0, 0, 0)))
         });
-        // Filter [1][ky][kx][oc]: tap t of channels c0.. at t·oc + c0.
-        let tap_weights = |t: usize| filter_quad(w, t * g.oc + c0, n);
         for (t, wt) in wq.iter_mut().take(taps).enumerate() {
-            *wt = tap_weights(t);
+            // Filter [1][ky][kx][oc]: tap t of channels c0.. at t·oc + c0.
+            *wt = filter_quad(w, t * g.oc + c0, n);
         }
         let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
         let w9: &[[u32; 2]; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; 2]; 9]);
@@ -211,25 +210,31 @@ fn depthwise_i8_quads<const B: bool>(
                         ox += pixels;
                         continue;
                     }
+                    // The taps inside the input, as one sub-window.
+                    let (ky0, ky1) = g.taps_inside(iy0, g.fh, g.dh, ih);
+                    let (kx0, kx1) = g.taps_inside(ix0, g.fw, g.dw, iw);
+                    let first = iy0.wrapping_add((ky0 as i32).wrapping_mul(g.dh));
+                    let left = ix0.wrapping_add((kx0 as i32).wrapping_mul(g.dw));
+                    let win = x.get(g.in_index(b, first, left, ch)..).unwrap_or(&[]);
+                    let steps = (g.dh as usize * rs, g.dw as usize * g.ic);
+                    let span = ((ky0, ky1), (kx0, kx1.saturating_sub(kx0)));
+                    let fw = g.fw as usize;
                     let acc = match wq.get(..taps) {
-                        // The taps inside the input as one sub-window.
                         Some(wq) => {
-                            let (ky0, ky1) = g.taps_inside(iy0, g.fh, g.dh, ih);
-                            let (kx0, kx1) = g.taps_inside(ix0, g.fw, g.dw, iw);
-                            let first = iy0.wrapping_add((ky0 as i32).wrapping_mul(g.dh));
-                            let left = ix0.wrapping_add((kx0 as i32).wrapping_mul(g.dw));
-                            let win = x.get(g.in_index(b, first, left, ch)..).unwrap_or(&[]);
-                            let steps = (g.dh as usize * rs, g.dw as usize * g.ic);
-                            let fw = g.fw as usize;
-                            let rows = wq.get(ky0 * fw..ky1 * fw).unwrap_or(&[]);
-                            let cols = (kx0, kx1.saturating_sub(kx0), fw);
-                            quad_window::<B>(win, rows, cols, steps, off2, in_off)
+                            let taps = Unpacked { wq, fw };
+                            quad_window::<B, _>(win, &taps, span, steps, (off2, in_off))
                         }
-                        // More taps than `wq` holds (e.g. a large 1-D
-                        // filter): each pixel unpacks them as it goes.
+                        // More taps than `wq` holds (a 10×8 audio filter on
+                        // a portable build): weights read as they are used.
                         None => {
-                            let at = (b, iy0, ix0, ch);
-                            quad_pixel::<B, _>(x, g, at, |t| Some(tap_weights(t)), off2, in_off)
+                            let taps = FilterTaps {
+                                w,
+                                oc: g.oc,
+                                c0,
+                                fw,
+                                channels: n,
+                            };
+                            quad_window::<B, _>(win, &taps, span, steps, (off2, in_off))
                         }
                     };
                     let oi = g.out_index(b, oy, ox, c0);
@@ -497,58 +502,65 @@ fn quad3x3_run<const B: bool>(
     }
 }
 
-/// Four channels of one output pixel, any window: the taps inside the
-/// input (the edges of a 3×3 layer, and other filter sizes).
-#[inline(never)]
-fn quad_pixel<const B: bool, W: Fn(usize) -> Option<[u32; 2]>>(
-    x: &[u8],
-    g: &Geo,
-    (b, iy0, ix0, ch): (usize, i32, i32, usize),
-    tap_weights: W,
-    off2: u32,
-    in_off: i32,
-) -> [i32; 4] {
-    let mut acc = [0i32; 4];
-    let fw = g.fw.max(0) as usize;
-    for ky in 0..g.fh {
-        let iy = iy0.wrapping_add(ky.wrapping_mul(g.dh));
-        if iy < 0 || iy >= g.ih {
-            continue;
-        }
-        let row = ky as usize * fw;
-        for kx in 0..g.fw {
-            let ix = ix0.wrapping_add(kx.wrapping_mul(g.dw));
-            if ix >= 0 && ix < g.iw {
-                let Some(wk) = tap_weights(row + kx as usize) else {
-                    break;
-                };
-                let i = g.in_index(b, iy, ix, ch);
-                let xb = if B { word::<B>(x, i) } else { quad_at(x, i) };
-                acc = quad_mac(acc, xb, wk, off2, in_off);
-            }
-        }
+/// Where [`quad_window`] finds a filter row's weights.
+trait TapRows {
+    /// Taps `kx0..kx0 + n` of filter row `ky`, as [`quad_mac`] takes them.
+    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = [u32; 2]>;
+}
+
+/// Weights unpacked once per four channels, `fw` taps a row.
+struct Unpacked<'a> {
+    wq: &'a [[u32; 2]],
+    fw: usize,
+}
+
+impl TapRows for Unpacked<'_> {
+    #[inline(always)]
+    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = [u32; 2]> {
+        let at = ky * self.fw + kx0;
+        self.wq.get(at..at + n).unwrap_or(&[]).iter().copied()
     }
-    acc
+}
+
+/// Weights read from the filter (`[1][ky][kx][oc]`) as they are used:
+/// channels `c0..c0 + channels`.
+struct FilterTaps<'a> {
+    w: &'a [u8],
+    oc: usize,
+    c0: usize,
+    fw: usize,
+    channels: usize,
+}
+
+impl TapRows for FilterTaps<'_> {
+    #[inline(always)]
+    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = [u32; 2]> {
+        let at = (ky * self.fw + kx0) * self.oc + self.c0;
+        let channels = self.channels;
+        let taps = self.w.get(at..).unwrap_or(&[]).chunks(self.oc.max(1));
+        taps.take(n).map(move |t| match t.first_chunk::<4>() {
+            Some(b) if channels == 4 => quad_weights(*b),
+            _ => filter_quad(t, 0, channels),
+        })
+    }
 }
 
 /// Four channels of one output pixel over the taps of its window that lie
-/// inside the input (a rectangle: rows `ky0..ky1`, columns `kx0..kx0 + n`):
-/// `x` from its first tap, rows `rs` bytes apart, taps `ts`; `rows` the
-/// unpacked weights of filter rows `ky0..ky1`, `fw` taps each. Taps outside
-/// the input add nothing in TFLM's kernel, so they are simply not visited.
+/// inside the input (filter rows `ky0..ky1`, columns `kx0..kx0 + n`): `x`
+/// from its first tap, rows `rs` bytes apart, taps `ts`. Taps outside the
+/// input add nothing in TFLM's kernel, so they are simply not visited.
 #[inline(never)]
-fn quad_window<const B: bool>(
+fn quad_window<const B: bool, T: TapRows>(
     x: &[u8],
-    rows: &[[u32; 2]],
-    (kx0, n, fw): (usize, usize, usize),
+    taps: &T,
+    ((ky0, ky1), (kx0, n)): ((usize, usize), (usize, usize)),
     (rs, ts): (usize, usize),
-    off2: u32,
-    in_off: i32,
+    (off2, in_off): (u32, i32),
 ) -> [i32; 4] {
     let mut acc = [0i32; 4];
-    for (ky, wr) in rows.chunks_exact(fw.max(1)).enumerate() {
-        let wr = wr.get(kx0..kx0 + n).unwrap_or(&[]);
-        let xr = x.get(ky * rs..).unwrap_or(&[]);
+    for (r, ky) in (ky0..ky1).enumerate() {
+        let wr = taps.row(ky, kx0, n);
+        let xr = x.get(r * rs..).unwrap_or(&[]);
         if B {
             // One input channel: the same byte for all four lanes. The
             // accumulators as locals (an array stays in memory here).
@@ -560,19 +572,19 @@ fn quad_window<const B: bool>(
             if ts == 1 {
                 // A single-channel input (audio spectrograms): the row's
                 // taps are consecutive bytes.
-                for (&xb, &wk) in xr.iter().zip(wr) {
+                for (&xb, wk) in xr.iter().zip(wr) {
                     mac(xb, wk);
                 }
             } else {
                 let mut i = 0;
-                for &wk in wr {
+                for wk in wr {
                     mac(xr.get(i).copied().unwrap_or(0), wk);
                     i += ts;
                 }
             }
             acc = [a0, a1, a2, a3];
         } else {
-            for (kx, &wk) in wr.iter().enumerate() {
+            for (kx, wk) in wr.enumerate() {
                 acc = quad_mac(acc, quad_at(xr, kx * ts), wk, off2, in_off);
             }
         }
@@ -588,11 +600,17 @@ pub(super) fn quad_mac_bcast(acc: [i32; 4], xv: i32, w: [u32; 2]) -> [i32; 4] {
     return super::dsp::depthwise_mac_bcast(acc, xv, w);
     #[cfg(not(microarena_dsp))]
     {
-        let mut acc = acc;
-        for (a, wv) in acc.iter_mut().zip(w[0].to_le_bytes()) {
-            *a = a.wrapping_add(i32::from(wv as i8).wrapping_mul(xv));
-        }
-        acc
+        // Lanes by shifts, written out: as a loop over a byte array Armv6-M
+        // keeps both the bytes and the accumulators in memory.
+        let v = w[0] as i32;
+        let (w0, w1, w2, w3) = (v << 24 >> 24, v << 16 >> 24, v << 8 >> 24, v >> 24);
+        let [a0, a1, a2, a3] = acc;
+        [
+            a0.wrapping_add(w0.wrapping_mul(xv)),
+            a1.wrapping_add(w1.wrapping_mul(xv)),
+            a2.wrapping_add(w2.wrapping_mul(xv)),
+            a3.wrapping_add(w3.wrapping_mul(xv)),
+        ]
     }
 }
 
