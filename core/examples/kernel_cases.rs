@@ -78,6 +78,16 @@ impl T {
         self
     }
 
+    fn i64s(mut self, v: &[i64]) -> T {
+        self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
+        self
+    }
+
+    fn i8s(mut self, v: &[i8]) -> T {
+        self.data = Some(v.iter().map(|&x| x as u8).collect());
+        self
+    }
+
     fn i32s(mut self, v: &[i32]) -> T {
         self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
         self
@@ -2120,6 +2130,368 @@ pub fn cases() -> Vec<Case> {
         opcode::PAD,
         vec![f32t(&[2, 3, 4]), t(&[3, 2], I32).i32s(&[1, 1, 0, 2, 3, 0])],
         f32t(&[4, 5, 7]),
+        none(),
+    ));
+    v.append(&mut variable_and_int16_cases());
+    v.append(&mut compare_cases());
+    v.append(&mut float_math_cases());
+    v
+}
+
+/// The float32 element-wise ops, ZEROS_LIKE and FILL.
+fn float_math_cases() -> Vec<Case> {
+    use DType::{I8, I32, I64};
+    let none = || OpOptions::None;
+    let mut v = Vec::new();
+    // Values on and between the halves, so ROUND meets its ties.
+    let halves: Vec<f32> = (-12..12).map(|k| k as f32 * 0.25).collect();
+    for (name, code) in [
+        ("floor", opcode::FLOOR),
+        ("ceil", opcode::CEIL),
+        ("round", opcode::ROUND),
+        ("neg", opcode::NEG),
+        ("square", opcode::SQUARE),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![f32t(&[2, 5])],
+            f32t(&[2, 5]),
+            none(),
+        ));
+        let mut c = Case::new(&format!("{name}_halves"));
+        // halves + (0 or 1): a bool input cast to float keeps every value a
+        // multiple of 0.25.
+        let x = c.add(f32t(&[24]).f32s(&halves));
+        let bits = c.input(t(&[24], DType::Bool));
+        let ones = c.add(f32t(&[24]));
+        c.op(opcode::CAST, &[bits], &[ones], none());
+        let s = c.add(f32t(&[24]));
+        c.op(opcode::ADD, &[x, ones], &[s], elementwise(Activation::None));
+        let o = c.add(f32t(&[24]));
+        c.op(code, &[s], &[o], none());
+        c.outputs.push(o);
+        v.push(c);
+    }
+    for (name, code) in [("sin", opcode::SIN), ("cos", opcode::COS)] {
+        v.push(unary_like(name, code, vec![f32t(&[4, 30])], f32t(&[4, 30]), none()).libm(1));
+    }
+    for (name, code) in [
+        ("floor_div", opcode::FLOOR_DIV),
+        ("floor_mod", opcode::FLOOR_MOD),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![f32t(&[2, 3]), f32t(&[2, 3])],
+            f32t(&[2, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_bcast"),
+            code,
+            vec![f32t(&[2, 3, 4]), f32t(&[4]).f32s(&[0.75, -1.5, 0.3, -0.2])],
+            f32t(&[2, 3, 4]),
+            none(),
+        ));
+    }
+    for (name, tensor) in [
+        ("f32", f32t(&[3, 4])),
+        ("i8", qt(&[3, 4], I8, 0.1, 5)),
+        ("i32", t(&[3, 4], I32)),
+        ("i64", t(&[3, 4], I64)),
+    ] {
+        v.push(unary_like(
+            &format!("zeros_like_{name}"),
+            opcode::ZEROS_LIKE,
+            vec![tensor.clone()],
+            tensor,
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "fill_f32",
+        opcode::FILL,
+        vec![t(&[2], I32).i32s(&[2, 3]), f32t(&[])],
+        f32t(&[2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "fill_i8_i64_dims",
+        opcode::FILL,
+        vec![t(&[3], I64).i64s(&[2, 3, 4]), qt(&[], I8, 0.1, 0)],
+        qt(&[2, 3, 4], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "fill_i32",
+        opcode::FILL,
+        vec![t(&[1], I32).i32s(&[5]), t(&[], I32)],
+        t(&[5], I32),
+        none(),
+    ));
+    v
+}
+
+/// int16 ADD and MUL (16x8 LSTMs built from ordinary ops), FULLY_CONNECTED
+/// with a variable filter and BATCH_MATMUL (attention).
+fn variable_and_int16_cases() -> Vec<Case> {
+    use Activation as A;
+    use DType::{I8, I16};
+    let mut v = Vec::new();
+    for (name, code, act, za, zb, zo) in [
+        ("add_i16", opcode::ADD, A::None, 3, -7, 11),
+        ("add_i16_relu", opcode::ADD, A::Relu, 0, 0, 0),
+        ("mul_i16", opcode::MUL, A::None, 0, 0, 0),
+        ("mul_i16_relu6", opcode::MUL, A::Relu6, 0, 0, 0),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![
+                qt(&[2, 3, 8], I16, 0.00031, za),
+                qt(&[2, 3, 8], I16, 0.00047, zb),
+            ],
+            qt(&[2, 3, 8], I16, 0.00052, zo),
+            elementwise(act),
+        ));
+    }
+    for (name, code) in [
+        ("add_i16_bcast", opcode::ADD),
+        ("mul_i16_bcast", opcode::MUL),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![
+                qt(&[1, 3, 4, 5], I16, 0.0002, 0),
+                qt(&[1, 1, 4, 1], I16, 0.0007, 0),
+            ],
+            qt(&[1, 3, 4, 5], I16, 0.0011, 0),
+            elementwise(A::None),
+        ));
+    }
+    let fc = |activation| OpOptions::FullyConnected {
+        activation,
+        keep_num_dims: false,
+        asymmetric_quantize_inputs: false,
+    };
+    v.push(unary_like(
+        "fc_f32_variable_filter",
+        opcode::FULLY_CONNECTED,
+        vec![f32t(&[3, 12]), f32t(&[5, 12]), f32t(&[5]).random(31)],
+        f32t(&[3, 5]),
+        fc(A::None),
+    ));
+    v.push(unary_like(
+        "fc_i8_variable_filter",
+        opcode::FULLY_CONNECTED,
+        vec![
+            qt(&[2, 16], I8, 0.02, -3),
+            qt(&[6, 16], I8, 0.011, 0),
+            qt(&[6], DType::I32, 0.02 * 0.011, 0).random(32),
+        ],
+        qt(&[2, 6], I8, 0.07, 2),
+        fc(A::Relu),
+    ));
+    let bmm = |adj_x: bool, adj_y: bool| OpOptions::BatchMatMul { adj_x, adj_y };
+    for (name, l, r, o, adj) in [
+        ("bmm_f32", [1, 2, 3], [1, 3, 4], [1, 2, 4], (false, false)),
+        (
+            "bmm_f32_adj_x",
+            [1, 3, 2],
+            [1, 3, 4],
+            [1, 2, 4],
+            (true, false),
+        ),
+        (
+            "bmm_f32_adj_y",
+            [1, 2, 3],
+            [1, 4, 3],
+            [1, 2, 4],
+            (false, true),
+        ),
+        (
+            "bmm_f32_adj_xy",
+            [2, 3, 2],
+            [2, 4, 3],
+            [2, 2, 4],
+            (true, true),
+        ),
+        (
+            "bmm_f32_bcast",
+            [3, 2, 5],
+            [1, 5, 4],
+            [3, 2, 4],
+            (false, false),
+        ),
+    ] {
+        // Both operands variable: attention's Q·Kᵀ.
+        v.push(unary_like(
+            name,
+            opcode::BATCH_MATMUL,
+            vec![f32t(&l), f32t(&r)],
+            f32t(&o),
+            bmm(adj.0, adj.1),
+        ));
+    }
+    v.push(unary_like(
+        "bmm_f32_4d_const_rhs",
+        opcode::BATCH_MATMUL,
+        vec![f32t(&[2, 3, 5, 6]), f32t(&[2, 1, 6, 7]).random(33)],
+        f32t(&[2, 3, 5, 7]),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "bmm_i8",
+        opcode::BATCH_MATMUL,
+        vec![qt(&[1, 4, 8], I8, 0.05, 3), qt(&[1, 8, 16], I8, 0.02, -5)],
+        qt(&[1, 4, 16], I8, 0.1, -2),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "bmm_i8_adj_y_const",
+        opcode::BATCH_MATMUL,
+        vec![
+            qt(&[2, 4, 8], I8, 0.05, 0),
+            qt(&[2, 16, 8], I8, 0.02, 0).random(34),
+        ],
+        qt(&[2, 4, 16], I8, 0.1, 1),
+        bmm(false, true),
+    ));
+    v.push(unary_like(
+        "bmm_i16",
+        opcode::BATCH_MATMUL,
+        vec![
+            qt(&[1, 8, 4], I16, 0.001, 0),
+            qt(&[1, 8, 16], I16, 0.001, 0),
+        ],
+        qt(&[1, 4, 16], I16, 0.002, 0),
+        bmm(true, false),
+    ));
+    v
+}
+
+/// Comparisons, logical ops and SELECT_V2.
+fn compare_cases() -> Vec<Case> {
+    use DType::{Bool, I8, I16, I32, I64};
+    let none = || OpOptions::None;
+    let mut v = Vec::new();
+    for (name, code) in [
+        ("equal", opcode::EQUAL),
+        ("not_equal", opcode::NOT_EQUAL),
+        ("less", opcode::LESS),
+        ("less_equal", opcode::LESS_EQUAL),
+        ("greater", opcode::GREATER),
+        ("greater_equal", opcode::GREATER_EQUAL),
+    ] {
+        // Few distinct values, so that equal pairs occur.
+        let small = |shape: &[i32], seed| {
+            let n = elements(shape);
+            let mut next = xorshift(seed);
+            t(shape, I32).i32s(&(0..n).map(|_| (next() % 3) as i32).collect::<Vec<_>>())
+        };
+        let mut c = Case::new(&format!("{name}_i32_const"));
+        let a = c.input(t(&[2, 3], I32));
+        let b = c.add(small(&[2, 3], 40));
+        let o = c.add(t(&[2, 3], Bool));
+        c.op(code, &[a, b], &[o], none());
+        c.outputs.push(o);
+        v.push(c);
+        v.push(unary_like(
+            &format!("{name}_f32"),
+            code,
+            vec![f32t(&[2, 3]), f32t(&[2, 3])],
+            t(&[2, 3], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_i8_bcast"),
+            code,
+            vec![qt(&[2, 3, 4], I8, 0.05, 3), qt(&[1, 4], I8, 0.04, -2)],
+            t(&[2, 3, 4], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_i8_same_scale"),
+            code,
+            vec![qt(&[64], I8, 0.5, 0), qt(&[], I8, 0.5, 0).i8s(&[3])],
+            t(&[64], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_i64"),
+            code,
+            vec![t(&[5], I64), t(&[1], I64)],
+            t(&[5], Bool),
+            none(),
+        ));
+    }
+    for (name, code) in [
+        ("equal_bool", opcode::EQUAL),
+        ("not_equal_bool", opcode::NOT_EQUAL),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![t(&[2, 4], Bool), t(&[4], Bool)],
+            t(&[2, 4], Bool),
+            none(),
+        ));
+    }
+    for (name, code) in [
+        ("logical_and", opcode::LOGICAL_AND),
+        ("logical_or", opcode::LOGICAL_OR),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![t(&[2, 3], Bool), t(&[2, 3], Bool)],
+            t(&[2, 3], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_bcast"),
+            code,
+            vec![t(&[3, 1], Bool), t(&[1, 4], Bool)],
+            t(&[3, 4], Bool),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "logical_not",
+        opcode::LOGICAL_NOT,
+        vec![t(&[7], Bool)],
+        t(&[7], Bool),
+        none(),
+    ));
+    v.push(unary_like(
+        "select_v2_f32",
+        opcode::SELECT_V2,
+        vec![t(&[2, 3], Bool), f32t(&[2, 3]), f32t(&[2, 3])],
+        f32t(&[2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "select_v2_i8_bcast",
+        opcode::SELECT_V2,
+        vec![
+            t(&[1, 3], Bool),
+            qt(&[2, 3], I8, 0.1, 0),
+            qt(&[2, 1], I8, 0.1, 0),
+        ],
+        qt(&[2, 3], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "select_v2_i16_bcast_5d",
+        opcode::SELECT_V2,
+        vec![
+            t(&[2, 1, 1, 1, 3], Bool),
+            qt(&[1, 2, 1, 2, 3], I16, 0.1, 0),
+            qt(&[3], I16, 0.1, 0),
+        ],
+        qt(&[2, 2, 1, 2, 3], I16, 0.1, 0),
         none(),
     ));
     v

@@ -62,7 +62,7 @@ operators! {
     DEPTH_TO_SPACE = 5, tflm: true, runtime: -;
     DEQUANTIZE = 6, tflm: true, runtime: NoParams;
     EMBEDDING_LOOKUP = 7, tflm: true, runtime: -;
-    FLOOR = 8, tflm: true, runtime: -;
+    FLOOR = 8, tflm: true, runtime: NoParams;
     FULLY_CONNECTED = 9, tflm: true, runtime: NoParams;
     L2_NORMALIZATION = 11, tflm: true, runtime: -;
     L2_POOL_2D = 12, tflm: true, runtime: -;
@@ -99,18 +99,18 @@ operators! {
     MAXIMUM = 55, tflm: true, runtime: NoParams;
     ARG_MAX = 56, tflm: true, runtime: Axis;
     MINIMUM = 57, tflm: true, runtime: NoParams;
-    LESS = 58, tflm: true, runtime: -;
-    NEG = 59, tflm: true, runtime: -;
+    LESS = 58, tflm: true, runtime: NoParams;
+    NEG = 59, tflm: true, runtime: NoParams;
     PADV2 = 60, tflm: true, runtime: Pad;
-    GREATER = 61, tflm: true, runtime: -;
-    GREATER_EQUAL = 62, tflm: true, runtime: -;
-    LESS_EQUAL = 63, tflm: true, runtime: -;
+    GREATER = 61, tflm: true, runtime: NoParams;
+    GREATER_EQUAL = 62, tflm: true, runtime: NoParams;
+    LESS_EQUAL = 63, tflm: true, runtime: NoParams;
     SLICE = 65, tflm: true, runtime: -;
-    SIN = 66, tflm: true, runtime: -;
+    SIN = 66, tflm: true, runtime: NoParams;
     TRANSPOSE_CONV = 67, tflm: true, runtime: Window;
     EXPAND_DIMS = 70, tflm: true, runtime: NoParams;
-    EQUAL = 71, tflm: true, runtime: -;
-    NOT_EQUAL = 72, tflm: true, runtime: -;
+    EQUAL = 71, tflm: true, runtime: NoParams;
+    NOT_EQUAL = 72, tflm: true, runtime: NoParams;
     LOG = 73, tflm: true, runtime: NoParams;
     SUM = 74, tflm: true, runtime: Mean;
     SQRT = 75, tflm: true, runtime: NoParams;
@@ -120,35 +120,35 @@ operators! {
     ARG_MIN = 79, tflm: true, runtime: Axis;
     REDUCE_MAX = 82, tflm: true, runtime: Mean;
     PACK = 83, tflm: true, runtime: Concat;
-    LOGICAL_OR = 84, tflm: true, runtime: -;
-    LOGICAL_AND = 86, tflm: true, runtime: -;
-    LOGICAL_NOT = 87, tflm: true, runtime: -;
+    LOGICAL_OR = 84, tflm: true, runtime: NoParams;
+    LOGICAL_AND = 86, tflm: true, runtime: NoParams;
+    LOGICAL_NOT = 87, tflm: true, runtime: NoParams;
     UNPACK = 88, tflm: true, runtime: Split;
     REDUCE_MIN = 89, tflm: true, runtime: Mean;
-    FLOOR_DIV = 90, tflm: true, runtime: -;
-    SQUARE = 92, tflm: true, runtime: -;
-    ZEROS_LIKE = 93, tflm: true, runtime: -;
-    FILL = 94, tflm: true, runtime: -;
-    FLOOR_MOD = 95, tflm: true, runtime: -;
+    FLOOR_DIV = 90, tflm: true, runtime: NoParams;
+    SQUARE = 92, tflm: true, runtime: NoParams;
+    ZEROS_LIKE = 93, tflm: true, runtime: NoParams;
+    FILL = 94, tflm: true, runtime: NoParams;
+    FLOOR_MOD = 95, tflm: true, runtime: NoParams;
     RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: Resize;
     LEAKY_RELU = 98, tflm: true, runtime: LeakyRelu;
     SQUARED_DIFFERENCE = 99, tflm: true, runtime: NoParams;
     MIRROR_PAD = 100, tflm: true, runtime: Pad;
     ABS = 101, tflm: true, runtime: NoParams;
     SPLIT_V = 102, tflm: true, runtime: Split;
-    CEIL = 104, tflm: true, runtime: -;
+    CEIL = 104, tflm: true, runtime: NoParams;
     REVERSE_V2 = 105, tflm: true, runtime: -;
     ADD_N = 106, tflm: true, runtime: NoParams;
     GATHER_ND = 107, tflm: true, runtime: -;
-    COS = 108, tflm: true, runtime: -;
+    COS = 108, tflm: true, runtime: NoParams;
     ELU = 111, tflm: true, runtime: -;
     QUANTIZE = 114, tflm: true, runtime: NoParams;
-    ROUND = 116, tflm: true, runtime: -;
+    ROUND = 116, tflm: true, runtime: NoParams;
     HARD_SWISH = 117, tflm: true, runtime: NoParams;
     IF = 118, tflm: true, runtime: -;
     WHILE = 119, tflm: true, runtime: -;
-    SELECT_V2 = 123, tflm: true, runtime: -;
-    BATCH_MATMUL = 126, tflm: true, runtime: -;
+    SELECT_V2 = 123, tflm: true, runtime: NoParams;
+    BATCH_MATMUL = 126, tflm: true, runtime: BatchMatMul;
     CUMSUM = 128, tflm: true, runtime: -;
     CALL_ONCE = 129, tflm: true, runtime: -;
     BROADCAST_TO = 130, tflm: true, runtime: -;
@@ -304,6 +304,31 @@ pub const fn in_place_inputs(code: u8) -> &'static [usize] {
         RELU | RELU6 | LEAKY_RELU | PRELU | HARD_SWISH | LOGISTIC | TANH | ABS | SQRT | RSQRT
         | LOG | EXP | QUANTIZE | CAST => &[0],
         _ => &[],
+    }
+}
+
+/// The inputs the runtime's kernel for `code` reads as the image's constant
+/// data (filters, weights and biases it takes from flash as they are), and
+/// the reason given when one is not constant. The one rule for both sides:
+/// the runtime's Prepare refuses the op with this reason, and core's
+/// `lower::support` gives `plan` the same reason, so `plan` has no runtime
+/// figure exactly when `run` refuses. An absent optional input passes.
+/// FULLY_CONNECTED and BATCH_MATMUL take variable operands (attention).
+pub const fn constant_inputs(code: u8) -> (&'static [usize], &'static str) {
+    match code {
+        CONV_2D | DEPTHWISE_CONV_2D => (&[1], "filter must be constant"),
+        // Inputs: output shape, filter, input, bias.
+        TRANSPOSE_CONV => (&[1], "filter must be constant"),
+        // Feature and time weights, bias.
+        SVDF => (&[1, 2, 3], "weights and bias must be constant"),
+        // Input-to-gate weights (1–4), recurrent weights (5–8), gate biases (12–15).
+        UNIDIRECTIONAL_SEQUENCE_LSTM => (
+            &[1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 14, 15],
+            "weights and biases must be constant",
+        ),
+        // TFLM's Prepare reads the dims to check the output shape.
+        FILL => (&[0], "FILL's dims must be constant"),
+        _ => (&[], ""),
     }
 }
 

@@ -60,6 +60,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,
         // effective_scale_1 and _2 as (multiplier, shift).
         opcode::SVDF if quantized => 16,
+        // The output (multiplier, shift).
+        opcode::BATCH_MATMUL if quantized => 8,
         // The int16 kissfft tables for `channels` = fft_length: the complex
         // FFT's fft_length/2 twiddles and kiss_fftr's fft_length/4 split
         // twiddles, one (re, im) pair of int16 per word.

@@ -2,9 +2,11 @@
 //! parameter lowering does not already enforce, checked on the model so that
 //! `runtime_arena` refuses exactly the models `Interpreter::new` refuses
 //! (`plan`'s runtime figure is null with the reason when `run` would fail).
-//! Each rule restates a `need` of the kernel's Prepare in
-//! `runtime/src/kernels/`; `runtime/tests/plan_matches_run.rs` holds the two
-//! in step over the shared models and every verify-kernels case.
+//! Which operands must be constant is not restated: both sides read the
+//! operator table's `constant_inputs`. Each type rule restates a `need` of
+//! the kernel's Prepare in `runtime/src/kernels/`;
+//! `runtime/tests/plan_matches_run.rs` holds the two in step over the shared
+//! models and every verify-kernels case.
 
 use alloc::format;
 use alloc::string::String;
@@ -38,33 +40,20 @@ pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> R
     check_constants(model, op)
 }
 
-/// The operands the runtime's kernels take from the image's constant data (filters, weights):
-/// `check_operands*` in `kernels/epilogue.rs`, `transpose_conv.rs`, `svdf.rs` and `lstm.rs`.
+/// The operands the runtime's kernels read as the image's constant data: the
+/// operator table's [`opcode::constant_inputs`], the rule the runtime's
+/// Prepare checks, with its reason.
 fn check_constants(model: &Model<'_>, op: &Operator<'_>) -> Result<(), String> {
     let sg = model.main();
-    let constant = |i: usize| {
-        op.input(i)
+    let code = super::image_opcode(op).unwrap_or(opcode::CUSTOM);
+    let (slots, why) = opcode::constant_inputs(code);
+    // An absent optional input passes, as in the runtime.
+    let constant = |k: &usize| {
+        op.input(*k)
             .and_then(|t| sg.tensors.get(t))
-            .is_some_and(|t| t.has_data)
+            .is_none_or(|t| t.has_data)
     };
-    match super::image_opcode(op).unwrap_or(opcode::CUSTOM) {
-        opcode::CONV_2D
-        | opcode::DEPTHWISE_CONV_2D
-        | opcode::FULLY_CONNECTED
-        | opcode::TRANSPOSE_CONV => rule(constant(1), "filter must be constant"),
-        opcode::SVDF => {
-            rule(constant(1) && constant(2), "weights must be constant")?;
-            // An optional bias (input 3) is read as constant data too.
-            let bias = op.input(3).and_then(|t| sg.tensors.get(t));
-            rule(bias.is_none_or(|b| b.has_data), "bias shape")
-        }
-        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => rule(
-            // Input-to-gate weights (1–4), recurrent weights (5–8), gate biases (12–15).
-            (1..=8).chain(12..=15).all(constant),
-            "weights and biases must be constant",
-        ),
-        _ => Ok(()),
-    }
+    rule(slots.iter().all(constant), why)
 }
 
 /// Why the runtime's Prepare would refuse `op` for its tensor types, if it would.
@@ -153,13 +142,18 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
         }
         opcode::ADD | opcode::MUL => {
             rule(
-                same2 && one_of(&[I8, I32, F32]),
-                "ADD/MUL: int8, int32 or float32",
+                same2 && one_of(&[I8, I16, I32, F32]),
+                "ADD/MUL: int8, int16, int32 or float32",
             )?;
             let unquantized = |i: usize| input(i).is_none_or(|t| quant(t).2 == 0);
             rule(
                 code != opcode::ADD || o != I32 || (unquantized(0) && unquantized(1)),
                 "ADD: int32 inputs must not be quantized",
+            )?;
+            let zero = |t: Option<&Tensor<'_>>| t.is_none_or(|t| quant(t).1 == 0);
+            rule(
+                code != opcode::MUL || o != I16 || (zero(input(0)) && zero(input(1)) && zero(Some(out))),
+                "int16 MUL needs zero points of 0",
             )
         }
         opcode::ADD_N => {
@@ -424,6 +418,95 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
                 "SHAPE: an int32 output with one element per input dim",
             )
         }
+        opcode::BATCH_MATMUL => {
+            rule(
+                op.inputs.len() == 2 && same2 && one_of(&[F32, I8, I16]),
+                "BATCH_MATMUL: float32, int8 or int16, both operands as the output",
+            )?;
+            let (l, r) = (input(0).map_or(0, |t| t.shape.len()), input(1).map_or(0, |t| t.shape.len()));
+            rule(
+                (2..=5).contains(&l) && (2..=5).contains(&r),
+                "BATCH_MATMUL operands are 2-D to 5-D",
+            )?;
+            let zps = [input(0), input(1), Some(out)].map(|t| t.map_or(0, |t| quant(t).1));
+            rule(
+                o != I16 || zps == [0; 3],
+                "int16 BATCH_MATMUL needs zero points of 0",
+            )?;
+            batch_matmul_shapes(op, input(0), input(1), out)
+        }
+        opcode::EQUAL
+        | opcode::NOT_EQUAL
+        | opcode::LESS
+        | opcode::LESS_EQUAL
+        | opcode::GREATER
+        | opcode::GREATER_EQUAL
+        | opcode::LOGICAL_AND
+        | opcode::LOGICAL_OR => {
+            let types: &[i8] = match code {
+                opcode::LOGICAL_AND | opcode::LOGICAL_OR => &[dtype::BOOL],
+                opcode::EQUAL | opcode::NOT_EQUAL => &[dtype::BOOL, F32, I32, dtype::I64, I8],
+                _ => &[F32, I32, dtype::I64, I8],
+            };
+            rule(
+                op.inputs.len() == 2
+                    && i0 == i1
+                    && i0.is_some_and(|t| types.contains(&t))
+                    && o == dtype::BOOL,
+                "comparisons: float32, int32, int64 or int8 (EQUAL/NOT_EQUAL also bool; LOGICAL_AND/OR bool only), a bool output",
+            )?;
+            let same_shape = input(0).map(|t| &t.shape) == input(1).map(|t| &t.shape);
+            rule(same_shape || out.shape.len() <= 4, "broadcasting is 4-D at most")
+        }
+        opcode::LOGICAL_NOT => rule(
+            i0 == Some(dtype::BOOL) && o == dtype::BOOL,
+            "LOGICAL_NOT: bool in and out",
+        ),
+        opcode::SELECT_V2 => {
+            let i2 = input(2).map(|t| t.dtype.code());
+            rule(
+                op.inputs.len() == 3
+                    && i0 == Some(dtype::BOOL)
+                    && i1 == Some(o)
+                    && i2 == Some(o)
+                    && one_of(&[F32, I8, I16]),
+                "SELECT_V2: a bool condition, float32, int8 or int16 values as the output",
+            )?;
+            rule(out.shape.len() <= 5, "SELECT_V2 broadcasting is 5-D at most")
+        }
+        opcode::FLOOR
+        | opcode::CEIL
+        | opcode::ROUND
+        | opcode::NEG
+        | opcode::SQUARE
+        | opcode::SIN
+        | opcode::COS => rule(i0 == Some(F32) && o == F32, "float32 only"),
+        opcode::FLOOR_DIV | opcode::FLOOR_MOD => {
+            rule(op.inputs.len() == 2 && same2 && o == F32, "float32 only")?;
+            let same_shape = input(0).map(|t| &t.shape) == input(1).map(|t| &t.shape);
+            rule(same_shape || out.shape.len() <= 4, "broadcasting is 4-D at most")
+        }
+        opcode::ZEROS_LIKE => rule(
+            i0 == Some(o) && one_of(&[dtype::I64, I32, I8, F32]),
+            "ZEROS_LIKE: int64, int32, int8 or float32, the same in and out",
+        ),
+        opcode::FILL => {
+            let value = input(1);
+            rule(
+                op.inputs.len() == 2
+                    && value.is_some_and(|v| v.shape.is_empty())
+                    && i1 == Some(o)
+                    && one_of(&[F32, I32, I8]),
+                "FILL: a scalar value of the output's type, float32, int32 or int8",
+            )?;
+            let dims = op.input(0).and_then(|t| model.const_ints(0, t));
+            rule(
+                matches!(i0, Some(I32 | dtype::I64))
+                    && input(0).is_some_and(|t| t.shape.len() == 1)
+                    && dims.is_none_or(|d| d.len() == out.shape.len() && d.iter().zip(&out.shape).all(|(a, b)| i64::from(*a) == i64::from(*b))),
+                "FILL dims differ from the output's shape",
+            )
+        }
         opcode::SIGNAL_WINDOW
         | opcode::SIGNAL_FFT_AUTO_SCALE
         | opcode::SIGNAL_RFFT
@@ -436,6 +519,50 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
         _ => Ok(()),
     }
     .map_err(|why| format!("{why} (the runtime's kernel refuses it)"))
+}
+
+/// BATCH_MATMUL's shapes as the runtime's Prepare checks them: batch dims
+/// (right-aligned, up to 3) that broadcast, equal depths, and the output
+/// `[batch…, M, N]` of the larger operand's rank.
+fn batch_matmul_shapes(
+    op: &Operator<'_>,
+    lhs: Option<&Tensor<'_>>,
+    rhs: Option<&Tensor<'_>>,
+    out: &Tensor<'_>,
+) -> Result<(), String> {
+    let (adj_x, adj_y) = match op.options {
+        crate::read::ops::OpOptions::BatchMatMul { adj_x, adj_y } => (adj_x, adj_y),
+        _ => (false, false),
+    };
+    let (Some(l), Some(r)) = (lhs, rhs) else {
+        return Err("BATCH_MATMUL needs 2 inputs".into());
+    };
+    let (l, r) = (&l.shape, &r.shape);
+    let rank = l.len().max(r.len());
+    let batch = |s: &[i32], i: usize| {
+        let lead = s.len() - 2;
+        if i + lead >= rank - 2 {
+            s[i + lead + 2 - rank]
+        } else {
+            1
+        }
+    };
+    let mut want = Vec::new();
+    for i in 0..rank - 2 {
+        let (a, b) = (batch(l, i), batch(r, i));
+        rule(
+            a == b || a == 1 || b == 1,
+            "BATCH_MATMUL batch dims do not broadcast",
+        )?;
+        want.push(a.max(b));
+    }
+    let (l0, l1) = (l[l.len() - 2], l[l.len() - 1]);
+    let (r0, r1) = (r[r.len() - 2], r[r.len() - 1]);
+    let (m, k) = if adj_x { (l1, l0) } else { (l0, l1) };
+    let (rk, n) = if adj_y { (r1, r0) } else { (r0, r1) };
+    rule(k == rk, "BATCH_MATMUL operands differ in depth")?;
+    want.extend([m, n]);
+    rule(out.shape == want, "BATCH_MATMUL output shape")
 }
 
 /// The Signal kernels' Prepare rules (tflite-micro 90b983c2

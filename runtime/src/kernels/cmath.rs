@@ -19,3 +19,17 @@ pub(crate) fn expf(x: f32) -> f32 {
 pub(crate) fn logf(x: f32) -> f32 {
     libm::log(f64::from(x)) as f32
 }
+
+/// `sinf` as the wheel's glibc gives it (double-precision evaluation rounded
+/// once): `libm::sin` in `f64`, rounded to float — at most 1 ULP from it,
+/// equal on verify-kernels' SIN cases.
+#[inline]
+pub(crate) fn sinf(x: f32) -> f32 {
+    libm::sin(f64::from(x)) as f32
+}
+
+/// `cosf`, as [`sinf`].
+#[inline]
+pub(crate) fn cosf(x: f32) -> f32 {
+    libm::cos(f64::from(x)) as f32
+}
