@@ -2132,9 +2132,216 @@ pub fn cases() -> Vec<Case> {
         f32t(&[4, 5, 7]),
         none(),
     ));
-    v.append(&mut variable_and_int16_cases());
+    v
+}
+
+/// Verify-kernels cases whose models are not allocation probes: the kernels
+/// the runtime gained after TFLM's figures were measured on every target
+/// (their allocations are `probes()`'s, one per Prepare branch). Checked
+/// against the wheel's outputs and by `plan_matches_run` like `cases()`.
+pub fn output_cases() -> Vec<Case> {
+    let mut v = variable_and_int16_cases();
     v.append(&mut compare_cases());
     v.append(&mut float_math_cases());
+    v.append(&mut rearrange_cases());
+    v
+}
+
+/// The element-moving kernels: SLICE, REVERSE_V2, BROADCAST_TO/ARGS,
+/// DEPTH_TO_SPACE, SPACE_TO_DEPTH, GATHER_ND, EMBEDDING_LOOKUP,
+/// DYNAMIC_UPDATE_SLICE.
+fn rearrange_cases() -> Vec<Case> {
+    use DType::{Bool, I8, I16, I32, I64};
+    let none = || OpOptions::None;
+    let mut v = Vec::new();
+    v.push(unary_like(
+        "slice_f32",
+        opcode::SLICE,
+        vec![
+            f32t(&[3, 4]),
+            t(&[2], I32).i32s(&[1, 0]),
+            t(&[2], I32).i32s(&[2, -1]),
+        ],
+        f32t(&[2, 4]),
+        none(),
+    ));
+    v.push(unary_like(
+        "slice_i8_5d_i64",
+        opcode::SLICE,
+        vec![
+            qt(&[2, 3, 4, 5, 2], I8, 0.1, 0),
+            t(&[5], I64).i64s(&[1, 0, 1, 2, 0]),
+            t(&[5], I64).i64s(&[1, 2, 3, 3, 2]),
+        ],
+        qt(&[1, 2, 3, 3, 2], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "slice_bool",
+        opcode::SLICE,
+        vec![
+            t(&[6], Bool),
+            t(&[1], I32).i32s(&[2]),
+            t(&[1], I32).i32s(&[3]),
+        ],
+        t(&[3], Bool),
+        none(),
+    ));
+    for (name, tensor, axes) in [
+        ("reverse_v2_f32", f32t(&[2, 3, 4]), vec![1]),
+        (
+            "reverse_v2_i16_two_axes",
+            qt(&[2, 3, 4], I16, 0.1, 0),
+            vec![1, 2],
+        ),
+        (
+            "reverse_v2_i8_negative_axis",
+            qt(&[3, 5], I8, 0.1, 0),
+            vec![-1],
+        ),
+    ] {
+        let n = axes.len() as i32;
+        v.push(unary_like(
+            name,
+            opcode::REVERSE_V2,
+            vec![tensor.clone(), t(&[n], I32).i32s(&axes)],
+            tensor,
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "broadcast_to_f32",
+        opcode::BROADCAST_TO,
+        vec![f32t(&[1, 3]), t(&[3], I32).i32s(&[2, 4, 3])],
+        f32t(&[2, 4, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "broadcast_to_i8_i64_shape",
+        opcode::BROADCAST_TO,
+        vec![qt(&[2, 1, 3], I8, 0.1, 0), t(&[4], I64).i64s(&[2, 2, 5, 3])],
+        qt(&[2, 2, 5, 3], I8, 0.1, 0),
+        none(),
+    ));
+    {
+        let mut c = Case::new("broadcast_args_i32");
+        let a = c.add(t(&[3], I32).i32s(&[2, 1, 5]));
+        let b = c.add(t(&[2], I32).i32s(&[4, 1]));
+        let s = c.add(t(&[3], I32));
+        c.op(opcode::BROADCAST_ARGS, &[a, b], &[s], none());
+        // A graph input to keep the model runnable everywhere: added to the shape.
+        let z = c.input(t(&[3], I32));
+        let o = c.add(t(&[3], I32));
+        c.op(opcode::ADD, &[s, z], &[o], elementwise(Activation::None));
+        c.outputs.push(o);
+        v.push(c);
+    }
+    for (name, code, input, out) in [
+        (
+            "depth_to_space",
+            opcode::DEPTH_TO_SPACE,
+            [1, 2, 3, 8],
+            [1, 4, 6, 2],
+        ),
+        (
+            "space_to_depth",
+            opcode::SPACE_TO_DEPTH,
+            [2, 4, 6, 3],
+            [2, 2, 3, 12],
+        ),
+    ] {
+        v.push(unary_like(
+            &format!("{name}_f32"),
+            code,
+            vec![f32t(&input)],
+            f32t(&out),
+            OpOptions::BlockSize { block_size: 2 },
+        ));
+        v.push(unary_like(
+            &format!("{name}_i8"),
+            code,
+            vec![qt(&input, I8, 0.1, 0)],
+            qt(&out, I8, 0.1, 0),
+            OpOptions::BlockSize { block_size: 2 },
+        ));
+    }
+    v.push(unary_like(
+        "depth_to_space_i8_block3",
+        opcode::DEPTH_TO_SPACE,
+        vec![qt(&[1, 2, 2, 18], I8, 0.1, 0)],
+        qt(&[1, 6, 6, 2], I8, 0.1, 0),
+        OpOptions::BlockSize { block_size: 3 },
+    ));
+    for (tname, params, out) in [
+        ("f32", f32t(&[3, 4]), f32t(&[2, 4])),
+        ("i8", qt(&[3, 4, 5], I8, 0.1, 0), qt(&[2, 4, 5], I8, 0.1, 0)),
+    ] {
+        v.push(unary_like(
+            &format!("gather_nd_{tname}"),
+            opcode::GATHER_ND,
+            vec![params, t(&[2, 1], I32).i32s(&[2, 0])],
+            out,
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "gather_nd_f32_full_index",
+        opcode::GATHER_ND,
+        vec![
+            f32t(&[3, 4, 2]),
+            t(&[2, 2, 3], I32).i32s(&[0, 0, 1, 2, 3, 0, 1, 1, 1, 2, 0, 1]),
+        ],
+        f32t(&[2, 2]),
+        none(),
+    ));
+    for (tname, rows, out) in [
+        ("f32", f32t(&[5, 3]).random(6), f32t(&[3, 3])),
+        (
+            "i8",
+            qt(&[5, 2, 4], I8, 0.1, 0).random(7),
+            qt(&[3, 2, 4], I8, 0.1, 0),
+        ),
+    ] {
+        let mut c = Case::new(&format!("embedding_lookup_{tname}"));
+        let ids = c.add(t(&[3], I32).i32s(&[4, 0, 2]));
+        let r = c.add(rows);
+        let g = c.add(out.clone());
+        c.op(opcode::EMBEDDING_LOOKUP, &[ids, r], &[g], none());
+        let z = c.input(out.clone());
+        let o = c.add(out);
+        c.op(opcode::MAXIMUM, &[g, z], &[o], none());
+        c.outputs.push(o);
+        v.push(c);
+    }
+    for (name, x, u, start) in [
+        (
+            "dynamic_update_slice_f32",
+            f32t(&[4, 4]),
+            f32t(&[2, 2]),
+            vec![1, 1],
+        ),
+        (
+            "dynamic_update_slice_i8_clamped",
+            qt(&[3, 5], I8, 0.1, 0),
+            qt(&[2, 3], I8, 0.1, 0),
+            vec![2, -1],
+        ),
+        (
+            "dynamic_update_slice_i16",
+            qt(&[2, 3, 4], I16, 0.1, 0),
+            qt(&[1, 3, 2], I16, 0.1, 0),
+            vec![1, 0, 2],
+        ),
+    ] {
+        let n = start.len() as i32;
+        v.push(unary_like(
+            name,
+            opcode::DYNAMIC_UPDATE_SLICE,
+            vec![x.clone(), u, t(&[n], I32).i32s(&start)],
+            x,
+            none(),
+        ));
+    }
     v
 }
 
@@ -3568,7 +3775,7 @@ fn main() {
         std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
         return;
     }
-    for case in cases() {
+    for case in cases().into_iter().chain(output_cases()) {
         let (model, inputs) = case.build();
         write(
             &case.name,

@@ -59,9 +59,9 @@ operators! {
     CONCATENATION = 2, tflm: true, runtime: Concat;
     CONV_2D = 3, tflm: true, runtime: Window;
     DEPTHWISE_CONV_2D = 4, tflm: true, runtime: Window;
-    DEPTH_TO_SPACE = 5, tflm: true, runtime: -;
+    DEPTH_TO_SPACE = 5, tflm: true, runtime: Block;
     DEQUANTIZE = 6, tflm: true, runtime: NoParams;
-    EMBEDDING_LOOKUP = 7, tflm: true, runtime: -;
+    EMBEDDING_LOOKUP = 7, tflm: true, runtime: NoParams;
     FLOOR = 8, tflm: true, runtime: NoParams;
     FULLY_CONNECTED = 9, tflm: true, runtime: NoParams;
     L2_NORMALIZATION = 11, tflm: true, runtime: -;
@@ -75,7 +75,7 @@ operators! {
     RESHAPE = 22, tflm: true, runtime: NoParams;
     RESIZE_BILINEAR = 23, tflm: true, runtime: Resize;
     SOFTMAX = 25, tflm: true, runtime: Softmax;
-    SPACE_TO_DEPTH = 26, tflm: true, runtime: -;
+    SPACE_TO_DEPTH = 26, tflm: true, runtime: Block;
     SVDF = 27, tflm: true, runtime: Svdf;
     TANH = 28, tflm: true, runtime: NoParams;
     CALL = 31, tflm: false, runtime: -;
@@ -105,7 +105,7 @@ operators! {
     GREATER = 61, tflm: true, runtime: NoParams;
     GREATER_EQUAL = 62, tflm: true, runtime: NoParams;
     LESS_EQUAL = 63, tflm: true, runtime: NoParams;
-    SLICE = 65, tflm: true, runtime: -;
+    SLICE = 65, tflm: true, runtime: NoParams;
     SIN = 66, tflm: true, runtime: NoParams;
     TRANSPOSE_CONV = 67, tflm: true, runtime: Window;
     EXPAND_DIMS = 70, tflm: true, runtime: NoParams;
@@ -137,9 +137,9 @@ operators! {
     ABS = 101, tflm: true, runtime: NoParams;
     SPLIT_V = 102, tflm: true, runtime: Split;
     CEIL = 104, tflm: true, runtime: NoParams;
-    REVERSE_V2 = 105, tflm: true, runtime: -;
+    REVERSE_V2 = 105, tflm: true, runtime: NoParams;
     ADD_N = 106, tflm: true, runtime: NoParams;
-    GATHER_ND = 107, tflm: true, runtime: -;
+    GATHER_ND = 107, tflm: true, runtime: NoParams;
     COS = 108, tflm: true, runtime: NoParams;
     ELU = 111, tflm: true, runtime: -;
     QUANTIZE = 114, tflm: true, runtime: NoParams;
@@ -151,13 +151,13 @@ operators! {
     BATCH_MATMUL = 126, tflm: true, runtime: BatchMatMul;
     CUMSUM = 128, tflm: true, runtime: -;
     CALL_ONCE = 129, tflm: true, runtime: -;
-    BROADCAST_TO = 130, tflm: true, runtime: -;
+    BROADCAST_TO = 130, tflm: true, runtime: NoParams;
     REDUCE_ALL = 140, tflm: true, runtime: -;
     VAR_HANDLE = 142, tflm: true, runtime: -;
     READ_VARIABLE = 143, tflm: true, runtime: -;
     ASSIGN_VARIABLE = 144, tflm: true, runtime: -;
-    BROADCAST_ARGS = 145, tflm: true, runtime: -;
-    DYNAMIC_UPDATE_SLICE = 151, tflm: true, runtime: -;
+    BROADCAST_ARGS = 145, tflm: true, runtime: NoParams;
+    DYNAMIC_UPDATE_SLICE = 151, tflm: true, runtime: NoParams;
 }
 
 /// One custom operator the runtime knows, under an image-only code.
@@ -328,6 +328,7 @@ pub const fn constant_inputs(code: u8) -> (&'static [usize], &'static str) {
         ),
         // TFLM's Prepare reads the dims to check the output shape.
         FILL => (&[0], "FILL's dims must be constant"),
+        BROADCAST_TO => (&[1], "BROADCAST_TO's shape must be constant"),
         _ => (&[], ""),
     }
 }

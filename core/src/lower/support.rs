@@ -507,6 +507,15 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
                 "FILL dims differ from the output's shape",
             )
         }
+        opcode::SLICE
+        | opcode::REVERSE_V2
+        | opcode::BROADCAST_TO
+        | opcode::BROADCAST_ARGS
+        | opcode::DEPTH_TO_SPACE
+        | opcode::SPACE_TO_DEPTH
+        | opcode::GATHER_ND
+        | opcode::EMBEDDING_LOOKUP
+        | opcode::DYNAMIC_UPDATE_SLICE => rearrange(model, op, out),
         opcode::SIGNAL_WINDOW
         | opcode::SIGNAL_FFT_AUTO_SCALE
         | opcode::SIGNAL_RFFT
@@ -519,6 +528,182 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
         _ => Ok(()),
     }
     .map_err(|why| format!("{why} (the runtime's kernel refuses it)"))
+}
+
+/// The element-moving kernels' Prepare rules (`runtime/src/kernels/rearrange.rs`).
+fn rearrange(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
+    use dtype::{BOOL, F32, I8, I16, I32, I64, U8};
+    let sg = model.main();
+    let input = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
+    let x = input(0).ok_or("input 0 is missing")?;
+    let o = out.dtype.code();
+    let (xt, xs, os) = (x.dtype.code(), &x.shape, &out.shape);
+    let n_in = op.inputs.len();
+    let ty = |i: usize| input(i).map(|t| t.dtype.code());
+    let rank = |i: usize| input(i).map_or(0, |t| t.shape.len());
+    let dim = |s: &[i32], k: usize| s.get(k).copied().unwrap_or(0);
+    match super::image_opcode(op).unwrap_or(opcode::CUSTOM) {
+        opcode::SLICE => {
+            rule(n_in == 3, "SLICE needs 3 inputs")?;
+            rule(
+                xt == o && [F32, I32, I8, I16, BOOL].contains(&o),
+                "SLICE: float32, int32, int8, int16 or bool, the same in and out",
+            )?;
+            rule(
+                ty(1) == ty(2) && matches!(ty(1), Some(I32 | I64)),
+                "SLICE begin and size: int32 or int64",
+            )?;
+            let count = |i: usize| input(i).map_or(0, |t| t.elements());
+            rule(
+                xs.len() <= 5
+                    && os.len() == xs.len()
+                    && count(1) == xs.len() as u64
+                    && count(2) == xs.len() as u64,
+                "SLICE: up to 5-D, a begin and a size per axis",
+            )
+        }
+        opcode::REVERSE_V2 => {
+            rule(n_in == 2, "REVERSE_V2 needs 2 inputs")?;
+            rule(
+                xt == o && [F32, I32, I16, I8, U8, I64, BOOL].contains(&o),
+                "REVERSE_V2: float32, int32, int16, int8, uint8, int64 or bool, the same in and out",
+            )?;
+            rule(
+                ty(1) == Some(I32) && rank(1) == 1,
+                "REVERSE_V2 axes: rank-1 int32",
+            )?;
+            let axes = input(1).map_or(0, |t| t.elements());
+            rule(
+                xs.len() <= 8 && xs.len() as u64 >= axes && xs == os,
+                "REVERSE_V2: up to 8-D, no more axes than dims, the output as the input",
+            )
+        }
+        opcode::BROADCAST_TO => {
+            rule(n_in == 2, "BROADCAST_TO needs 2 inputs")?;
+            rule(
+                xt == o && dtype::dtype_size(o).is_some(),
+                "BROADCAST_TO: the output's type as the input's",
+            )?;
+            rule(
+                matches!(ty(1), Some(I32 | I64)) && rank(1) == 1,
+                "BROADCAST_TO shape: rank-1 int32 or int64",
+            )?;
+            let shape = op.input(1).and_then(|t| model.const_ints(0, t));
+            rule(
+                os.len() <= 5 && xs.len() <= os.len() && shape.is_none_or(|s| s == *os),
+                "BROADCAST_TO: up to 5-D, the shape equal to the output's",
+            )?;
+            let lead = os.len().saturating_sub(xs.len());
+            rule(
+                xs.iter()
+                    .enumerate()
+                    .all(|(k, &d)| d == 1 || d == dim(os, k + lead)),
+                "BROADCAST_TO: the input does not broadcast to the shape",
+            )
+        }
+        opcode::BROADCAST_ARGS => {
+            rule(n_in == 2, "BROADCAST_ARGS needs 2 inputs")?;
+            rule(
+                xt == o && ty(1) == Some(o) && matches!(o, I32 | I64),
+                "BROADCAST_ARGS: int32 or int64 shapes and output",
+            )?;
+            rule(
+                xs.len() == 1 && rank(1) == 1 && os.len() == 1,
+                "BROADCAST_ARGS: rank-1 shapes and output",
+            )?;
+            let longer = x.elements().max(input(1).map_or(0, |t| t.elements()));
+            rule(
+                out.elements() == longer,
+                "BROADCAST_ARGS: the output as long as the longer shape",
+            )
+        }
+        code @ (opcode::DEPTH_TO_SPACE | opcode::SPACE_TO_DEPTH) => {
+            rule(
+                xt == o && [F32, I8].contains(&o),
+                "float32 or int8, the same in and out",
+            )?;
+            rule(
+                xs.len() == 4 && os.len() == 4,
+                "input and output must be 4-D",
+            )?;
+            let bs = match op.options {
+                crate::read::ops::OpOptions::BlockSize { block_size } => block_size,
+                _ => 0,
+            };
+            let (space, depth) = if code == opcode::DEPTH_TO_SPACE {
+                (os, xs)
+            } else {
+                (xs, os)
+            };
+            rule(
+                space[0] == depth[0]
+                    && i64::from(space[1]) == i64::from(depth[1]) * i64::from(bs)
+                    && i64::from(space[2]) == i64::from(depth[2]) * i64::from(bs)
+                    && i64::from(depth[3]) == i64::from(space[3]) * i64::from(bs) * i64::from(bs),
+                "shapes do not follow from the block size",
+            )
+        }
+        opcode::GATHER_ND => {
+            rule(n_in == 2, "GATHER_ND needs 2 inputs")?;
+            rule(
+                xt == o && [F32, I8].contains(&o),
+                "GATHER_ND: float32 or int8 params, the output as the params",
+            )?;
+            rule(ty(1) == Some(I32), "GATHER_ND indices: int32")?;
+            let is = input(1).map(|t| t.shape.clone()).unwrap_or_default();
+            rule(
+                !xs.is_empty() && !is.is_empty(),
+                "GATHER_ND params and indices are at least vectors",
+            )?;
+            let nd = dim(&is, is.len() - 1).max(0) as usize;
+            rule(
+                nd <= xs.len() && nd <= 5,
+                "GATHER_ND index depth exceeds the params' rank or 5",
+            )?;
+            let mut want: Vec<i32> = is[..is.len() - 1].to_vec();
+            want.extend_from_slice(&xs[nd..]);
+            rule(*os == want, "GATHER_ND output shape")
+        }
+        opcode::EMBEDDING_LOOKUP => {
+            rule(n_in == 2, "EMBEDDING_LOOKUP needs 2 inputs")?;
+            rule(
+                xt == I32 && xs.len() == 1,
+                "EMBEDDING_LOOKUP ids: rank-1 int32",
+            )?;
+            rule(
+                ty(1) == Some(o) && [F32, I8].contains(&o),
+                "EMBEDDING_LOOKUP: float32 or int8 rows, the output as the rows",
+            )?;
+            let vs = input(1).map(|t| t.shape.clone()).unwrap_or_default();
+            rule(
+                vs.len() >= 2 && os.len() == vs.len() && os[0] == xs[0] && os[1..] == vs[1..],
+                "EMBEDDING_LOOKUP output shape",
+            )
+        }
+        _ => {
+            // DYNAMIC_UPDATE_SLICE
+            rule(n_in == 3, "DYNAMIC_UPDATE_SLICE needs 3 inputs")?;
+            rule(
+                ty(1) == Some(xt) && xt == o && [F32, I8, I16, I32].contains(&o),
+                "DYNAMIC_UPDATE_SLICE: float32, int8, int16 or int32, operand, update and output alike",
+            )?;
+            let start = input(2).map(|t| t.shape.clone()).unwrap_or_default();
+            rule(
+                matches!(ty(2), Some(I32 | I64))
+                    && start.len() == 1
+                    && start[0] as usize == xs.len(),
+                "DYNAMIC_UPDATE_SLICE start: rank-1 int32 or int64, one per operand dim",
+            )?;
+            let us = input(1).map(|t| t.shape.clone()).unwrap_or_default();
+            rule(
+                us.len() == xs.len()
+                    && xs.len() <= 8
+                    && xs == os
+                    && us.iter().zip(xs).all(|(u, d)| u <= d),
+                "DYNAMIC_UPDATE_SLICE: the update within the operand, the output as the operand",
+            )
+        }
+    }
 }
 
 /// BATCH_MATMUL's shapes as the runtime's Prepare checks them: batch dims

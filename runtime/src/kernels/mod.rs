@@ -45,6 +45,7 @@ mod math;
 mod matmul;
 mod pooling;
 mod quantize;
+mod rearrange;
 mod rectifiers;
 mod reductions;
 mod shape;
@@ -141,6 +142,7 @@ const FAMILIES: &[&[Kernel]] = &[
     compare::KERNELS,
     float_math::KERNELS,
     fill::KERNELS,
+    rearrange::KERNELS,
 ];
 
 /// No kernel for this opcode in [`BY_OPCODE`].
