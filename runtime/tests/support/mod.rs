@@ -104,6 +104,11 @@ pub enum OptSpec {
         axis: i32,
         num: i32,
     },
+    BatchMatMul {
+        adj_x: bool,
+        adj_y: bool,
+    },
+    BlockSize(i32),
 }
 
 impl OptSpec {
@@ -179,6 +184,8 @@ impl OptSpec {
                 ..Default::default()
             }),
             OptSpec::Unpack { axis, num } => OpOptions::Unpack { axis, num },
+            OptSpec::BatchMatMul { adj_x, adj_y } => OpOptions::BatchMatMul { adj_x, adj_y },
+            OptSpec::BlockSize(block_size) => OpOptions::BlockSize { block_size },
         }
     }
 }
