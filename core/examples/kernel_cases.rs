@@ -2144,6 +2144,103 @@ pub fn output_cases() -> Vec<Case> {
     v.append(&mut compare_cases());
     v.append(&mut float_math_cases());
     v.append(&mut rearrange_cases());
+    v.append(&mut norm_cases());
+    v
+}
+
+/// L2_NORMALIZATION, L2_POOL_2D and ELU.
+fn norm_cases() -> Vec<Case> {
+    use DType::I8;
+    let none = || OpOptions::None;
+    let mut v = vec![
+        unary_like(
+            "l2_normalization_f32",
+            opcode::L2_NORMALIZATION,
+            vec![f32t(&[1, 2, 2, 8])],
+            f32t(&[1, 2, 2, 8]),
+            none(),
+        ),
+        unary_like(
+            "l2_normalization_i8",
+            opcode::L2_NORMALIZATION,
+            vec![qt(&[3, 8], I8, 0.1, 5)],
+            qt(&[3, 8], I8, 1.0 / 128.0, 0),
+            none(),
+        ),
+        unary_like(
+            "l2_normalization_i8_long_rows",
+            opcode::L2_NORMALIZATION,
+            vec![qt(&[2, 300], I8, 0.02, -3)],
+            qt(&[2, 300], I8, 1.0 / 128.0, 0),
+            none(),
+        ),
+        unary_like(
+            "elu_f32",
+            opcode::ELU,
+            vec![f32t(&[4, 30])],
+            f32t(&[4, 30]),
+            none(),
+        )
+        .libm(1),
+        unary_like(
+            "elu_i8",
+            opcode::ELU,
+            vec![qt(&[4, 64], I8, 0.05, -4)],
+            qt(&[4, 64], I8, 0.04, 30),
+            none(),
+        ),
+        unary_like(
+            "elu_i8_wide",
+            opcode::ELU,
+            vec![qt(&[256], I8, 0.1, 0)],
+            qt(&[256], I8, 0.05, 60),
+            none(),
+        ),
+    ];
+    for (name, padding, stride, filter, act, input, out) in [
+        (
+            "l2_pool_2d_valid",
+            Padding::Valid,
+            2,
+            2,
+            Activation::None,
+            [1, 4, 4, 2],
+            [1, 2, 2, 2],
+        ),
+        (
+            "l2_pool_2d_same_relu6",
+            Padding::Same,
+            2,
+            3,
+            Activation::Relu6,
+            [2, 5, 5, 3],
+            [2, 3, 3, 3],
+        ),
+        (
+            "l2_pool_2d_stride1",
+            Padding::Same,
+            1,
+            3,
+            Activation::None,
+            [1, 4, 5, 2],
+            [1, 4, 5, 2],
+        ),
+    ] {
+        v.push(unary_like(
+            name,
+            opcode::L2_POOL_2D,
+            vec![f32t(&input)],
+            f32t(&out),
+            OpOptions::Pool(microarena_core::read::ops::PoolOptions {
+                padding,
+                stride_w: stride,
+                stride_h: stride,
+                filter_w: filter,
+                filter_h: filter,
+                activation: act,
+            }),
+        ));
+    }
     v
 }
 

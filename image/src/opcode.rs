@@ -64,8 +64,8 @@ operators! {
     EMBEDDING_LOOKUP = 7, tflm: true, runtime: NoParams;
     FLOOR = 8, tflm: true, runtime: NoParams;
     FULLY_CONNECTED = 9, tflm: true, runtime: NoParams;
-    L2_NORMALIZATION = 11, tflm: true, runtime: -;
-    L2_POOL_2D = 12, tflm: true, runtime: -;
+    L2_NORMALIZATION = 11, tflm: true, runtime: NoParams;
+    L2_POOL_2D = 12, tflm: true, runtime: Window;
     LOGISTIC = 14, tflm: true, runtime: NoParams;
     LSTM = 16, tflm: false, runtime: -;
     MAX_POOL_2D = 17, tflm: true, runtime: Window;
@@ -141,7 +141,7 @@ operators! {
     ADD_N = 106, tflm: true, runtime: NoParams;
     GATHER_ND = 107, tflm: true, runtime: NoParams;
     COS = 108, tflm: true, runtime: NoParams;
-    ELU = 111, tflm: true, runtime: -;
+    ELU = 111, tflm: true, runtime: NoParams;
     QUANTIZE = 114, tflm: true, runtime: NoParams;
     ROUND = 116, tflm: true, runtime: NoParams;
     HARD_SWISH = 117, tflm: true, runtime: NoParams;

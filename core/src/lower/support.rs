@@ -516,6 +516,21 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
         | opcode::GATHER_ND
         | opcode::EMBEDDING_LOOKUP
         | opcode::DYNAMIC_UPDATE_SLICE => rearrange(model, op, out),
+        opcode::L2_NORMALIZATION => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8]),
+                "L2_NORMALIZATION: float32 or int8, the same in and out",
+            )?;
+            rule(
+                out.shape.len() <= 4 && input(0).is_some_and(|t| t.shape == out.shape),
+                "L2_NORMALIZATION: up to 4-D, the output as the input",
+            )
+        }
+        opcode::L2_POOL_2D => rule(i0 == Some(o) && o == F32, "L2_POOL_2D: float32 only"),
+        opcode::ELU => rule(
+            i0 == Some(o) && one_of(&[F32, I8]),
+            "ELU: float32 or int8, the same in and out",
+        ),
         opcode::SIGNAL_WINDOW
         | opcode::SIGNAL_FFT_AUTO_SCALE
         | opcode::SIGNAL_RFFT

@@ -1,6 +1,11 @@
 //! LOGISTIC and TANH: int8 in gemmlowp fixed point (bit-exact), and float32
 //! (LOGISTIC through the C library's `expf` as `cmath` computes it, TANH via
-//! `libm::tanhf`).
+//! `libm::tanhf`). ELU (`micro/kernels/elu.cc`): float32 `x < 0 ? expm1(x) :
+//! x` (`expm1f` as `cmath` computes it, within 1 ULP of the wheel's); int8
+//! through TFLM's 256-entry table, built in Prepare from the dequantized
+//! value's `expf(x) − 1` rounded half away from zero on the output scale
+//! (a table entry can differ where `expf` rounds unlike the C library's
+//! and the quotient lands on a half).
 
 use microarena_image::{dtype, opcode};
 
@@ -16,7 +21,60 @@ use crate::image::TensorInfo;
 pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::LOGISTIC, prepare, eval),
     kernel(opcode::TANH, prepare, eval),
+    kernel(opcode::ELU, prepare_elu, elu),
 ];
+
+pub(crate) fn prepare_elu(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8),
+        "ELU: float32 or int8, the same in and out",
+    )?;
+    p.need(same_len(&input, out), "shape mismatch")?;
+    if out.dtype == dtype::I8 {
+        // PopulateLookupTable: entry `val as u8`, four to a word, little-endian.
+        let inverse = 1.0 / out.scale;
+        let entry = |val: i32| {
+            let x = input.scale * (val.wrapping_sub(input.zero_point)) as f32;
+            let y = if x < 0.0 {
+                super::cmath::expf(x) - 1.0
+            } else {
+                x
+            };
+            let q = libm::roundf(y * inverse) + out.zero_point as f32;
+            // static_cast<int32_t> of the float (saturating here), clamped.
+            (q as i32).clamp(-128, 127) as u8
+        };
+        for w in 0..64 {
+            let b: [u8; 4] = core::array::from_fn(|k| entry(i32::from((4 * w + k) as u8 as i8)));
+            words.push(i32::from_le_bytes(b));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn elu(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    if input.dtype == dtype::F32 {
+        for i in 0..input.elements() {
+            let v = f32_at(c.src(0, x), i);
+            let r = if v < 0.0 { super::cmath::expm1f(v) } else { v };
+            put_f32(c.out, i, r);
+        }
+        return Ok(());
+    }
+    for i in 0..input.elements() {
+        let v = i8_at(c.src(0, x), i) as u8 as usize;
+        let entry = (c.word(v / 4) as u32 >> (8 * (v % 4))) as u8;
+        put_i8(c.out, i, i32::from(entry as i8));
+    }
+    Ok(())
+}
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,

@@ -33,3 +33,9 @@ pub(crate) fn sinf(x: f32) -> f32 {
 pub(crate) fn cosf(x: f32) -> f32 {
     libm::cos(f64::from(x)) as f32
 }
+
+/// `expm1f`, as [`sinf`]: `libm::expm1` in `f64`, rounded to float once.
+#[inline]
+pub(crate) fn expm1f(x: f32) -> f32 {
+    libm::expm1(f64::from(x)) as f32
+}
