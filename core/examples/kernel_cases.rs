@@ -2148,11 +2148,25 @@ pub fn output_cases() -> Vec<Case> {
     v
 }
 
-/// L2_NORMALIZATION, L2_POOL_2D and ELU.
+/// L2_NORMALIZATION, L2_POOL_2D, ELU and REDUCE_ALL.
 fn norm_cases() -> Vec<Case> {
-    use DType::I8;
+    use DType::{Bool, I8, I32};
     let none = || OpOptions::None;
     let mut v = vec![
+        unary_like(
+            "reduce_all",
+            opcode::REDUCE_ALL,
+            vec![t(&[4, 3], Bool), t(&[1], I32).i32s(&[1])],
+            t(&[4], Bool),
+            OpOptions::Reducer { keep_dims: false },
+        ),
+        unary_like(
+            "reduce_all_keep_dims_two_axes",
+            opcode::REDUCE_ALL,
+            vec![t(&[2, 2, 3], Bool), t(&[2], I32).i32s(&[0, -1])],
+            t(&[1, 2, 1], Bool),
+            OpOptions::Reducer { keep_dims: true },
+        ),
         unary_like(
             "l2_normalization_f32",
             opcode::L2_NORMALIZATION,
@@ -2197,6 +2211,28 @@ fn norm_cases() -> Vec<Case> {
             none(),
         ),
     ];
+    for (name, exclusive, reverse, axis) in [
+        ("cumsum", false, false, 1),
+        ("cumsum_exclusive", true, false, 0),
+        ("cumsum_reverse_negative_axis", false, true, -1),
+        ("cumsum_exclusive_reverse", true, true, 1),
+    ] {
+        let options = OpOptions::Cumsum { exclusive, reverse };
+        v.push(unary_like(
+            &format!("{name}_f32"),
+            opcode::CUMSUM,
+            vec![f32t(&[2, 5, 3]), t(&[1], I32).i32s(&[axis])],
+            f32t(&[2, 5, 3]),
+            options.clone(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_i8"),
+            opcode::CUMSUM,
+            vec![qt(&[3, 6], I8, 0.05, -7), t(&[1], I32).i32s(&[axis])],
+            qt(&[3, 6], I8, 0.2, 4),
+            options,
+        ));
+    }
     for (name, padding, stride, filter, act, input, out) in [
         (
             "l2_pool_2d_valid",

@@ -149,10 +149,10 @@ operators! {
     WHILE = 119, tflm: true, runtime: -;
     SELECT_V2 = 123, tflm: true, runtime: NoParams;
     BATCH_MATMUL = 126, tflm: true, runtime: BatchMatMul;
-    CUMSUM = 128, tflm: true, runtime: -;
+    CUMSUM = 128, tflm: true, runtime: Cumsum;
     CALL_ONCE = 129, tflm: true, runtime: -;
     BROADCAST_TO = 130, tflm: true, runtime: NoParams;
-    REDUCE_ALL = 140, tflm: true, runtime: -;
+    REDUCE_ALL = 140, tflm: true, runtime: Mean;
     VAR_HANDLE = 142, tflm: true, runtime: -;
     READ_VARIABLE = 143, tflm: true, runtime: -;
     ASSIGN_VARIABLE = 144, tflm: true, runtime: -;

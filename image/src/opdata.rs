@@ -62,6 +62,8 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::SVDF if quantized => 16,
         // The output (multiplier, shift).
         opcode::BATCH_MATMUL if quantized => 8,
+        // Bounds, the input and the output (multiplier, shift).
+        opcode::CUMSUM if dtype == dtype::I8 => 24,
         // ELU's int8 lookup table, 256 entries.
         opcode::ELU if quantized => 256,
         // The int16 kissfft tables for `channels` = fft_length: the complex

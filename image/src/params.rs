@@ -44,6 +44,7 @@ pub enum ParamsKind {
     BatchMatMul,
     /// DEPTH_TO_SPACE and SPACE_TO_DEPTH: [`BlockParams`].
     Block,
+    Cumsum,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -489,6 +490,31 @@ impl OpParams for BlockParams {
     }
 }
 
+/// CUMSUM (the axis is its input tensor, read in Eval as TFLM does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CumsumParams {
+    /// Each output sums the elements before it, not itself.
+    pub exclusive: bool,
+    /// The sum runs from the axis' end.
+    pub reverse: bool,
+}
+
+impl OpParams for CumsumParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = i32::from(self.exclusive);
+        w[1] = i32::from(self.reverse);
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        CumsumParams {
+            exclusive: w[0] != 0,
+            reverse: w[1] != 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,6 +573,10 @@ mod tests {
             adj_y: false,
         });
         round_trip(BlockParams { block_size: 3 });
+        round_trip(CumsumParams {
+            exclusive: false,
+            reverse: true,
+        });
         round_trip(SpaceBatchParams {
             block_h: 2,
             block_w: 3,

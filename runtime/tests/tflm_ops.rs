@@ -5,6 +5,7 @@
 //! one constant-operand rule plan and run share. Bit-exactness against TFLM
 //! itself is `scripts/verify-kernels.sh`'s.
 
+#[allow(dead_code)] // the spec helpers serve kernels.rs too
 mod support;
 
 use microarena_core::Model;

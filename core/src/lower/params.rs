@@ -9,10 +9,10 @@ use alloc::vec::Vec;
 use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
-    AxisParams, BatchMatMulParams, BlockParams, ConcatParams, FlexParams, GatherParams,
-    LeakyReluParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams,
-    PAD_CONSTANT, PAD_REFLECT, PAD_SYMMETRIC, PadParams, ParamsKind, ResizeParams, SliceParams,
-    SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
+    AxisParams, BatchMatMulParams, BlockParams, ConcatParams, CumsumParams, FlexParams,
+    GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams,
+    OpParams, PAD_CONSTANT, PAD_REFLECT, PAD_SYMMETRIC, PadParams, ParamsKind, ResizeParams,
+    SliceParams, SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -88,6 +88,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::Flex => flex,
         ParamsKind::BatchMatMul => batch_matmul,
         ParamsKind::Block => block,
+        ParamsKind::Cumsum => cumsum,
     }
 }
 
@@ -521,6 +522,15 @@ fn batch_matmul(v: &OpView<'_, '_>) -> Result<Words, String> {
         _ => (false, false),
     };
     Ok(BatchMatMulParams { adj_x, adj_y }.to_words())
+}
+
+/// CUMSUM: exclusive and reverse (absent options: neither).
+fn cumsum(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let (exclusive, reverse) = match v.op.options {
+        OpOptions::Cumsum { exclusive, reverse } => (exclusive, reverse),
+        _ => (false, false),
+    };
+    Ok(CumsumParams { exclusive, reverse }.to_words())
 }
 
 /// DEPTH_TO_SPACE and SPACE_TO_DEPTH: the block size, positive (TFLM's

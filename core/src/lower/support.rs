@@ -224,6 +224,21 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
             i0 == Some(o) && one_of(&[F32, I8, I16]),
             "only float32, int8 or int16",
         ),
+        opcode::CUMSUM => {
+            rule(
+                op.inputs.len() == 2 && i0 == Some(o) && one_of(&[F32, I8]),
+                "CUMSUM: float32 or int8, the same in and out",
+            )?;
+            rule(
+                i1 == Some(I32) && input(1).is_some_and(|t| t.elements() == 1),
+                "CUMSUM axis: one int32",
+            )?;
+            rule(
+                !out.shape.is_empty() && input(0).is_some_and(|t| t.shape == out.shape),
+                "CUMSUM: the output as the input, at least 1-D",
+            )
+        }
+        opcode::REDUCE_ALL => rule(i0 == Some(o) && o == dtype::BOOL, "REDUCE_ALL: bool only"),
         opcode::REDUCE_MAX | opcode::REDUCE_MIN => {
             rule(i0 == Some(o) && one_of(&[F32, I8]), "only float32 or int8")?;
             let (si, zi, _) = input(0).map_or((0.0, 0, 0), quant);
