@@ -152,7 +152,7 @@ fn batch_matmul_float_adjoints_and_broadcast() {
     };
     let out = run(
         &t,
-        op(opcode::BATCH_MATMUL, &[0, 1], 2, plain.clone()),
+        op(opcode::BATCH_MATMUL, &[0, 1], 2, plain),
         &[f32s(&l), f32s(&r)],
     );
     assert_eq!(to_f32(&out), [4.0, 5.0, 10.0, 11.0]);
@@ -263,13 +263,13 @@ fn float_rounding_and_floor_division() {
     let round = to_f32(&run(
         &t,
         op(opcode::ROUND, &[0], 1, OptSpec::None),
-        &[x.clone()],
+        std::slice::from_ref(&x),
     ));
     assert_eq!(round, [0.0, 2.0, 2.0, -0.0, -2.0, 2.0, -3.0]);
     let floor = to_f32(&run(
         &t,
         op(opcode::FLOOR, &[0], 1, OptSpec::None),
-        &[x.clone()],
+        std::slice::from_ref(&x),
     ));
     assert_eq!(floor, [0.0, 1.0, 2.0, -1.0, -2.0, 2.0, -3.0]);
     let ceil = to_f32(&run(&t, op(opcode::CEIL, &[0], 1, OptSpec::None), &[x]));
@@ -365,7 +365,7 @@ fn fill_zeros_like_and_element_moves() {
     let out = run(
         &t,
         op(opcode::GATHER_ND, &[0, 1], 2, OptSpec::None),
-        &[rows.clone()],
+        std::slice::from_ref(&rows),
     );
     assert_eq!(to_f32(&out), [5.0, 6.0, 1.0, 2.0]);
     let t = [

@@ -64,7 +64,13 @@ fn geometry(lhs: &TensorInfo, rhs: &TensorInfo, params: BatchMatMulParams) -> Ge
     let (m, k) = if params.adj_x { (l1, l0) } else { (l0, l1) };
     let (rhs_k, n) = if params.adj_y { (r1, r0) } else { (r0, r1) };
     Geometry {
-        out_batch: core::array::from_fn(|i| lhs_batch[i].max(rhs_batch[i])),
+        out_batch: {
+            let mut b = lhs_batch;
+            for (o, &r) in b.iter_mut().zip(&rhs_batch) {
+                *o = (*o).max(r);
+            }
+            b
+        },
         lhs_batch,
         rhs_batch,
         m,
@@ -94,14 +100,21 @@ pub(crate) fn prepare(
         "BATCH_MATMUL operands are 2-D to 5-D",
     )?;
     let g = geometry(&lhs, &rhs, p.op.params());
-    let broadcast = (0..BATCH_DIMS)
-        .all(|i| g.lhs_batch[i] == g.rhs_batch[i] || g.lhs_batch[i] == 1 || g.rhs_batch[i] == 1);
+    let broadcast = g
+        .lhs_batch
+        .iter()
+        .zip(&g.rhs_batch)
+        .all(|(&l, &r)| l == r || l == 1 || r == 1);
     p.need(broadcast, "BATCH_MATMUL batch dims do not broadcast")?;
     p.need(g.k == g.rhs_k, "BATCH_MATMUL operands differ in depth")?;
     let rank = lhs.rank.max(rhs.rank);
     let lead = rank - 2;
     let out_ok = out.rank == rank
-        && (0..lead).all(|i| out.dim(i) == g.out_batch[BATCH_DIMS - lead + i])
+        && g.out_batch
+            .iter()
+            .skip(BATCH_DIMS - lead)
+            .enumerate()
+            .all(|(i, &d)| out.dim(i) == d)
         && out.dim(rank - 2) == g.m
         && out.dim(rank - 1) == g.n;
     p.need(out_ok, "BATCH_MATMUL output shape")?;
@@ -123,9 +136,8 @@ pub(crate) fn prepare(
 /// dims `dims` and `per` elements per matrix: broadcast dims contribute 0.
 fn batch_offset(b: [usize; BATCH_DIMS], dims: [usize; BATCH_DIMS], per: usize) -> usize {
     let mut off = 0;
-    for i in 0..BATCH_DIMS {
-        let d = dims[i];
-        off = off * d + if d == 1 { 0 } else { b[i] };
+    for (&d, &bi) in dims.iter().zip(&b) {
+        off = off * d + if d == 1 { 0 } else { bi };
     }
     off * per
 }

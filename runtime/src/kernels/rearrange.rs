@@ -87,9 +87,9 @@ fn move_element(dst: &mut [u8], to: usize, src: &[u8], from: usize, size: usize)
 /// Row-major coordinates of element `i` in `t` (first `t.rank` entries).
 fn coords(mut i: usize, t: &TensorInfo) -> [usize; MAX_RANK] {
     let mut c = [0; MAX_RANK];
-    for k in (0..t.rank.min(MAX_RANK)).rev() {
+    for (k, ck) in c.iter_mut().enumerate().take(t.rank).rev() {
         let d = t.dim(k).max(1);
-        c[k] = i % d;
+        *ck = i % d;
         i /= d;
     }
     c
@@ -97,7 +97,18 @@ fn coords(mut i: usize, t: &TensorInfo) -> [usize; MAX_RANK] {
 
 /// Element index of coordinates `c` in `t`.
 fn flat(c: &[usize; MAX_RANK], t: &TensorInfo) -> usize {
-    (0..t.rank.min(MAX_RANK)).fold(0, |acc, k| acc * t.dim(k) + c[k])
+    c.iter()
+        .enumerate()
+        .take(t.rank)
+        .fold(0, |acc, (k, &ck)| acc * t.dim(k) + ck)
+}
+
+/// `c + d`, coordinate by coordinate.
+fn offset(mut c: [usize; MAX_RANK], d: &[usize; MAX_RANK]) -> [usize; MAX_RANK] {
+    for (ck, dk) in c.iter_mut().zip(d) {
+        *ck += dk;
+    }
+    c
 }
 
 // ---------------------------------------------------------------- SLICE
@@ -138,21 +149,18 @@ pub(crate) fn slice(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     let fail = c.fail();
     let mut begin = [0usize; MAX_RANK];
-    for k in 0..x.rank {
+    for (k, bk) in begin.iter_mut().enumerate().take(x.rank) {
         let b = index_at(&bt, bd, k);
         let s = index_at(&st, sd, k);
         let s = if s == -1 { x.dim(k) as i64 - b } else { s };
         if b < 0 || s < 0 || b + s > x.dim(k) as i64 || s != out.dim(k) as i64 {
             return Err(fail("SLICE window outside the input or unlike the output"));
         }
-        begin[k] = b as usize;
+        *bk = b as usize;
     }
     let size = size_of(&out);
     for i in 0..out.elements() {
-        let mut at = coords(i, &out);
-        for k in 0..x.rank {
-            at[k] += begin[k];
-        }
+        let at = offset(coords(i, &out), &begin);
         move_element(c.out, i, xd, flat(&at, &x), size);
     }
     Ok(())
@@ -204,7 +212,9 @@ pub(crate) fn reverse(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         if a < 0 || a >= x.rank as i64 {
             return Err(fail("REVERSE_V2 axis out of range"));
         }
-        flip[a as usize] = true;
+        if let Some(f) = flip.get_mut(a as usize) {
+            *f = true;
+        }
     }
     // TFLM reverses one contiguous run of axes.
     let first = flip.iter().position(|&f| f).unwrap_or(0);
@@ -214,9 +224,9 @@ pub(crate) fn reverse(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let size = size_of(&x);
     for i in 0..x.elements() {
         let mut co = coords(i, &x);
-        for k in 0..x.rank {
-            if flip[k] {
-                co[k] = x.dim(k) - 1 - co[k];
+        for (k, (ck, &f)) in co.iter_mut().zip(&flip).enumerate() {
+            if f {
+                *ck = x.dim(k).saturating_sub(1 + *ck);
             }
         }
         move_element(c.out, i, xd, flat(&co, &x), size);
@@ -520,19 +530,16 @@ pub(crate) fn update_slice(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (st, sd) = c.input(2);
     let size = size_of(&x);
     let mut start = [0usize; MAX_RANK];
-    for k in 0..x.rank {
-        let hi = (x.dim(k) - update.dim(k)) as i64;
-        start[k] = index_at(&st, sd, k).clamp(0, hi) as usize;
+    for (k, sk) in start.iter_mut().enumerate().take(x.rank) {
+        let hi = x.dim(k).saturating_sub(update.dim(k)) as i64;
+        *sk = index_at(&st, sd, k).clamp(0, hi) as usize;
     }
     let n = x.elements() * size;
     if let (Some(dst), Some(src)) = (c.out.get_mut(..n), xd.get(..n)) {
         dst.copy_from_slice(src);
     }
     for i in 0..update.elements() {
-        let mut co = coords(i, &update);
-        for k in 0..x.rank {
-            co[k] += start[k];
-        }
+        let co = offset(coords(i, &update), &start);
         move_element(c.out, flat(&co, &x), ud, i, size);
     }
     Ok(())

@@ -104,10 +104,13 @@ pub enum OptSpec {
         axis: i32,
         num: i32,
     },
+    // Used by tflm_ops.rs only; kernels.rs compiles this module too.
+    #[allow(dead_code)]
     BatchMatMul {
         adj_x: bool,
         adj_y: bool,
     },
+    #[allow(dead_code)]
     BlockSize(i32),
 }
 
