@@ -370,7 +370,8 @@ mod tests {
         assert_eq!(op_name(10), "builtin op"); // HASHTABLE_LOOKUP: no TFLM kernel, not in the table
         assert_eq!(op_name(-1), "builtin op");
         assert!(op_supported(i32::from(SVDF)));
-        assert!(!op_supported(i32::from(LESS)));
+        assert!(op_supported(i32::from(LESS)));
+        assert!(!op_supported(i32::from(POW)));
         assert!(!op_supported(300));
     }
 }
