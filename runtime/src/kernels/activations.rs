@@ -1,7 +1,7 @@
 //! LOGISTIC and TANH: int8 in gemmlowp fixed point (bit-exact), and float32
 //! (LOGISTIC through the C library's `expf` as `cmath` computes it, TANH via
 //! `libm::tanhf`). ELU (`micro/kernels/elu.cc`): float32 `x < 0 ? expm1(x) :
-//! x` (`expm1f` as `cmath` computes it, within 1 ULP of the wheel's); int8
+//! x` (`expm1f` as `cmath` computes it, equal to the wheel's on every case); int8
 //! through TFLM's 256-entry table, built in Prepare from the dequantized
 //! value's `expf(x) − 1` rounded half away from zero on the output scale
 //! (a table entry can differ where `expf` rounds unlike the C library's
