@@ -430,3 +430,26 @@ fn int16_tensors_of_the_new_kernels_round_trip() {
     );
     assert_eq!(to_i16(&out), [300, 6]);
 }
+
+#[test]
+fn plan_refuses_shapes_the_kernels_refuse() {
+    // [2, 3] against [2, 4]: no broadcast; the runtime's Prepare refuses it,
+    // so plan does too, with the same words.
+    let t = [
+        TensorSpec::act(&[2, 3], F32, 0.0, 0),
+        TensorSpec::act(&[2, 4], F32, 0.0, 0),
+        TensorSpec::act(&[2, 4], BOOL, 0.0, 0),
+    ];
+    let why = plan_refusal(&t, op(opcode::LESS, &[0, 1], 2, OptSpec::None), 2).expect("refused");
+    assert!(why.contains("shapes do not broadcast"), "{why}");
+    // A SELECT_V2 whose output is larger than any input broadcasts to.
+    let t = [
+        TensorSpec::act(&[3], BOOL, 0.0, 0),
+        TensorSpec::act(&[3], F32, 0.0, 0),
+        TensorSpec::act(&[3], F32, 0.0, 0),
+        TensorSpec::act(&[2, 3], F32, 0.0, 0),
+    ];
+    let why =
+        plan_refusal(&t, op(opcode::SELECT_V2, &[0, 1, 2], 3, OptSpec::None), 3).expect("refused");
+    assert!(why.contains("SELECT_V2 shapes"), "{why}");
+}

@@ -37,7 +37,103 @@ use crate::tflm::kernels::multiplier_exponent;
 /// reads as constant data, if it would.
 pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
     check_types(model, op, out)?;
+    check_shapes(model, op, out)?;
     check_constants(model, op)
+}
+
+/// `a` and `b` right-aligned against `out`: each dim equal to the output's
+/// or 1, the output's the larger (the runtime's `broadcast::broadcastable`).
+fn broadcasts(a: &[i32], b: &[i32], out: &[i32]) -> bool {
+    let r = out.len();
+    let dim = |s: &[i32], k: usize| {
+        if k + s.len() >= r {
+            s[k + s.len() - r]
+        } else {
+            1
+        }
+    };
+    a.len() <= r
+        && b.len() <= r
+        && (0..r).all(|k| {
+            let (da, db, o) = (dim(a, k), dim(b, k), out[k]);
+            (da == o || da == 1) && (db == o || db == 1) && o == da.max(db)
+        })
+}
+
+/// The element-wise kernels' shape rules: binary ops broadcast onto the
+/// output, SELECT_V2's three inputs too, unary ones keep the element count.
+fn check_shapes(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
+    let sg = model.main();
+    let shape = |i: usize| {
+        op.input(i)
+            .and_then(|t| sg.tensors.get(t))
+            .map(|t| t.shape.as_slice())
+    };
+    let o = out.shape.as_slice();
+    match super::image_opcode(op).unwrap_or(opcode::CUSTOM) {
+        opcode::EQUAL
+        | opcode::NOT_EQUAL
+        | opcode::LESS
+        | opcode::LESS_EQUAL
+        | opcode::GREATER
+        | opcode::GREATER_EQUAL
+        | opcode::LOGICAL_AND
+        | opcode::LOGICAL_OR
+        | opcode::FLOOR_DIV
+        | opcode::FLOOR_MOD => rule(
+            shape(0)
+                .zip(shape(1))
+                .is_some_and(|(a, b)| broadcasts(a, b, o)),
+            "shapes do not broadcast",
+        ),
+        opcode::SELECT_V2 => {
+            let fits = |s: &[i32]| {
+                s.len() <= o.len()
+                    && s.iter()
+                        .enumerate()
+                        .all(|(k, &d)| d == 1 || d == o[k + o.len() - s.len()])
+            };
+            let ins = [shape(0), shape(1), shape(2)];
+            let largest = (0..o.len()).all(|k| {
+                let dims = ins.map(|s| {
+                    s.map_or(1, |s| {
+                        if k + s.len() >= o.len() {
+                            s[k + s.len() - o.len()]
+                        } else {
+                            1
+                        }
+                    })
+                });
+                let (max, min) = (dims.iter().max(), dims.iter().min());
+                o[k] == if min == Some(&0) {
+                    0
+                } else {
+                    max.copied().unwrap_or(1)
+                }
+            });
+            rule(
+                ins.iter().all(|s| s.is_some_and(fits)) && largest,
+                "SELECT_V2 shapes do not broadcast onto the output",
+            )
+        }
+        opcode::FLOOR
+        | opcode::CEIL
+        | opcode::ROUND
+        | opcode::NEG
+        | opcode::SQUARE
+        | opcode::SIN
+        | opcode::COS
+        | opcode::LOGICAL_NOT
+        | opcode::ZEROS_LIKE
+        | opcode::ELU => {
+            let n = |s: &[i32]| s.iter().map(|&d| i64::from(d.max(0))).product::<i64>();
+            rule(
+                shape(0).is_some_and(|s| n(s) == n(o)),
+                "input and output sizes differ",
+            )
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The operands the runtime's kernels read as the image's constant data: the
