@@ -2434,6 +2434,12 @@ fn rearrange_cases() -> Vec<Case> {
             qt(&[5, 2, 4], I8, 0.1, 0).random(7),
             qt(&[3, 2, 4], I8, 0.1, 0),
         ),
+        // The hybrid path: int8 rows dequantized to float32.
+        (
+            "i8_to_f32",
+            qt(&[5, 6], I8, 0.037, 0).random(8),
+            f32t(&[3, 6]),
+        ),
     ] {
         let mut c = Case::new(&format!("embedding_lookup_{tname}"));
         let ids = c.add(t(&[3], I32).i32s(&[4, 0, 2]));

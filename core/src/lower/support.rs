@@ -796,9 +796,18 @@ fn rearrange(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(
                 xt == I32 && xs.len() == 1,
                 "EMBEDDING_LOOKUP ids: rank-1 int32",
             )?;
+            let hybrid = ty(1) == Some(I8) && o == F32;
             rule(
-                ty(1) == Some(o) && [F32, I8].contains(&o),
-                "EMBEDDING_LOOKUP: float32 or int8 rows, the output as the rows",
+                hybrid || (ty(1) == Some(o) && [F32, I8].contains(&o)),
+                "EMBEDDING_LOOKUP: float32 or int8 rows, the output as the rows or float32",
+            )?;
+            let zp = input(1)
+                .and_then(|t| t.quantization.as_ref())
+                .and_then(|q| q.zero_points.first().copied())
+                .unwrap_or(0);
+            rule(
+                !hybrid || zp == 0,
+                "EMBEDDING_LOOKUP: int8 rows dequantized to float32 need zero point 0",
             )?;
             let vs = input(1).map(|t| t.shape.clone()).unwrap_or_default();
             rule(

@@ -19,9 +19,9 @@
 //! * DEPTH_TO_SPACE, SPACE_TO_DEPTH: 4-D float32 or int8, the block size.
 //! * GATHER_ND: float32 or int8 params, int32 indices whose last dim is at
 //!   most the params' rank (and 5); an index out of range fails Invoke.
-//! * EMBEDDING_LOOKUP: int32 ids, float32 or int8 rows copied as they are
-//!   (TFLM's hybrid int8 → float32 is not run); an id out of range fails
-//!   Invoke.
+//! * EMBEDDING_LOOKUP: int32 ids, float32 or int8 rows copied as they are,
+//!   or int8 rows (zero point 0) dequantized to float32 as `v · scale`
+//!   (TFLM's hybrid path); an id out of range fails Invoke.
 //! * DYNAMIC_UPDATE_SLICE: float32, int8, int16 or int32; the update written
 //!   over a copy of the operand at the start indices (int32 or int64, read in
 //!   Eval), each clamped into `0..=operand − update`.
@@ -30,7 +30,7 @@ use microarena_image::params::BlockParams;
 use microarena_image::{self as rl, dtype, opcode};
 
 use super::broadcast::bcast_index;
-use super::bytes::{i32_at, i64_at};
+use super::bytes::{i8_at, i32_at, i64_at, put_f32};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -463,9 +463,14 @@ pub(crate) fn prepare_embedding(
         ids.dtype == dtype::I32 && ids.rank == 1,
         "EMBEDDING_LOOKUP ids: rank-1 int32",
     )?;
+    let hybrid = value.dtype == dtype::I8 && out.dtype == dtype::F32;
     p.need(
-        value.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8),
-        "EMBEDDING_LOOKUP: float32 or int8 rows, the output as the rows",
+        hybrid || (value.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8)),
+        "EMBEDDING_LOOKUP: float32 or int8 rows, the output as the rows or float32",
+    )?;
+    p.need(
+        !hybrid || value.zero_point == 0,
+        "EMBEDDING_LOOKUP: int8 rows dequantized to float32 need zero point 0",
     )?;
     p.need(
         value.rank >= 2
@@ -483,13 +488,20 @@ pub(crate) fn embedding(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let rows = value.dim(0);
     let row = value.elements() / rows.max(1);
     let size = size_of(&value);
+    let hybrid = c.output_info().dtype != value.dtype;
     for i in 0..ids.elements() {
         let id = i32_at(idd, i);
         if id < 0 || id as usize >= rows {
             return Err(fail("EMBEDDING_LOOKUP id out of bounds"));
         }
         for e in 0..row {
-            move_element(c.out, i * row + e, vd, id as usize * row + e, size);
+            let from = id as usize * row + e;
+            if hybrid {
+                // micro_utils' Dequantize: (v − 0) · scale in float.
+                put_f32(c.out, i * row + e, i8_at(vd, from) as f32 * value.scale);
+            } else {
+                move_element(c.out, i * row + e, vd, from, size);
+            }
         }
     }
     Ok(())
