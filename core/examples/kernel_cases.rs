@@ -2148,11 +2148,30 @@ pub fn output_cases() -> Vec<Case> {
     v
 }
 
-/// L2_NORMALIZATION, L2_POOL_2D, ELU and REDUCE_ALL.
+/// L2_NORMALIZATION, L2_POOL_2D, ELU, REDUCE_ALL, int16 LOGISTIC and TANH.
 fn norm_cases() -> Vec<Case> {
-    use DType::{Bool, I8, I32};
+    use DType::{Bool, I8, I16, I32};
     let none = || OpOptions::None;
-    let mut v = vec![
+    let mut v = Vec::new();
+    // int16 LOGISTIC/TANH: a power-of-two input scale taken by a shift
+    // (2^-12: shift 0; TANH also 2^-11) and scales that need a multiplier.
+    for (name, code) in [("logistic", opcode::LOGISTIC), ("tanh", opcode::TANH)] {
+        for (sname, scale) in [
+            ("pot12", 1.0 / 4096.0),
+            ("pot11", 1.0 / 2048.0),
+            ("s0003", 0.0003),
+            ("s002", 0.002),
+        ] {
+            v.push(unary_like(
+                &format!("{name}_i16_{sname}"),
+                code,
+                vec![qt(&[2, 64], I16, scale, 0)],
+                qt(&[2, 64], I16, 1.0 / 32768.0, 0),
+                none(),
+            ));
+        }
+    }
+    v.extend([
         unary_like(
             "reduce_all",
             opcode::REDUCE_ALL,
@@ -2210,7 +2229,7 @@ fn norm_cases() -> Vec<Case> {
             qt(&[256], I8, 0.05, 60),
             none(),
         ),
-    ];
+    ]);
     for (name, exclusive, reverse, axis) in [
         ("cumsum", false, false, 1),
         ("cumsum_exclusive", true, false, 0),

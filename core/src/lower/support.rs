@@ -627,6 +627,22 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
         | opcode::GATHER_ND
         | opcode::EMBEDDING_LOOKUP
         | opcode::DYNAMIC_UPDATE_SLICE => rearrange(model, op, out),
+        opcode::LOGISTIC | opcode::TANH => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8, I16]),
+                "LOGISTIC/TANH: float32, int8 or int16, the same in and out",
+            )?;
+            if o != I16 {
+                return Ok(());
+            }
+            let zi = input(0).map_or(0, |t| quant(t).1);
+            let (so, zo, _) = quant(out);
+            rule(zi == 0 && zo == 0, "int16 LOGISTIC/TANH needs zero points of 0")?;
+            rule(
+                microarena_image::quant::checked_log2(so) == Some(-15),
+                "int16 LOGISTIC/TANH needs an output scale of 2^-15",
+            )
+        }
         opcode::L2_NORMALIZATION => {
             rule(
                 i0 == Some(o) && one_of(&[F32, I8]),
