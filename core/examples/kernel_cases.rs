@@ -78,6 +78,16 @@ impl T {
         self
     }
 
+    fn i64s(mut self, v: &[i64]) -> T {
+        self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
+        self
+    }
+
+    fn i8s(mut self, v: &[i8]) -> T {
+        self.data = Some(v.iter().map(|&x| x as u8).collect());
+        self
+    }
+
     fn i32s(mut self, v: &[i32]) -> T {
         self.data = Some(v.iter().flat_map(|x| x.to_le_bytes()).collect());
         self
@@ -2188,6 +2198,733 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
+/// Verify-kernels cases whose models are not allocation probes: the kernels
+/// the runtime gained after TFLM's figures were measured on every target
+/// (their allocations are `probes()`'s, one per Prepare branch). Checked
+/// against the wheel's outputs and by `plan_matches_run` like `cases()`.
+pub fn output_cases() -> Vec<Case> {
+    let mut v = variable_and_int16_cases();
+    v.append(&mut compare_cases());
+    v.append(&mut float_math_cases());
+    v.append(&mut rearrange_cases());
+    v.append(&mut norm_cases());
+    v
+}
+
+/// L2_NORMALIZATION, L2_POOL_2D, ELU, REDUCE_ALL, int16 LOGISTIC and TANH.
+fn norm_cases() -> Vec<Case> {
+    use DType::{Bool, I8, I16, I32};
+    let none = || OpOptions::None;
+    let mut v = Vec::new();
+    // int16 LOGISTIC/TANH: a power-of-two input scale taken by a shift
+    // (2^-12: shift 0; TANH also 2^-11) and scales that need a multiplier.
+    for (name, code) in [("logistic", opcode::LOGISTIC), ("tanh", opcode::TANH)] {
+        for (sname, scale) in [
+            ("pot12", 1.0 / 4096.0),
+            ("pot11", 1.0 / 2048.0),
+            ("s0003", 0.0003),
+            ("s002", 0.002),
+        ] {
+            v.push(unary_like(
+                &format!("{name}_i16_{sname}"),
+                code,
+                vec![qt(&[2, 64], I16, scale, 0)],
+                qt(&[2, 64], I16, 1.0 / 32768.0, 0),
+                none(),
+            ));
+        }
+    }
+    v.extend([
+        unary_like(
+            "reduce_all",
+            opcode::REDUCE_ALL,
+            vec![t(&[4, 3], Bool), t(&[1], I32).i32s(&[1])],
+            t(&[4], Bool),
+            OpOptions::Reducer { keep_dims: false },
+        ),
+        unary_like(
+            "reduce_all_keep_dims_two_axes",
+            opcode::REDUCE_ALL,
+            vec![t(&[2, 2, 3], Bool), t(&[2], I32).i32s(&[0, -1])],
+            t(&[1, 2, 1], Bool),
+            OpOptions::Reducer { keep_dims: true },
+        ),
+        unary_like(
+            "l2_normalization_f32",
+            opcode::L2_NORMALIZATION,
+            vec![f32t(&[1, 2, 2, 8])],
+            f32t(&[1, 2, 2, 8]),
+            none(),
+        ),
+        unary_like(
+            "l2_normalization_i8",
+            opcode::L2_NORMALIZATION,
+            vec![qt(&[3, 8], I8, 0.1, 5)],
+            qt(&[3, 8], I8, 1.0 / 128.0, 0),
+            none(),
+        ),
+        unary_like(
+            "l2_normalization_i8_long_rows",
+            opcode::L2_NORMALIZATION,
+            vec![qt(&[2, 300], I8, 0.02, -3)],
+            qt(&[2, 300], I8, 1.0 / 128.0, 0),
+            none(),
+        ),
+        unary_like(
+            "elu_f32",
+            opcode::ELU,
+            vec![f32t(&[4, 30])],
+            f32t(&[4, 30]),
+            none(),
+        )
+        .libm(1),
+        unary_like(
+            "elu_i8",
+            opcode::ELU,
+            vec![qt(&[4, 64], I8, 0.05, -4)],
+            qt(&[4, 64], I8, 0.04, 30),
+            none(),
+        ),
+        unary_like(
+            "elu_i8_wide",
+            opcode::ELU,
+            vec![qt(&[256], I8, 0.1, 0)],
+            qt(&[256], I8, 0.05, 60),
+            none(),
+        ),
+    ]);
+    for (name, exclusive, reverse, axis) in [
+        ("cumsum", false, false, 1),
+        ("cumsum_exclusive", true, false, 0),
+        ("cumsum_reverse_negative_axis", false, true, -1),
+        ("cumsum_exclusive_reverse", true, true, 1),
+    ] {
+        let options = OpOptions::Cumsum { exclusive, reverse };
+        v.push(unary_like(
+            &format!("{name}_f32"),
+            opcode::CUMSUM,
+            vec![f32t(&[2, 5, 3]), t(&[1], I32).i32s(&[axis])],
+            f32t(&[2, 5, 3]),
+            options.clone(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_i8"),
+            opcode::CUMSUM,
+            vec![qt(&[3, 6], I8, 0.05, -7), t(&[1], I32).i32s(&[axis])],
+            qt(&[3, 6], I8, 0.2, 4),
+            options,
+        ));
+    }
+    for (name, padding, stride, filter, act, input, out) in [
+        (
+            "l2_pool_2d_valid",
+            Padding::Valid,
+            2,
+            2,
+            Activation::None,
+            [1, 4, 4, 2],
+            [1, 2, 2, 2],
+        ),
+        (
+            "l2_pool_2d_same_relu6",
+            Padding::Same,
+            2,
+            3,
+            Activation::Relu6,
+            [2, 5, 5, 3],
+            [2, 3, 3, 3],
+        ),
+        (
+            "l2_pool_2d_stride1",
+            Padding::Same,
+            1,
+            3,
+            Activation::None,
+            [1, 4, 5, 2],
+            [1, 4, 5, 2],
+        ),
+    ] {
+        v.push(unary_like(
+            name,
+            opcode::L2_POOL_2D,
+            vec![f32t(&input)],
+            f32t(&out),
+            OpOptions::Pool(microarena_core::read::ops::PoolOptions {
+                padding,
+                stride_w: stride,
+                stride_h: stride,
+                filter_w: filter,
+                filter_h: filter,
+                activation: act,
+            }),
+        ));
+    }
+    v
+}
+
+/// The element-moving kernels: SLICE, REVERSE_V2, BROADCAST_TO/ARGS,
+/// DEPTH_TO_SPACE, SPACE_TO_DEPTH, GATHER_ND, EMBEDDING_LOOKUP,
+/// DYNAMIC_UPDATE_SLICE.
+fn rearrange_cases() -> Vec<Case> {
+    use DType::{Bool, I8, I16, I32, I64};
+    let none = || OpOptions::None;
+    let mut v = Vec::new();
+    v.push(unary_like(
+        "slice_f32",
+        opcode::SLICE,
+        vec![
+            f32t(&[3, 4]),
+            t(&[2], I32).i32s(&[1, 0]),
+            t(&[2], I32).i32s(&[2, -1]),
+        ],
+        f32t(&[2, 4]),
+        none(),
+    ));
+    v.push(unary_like(
+        "slice_i8_5d_i64",
+        opcode::SLICE,
+        vec![
+            qt(&[2, 3, 4, 5, 2], I8, 0.1, 0),
+            t(&[5], I64).i64s(&[1, 0, 1, 2, 0]),
+            t(&[5], I64).i64s(&[1, 2, 3, 3, 2]),
+        ],
+        qt(&[1, 2, 3, 3, 2], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "slice_bool",
+        opcode::SLICE,
+        vec![
+            t(&[6], Bool),
+            t(&[1], I32).i32s(&[2]),
+            t(&[1], I32).i32s(&[3]),
+        ],
+        t(&[3], Bool),
+        none(),
+    ));
+    for (name, tensor, axes) in [
+        ("reverse_v2_f32", f32t(&[2, 3, 4]), vec![1]),
+        (
+            "reverse_v2_i16_two_axes",
+            qt(&[2, 3, 4], I16, 0.1, 0),
+            vec![1, 2],
+        ),
+        (
+            "reverse_v2_i8_negative_axis",
+            qt(&[3, 5], I8, 0.1, 0),
+            vec![-1],
+        ),
+    ] {
+        let n = axes.len() as i32;
+        v.push(unary_like(
+            name,
+            opcode::REVERSE_V2,
+            vec![tensor.clone(), t(&[n], I32).i32s(&axes)],
+            tensor,
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "broadcast_to_f32",
+        opcode::BROADCAST_TO,
+        vec![f32t(&[1, 3]), t(&[3], I32).i32s(&[2, 4, 3])],
+        f32t(&[2, 4, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "broadcast_to_i8_i64_shape",
+        opcode::BROADCAST_TO,
+        vec![qt(&[2, 1, 3], I8, 0.1, 0), t(&[4], I64).i64s(&[2, 2, 5, 3])],
+        qt(&[2, 2, 5, 3], I8, 0.1, 0),
+        none(),
+    ));
+    {
+        let mut c = Case::new("broadcast_args_i32");
+        let a = c.add(t(&[3], I32).i32s(&[2, 1, 5]));
+        let b = c.add(t(&[2], I32).i32s(&[4, 1]));
+        let s = c.add(t(&[3], I32));
+        c.op(opcode::BROADCAST_ARGS, &[a, b], &[s], none());
+        // A graph input to keep the model runnable everywhere: added to the shape.
+        let z = c.input(t(&[3], I32));
+        let o = c.add(t(&[3], I32));
+        c.op(opcode::ADD, &[s, z], &[o], elementwise(Activation::None));
+        c.outputs.push(o);
+        v.push(c);
+    }
+    for (name, code, input, out) in [
+        (
+            "depth_to_space",
+            opcode::DEPTH_TO_SPACE,
+            [1, 2, 3, 8],
+            [1, 4, 6, 2],
+        ),
+        (
+            "space_to_depth",
+            opcode::SPACE_TO_DEPTH,
+            [2, 4, 6, 3],
+            [2, 2, 3, 12],
+        ),
+    ] {
+        v.push(unary_like(
+            &format!("{name}_f32"),
+            code,
+            vec![f32t(&input)],
+            f32t(&out),
+            OpOptions::BlockSize { block_size: 2 },
+        ));
+        v.push(unary_like(
+            &format!("{name}_i8"),
+            code,
+            vec![qt(&input, I8, 0.1, 0)],
+            qt(&out, I8, 0.1, 0),
+            OpOptions::BlockSize { block_size: 2 },
+        ));
+    }
+    v.push(unary_like(
+        "depth_to_space_i8_block3",
+        opcode::DEPTH_TO_SPACE,
+        vec![qt(&[1, 2, 2, 18], I8, 0.1, 0)],
+        qt(&[1, 6, 6, 2], I8, 0.1, 0),
+        OpOptions::BlockSize { block_size: 3 },
+    ));
+    for (tname, params, out) in [
+        ("f32", f32t(&[3, 4]), f32t(&[2, 4])),
+        ("i8", qt(&[3, 4, 5], I8, 0.1, 0), qt(&[2, 4, 5], I8, 0.1, 0)),
+    ] {
+        v.push(unary_like(
+            &format!("gather_nd_{tname}"),
+            opcode::GATHER_ND,
+            vec![params, t(&[2, 1], I32).i32s(&[2, 0])],
+            out,
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "gather_nd_f32_full_index",
+        opcode::GATHER_ND,
+        vec![
+            f32t(&[3, 4, 2]),
+            t(&[2, 2, 3], I32).i32s(&[0, 0, 1, 2, 3, 0, 1, 1, 1, 2, 0, 1]),
+        ],
+        f32t(&[2, 2]),
+        none(),
+    ));
+    for (tname, rows, out) in [
+        ("f32", f32t(&[5, 3]).random(6), f32t(&[3, 3])),
+        (
+            "i8",
+            qt(&[5, 2, 4], I8, 0.1, 0).random(7),
+            qt(&[3, 2, 4], I8, 0.1, 0),
+        ),
+        // The hybrid path: int8 rows dequantized to float32.
+        (
+            "i8_to_f32",
+            qt(&[5, 6], I8, 0.037, 0).random(8),
+            f32t(&[3, 6]),
+        ),
+    ] {
+        let mut c = Case::new(&format!("embedding_lookup_{tname}"));
+        let ids = c.add(t(&[3], I32).i32s(&[4, 0, 2]));
+        let r = c.add(rows);
+        let g = c.add(out.clone());
+        c.op(opcode::EMBEDDING_LOOKUP, &[ids, r], &[g], none());
+        let z = c.input(out.clone());
+        let o = c.add(out);
+        c.op(opcode::MAXIMUM, &[g, z], &[o], none());
+        c.outputs.push(o);
+        v.push(c);
+    }
+    for (name, x, u, start) in [
+        (
+            "dynamic_update_slice_f32",
+            f32t(&[4, 4]),
+            f32t(&[2, 2]),
+            vec![1, 1],
+        ),
+        (
+            "dynamic_update_slice_i8_clamped",
+            qt(&[3, 5], I8, 0.1, 0),
+            qt(&[2, 3], I8, 0.1, 0),
+            vec![2, -1],
+        ),
+        (
+            "dynamic_update_slice_i16",
+            qt(&[2, 3, 4], I16, 0.1, 0),
+            qt(&[1, 3, 2], I16, 0.1, 0),
+            vec![1, 0, 2],
+        ),
+    ] {
+        let n = start.len() as i32;
+        v.push(unary_like(
+            name,
+            opcode::DYNAMIC_UPDATE_SLICE,
+            vec![x.clone(), u, t(&[n], I32).i32s(&start)],
+            x,
+            none(),
+        ));
+    }
+    v
+}
+
+/// The float32 element-wise ops, ZEROS_LIKE and FILL.
+fn float_math_cases() -> Vec<Case> {
+    use DType::{I8, I32, I64};
+    let none = || OpOptions::None;
+    let mut v = Vec::new();
+    // Values on and between the halves, so ROUND meets its ties.
+    let halves: Vec<f32> = (-12..12).map(|k| k as f32 * 0.25).collect();
+    for (name, code) in [
+        ("floor", opcode::FLOOR),
+        ("ceil", opcode::CEIL),
+        ("round", opcode::ROUND),
+        ("neg", opcode::NEG),
+        ("square", opcode::SQUARE),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![f32t(&[2, 5])],
+            f32t(&[2, 5]),
+            none(),
+        ));
+        let mut c = Case::new(&format!("{name}_halves"));
+        // halves + (0 or 1): a bool input cast to float keeps every value a
+        // multiple of 0.25.
+        let x = c.add(f32t(&[24]).f32s(&halves));
+        let bits = c.input(t(&[24], DType::Bool));
+        let ones = c.add(f32t(&[24]));
+        c.op(opcode::CAST, &[bits], &[ones], none());
+        let s = c.add(f32t(&[24]));
+        c.op(opcode::ADD, &[x, ones], &[s], elementwise(Activation::None));
+        let o = c.add(f32t(&[24]));
+        c.op(code, &[s], &[o], none());
+        c.outputs.push(o);
+        v.push(c);
+    }
+    for (name, code) in [("sin", opcode::SIN), ("cos", opcode::COS)] {
+        v.push(unary_like(name, code, vec![f32t(&[4, 30])], f32t(&[4, 30]), none()).libm(1));
+    }
+    for (name, code) in [
+        ("floor_div", opcode::FLOOR_DIV),
+        ("floor_mod", opcode::FLOOR_MOD),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![f32t(&[2, 3]), f32t(&[2, 3])],
+            f32t(&[2, 3]),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_bcast"),
+            code,
+            vec![f32t(&[2, 3, 4]), f32t(&[4]).f32s(&[0.75, -1.5, 0.3, -0.2])],
+            f32t(&[2, 3, 4]),
+            none(),
+        ));
+    }
+    for (name, tensor) in [
+        ("f32", f32t(&[3, 4])),
+        ("i8", qt(&[3, 4], I8, 0.1, 5)),
+        ("i32", t(&[3, 4], I32)),
+        ("i64", t(&[3, 4], I64)),
+    ] {
+        v.push(unary_like(
+            &format!("zeros_like_{name}"),
+            opcode::ZEROS_LIKE,
+            vec![tensor.clone()],
+            tensor,
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "fill_f32",
+        opcode::FILL,
+        vec![t(&[2], I32).i32s(&[2, 3]), f32t(&[])],
+        f32t(&[2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "fill_i8_i64_dims",
+        opcode::FILL,
+        vec![t(&[3], I64).i64s(&[2, 3, 4]), qt(&[], I8, 0.1, 0)],
+        qt(&[2, 3, 4], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "fill_i32",
+        opcode::FILL,
+        vec![t(&[1], I32).i32s(&[5]), t(&[], I32)],
+        t(&[5], I32),
+        none(),
+    ));
+    v
+}
+
+/// int16 ADD and MUL (16x8 LSTMs built from ordinary ops), FULLY_CONNECTED
+/// with a variable filter and BATCH_MATMUL (attention).
+fn variable_and_int16_cases() -> Vec<Case> {
+    use Activation as A;
+    use DType::{I8, I16};
+    let mut v = Vec::new();
+    for (name, code, act, za, zb, zo) in [
+        ("add_i16", opcode::ADD, A::None, 3, -7, 11),
+        ("add_i16_relu", opcode::ADD, A::Relu, 0, 0, 0),
+        ("mul_i16", opcode::MUL, A::None, 0, 0, 0),
+        ("mul_i16_relu6", opcode::MUL, A::Relu6, 0, 0, 0),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![
+                qt(&[2, 3, 8], I16, 0.00031, za),
+                qt(&[2, 3, 8], I16, 0.00047, zb),
+            ],
+            qt(&[2, 3, 8], I16, 0.00052, zo),
+            elementwise(act),
+        ));
+    }
+    for (name, code) in [
+        ("add_i16_bcast", opcode::ADD),
+        ("mul_i16_bcast", opcode::MUL),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![
+                qt(&[1, 3, 4, 5], I16, 0.0002, 0),
+                qt(&[1, 1, 4, 1], I16, 0.0007, 0),
+            ],
+            qt(&[1, 3, 4, 5], I16, 0.0011, 0),
+            elementwise(A::None),
+        ));
+    }
+    let fc = |activation| OpOptions::FullyConnected {
+        activation,
+        keep_num_dims: false,
+        asymmetric_quantize_inputs: false,
+    };
+    v.push(unary_like(
+        "fc_f32_variable_filter",
+        opcode::FULLY_CONNECTED,
+        vec![f32t(&[3, 12]), f32t(&[5, 12]), f32t(&[5]).random(31)],
+        f32t(&[3, 5]),
+        fc(A::None),
+    ));
+    v.push(unary_like(
+        "fc_i8_variable_filter",
+        opcode::FULLY_CONNECTED,
+        vec![
+            qt(&[2, 16], I8, 0.02, -3),
+            qt(&[6, 16], I8, 0.011, 0),
+            qt(&[6], DType::I32, 0.02 * 0.011, 0).random(32),
+        ],
+        qt(&[2, 6], I8, 0.07, 2),
+        fc(A::Relu),
+    ));
+    let bmm = |adj_x: bool, adj_y: bool| OpOptions::BatchMatMul { adj_x, adj_y };
+    for (name, l, r, o, adj) in [
+        ("bmm_f32", [1, 2, 3], [1, 3, 4], [1, 2, 4], (false, false)),
+        (
+            "bmm_f32_adj_x",
+            [1, 3, 2],
+            [1, 3, 4],
+            [1, 2, 4],
+            (true, false),
+        ),
+        (
+            "bmm_f32_adj_y",
+            [1, 2, 3],
+            [1, 4, 3],
+            [1, 2, 4],
+            (false, true),
+        ),
+        (
+            "bmm_f32_adj_xy",
+            [2, 3, 2],
+            [2, 4, 3],
+            [2, 2, 4],
+            (true, true),
+        ),
+        (
+            "bmm_f32_bcast",
+            [3, 2, 5],
+            [1, 5, 4],
+            [3, 2, 4],
+            (false, false),
+        ),
+    ] {
+        // Both operands variable: attention's Q·Kᵀ.
+        v.push(unary_like(
+            name,
+            opcode::BATCH_MATMUL,
+            vec![f32t(&l), f32t(&r)],
+            f32t(&o),
+            bmm(adj.0, adj.1),
+        ));
+    }
+    v.push(unary_like(
+        "bmm_f32_4d_const_rhs",
+        opcode::BATCH_MATMUL,
+        vec![f32t(&[2, 3, 5, 6]), f32t(&[2, 1, 6, 7]).random(33)],
+        f32t(&[2, 3, 5, 7]),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "bmm_i8",
+        opcode::BATCH_MATMUL,
+        vec![qt(&[1, 4, 8], I8, 0.05, 3), qt(&[1, 8, 16], I8, 0.02, -5)],
+        qt(&[1, 4, 16], I8, 0.1, -2),
+        bmm(false, false),
+    ));
+    v.push(unary_like(
+        "bmm_i8_adj_y_const",
+        opcode::BATCH_MATMUL,
+        vec![
+            qt(&[2, 4, 8], I8, 0.05, 0),
+            qt(&[2, 16, 8], I8, 0.02, 0).random(34),
+        ],
+        qt(&[2, 4, 16], I8, 0.1, 1),
+        bmm(false, true),
+    ));
+    v.push(unary_like(
+        "bmm_i16",
+        opcode::BATCH_MATMUL,
+        vec![
+            qt(&[1, 8, 4], I16, 0.001, 0),
+            qt(&[1, 8, 16], I16, 0.001, 0),
+        ],
+        qt(&[1, 4, 16], I16, 0.002, 0),
+        bmm(true, false),
+    ));
+    v
+}
+
+/// Comparisons, logical ops and SELECT_V2.
+fn compare_cases() -> Vec<Case> {
+    use DType::{Bool, I8, I16, I32, I64};
+    let none = || OpOptions::None;
+    let mut v = Vec::new();
+    for (name, code) in [
+        ("equal", opcode::EQUAL),
+        ("not_equal", opcode::NOT_EQUAL),
+        ("less", opcode::LESS),
+        ("less_equal", opcode::LESS_EQUAL),
+        ("greater", opcode::GREATER),
+        ("greater_equal", opcode::GREATER_EQUAL),
+    ] {
+        // Few distinct values, so that equal pairs occur.
+        let small = |shape: &[i32], seed| {
+            let n = elements(shape);
+            let mut next = xorshift(seed);
+            t(shape, I32).i32s(&(0..n).map(|_| (next() % 3) as i32).collect::<Vec<_>>())
+        };
+        let mut c = Case::new(&format!("{name}_i32_const"));
+        let a = c.input(t(&[2, 3], I32));
+        let b = c.add(small(&[2, 3], 40));
+        let o = c.add(t(&[2, 3], Bool));
+        c.op(code, &[a, b], &[o], none());
+        c.outputs.push(o);
+        v.push(c);
+        v.push(unary_like(
+            &format!("{name}_f32"),
+            code,
+            vec![f32t(&[2, 3]), f32t(&[2, 3])],
+            t(&[2, 3], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_i8_bcast"),
+            code,
+            vec![qt(&[2, 3, 4], I8, 0.05, 3), qt(&[1, 4], I8, 0.04, -2)],
+            t(&[2, 3, 4], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_i8_same_scale"),
+            code,
+            vec![qt(&[64], I8, 0.5, 0), qt(&[], I8, 0.5, 0).i8s(&[3])],
+            t(&[64], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_i64"),
+            code,
+            vec![t(&[5], I64), t(&[1], I64)],
+            t(&[5], Bool),
+            none(),
+        ));
+    }
+    for (name, code) in [
+        ("equal_bool", opcode::EQUAL),
+        ("not_equal_bool", opcode::NOT_EQUAL),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![t(&[2, 4], Bool), t(&[4], Bool)],
+            t(&[2, 4], Bool),
+            none(),
+        ));
+    }
+    for (name, code) in [
+        ("logical_and", opcode::LOGICAL_AND),
+        ("logical_or", opcode::LOGICAL_OR),
+    ] {
+        v.push(unary_like(
+            name,
+            code,
+            vec![t(&[2, 3], Bool), t(&[2, 3], Bool)],
+            t(&[2, 3], Bool),
+            none(),
+        ));
+        v.push(unary_like(
+            &format!("{name}_bcast"),
+            code,
+            vec![t(&[3, 1], Bool), t(&[1, 4], Bool)],
+            t(&[3, 4], Bool),
+            none(),
+        ));
+    }
+    v.push(unary_like(
+        "logical_not",
+        opcode::LOGICAL_NOT,
+        vec![t(&[7], Bool)],
+        t(&[7], Bool),
+        none(),
+    ));
+    v.push(unary_like(
+        "select_v2_f32",
+        opcode::SELECT_V2,
+        vec![t(&[2, 3], Bool), f32t(&[2, 3]), f32t(&[2, 3])],
+        f32t(&[2, 3]),
+        none(),
+    ));
+    v.push(unary_like(
+        "select_v2_i8_bcast",
+        opcode::SELECT_V2,
+        vec![
+            t(&[1, 3], Bool),
+            qt(&[2, 3], I8, 0.1, 0),
+            qt(&[2, 1], I8, 0.1, 0),
+        ],
+        qt(&[2, 3], I8, 0.1, 0),
+        none(),
+    ));
+    v.push(unary_like(
+        "select_v2_i16_bcast_5d",
+        opcode::SELECT_V2,
+        vec![
+            t(&[2, 1, 1, 1, 3], Bool),
+            qt(&[1, 2, 1, 2, 3], I16, 0.1, 0),
+            qt(&[3], I16, 0.1, 0),
+        ],
+        qt(&[2, 2, 1, 2, 3], I16, 0.1, 0),
+        none(),
+    ));
+    v
+}
+
 /// Whole builder networks, run end to end: the one-op cases check each
 /// branch, these check the kernels composed at real sizes (deep 1×1
 /// reductions, residual ADDs over different scales, every layer's
@@ -3259,7 +3996,7 @@ fn main() {
         std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
         return;
     }
-    for case in cases() {
+    for case in cases().into_iter().chain(output_cases()) {
         let (model, inputs) = case.build();
         write(
             &case.name,

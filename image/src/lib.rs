@@ -28,6 +28,7 @@ pub mod geometry;
 pub mod opcode;
 pub mod opdata;
 pub mod params;
+pub mod quant;
 
 pub use dtype::dtype_size;
 pub use format::*;

@@ -59,13 +59,13 @@ operators! {
     CONCATENATION = 2, tflm: true, runtime: Concat;
     CONV_2D = 3, tflm: true, runtime: Window;
     DEPTHWISE_CONV_2D = 4, tflm: true, runtime: Window;
-    DEPTH_TO_SPACE = 5, tflm: true, runtime: -;
+    DEPTH_TO_SPACE = 5, tflm: true, runtime: Block;
     DEQUANTIZE = 6, tflm: true, runtime: NoParams;
-    EMBEDDING_LOOKUP = 7, tflm: true, runtime: -;
-    FLOOR = 8, tflm: true, runtime: -;
+    EMBEDDING_LOOKUP = 7, tflm: true, runtime: NoParams;
+    FLOOR = 8, tflm: true, runtime: NoParams;
     FULLY_CONNECTED = 9, tflm: true, runtime: NoParams;
-    L2_NORMALIZATION = 11, tflm: true, runtime: -;
-    L2_POOL_2D = 12, tflm: true, runtime: -;
+    L2_NORMALIZATION = 11, tflm: true, runtime: NoParams;
+    L2_POOL_2D = 12, tflm: true, runtime: Window;
     LOGISTIC = 14, tflm: true, runtime: NoParams;
     LSTM = 16, tflm: false, runtime: -;
     MAX_POOL_2D = 17, tflm: true, runtime: Window;
@@ -75,7 +75,7 @@ operators! {
     RESHAPE = 22, tflm: true, runtime: NoParams;
     RESIZE_BILINEAR = 23, tflm: true, runtime: Resize;
     SOFTMAX = 25, tflm: true, runtime: Softmax;
-    SPACE_TO_DEPTH = 26, tflm: true, runtime: -;
+    SPACE_TO_DEPTH = 26, tflm: true, runtime: Block;
     SVDF = 27, tflm: true, runtime: Svdf;
     TANH = 28, tflm: true, runtime: NoParams;
     CALL = 31, tflm: false, runtime: -;
@@ -99,18 +99,18 @@ operators! {
     MAXIMUM = 55, tflm: true, runtime: NoParams;
     ARG_MAX = 56, tflm: true, runtime: Axis;
     MINIMUM = 57, tflm: true, runtime: NoParams;
-    LESS = 58, tflm: true, runtime: -;
-    NEG = 59, tflm: true, runtime: -;
+    LESS = 58, tflm: true, runtime: NoParams;
+    NEG = 59, tflm: true, runtime: NoParams;
     PADV2 = 60, tflm: true, runtime: Pad;
-    GREATER = 61, tflm: true, runtime: -;
-    GREATER_EQUAL = 62, tflm: true, runtime: -;
-    LESS_EQUAL = 63, tflm: true, runtime: -;
-    SLICE = 65, tflm: true, runtime: -;
-    SIN = 66, tflm: true, runtime: -;
+    GREATER = 61, tflm: true, runtime: NoParams;
+    GREATER_EQUAL = 62, tflm: true, runtime: NoParams;
+    LESS_EQUAL = 63, tflm: true, runtime: NoParams;
+    SLICE = 65, tflm: true, runtime: NoParams;
+    SIN = 66, tflm: true, runtime: NoParams;
     TRANSPOSE_CONV = 67, tflm: true, runtime: Window;
     EXPAND_DIMS = 70, tflm: true, runtime: NoParams;
-    EQUAL = 71, tflm: true, runtime: -;
-    NOT_EQUAL = 72, tflm: true, runtime: -;
+    EQUAL = 71, tflm: true, runtime: NoParams;
+    NOT_EQUAL = 72, tflm: true, runtime: NoParams;
     LOG = 73, tflm: true, runtime: NoParams;
     SUM = 74, tflm: true, runtime: Mean;
     SQRT = 75, tflm: true, runtime: NoParams;
@@ -120,44 +120,44 @@ operators! {
     ARG_MIN = 79, tflm: true, runtime: Axis;
     REDUCE_MAX = 82, tflm: true, runtime: Mean;
     PACK = 83, tflm: true, runtime: Concat;
-    LOGICAL_OR = 84, tflm: true, runtime: -;
-    LOGICAL_AND = 86, tflm: true, runtime: -;
-    LOGICAL_NOT = 87, tflm: true, runtime: -;
+    LOGICAL_OR = 84, tflm: true, runtime: NoParams;
+    LOGICAL_AND = 86, tflm: true, runtime: NoParams;
+    LOGICAL_NOT = 87, tflm: true, runtime: NoParams;
     UNPACK = 88, tflm: true, runtime: Split;
     REDUCE_MIN = 89, tflm: true, runtime: Mean;
-    FLOOR_DIV = 90, tflm: true, runtime: -;
-    SQUARE = 92, tflm: true, runtime: -;
-    ZEROS_LIKE = 93, tflm: true, runtime: -;
-    FILL = 94, tflm: true, runtime: -;
-    FLOOR_MOD = 95, tflm: true, runtime: -;
+    FLOOR_DIV = 90, tflm: true, runtime: NoParams;
+    SQUARE = 92, tflm: true, runtime: NoParams;
+    ZEROS_LIKE = 93, tflm: true, runtime: NoParams;
+    FILL = 94, tflm: true, runtime: NoParams;
+    FLOOR_MOD = 95, tflm: true, runtime: NoParams;
     RESIZE_NEAREST_NEIGHBOR = 97, tflm: true, runtime: Resize;
     LEAKY_RELU = 98, tflm: true, runtime: LeakyRelu;
     SQUARED_DIFFERENCE = 99, tflm: true, runtime: NoParams;
     MIRROR_PAD = 100, tflm: true, runtime: Pad;
     ABS = 101, tflm: true, runtime: NoParams;
     SPLIT_V = 102, tflm: true, runtime: Split;
-    CEIL = 104, tflm: true, runtime: -;
-    REVERSE_V2 = 105, tflm: true, runtime: -;
+    CEIL = 104, tflm: true, runtime: NoParams;
+    REVERSE_V2 = 105, tflm: true, runtime: NoParams;
     ADD_N = 106, tflm: true, runtime: NoParams;
-    GATHER_ND = 107, tflm: true, runtime: -;
-    COS = 108, tflm: true, runtime: -;
-    ELU = 111, tflm: true, runtime: -;
+    GATHER_ND = 107, tflm: true, runtime: NoParams;
+    COS = 108, tflm: true, runtime: NoParams;
+    ELU = 111, tflm: true, runtime: NoParams;
     QUANTIZE = 114, tflm: true, runtime: NoParams;
-    ROUND = 116, tflm: true, runtime: -;
+    ROUND = 116, tflm: true, runtime: NoParams;
     HARD_SWISH = 117, tflm: true, runtime: NoParams;
     IF = 118, tflm: true, runtime: -;
     WHILE = 119, tflm: true, runtime: -;
-    SELECT_V2 = 123, tflm: true, runtime: -;
-    BATCH_MATMUL = 126, tflm: true, runtime: -;
-    CUMSUM = 128, tflm: true, runtime: -;
+    SELECT_V2 = 123, tflm: true, runtime: NoParams;
+    BATCH_MATMUL = 126, tflm: true, runtime: BatchMatMul;
+    CUMSUM = 128, tflm: true, runtime: Cumsum;
     CALL_ONCE = 129, tflm: true, runtime: -;
-    BROADCAST_TO = 130, tflm: true, runtime: -;
-    REDUCE_ALL = 140, tflm: true, runtime: -;
+    BROADCAST_TO = 130, tflm: true, runtime: NoParams;
+    REDUCE_ALL = 140, tflm: true, runtime: Mean;
     VAR_HANDLE = 142, tflm: true, runtime: -;
     READ_VARIABLE = 143, tflm: true, runtime: -;
     ASSIGN_VARIABLE = 144, tflm: true, runtime: -;
-    BROADCAST_ARGS = 145, tflm: true, runtime: -;
-    DYNAMIC_UPDATE_SLICE = 151, tflm: true, runtime: -;
+    BROADCAST_ARGS = 145, tflm: true, runtime: NoParams;
+    DYNAMIC_UPDATE_SLICE = 151, tflm: true, runtime: NoParams;
 }
 
 /// One custom operator the runtime knows, under an image-only code.
@@ -307,6 +307,32 @@ pub const fn in_place_inputs(code: u8) -> &'static [usize] {
     }
 }
 
+/// The inputs the runtime's kernel for `code` reads as the image's constant
+/// data (filters, weights and biases it takes from flash as they are), and
+/// the reason given when one is not constant. The one rule for both sides:
+/// the runtime's Prepare refuses the op with this reason, and core's
+/// `lower::support` gives `plan` the same reason, so `plan` has no runtime
+/// figure exactly when `run` refuses. An absent optional input passes.
+/// FULLY_CONNECTED and BATCH_MATMUL take variable operands (attention).
+pub const fn constant_inputs(code: u8) -> (&'static [usize], &'static str) {
+    match code {
+        CONV_2D | DEPTHWISE_CONV_2D => (&[1], "filter must be constant"),
+        // Inputs: output shape, filter, input, bias.
+        TRANSPOSE_CONV => (&[1], "filter must be constant"),
+        // Feature and time weights, bias.
+        SVDF => (&[1, 2, 3], "weights and bias must be constant"),
+        // Input-to-gate weights (1–4), recurrent weights (5–8), gate biases (12–15).
+        UNIDIRECTIONAL_SEQUENCE_LSTM => (
+            &[1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 14, 15],
+            "weights and biases must be constant",
+        ),
+        // TFLM's Prepare reads the dims to check the output shape.
+        FILL => (&[0], "FILL's dims must be constant"),
+        BROADCAST_TO => (&[1], "BROADCAST_TO's shape must be constant"),
+        _ => (&[], ""),
+    }
+}
+
 /// `true` for the operators whose output, when it aliases input 0
 /// ([`crate::format::op::IN_PLACE`] = 1), is that input's bytes unchanged:
 /// the runtime runs nothing for them.
@@ -344,7 +370,8 @@ mod tests {
         assert_eq!(op_name(10), "builtin op"); // HASHTABLE_LOOKUP: no TFLM kernel, not in the table
         assert_eq!(op_name(-1), "builtin op");
         assert!(op_supported(i32::from(SVDF)));
-        assert!(!op_supported(i32::from(LESS)));
+        assert!(op_supported(i32::from(LESS)));
+        assert!(!op_supported(i32::from(POW)));
         assert!(!op_supported(300));
     }
 }

@@ -42,7 +42,7 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::ADD_N if dtype == dtype::I8 => 24,
         opcode::MUL if matches!(dtype, dtype::I8 | dtype::I16) => 16,
         opcode::MUL => 8,
-        opcode::AVERAGE_POOL_2D | opcode::MAX_POOL_2D => 8,
+        opcode::AVERAGE_POOL_2D | opcode::MAX_POOL_2D | opcode::L2_POOL_2D => 8,
         opcode::SOFTMAX if quantized => 12,
         // Input (multiplier, shift), reverse (multiplier, shift), diff_min.
         opcode::LOG_SOFTMAX if quantized => 20,
@@ -60,6 +60,12 @@ pub const fn op_tail_bytes(code: u8, dtype: i8, channels: u32) -> u32 {
         opcode::UNIDIRECTIONAL_SEQUENCE_LSTM if quantized => 96,
         // effective_scale_1 and _2 as (multiplier, shift).
         opcode::SVDF if quantized => 16,
+        // The output (multiplier, shift).
+        opcode::BATCH_MATMUL if quantized => 8,
+        // Bounds, the input and the output (multiplier, shift).
+        opcode::CUMSUM if dtype == dtype::I8 => 24,
+        // ELU's int8 lookup table, 256 entries.
+        opcode::ELU if quantized => 256,
         // The int16 kissfft tables for `channels` = fft_length: the complex
         // FFT's fft_length/2 twiddles and kiss_fftr's fft_length/4 split
         // twiddles, one (re, im) pair of int16 per word.

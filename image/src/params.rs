@@ -41,6 +41,10 @@ pub enum ParamsKind {
     Resize,
     /// Custom ops: [`FlexParams`], the custom options' FlexBuffers map values.
     Flex,
+    BatchMatMul,
+    /// DEPTH_TO_SPACE and SPACE_TO_DEPTH: [`BlockParams`].
+    Block,
+    Cumsum,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -443,6 +447,74 @@ impl OpParams for ResizeParams {
     }
 }
 
+/// BATCH_MATMUL: which operands are stored transposed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BatchMatMulParams {
+    /// The left operand is stored `[…, K, M]`.
+    pub adj_x: bool,
+    /// The right operand is stored `[…, N, K]`.
+    pub adj_y: bool,
+}
+
+impl OpParams for BatchMatMulParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = i32::from(self.adj_x);
+        w[1] = i32::from(self.adj_y);
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        BatchMatMulParams {
+            adj_x: w[0] != 0,
+            adj_y: w[1] != 0,
+        }
+    }
+}
+
+/// DEPTH_TO_SPACE and SPACE_TO_DEPTH.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockParams {
+    pub block_size: i32,
+}
+
+impl OpParams for BlockParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = self.block_size;
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        BlockParams { block_size: w[0] }
+    }
+}
+
+/// CUMSUM (the axis is its input tensor, read in Eval as TFLM does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CumsumParams {
+    /// Each output sums the elements before it, not itself.
+    pub exclusive: bool,
+    /// The sum runs from the axis' end.
+    pub reverse: bool,
+}
+
+impl OpParams for CumsumParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = i32::from(self.exclusive);
+        w[1] = i32::from(self.reverse);
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        CumsumParams {
+            exclusive: w[0] != 0,
+            reverse: w[1] != 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +568,15 @@ mod tests {
         });
         round_trip(LeakyReluParams { alpha: -0.3 });
         round_trip(AxisParams { axis: 2 });
+        round_trip(BatchMatMulParams {
+            adj_x: true,
+            adj_y: false,
+        });
+        round_trip(BlockParams { block_size: 3 });
+        round_trip(CumsumParams {
+            exclusive: false,
+            reverse: true,
+        });
         round_trip(SpaceBatchParams {
             block_h: 2,
             block_w: 3,

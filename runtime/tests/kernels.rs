@@ -585,7 +585,7 @@ fn unsupported_op_is_refused_by_core_and_runtime() {
     let bytes = build(
         &t,
         &[OpSpec {
-            opcode: 8, // FLOOR: no runtime kernel
+            opcode: 78, // POW: no TFLM or runtime kernel
             inputs: vec![0],
             outputs: vec![1],
             options: OptSpec::None,
@@ -594,28 +594,28 @@ fn unsupported_op_is_refused_by_core_and_runtime() {
         &[1],
     );
     let model = Model::parse(&bytes).expect("parse");
-    let err = lower(&model).expect_err("FLOOR has no kernel");
+    let err = lower(&model).expect_err("POW has no kernel");
     assert!(
         matches!(err, LowerError::UnsupportedOp { op_index: 0, .. }),
         "{err:?}"
     );
-    assert!(err.to_string().contains("FLOOR"), "{err}");
+    assert!(err.to_string().contains("POW"), "{err}");
 
     // A hand-patched image: the runtime refuses at construction, naming the op.
     let (mut image, total) = demo_image();
     let ops_off =
         u32::from_le_bytes(image[rl::header::OPS_OFF..][..4].try_into().unwrap()) as usize;
-    image[ops_off + rl::op::OPCODE] = 8;
+    image[ops_off + rl::op::OPCODE] = 78;
     let mut arena = vec![0u8; total as usize];
     let err = Interpreter::new(&image, &mut arena).expect_err("patched op");
     assert_eq!(
         err,
         Error::UnsupportedOp {
             op_index: 0,
-            opcode: 8
+            opcode: 78
         }
     );
-    assert!(err.to_string().contains("FLOOR"), "{err}");
+    assert!(err.to_string().contains("POW"), "{err}");
 }
 
 /// Single-byte corruptions (five values, every `byte_step`-th byte) of the

@@ -44,6 +44,7 @@ fn agree(bytes: &[u8]) -> Result<bool, String> {
 fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
     let mut models: Vec<(String, Vec<u8>)> = kernel_cases::cases()
         .into_iter()
+        .chain(kernel_cases::output_cases())
         .map(|c| {
             let (m, _) = c.build();
             (c.name.clone(), m)

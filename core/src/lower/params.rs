@@ -9,10 +9,10 @@ use alloc::vec::Vec;
 use microarena_image::geometry::{self, SliceAxis, out_size, slice_axis};
 pub(super) use microarena_image::params::Words;
 use microarena_image::params::{
-    AxisParams, ConcatParams, FlexParams, GatherParams, LeakyReluParams, LstmParams,
-    MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams, OpParams, PAD_CONSTANT, PAD_REFLECT,
-    PAD_SYMMETRIC, PadParams, ParamsKind, ResizeParams, SliceParams, SoftmaxParams,
-    SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
+    AxisParams, BatchMatMulParams, BlockParams, ConcatParams, CumsumParams, FlexParams,
+    GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams,
+    OpParams, PAD_CONSTANT, PAD_REFLECT, PAD_SYMMETRIC, PadParams, ParamsKind, ResizeParams,
+    SliceParams, SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -86,6 +86,9 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::SpaceBatch => space_batch,
         ParamsKind::Resize => resize,
         ParamsKind::Flex => flex,
+        ParamsKind::BatchMatMul => batch_matmul,
+        ParamsKind::Block => block,
+        ParamsKind::Cumsum => cumsum,
     }
 }
 
@@ -510,6 +513,37 @@ fn split(v: &OpView<'_, '_>) -> Result<Words, String> {
         ));
     }
     Ok(AxisParams { axis: a }.to_words())
+}
+
+/// BATCH_MATMUL: the adjoint flags (absent options: neither).
+fn batch_matmul(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let (adj_x, adj_y) = match v.op.options {
+        OpOptions::BatchMatMul { adj_x, adj_y } => (adj_x, adj_y),
+        _ => (false, false),
+    };
+    Ok(BatchMatMulParams { adj_x, adj_y }.to_words())
+}
+
+/// CUMSUM: exclusive and reverse (absent options: neither).
+fn cumsum(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let (exclusive, reverse) = match v.op.options {
+        OpOptions::Cumsum { exclusive, reverse } => (exclusive, reverse),
+        _ => (false, false),
+    };
+    Ok(CumsumParams { exclusive, reverse }.to_words())
+}
+
+/// DEPTH_TO_SPACE and SPACE_TO_DEPTH: the block size, positive (TFLM's
+/// Prepare; the runtime checks it against the shapes).
+fn block(v: &OpView<'_, '_>) -> Result<Words, String> {
+    let block_size = match v.op.options {
+        OpOptions::BlockSize { block_size } => block_size,
+        _ => return Err("block size options are missing".into()),
+    };
+    if block_size < 1 {
+        return Err(format!("block size {block_size} must be positive"));
+    }
+    Ok(BlockParams { block_size }.to_words())
 }
 
 /// GATHER: axis and batch_dims made non-negative and checked as TFLM's

@@ -2,9 +2,11 @@
 //! parameter lowering does not already enforce, checked on the model so that
 //! `runtime_arena` refuses exactly the models `Interpreter::new` refuses
 //! (`plan`'s runtime figure is null with the reason when `run` would fail).
-//! Each rule restates a `need` of the kernel's Prepare in
-//! `runtime/src/kernels/`; `runtime/tests/plan_matches_run.rs` holds the two
-//! in step over the shared models and every verify-kernels case.
+//! Which operands must be constant is not restated: both sides read the
+//! operator table's `constant_inputs`. Each type rule restates a `need` of
+//! the kernel's Prepare in `runtime/src/kernels/`;
+//! `runtime/tests/plan_matches_run.rs` holds the two in step over the shared
+//! models and every verify-kernels case.
 
 use alloc::format;
 use alloc::string::String;
@@ -35,36 +37,119 @@ use crate::tflm::kernels::multiplier_exponent;
 /// reads as constant data, if it would.
 pub(super) fn check(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
     check_types(model, op, out)?;
+    check_shapes(model, op, out)?;
     check_constants(model, op)
 }
 
-/// The operands the runtime's kernels take from the image's constant data (filters, weights):
-/// `check_operands*` in `kernels/epilogue.rs`, `transpose_conv.rs`, `svdf.rs` and `lstm.rs`.
-fn check_constants(model: &Model<'_>, op: &Operator<'_>) -> Result<(), String> {
+/// `a` and `b` right-aligned against `out`: each dim equal to the output's
+/// or 1, the output's the larger (the runtime's `broadcast::broadcastable`).
+fn broadcasts(a: &[i32], b: &[i32], out: &[i32]) -> bool {
+    let r = out.len();
+    let dim = |s: &[i32], k: usize| {
+        if k + s.len() >= r {
+            s[k + s.len() - r]
+        } else {
+            1
+        }
+    };
+    a.len() <= r
+        && b.len() <= r
+        && (0..r).all(|k| {
+            let (da, db, o) = (dim(a, k), dim(b, k), out[k]);
+            (da == o || da == 1) && (db == o || db == 1) && o == da.max(db)
+        })
+}
+
+/// The element-wise kernels' shape rules: binary ops broadcast onto the
+/// output, SELECT_V2's three inputs too, unary ones keep the element count.
+fn check_shapes(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
     let sg = model.main();
-    let constant = |i: usize| {
+    let shape = |i: usize| {
         op.input(i)
             .and_then(|t| sg.tensors.get(t))
-            .is_some_and(|t| t.has_data)
+            .map(|t| t.shape.as_slice())
     };
+    let o = out.shape.as_slice();
     match super::image_opcode(op).unwrap_or(opcode::CUSTOM) {
-        opcode::CONV_2D
-        | opcode::DEPTHWISE_CONV_2D
-        | opcode::FULLY_CONNECTED
-        | opcode::TRANSPOSE_CONV => rule(constant(1), "filter must be constant"),
-        opcode::SVDF => {
-            rule(constant(1) && constant(2), "weights must be constant")?;
-            // An optional bias (input 3) is read as constant data too.
-            let bias = op.input(3).and_then(|t| sg.tensors.get(t));
-            rule(bias.is_none_or(|b| b.has_data), "bias shape")
-        }
-        opcode::UNIDIRECTIONAL_SEQUENCE_LSTM => rule(
-            // Input-to-gate weights (1–4), recurrent weights (5–8), gate biases (12–15).
-            (1..=8).chain(12..=15).all(constant),
-            "weights and biases must be constant",
+        opcode::EQUAL
+        | opcode::NOT_EQUAL
+        | opcode::LESS
+        | opcode::LESS_EQUAL
+        | opcode::GREATER
+        | opcode::GREATER_EQUAL
+        | opcode::LOGICAL_AND
+        | opcode::LOGICAL_OR
+        | opcode::FLOOR_DIV
+        | opcode::FLOOR_MOD => rule(
+            shape(0)
+                .zip(shape(1))
+                .is_some_and(|(a, b)| broadcasts(a, b, o)),
+            "shapes do not broadcast",
         ),
+        opcode::SELECT_V2 => {
+            let fits = |s: &[i32]| {
+                s.len() <= o.len()
+                    && s.iter()
+                        .enumerate()
+                        .all(|(k, &d)| d == 1 || d == o[k + o.len() - s.len()])
+            };
+            let ins = [shape(0), shape(1), shape(2)];
+            let largest = (0..o.len()).all(|k| {
+                let dims = ins.map(|s| {
+                    s.map_or(1, |s| {
+                        if k + s.len() >= o.len() {
+                            s[k + s.len() - o.len()]
+                        } else {
+                            1
+                        }
+                    })
+                });
+                let (max, min) = (dims.iter().max(), dims.iter().min());
+                o[k] == if min == Some(&0) {
+                    0
+                } else {
+                    max.copied().unwrap_or(1)
+                }
+            });
+            rule(
+                ins.iter().all(|s| s.is_some_and(fits)) && largest,
+                "SELECT_V2 shapes do not broadcast onto the output",
+            )
+        }
+        opcode::FLOOR
+        | opcode::CEIL
+        | opcode::ROUND
+        | opcode::NEG
+        | opcode::SQUARE
+        | opcode::SIN
+        | opcode::COS
+        | opcode::LOGICAL_NOT
+        | opcode::ZEROS_LIKE
+        | opcode::ELU => {
+            let n = |s: &[i32]| s.iter().map(|&d| i64::from(d.max(0))).product::<i64>();
+            rule(
+                shape(0).is_some_and(|s| n(s) == n(o)),
+                "input and output sizes differ",
+            )
+        }
         _ => Ok(()),
     }
+}
+
+/// The operands the runtime's kernels read as the image's constant data: the
+/// operator table's [`opcode::constant_inputs`], the rule the runtime's
+/// Prepare checks, with its reason.
+fn check_constants(model: &Model<'_>, op: &Operator<'_>) -> Result<(), String> {
+    let sg = model.main();
+    let code = super::image_opcode(op).unwrap_or(opcode::CUSTOM);
+    let (slots, why) = opcode::constant_inputs(code);
+    // An absent optional input passes, as in the runtime.
+    let constant = |k: &usize| {
+        op.input(*k)
+            .and_then(|t| sg.tensors.get(t))
+            .is_none_or(|t| t.has_data)
+    };
+    rule(slots.iter().all(constant), why)
 }
 
 /// Why the runtime's Prepare would refuse `op` for its tensor types, if it would.
@@ -153,13 +238,18 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
         }
         opcode::ADD | opcode::MUL => {
             rule(
-                same2 && one_of(&[I8, I32, F32]),
-                "ADD/MUL: int8, int32 or float32",
+                same2 && one_of(&[I8, I16, I32, F32]),
+                "ADD/MUL: int8, int16, int32 or float32",
             )?;
             let unquantized = |i: usize| input(i).is_none_or(|t| quant(t).2 == 0);
             rule(
                 code != opcode::ADD || o != I32 || (unquantized(0) && unquantized(1)),
                 "ADD: int32 inputs must not be quantized",
+            )?;
+            let zero = |t: Option<&Tensor<'_>>| t.is_none_or(|t| quant(t).1 == 0);
+            rule(
+                code != opcode::MUL || o != I16 || (zero(input(0)) && zero(input(1)) && zero(Some(out))),
+                "int16 MUL needs zero points of 0",
             )
         }
         opcode::ADD_N => {
@@ -230,6 +320,21 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
             i0 == Some(o) && one_of(&[F32, I8, I16]),
             "only float32, int8 or int16",
         ),
+        opcode::CUMSUM => {
+            rule(
+                op.inputs.len() == 2 && i0 == Some(o) && one_of(&[F32, I8]),
+                "CUMSUM: float32 or int8, the same in and out",
+            )?;
+            rule(
+                i1 == Some(I32) && input(1).is_some_and(|t| t.elements() == 1),
+                "CUMSUM axis: one int32",
+            )?;
+            rule(
+                !out.shape.is_empty() && input(0).is_some_and(|t| t.shape == out.shape),
+                "CUMSUM: the output as the input, at least 1-D",
+            )
+        }
+        opcode::REDUCE_ALL => rule(i0 == Some(o) && o == dtype::BOOL, "REDUCE_ALL: bool only"),
         opcode::REDUCE_MAX | opcode::REDUCE_MIN => {
             rule(i0 == Some(o) && one_of(&[F32, I8]), "only float32 or int8")?;
             let (si, zi, _) = input(0).map_or((0.0, 0, 0), quant);
@@ -424,6 +529,135 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
                 "SHAPE: an int32 output with one element per input dim",
             )
         }
+        opcode::BATCH_MATMUL => {
+            rule(
+                op.inputs.len() == 2 && same2 && one_of(&[F32, I8, I16]),
+                "BATCH_MATMUL: float32, int8 or int16, both operands as the output",
+            )?;
+            let (l, r) = (input(0).map_or(0, |t| t.shape.len()), input(1).map_or(0, |t| t.shape.len()));
+            rule(
+                (2..=5).contains(&l) && (2..=5).contains(&r),
+                "BATCH_MATMUL operands are 2-D to 5-D",
+            )?;
+            let zps = [input(0), input(1), Some(out)].map(|t| t.map_or(0, |t| quant(t).1));
+            rule(
+                o != I16 || zps == [0; 3],
+                "int16 BATCH_MATMUL needs zero points of 0",
+            )?;
+            batch_matmul_shapes(op, input(0), input(1), out)
+        }
+        opcode::EQUAL
+        | opcode::NOT_EQUAL
+        | opcode::LESS
+        | opcode::LESS_EQUAL
+        | opcode::GREATER
+        | opcode::GREATER_EQUAL
+        | opcode::LOGICAL_AND
+        | opcode::LOGICAL_OR => {
+            let types: &[i8] = match code {
+                opcode::LOGICAL_AND | opcode::LOGICAL_OR => &[dtype::BOOL],
+                opcode::EQUAL | opcode::NOT_EQUAL => &[dtype::BOOL, F32, I32, dtype::I64, I8],
+                _ => &[F32, I32, dtype::I64, I8],
+            };
+            rule(
+                op.inputs.len() == 2
+                    && i0 == i1
+                    && i0.is_some_and(|t| types.contains(&t))
+                    && o == dtype::BOOL,
+                "comparisons: float32, int32, int64 or int8 (EQUAL/NOT_EQUAL also bool; LOGICAL_AND/OR bool only), a bool output",
+            )?;
+            let same_shape = input(0).map(|t| &t.shape) == input(1).map(|t| &t.shape);
+            rule(same_shape || out.shape.len() <= 4, "broadcasting is 4-D at most")
+        }
+        opcode::LOGICAL_NOT => rule(
+            i0 == Some(dtype::BOOL) && o == dtype::BOOL,
+            "LOGICAL_NOT: bool in and out",
+        ),
+        opcode::SELECT_V2 => {
+            let i2 = input(2).map(|t| t.dtype.code());
+            rule(
+                op.inputs.len() == 3
+                    && i0 == Some(dtype::BOOL)
+                    && i1 == Some(o)
+                    && i2 == Some(o)
+                    && one_of(&[F32, I8, I16]),
+                "SELECT_V2: a bool condition, float32, int8 or int16 values as the output",
+            )?;
+            rule(out.shape.len() <= 5, "SELECT_V2 broadcasting is 5-D at most")
+        }
+        opcode::FLOOR
+        | opcode::CEIL
+        | opcode::ROUND
+        | opcode::NEG
+        | opcode::SQUARE
+        | opcode::SIN
+        | opcode::COS => rule(i0 == Some(F32) && o == F32, "float32 only"),
+        opcode::FLOOR_DIV | opcode::FLOOR_MOD => {
+            rule(op.inputs.len() == 2 && same2 && o == F32, "float32 only")?;
+            let same_shape = input(0).map(|t| &t.shape) == input(1).map(|t| &t.shape);
+            rule(same_shape || out.shape.len() <= 4, "broadcasting is 4-D at most")
+        }
+        opcode::ZEROS_LIKE => rule(
+            i0 == Some(o) && one_of(&[dtype::I64, I32, I8, F32]),
+            "ZEROS_LIKE: int64, int32, int8 or float32, the same in and out",
+        ),
+        opcode::FILL => {
+            let value = input(1);
+            rule(
+                op.inputs.len() == 2
+                    && value.is_some_and(|v| v.shape.is_empty())
+                    && i1 == Some(o)
+                    && one_of(&[F32, I32, I8]),
+                "FILL: a scalar value of the output's type, float32, int32 or int8",
+            )?;
+            let dims = op.input(0).and_then(|t| model.const_ints(0, t));
+            rule(
+                matches!(i0, Some(I32 | dtype::I64))
+                    && input(0).is_some_and(|t| t.shape.len() == 1)
+                    && dims.is_none_or(|d| d.len() == out.shape.len() && d.iter().zip(&out.shape).all(|(a, b)| i64::from(*a) == i64::from(*b))),
+                "FILL dims differ from the output's shape",
+            )
+        }
+        opcode::SLICE
+        | opcode::REVERSE_V2
+        | opcode::BROADCAST_TO
+        | opcode::BROADCAST_ARGS
+        | opcode::DEPTH_TO_SPACE
+        | opcode::SPACE_TO_DEPTH
+        | opcode::GATHER_ND
+        | opcode::EMBEDDING_LOOKUP
+        | opcode::DYNAMIC_UPDATE_SLICE => rearrange(model, op, out),
+        opcode::LOGISTIC | opcode::TANH => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8, I16]),
+                "LOGISTIC/TANH: float32, int8 or int16, the same in and out",
+            )?;
+            if o != I16 {
+                return Ok(());
+            }
+            let zi = input(0).map_or(0, |t| quant(t).1);
+            let (so, zo, _) = quant(out);
+            rule(zi == 0 && zo == 0, "int16 LOGISTIC/TANH needs zero points of 0")?;
+            rule(
+                microarena_image::quant::checked_log2(so) == Some(-15),
+                "int16 LOGISTIC/TANH needs an output scale of 2^-15",
+            )
+        }
+        opcode::L2_NORMALIZATION => {
+            rule(
+                i0 == Some(o) && one_of(&[F32, I8]),
+                "L2_NORMALIZATION: float32 or int8, the same in and out",
+            )?;
+            rule(
+                out.shape.len() <= 4 && input(0).is_some_and(|t| t.shape == out.shape),
+                "L2_NORMALIZATION: up to 4-D, the output as the input",
+            )
+        }
+        opcode::L2_POOL_2D => rule(i0 == Some(o) && o == F32, "L2_POOL_2D: float32 only"),
+        opcode::ELU => rule(
+            i0 == Some(o) && one_of(&[F32, I8]),
+            "ELU: float32 or int8, the same in and out",
+        ),
         opcode::SIGNAL_WINDOW
         | opcode::SIGNAL_FFT_AUTO_SCALE
         | opcode::SIGNAL_RFFT
@@ -436,6 +670,235 @@ fn check_types(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result
         _ => Ok(()),
     }
     .map_err(|why| format!("{why} (the runtime's kernel refuses it)"))
+}
+
+/// The element-moving kernels' Prepare rules (`runtime/src/kernels/rearrange.rs`).
+fn rearrange(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> Result<(), String> {
+    use dtype::{BOOL, F32, I8, I16, I32, I64, U8};
+    let sg = model.main();
+    let input = |i: usize| op.input(i).and_then(|t| sg.tensors.get(t));
+    let x = input(0).ok_or("input 0 is missing")?;
+    let o = out.dtype.code();
+    let (xt, xs, os) = (x.dtype.code(), &x.shape, &out.shape);
+    let n_in = op.inputs.len();
+    let ty = |i: usize| input(i).map(|t| t.dtype.code());
+    let rank = |i: usize| input(i).map_or(0, |t| t.shape.len());
+    let dim = |s: &[i32], k: usize| s.get(k).copied().unwrap_or(0);
+    match super::image_opcode(op).unwrap_or(opcode::CUSTOM) {
+        opcode::SLICE => {
+            rule(n_in == 3, "SLICE needs 3 inputs")?;
+            rule(
+                xt == o && [F32, I32, I8, I16, BOOL].contains(&o),
+                "SLICE: float32, int32, int8, int16 or bool, the same in and out",
+            )?;
+            rule(
+                ty(1) == ty(2) && matches!(ty(1), Some(I32 | I64)),
+                "SLICE begin and size: int32 or int64",
+            )?;
+            let count = |i: usize| input(i).map_or(0, |t| t.elements());
+            rule(
+                xs.len() <= 5
+                    && os.len() == xs.len()
+                    && count(1) == xs.len() as u64
+                    && count(2) == xs.len() as u64,
+                "SLICE: up to 5-D, a begin and a size per axis",
+            )
+        }
+        opcode::REVERSE_V2 => {
+            rule(n_in == 2, "REVERSE_V2 needs 2 inputs")?;
+            rule(
+                xt == o && [F32, I32, I16, I8, U8, I64, BOOL].contains(&o),
+                "REVERSE_V2: float32, int32, int16, int8, uint8, int64 or bool, the same in and out",
+            )?;
+            rule(
+                ty(1) == Some(I32) && rank(1) == 1,
+                "REVERSE_V2 axes: rank-1 int32",
+            )?;
+            let axes = input(1).map_or(0, |t| t.elements());
+            rule(
+                xs.len() <= 8 && xs.len() as u64 >= axes && xs == os,
+                "REVERSE_V2: up to 8-D, no more axes than dims, the output as the input",
+            )
+        }
+        opcode::BROADCAST_TO => {
+            rule(n_in == 2, "BROADCAST_TO needs 2 inputs")?;
+            rule(
+                xt == o && dtype::dtype_size(o).is_some(),
+                "BROADCAST_TO: the output's type as the input's",
+            )?;
+            rule(
+                matches!(ty(1), Some(I32 | I64)) && rank(1) == 1,
+                "BROADCAST_TO shape: rank-1 int32 or int64",
+            )?;
+            let shape = op.input(1).and_then(|t| model.const_ints(0, t));
+            rule(
+                os.len() <= 5 && xs.len() <= os.len() && shape.is_none_or(|s| s == *os),
+                "BROADCAST_TO: up to 5-D, the shape equal to the output's",
+            )?;
+            let lead = os.len().saturating_sub(xs.len());
+            rule(
+                xs.iter()
+                    .enumerate()
+                    .all(|(k, &d)| d == 1 || d == dim(os, k + lead)),
+                "BROADCAST_TO: the input does not broadcast to the shape",
+            )
+        }
+        opcode::BROADCAST_ARGS => {
+            rule(n_in == 2, "BROADCAST_ARGS needs 2 inputs")?;
+            rule(
+                xt == o && ty(1) == Some(o) && matches!(o, I32 | I64),
+                "BROADCAST_ARGS: int32 or int64 shapes and output",
+            )?;
+            rule(
+                xs.len() == 1 && rank(1) == 1 && os.len() == 1,
+                "BROADCAST_ARGS: rank-1 shapes and output",
+            )?;
+            let longer = x.elements().max(input(1).map_or(0, |t| t.elements()));
+            rule(
+                out.elements() == longer,
+                "BROADCAST_ARGS: the output as long as the longer shape",
+            )
+        }
+        code @ (opcode::DEPTH_TO_SPACE | opcode::SPACE_TO_DEPTH) => {
+            rule(
+                xt == o && [F32, I8].contains(&o),
+                "float32 or int8, the same in and out",
+            )?;
+            rule(
+                xs.len() == 4 && os.len() == 4,
+                "input and output must be 4-D",
+            )?;
+            let bs = match op.options {
+                crate::read::ops::OpOptions::BlockSize { block_size } => block_size,
+                _ => 0,
+            };
+            let (space, depth) = if code == opcode::DEPTH_TO_SPACE {
+                (os, xs)
+            } else {
+                (xs, os)
+            };
+            rule(
+                space[0] == depth[0]
+                    && i64::from(space[1]) == i64::from(depth[1]) * i64::from(bs)
+                    && i64::from(space[2]) == i64::from(depth[2]) * i64::from(bs)
+                    && i64::from(depth[3]) == i64::from(space[3]) * i64::from(bs) * i64::from(bs),
+                "shapes do not follow from the block size",
+            )
+        }
+        opcode::GATHER_ND => {
+            rule(n_in == 2, "GATHER_ND needs 2 inputs")?;
+            rule(
+                xt == o && [F32, I8].contains(&o),
+                "GATHER_ND: float32 or int8 params, the output as the params",
+            )?;
+            rule(ty(1) == Some(I32), "GATHER_ND indices: int32")?;
+            let is = input(1).map(|t| t.shape.clone()).unwrap_or_default();
+            rule(
+                !xs.is_empty() && !is.is_empty(),
+                "GATHER_ND params and indices are at least vectors",
+            )?;
+            let nd = dim(&is, is.len() - 1).max(0) as usize;
+            rule(
+                nd <= xs.len() && nd <= 5,
+                "GATHER_ND index depth exceeds the params' rank or 5",
+            )?;
+            let mut want: Vec<i32> = is[..is.len() - 1].to_vec();
+            want.extend_from_slice(&xs[nd..]);
+            rule(*os == want, "GATHER_ND output shape")
+        }
+        opcode::EMBEDDING_LOOKUP => {
+            rule(n_in == 2, "EMBEDDING_LOOKUP needs 2 inputs")?;
+            rule(
+                xt == I32 && xs.len() == 1,
+                "EMBEDDING_LOOKUP ids: rank-1 int32",
+            )?;
+            let hybrid = ty(1) == Some(I8) && o == F32;
+            rule(
+                hybrid || (ty(1) == Some(o) && [F32, I8].contains(&o)),
+                "EMBEDDING_LOOKUP: float32 or int8 rows, the output as the rows or float32",
+            )?;
+            let zp = input(1)
+                .and_then(|t| t.quantization.as_ref())
+                .and_then(|q| q.zero_points.first().copied())
+                .unwrap_or(0);
+            rule(
+                !hybrid || zp == 0,
+                "EMBEDDING_LOOKUP: int8 rows dequantized to float32 need zero point 0",
+            )?;
+            let vs = input(1).map(|t| t.shape.clone()).unwrap_or_default();
+            rule(
+                vs.len() >= 2 && os.len() == vs.len() && os[0] == xs[0] && os[1..] == vs[1..],
+                "EMBEDDING_LOOKUP output shape",
+            )
+        }
+        _ => {
+            // DYNAMIC_UPDATE_SLICE
+            rule(n_in == 3, "DYNAMIC_UPDATE_SLICE needs 3 inputs")?;
+            rule(
+                ty(1) == Some(xt) && xt == o && [F32, I8, I16, I32].contains(&o),
+                "DYNAMIC_UPDATE_SLICE: float32, int8, int16 or int32, operand, update and output alike",
+            )?;
+            let start = input(2).map(|t| t.shape.clone()).unwrap_or_default();
+            rule(
+                matches!(ty(2), Some(I32 | I64))
+                    && start.len() == 1
+                    && start[0] as usize == xs.len(),
+                "DYNAMIC_UPDATE_SLICE start: rank-1 int32 or int64, one per operand dim",
+            )?;
+            let us = input(1).map(|t| t.shape.clone()).unwrap_or_default();
+            rule(
+                us.len() == xs.len()
+                    && xs.len() <= 8
+                    && xs == os
+                    && us.iter().zip(xs).all(|(u, d)| u <= d),
+                "DYNAMIC_UPDATE_SLICE: the update within the operand, the output as the operand",
+            )
+        }
+    }
+}
+
+/// BATCH_MATMUL's shapes as the runtime's Prepare checks them: batch dims
+/// (right-aligned, up to 3) that broadcast, equal depths, and the output
+/// `[batch…, M, N]` of the larger operand's rank.
+fn batch_matmul_shapes(
+    op: &Operator<'_>,
+    lhs: Option<&Tensor<'_>>,
+    rhs: Option<&Tensor<'_>>,
+    out: &Tensor<'_>,
+) -> Result<(), String> {
+    let (adj_x, adj_y) = match op.options {
+        crate::read::ops::OpOptions::BatchMatMul { adj_x, adj_y } => (adj_x, adj_y),
+        _ => (false, false),
+    };
+    let (Some(l), Some(r)) = (lhs, rhs) else {
+        return Err("BATCH_MATMUL needs 2 inputs".into());
+    };
+    let (l, r) = (&l.shape, &r.shape);
+    let rank = l.len().max(r.len());
+    let batch = |s: &[i32], i: usize| {
+        let lead = s.len() - 2;
+        if i + lead >= rank - 2 {
+            s[i + lead + 2 - rank]
+        } else {
+            1
+        }
+    };
+    let mut want = Vec::new();
+    for i in 0..rank - 2 {
+        let (a, b) = (batch(l, i), batch(r, i));
+        rule(
+            a == b || a == 1 || b == 1,
+            "BATCH_MATMUL batch dims do not broadcast",
+        )?;
+        want.push(a.max(b));
+    }
+    let (l0, l1) = (l[l.len() - 2], l[l.len() - 1]);
+    let (r0, r1) = (r[r.len() - 2], r[r.len() - 1]);
+    let (m, k) = if adj_x { (l1, l0) } else { (l0, l1) };
+    let (rk, n) = if adj_y { (r1, r0) } else { (r0, r1) };
+    rule(k == rk, "BATCH_MATMUL operands differ in depth")?;
+    want.extend([m, n]);
+    rule(out.shape == want, "BATCH_MATMUL output shape")
 }
 
 /// The Signal kernels' Prepare rules (tflite-micro 90b983c2

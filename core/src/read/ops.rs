@@ -270,6 +270,11 @@ pub enum OpOptions {
     BlockSize {
         block_size: i32,
     },
+    /// CUMSUM: the sum excludes the element itself; runs from the end.
+    Cumsum {
+        exclusive: bool,
+        reverse: bool,
+    },
     /// BATCH_MATMUL: whether each operand is used transposed (without
     /// `adj_y`, TFLM keeps a transposed copy of the right-hand side).
     BatchMatMul {
@@ -315,6 +320,8 @@ pub(crate) fn quantized_bias_type(code: BuiltinOp, op: &fb::Operator<'_>) -> i8 
 const UNPACK: i32 = opcode::UNPACK as i32;
 /// BATCH_MATMUL's code, likewise.
 const BATCH_MATMUL: i32 = opcode::BATCH_MATMUL as i32;
+/// CUMSUM's code, likewise.
+const CUMSUM: i32 = opcode::CUMSUM as i32;
 /// L2_POOL_2D's code, likewise.
 const L2_POOL_2D: i32 = opcode::L2_POOL_2D as i32;
 /// DEPTH_TO_SPACE's and SPACE_TO_DEPTH's codes, likewise.
@@ -578,6 +585,13 @@ impl OpOptions {
                     adj_y: o.adj_y(),
                 },
             ),
+            BuiltinOp(CUMSUM) => {
+                let o = op.builtin_options_as_cumsum_options();
+                OpOptions::Cumsum {
+                    exclusive: o.is_some_and(|o| o.exclusive()),
+                    reverse: o.is_some_and(|o| o.reverse()),
+                }
+            }
             BuiltinOp(UNPACK) => op.builtin_options_as_unpack_options().map_or(
                 OpOptions::Unpack { axis: 0, num: 0 },
                 |o| OpOptions::Unpack {

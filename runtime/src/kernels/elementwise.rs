@@ -1,6 +1,9 @@
-//! ADD and MUL (int8, int32 and float32, with broadcasting), as TFLM's
+//! ADD and MUL (int8, int16, int32 and float32, with broadcasting), as TFLM's
 //! reference kernels (tflite-micro 90b983c2 `micro/kernels/add.cc`,
-//! `add_common.cc`, `mul_common.cc`), and ADD_N (`add_n.cc`: float32 and int8). int32 is unquantized, wrapping: ADD
+//! `add_common.cc`, `mul_common.cc`). int16 follows int8's rules: ADD
+//! rescales both inputs with a left shift of 15 (20 for int8) whatever the
+//! `pot_scale_int16` option (TFLM's micro ADD ignores it), MUL needs zero
+//! points of 0 on both inputs and the output, and ADD_N (`add_n.cc`: float32 and int8). int32 is unquantized, wrapping: ADD
 //! clamps to the whole int32 range whatever its fused activation (TFLM sets
 //! those bounds in Eval) and needs unquantized inputs; MUL clamps to its
 //! activation's plain int32 range.
@@ -8,9 +11,9 @@
 use microarena_image::{self as rl, dtype, opcode};
 
 use super::broadcast::{bcast_index, broadcastable};
-use super::bytes::{f32_at, i8_at, i32_at, put_f32, put_i8, put_i32};
+use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep};
-use super::fused::{act_f32, act_range_f32, act_range_i8};
+use super::fused::{act_f32, act_range_f32, act_range_i8, act_range_int};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -30,13 +33,14 @@ pub(crate) fn prepare(
     words: &mut OpDataWriter<'_>,
     _alloc: &mut ArenaAllocator,
 ) -> Result<(), Error> {
-    let (q, f) = (out.dtype == dtype::I8, out.dtype == dtype::F32);
+    let int16 = out.dtype == dtype::I16;
+    let (q, f) = (out.dtype == dtype::I8 || int16, out.dtype == dtype::F32);
     let a = p.input(0)?;
     let b = p.input(1)?;
     let int32 = out.dtype == dtype::I32;
     p.need(
         a.dtype == out.dtype && b.dtype == out.dtype && (q || f || int32),
-        "only int8, int32 or float32",
+        "only int8, int16, int32 or float32",
     )?;
     p.need(broadcastable(&a, &b, out), "shapes do not broadcast")?;
     if int32 {
@@ -58,11 +62,16 @@ pub(crate) fn prepare(
         words.push(lo);
         words.push(hi);
     } else if q {
-        let (lo, hi) = act_range_i8(p.op.activation, out).ok_or(p.err("fused activation"))?;
+        let bounds = if int16 {
+            act_range_int(p.op.activation, out, -32768, 32767)
+        } else {
+            act_range_i8(p.op.activation, out)
+        };
+        let (lo, hi) = bounds.ok_or(p.err("fused activation"))?;
         words.push(lo);
         words.push(hi);
         if p.op.opcode == opcode::ADD {
-            let left_shift = 20;
+            let left_shift = if int16 { 15 } else { 20 };
             let twice_max = 2.0 * f64::from(a.scale.max(b.scale));
             let (m1, s1) = fx::quantize_multiplier(f64::from(a.scale) / twice_max);
             let (m2, s2) = fx::quantize_multiplier(f64::from(b.scale) / twice_max);
@@ -73,6 +82,10 @@ pub(crate) fn prepare(
                 words.push(w);
             }
         } else {
+            p.need(
+                !int16 || (a.zero_point == 0 && b.zero_point == 0 && out.zero_point == 0),
+                "int16 MUL needs zero points of 0",
+            )?;
             let real = f64::from(a.scale) * f64::from(b.scale) / f64::from(out.scale);
             let (m, s) = fx::quantize_multiplier(real);
             words.push(m);
@@ -121,8 +134,10 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             );
         } else {
             let (lo, hi) = (c.word(0), c.word(1));
-            let va = i8_at(c.src(0, xa), ia).wrapping_sub(a.zero_point);
-            let vb = i8_at(c.src(1, xb), ib).wrapping_sub(b.zero_point);
+            let int16 = out.dtype == dtype::I16;
+            let at = if int16 { i16_at } else { i8_at };
+            let va = at(c.src(0, xa), ia).wrapping_sub(a.zero_point);
+            let vb = at(c.src(1, xb), ib).wrapping_sub(b.zero_point);
             let r = if add {
                 let ls = c.word(2);
                 let sa =
@@ -135,7 +150,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 out.zero_point
                     .wrapping_add(fx::mbqm(va.wrapping_mul(vb), c.word(2), c.word(3)))
             };
-            put_i8(c.out, i, r.max(lo).min(hi));
+            let put = if int16 { put_i16 } else { put_i8 };
+            put(c.out, i, r.max(lo).min(hi));
         }
     }
     Ok(())

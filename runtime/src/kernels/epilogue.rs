@@ -1,10 +1,10 @@
-//! What FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D share: a constant
+//! What FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D share: a
 //! filter with an optional bias, the int8 multiply-accumulate, and the
 //! epilogue that turns an accumulator into an output value. Prepare writes
 //! the OpData the epilogue reads — activation bounds, then one (multiplier,
 //! shift) per tensor or per channel — so both sides live here.
 
-use microarena_image::{self as rl, dtype};
+use microarena_image::dtype;
 
 use super::bytes::{f32_at, i16_at, i32_at, i64_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep};
@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
 
-/// Checks the input, the constant filter and the optional bias against the
+/// Checks the input, the filter and the optional bias against the
 /// output's type; returns (input, filter).
 pub(crate) fn check_operands(
     p: &Prep<'_, '_>,
@@ -29,10 +29,6 @@ pub(crate) fn check_operands(
         "only int8 or float32 with matching types",
     )?;
     p.need(q || f, "only int8 or float32")?;
-    p.need(
-        filter.storage == rl::STORAGE_CONST,
-        "filter must be constant",
-    )?;
     if let Some(b) = &bias {
         p.need(
             b.dtype == if q { dtype::I32 } else { dtype::F32 },
@@ -59,10 +55,6 @@ pub(crate) fn check_operands_16x8(
     p.need(
         input.dtype == dtype::I16 && filter.dtype == dtype::I8 && out.dtype == dtype::I16,
         "int16 needs an int8 filter and an int16 output",
-    )?;
-    p.need(
-        filter.storage == rl::STORAGE_CONST,
-        "filter must be constant",
     )?;
     p.need(
         !quantized || (input.n_scales > 0 && filter.n_scales > 0),

@@ -111,12 +111,6 @@ pub(crate) fn prepare(
             "weight or bias type",
         )?;
         p.need(
-            wi.storage == rl::STORAGE_CONST
-                && wr.storage == rl::STORAGE_CONST
-                && b.storage == rl::STORAGE_CONST,
-            "weights and biases must be constant",
-        )?;
-        p.need(
             wi.rank == 2 && wi.dim(0) == state && wi.dim(1) == in_dim,
             "input weight shape",
         )?;

@@ -1,6 +1,12 @@
-//! ABS, SQRT, RSQRT, LOG, EXP and CAST, as TFLM's reference kernels
-//! (tflite-micro 90b983c2: `micro/kernels/elementwise.cc`, `exp.cc`,
-//! `cast.cc`).
+//! ABS, SQRT, RSQRT, LOG, EXP, CAST and L2_NORMALIZATION, as TFLM's
+//! reference kernels (tflite-micro 90b983c2: `micro/kernels/elementwise.cc`,
+//! `exp.cc`, `cast.cc`, `l2norm.cc`).
+//!
+//! * L2_NORMALIZATION over the last axis, up to 4-D, no fused activation:
+//!   float32 `x / max(sqrt(Σ x²), 1e-6)` summed in order (exact); int8 (the
+//!   output read as scale 1/128, zero point 0 whatever it declares, as TFLM
+//!   does) `mbqm(x − zp, 1/√Σ(x − zp)²)` with RSQRT's inverse-root
+//!   multiplier and 7 more bits of left shift, clamped to int8.
 //!
 //! * ABS: float32; int8 and int16 as `|x − zp_in|`, rescaled by
 //!   `scale_in / scale_out` only when the scales differ, + zp_out, clamped
@@ -43,7 +49,64 @@ pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::LOG, prepare, eval),
     kernel(opcode::EXP, prepare, eval),
     kernel(opcode::CAST, prepare_cast, cast),
+    kernel(opcode::L2_NORMALIZATION, prepare_l2norm, l2norm),
 ];
+
+pub(crate) fn prepare_l2norm(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    _words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    let input = p.input(0)?;
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8),
+        "L2_NORMALIZATION: float32 or int8, the same in and out",
+    )?;
+    p.need(
+        input.rank <= 4 && input.shape() == out.shape(),
+        "L2_NORMALIZATION: up to 4-D, the output as the input",
+    )?;
+    p.need(
+        p.op.activation == 0,
+        "L2_NORMALIZATION: no fused activation",
+    )
+}
+
+pub(crate) fn l2norm(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let depth = input.last_dim().max(1);
+    let rows = input.elements() / depth;
+    if input.dtype == dtype::F32 {
+        for r in 0..rows {
+            let mut sum = 0.0f32;
+            for k in 0..depth {
+                let v = f32_at(x, r * depth + k);
+                sum += v * v;
+            }
+            let norm = libm::sqrtf(sum).max(1e-6);
+            for k in 0..depth {
+                put_f32(c.out, r * depth + k, f32_at(x, r * depth + k) / norm);
+            }
+        }
+        return Ok(());
+    }
+    let zp = input.zero_point;
+    for r in 0..rows {
+        let mut acc = 0i32;
+        for k in 0..depth {
+            let v = i8_at(x, r * depth + k).wrapping_sub(zp);
+            acc = acc.wrapping_add(v.wrapping_mul(v));
+        }
+        let (m, s) = inv_sqrt_multiplier(acc);
+        for k in 0..depth {
+            let v = i8_at(x, r * depth + k).wrapping_sub(zp);
+            let o = fx::mbqm(v, m, s.wrapping_add(7)).clamp(-128, 127);
+            put_i8(c.out, r * depth + k, o);
+        }
+    }
+    Ok(())
+}
 
 pub(crate) fn prepare(
     p: &Prep<'_, '_>,

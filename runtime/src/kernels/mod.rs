@@ -27,6 +27,7 @@ mod binary;
 mod broadcast;
 mod bytes;
 mod cmath;
+mod compare;
 mod context;
 mod conv;
 mod depthwise;
@@ -35,12 +36,16 @@ mod dsp;
 pub mod dsp_check;
 mod elementwise;
 mod epilogue;
+mod fill;
+mod float_math;
 mod fully_connected;
 mod fused;
 mod lstm;
 mod math;
+mod matmul;
 mod pooling;
 mod quantize;
+mod rearrange;
 mod rectifiers;
 mod reductions;
 mod resolver;
@@ -166,6 +171,11 @@ const FAMILIES: &[&[Kernel]] = &[
     svdf::KERNELS,
     split::KERNELS,
     signal::KERNELS,
+    matmul::KERNELS,
+    compare::KERNELS,
+    float_math::KERNELS,
+    fill::KERNELS,
+    rearrange::KERNELS,
 ];
 
 /// The builtin codes the runtime has a kernel for, in registry order.
@@ -325,6 +335,14 @@ fn prepare(
             && !kernel.state_inputs.contains(&k)
         {
             return Err(p.err("a variable tensor is an input of an op that does not own state"));
+        }
+    }
+    // Operands the kernel reads as constant data: the operator table's rule,
+    // which core's support check reads too.
+    let (constant, why) = rl::opcode::constant_inputs(code);
+    for &k in constant {
+        if let Some(t) = p.opt_input(k)? {
+            p.need(t.storage == rl::STORAGE_CONST, why)?;
         }
     }
     // A tensor without storage is never read or written, so only an empty

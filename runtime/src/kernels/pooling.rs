@@ -1,4 +1,7 @@
-//! AVERAGE_POOL_2D and MAX_POOL_2D (int8 and float32), as TFLM's reference
+//! AVERAGE_POOL_2D and MAX_POOL_2D (int8 and float32) and L2_POOL_2D
+//! (float32 only, `micro/kernels/l2_pool_2d.cc`: `sqrt(Σ x² / count)` over
+//! the window's in-image elements, summed in row order, then the fused
+//! activation — exact, as `sqrt` is correctly rounded), as TFLM's reference
 //! pools.
 
 use microarena_image::{dtype, opcode};
@@ -16,6 +19,7 @@ use crate::image::TensorInfo;
 pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::AVERAGE_POOL_2D, prepare, eval),
     kernel(opcode::MAX_POOL_2D, prepare, eval),
+    kernel(opcode::L2_POOL_2D, prepare, eval),
 ];
 
 pub(crate) fn prepare(
@@ -27,6 +31,10 @@ pub(crate) fn prepare(
     let (q, f) = (out.dtype == dtype::I8, out.dtype == dtype::F32);
     let input = p.input(0)?;
     p.need(input.dtype == out.dtype && (q || f), "only int8 or float32")?;
+    p.need(
+        f || p.op.opcode != opcode::L2_POOL_2D,
+        "L2_POOL_2D: float32 only",
+    )?;
     p.need(input.rank == 4 && out.rank == 4, "tensors must be 4-D")?;
     p.need(
         input.dim(0) == out.dim(0) && input.dim(3) == out.dim(3),
@@ -49,6 +57,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     let g = Geo::new(c, &input, &out);
     let max = c.op.opcode == opcode::MAX_POOL_2D;
+    let l2 = c.op.opcode == opcode::L2_POOL_2D;
     let float = out.dtype == dtype::F32;
     let (lo, hi) = (c.word(0), c.word(1));
     let (flo, fhi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
@@ -74,7 +83,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                             let ii = g.in_index(b, iy0.wrapping_add(ky), ix0.wrapping_add(kx), ch);
                             if float {
                                 let v = f32_at(x, ii);
-                                total += v;
+                                total += if l2 { v * v } else { v };
                                 fcount += 1.0;
                                 if fmx < v {
                                     fmx = v;
@@ -93,7 +102,12 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                             if fcount == 0.0 {
                                 return Err(c.fail()("empty pooling window"));
                             }
-                            put_f32(c.out, oi, act_f32(total / fcount, flo, fhi));
+                            let r = if l2 {
+                                libm::sqrtf(total / fcount)
+                            } else {
+                                total / fcount
+                            };
+                            put_f32(c.out, oi, act_f32(r, flo, fhi));
                         }
                         (false, true) => put_i8(c.out, oi, mx.max(lo).min(hi)),
                         (false, false) => {

@@ -16,7 +16,10 @@
 //!   input, int32 output, the first index where a strictly greater (smaller)
 //!   value appears along the axis;
 //! * int8 MAX and MIN: TFLM requires the output's scale and zero point to
-//!   equal the input's and compares raw values.
+//!   equal the input's and compares raw values;
+//! * CUMSUM (`micro/kernels/cumsum.cc`): float32 and int8, see [`cumsum`];
+//! * REDUCE_ALL: bool in and out, every output true, then AND-ed with each
+//!   input element it gathers (`ReduceGeneric<bool>`).
 
 use microarena_image::params::{AxisParams, MeanParams};
 use microarena_image::{self as rl, dtype};
@@ -36,9 +39,101 @@ pub(super) const KERNELS: &[Kernel] = &[
     kernel(opcode::SUM, prepare, eval),
     kernel(opcode::REDUCE_MAX, prepare, eval),
     kernel(opcode::REDUCE_MIN, prepare, eval),
+    kernel(opcode::REDUCE_ALL, prepare, eval),
     kernel(opcode::ARG_MAX, prepare_arg, arg),
     kernel(opcode::ARG_MIN, prepare_arg, arg),
+    kernel(opcode::CUMSUM, prepare_cumsum, cumsum),
 ];
+
+/// CUMSUM's integer headroom (TFLM's `kCumSumIntegerShift`).
+const CUMSUM_LEFT_SHIFT: i32 = 20;
+
+pub(crate) fn prepare_cumsum(
+    p: &Prep<'_, '_>,
+    out: &TensorInfo,
+    words: &mut OpDataWriter<'_>,
+    _alloc: &mut ArenaAllocator,
+) -> Result<(), Error> {
+    p.need(p.op.n_inputs == 2, "CUMSUM needs 2 inputs")?;
+    let (input, axis) = (p.input(0)?, p.input(1)?);
+    p.need(
+        input.dtype == out.dtype && matches!(out.dtype, dtype::F32 | dtype::I8),
+        "CUMSUM: float32 or int8, the same in and out",
+    )?;
+    p.need(
+        axis.dtype == dtype::I32 && axis.elements() == 1,
+        "CUMSUM axis: one int32",
+    )?;
+    p.need(
+        input.rank >= 1 && input.shape() == out.shape(),
+        "CUMSUM: the output as the input, at least 1-D",
+    )?;
+    if out.dtype == dtype::I8 {
+        // CalculateOpData: ADD's rescaling with one input, in double.
+        let twice = 2.0 * f64::from(input.scale);
+        let (mi, si) = fx::quantize_multiplier(f64::from(input.scale) / twice);
+        let (mo, so) = fx::quantize_multiplier(
+            twice / (f64::from(1i32 << CUMSUM_LEFT_SHIFT) * f64::from(out.scale)),
+        );
+        // Bounds of no fused activation: the int8 range.
+        for w in [-128, 127, mi, si, mo, so] {
+            words.push(w);
+        }
+    }
+    Ok(())
+}
+
+/// CUMSUM along the axis input (negative from the end; out of range fails
+/// Invoke, as TFLM's Eval): float32 sums in order from 0; int8 rescales each
+/// element with a left shift of 20 as ADD does and starts the sum from the
+/// rescaled input offset itself (TFLM's `accumulator = input1_offset`).
+pub(crate) fn cumsum(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (_, ad) = c.input(1);
+    let params: microarena_image::params::CumsumParams = c.op.params();
+    let rank = input.rank as i32;
+    let axis = i32_at(ad, 0);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    if axis < 0 || axis >= rank {
+        return Err(c.fail()("CUMSUM axis out of range"));
+    }
+    let axis = axis as usize;
+    let inner: usize = (0..axis).map(|k| input.dim(k)).product();
+    let outer: usize = (axis + 1..input.rank).map(|k| input.dim(k)).product();
+    let depth = input.dim(axis);
+    let quantized = input.dtype == dtype::I8;
+    let w: [i32; 6] = core::array::from_fn(|k| if quantized { c.word(k) } else { 0 });
+    let offset = input.zero_point.wrapping_neg();
+    let out_zp = c.output_info().zero_point;
+    let scaled =
+        |v: i32| fx::mbqm_smaller_than_one(v.wrapping_shl(CUMSUM_LEFT_SHIFT as u32), w[2], w[3]);
+    let pick = |i: usize, n: usize| if params.reverse { n - 1 - i } else { i };
+    for o in 0..outer {
+        let o = pick(o, outer);
+        for n in 0..inner {
+            let n = pick(n, inner);
+            let mut acc_f = 0.0f32;
+            let mut acc_q = if quantized { scaled(offset) } else { 0 };
+            for d in 0..depth {
+                let d = pick(d, depth);
+                let i = o + n * depth * outer + d * outer;
+                if quantized {
+                    let y = scaled(offset.wrapping_add(i8_at(x, i)));
+                    let before = acc_q;
+                    acc_q = acc_q.wrapping_add(y);
+                    let v = if params.exclusive { before } else { acc_q };
+                    let r = fx::mbqm_smaller_than_one(v, w[4], w[5]).wrapping_add(out_zp);
+                    put_i8(c.out, i, r.clamp(w[0], w[1]));
+                } else {
+                    let before = acc_f;
+                    acc_f += f32_at(x, i);
+                    put_f32(c.out, i, if params.exclusive { before } else { acc_f });
+                }
+            }
+        }
+    }
+    Ok(())
+}
 
 /// MEAN and SUM accumulate in a scratch buffer; MAX and MIN in the output.
 fn accumulates(code: u8) -> bool {
@@ -54,7 +149,9 @@ pub(crate) fn prepare(
     let code = p.op.opcode;
     let input = p.input(0)?;
     p.need(input.dtype == out.dtype, "input and output types differ")?;
-    if accumulates(code) {
+    if code == opcode::REDUCE_ALL {
+        p.need(out.dtype == dtype::BOOL, "REDUCE_ALL: bool only")?;
+    } else if accumulates(code) {
         p.need(
             matches!(out.dtype, dtype::F32 | dtype::I8 | dtype::I16),
             "only float32, int8 or int16",
@@ -135,6 +232,18 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     }
     let empty = (0..input.rank).any(|k| input.dim(k) == 0);
 
+    if code == opcode::REDUCE_ALL {
+        c.out.get_mut(..n_out).unwrap_or(&mut []).fill(1);
+        for i in 0..n_in {
+            let o = output_index(i, &input, mask);
+            if x.get(i).is_some_and(|&v| v == 0)
+                && let Some(b) = c.out.get_mut(o)
+            {
+                *b = 0;
+            }
+        }
+        return Ok(());
+    }
     if !accumulates(code) {
         // ReduceGeneric: output starts at the type's extreme, then `in > cur`
         // (MAX) or `in < cur` (MIN) replaces it.

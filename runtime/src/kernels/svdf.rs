@@ -40,10 +40,6 @@ pub(crate) fn prepare(
         st.storage == rl::STORAGE_VARIABLE,
         "activation state must be a variable tensor",
     )?;
-    p.need(
-        wf.storage == rl::STORAGE_CONST && wt.storage == rl::STORAGE_CONST,
-        "weights must be constant",
-    )?;
     let rank = p.op.params::<SvdfParams>().rank;
     p.need(rank > 0, "rank must be positive")?;
     let rank = rank as usize;
@@ -64,10 +60,7 @@ pub(crate) fn prepare(
         "state shape",
     )?;
     if let Some(b) = &bias {
-        p.need(
-            b.dim(0) == units && b.storage == rl::STORAGE_CONST,
-            "bias shape",
-        )?;
+        p.need(b.dim(0) == units, "bias shape")?;
     }
     let float = input.dtype == dtype::F32;
     if float {

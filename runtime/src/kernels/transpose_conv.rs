@@ -26,7 +26,7 @@
 
 use microarena_image::geometry;
 use microarena_image::params::WindowParams;
-use microarena_image::{self as rl, dtype, opcode};
+use microarena_image::{dtype, opcode};
 
 use super::bytes::{f32_at, i8_at, i16_at, i32_at, i64_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep};
@@ -77,10 +77,6 @@ pub(crate) fn prepare(
             ));
         }
     };
-    p.need(
-        filter.storage == rl::STORAGE_CONST,
-        "filter must be constant",
-    )?;
     p.need(
         input.rank == 4 && filter.rank == 4 && out.rank == 4,
         "tensors must be 4-D",

@@ -104,6 +104,14 @@ pub enum OptSpec {
         axis: i32,
         num: i32,
     },
+    // Used by tflm_ops.rs only; kernels.rs compiles this module too.
+    #[allow(dead_code)]
+    BatchMatMul {
+        adj_x: bool,
+        adj_y: bool,
+    },
+    #[allow(dead_code)]
+    BlockSize(i32),
 }
 
 impl OptSpec {
@@ -179,6 +187,8 @@ impl OptSpec {
                 ..Default::default()
             }),
             OptSpec::Unpack { axis, num } => OpOptions::Unpack { axis, num },
+            OptSpec::BatchMatMul { adj_x, adj_y } => OpOptions::BatchMatMul { adj_x, adj_y },
+            OptSpec::BlockSize(block_size) => OpOptions::BlockSize { block_size },
         }
     }
 }

@@ -260,6 +260,14 @@ pub(super) fn to_fb_options(code: BuiltinOp, options: &OpOptions) -> Option<fb::
                 ..Default::default()
             }))
         }
+        (code, OpOptions::Cumsum { exclusive, reverse })
+            if code.0 == i32::from(microarena_image::opcode::CUMSUM) =>
+        {
+            O::CumsumOptions(Box::new(fb::CumsumOptionsT {
+                exclusive: *exclusive,
+                reverse: *reverse,
+            }))
+        }
         (B::GATHER, OpOptions::Gather { axis, batch_dims }) => {
             O::GatherOptions(Box::new(fb::GatherOptionsT {
                 axis: *axis,
