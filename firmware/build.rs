@@ -39,9 +39,11 @@ fn main() {
     let memory = match env::var("MICROARENA_FIRMWARE_BOARD").as_deref() {
         Ok("mps2") => "memory-mps2.x",
         Ok("microbit") => "memory-microbit.x",
-        Ok(other) => panic!("MICROARENA_FIRMWARE_BOARD={other}: expected mps2 or microbit"),
-        Err(_) if target.starts_with("thumbv6m") => "memory-microbit.x",
-        Err(_) => "memory-mps2.x",
+        Ok(other) if !other.is_empty() => {
+            panic!("MICROARENA_FIRMWARE_BOARD={other}: expected mps2 or microbit")
+        }
+        _ if target.starts_with("thumbv6m") => "memory-microbit.x",
+        _ => "memory-mps2.x",
     };
     fs::copy(memory, out.join("memory.x")).expect("copy memory.x");
     // memory.x INCLUDEs the layout both boards share.

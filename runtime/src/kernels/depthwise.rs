@@ -61,15 +61,21 @@ pub(crate) fn prepare(
     )
 }
 
-/// Taps whose unpacked weights the four-channel path keeps on the stack:
-/// 1 KiB on DSP cores (a 10×8 audio filter fits), 512 B on portable builds,
-/// the Cortex-M0 among them, whose stack is small. Larger filters unpack
-/// theirs per tap, and with a multiplier that is not 1 or a multiple of 4
-/// take the general path.
+/// Four channels' weights at one tap, as [`quad_mac`] takes them: on DSP
+/// cores two words of 16-bit lanes (channels 0 and 2, 1 and 3), on portable
+/// builds the four bytes as one word.
 #[cfg(microarena_dsp)]
-const MAX_TAPS: usize = 128;
+const QUAD_WORDS: usize = 2;
 #[cfg(not(microarena_dsp))]
-const MAX_TAPS: usize = 64;
+const QUAD_WORDS: usize = 1;
+pub(super) type QuadW = [u32; QUAD_WORDS];
+
+/// Taps whose unpacked weights the four-channel path keeps on the stack:
+/// 1 KiB on DSP cores, 512 B on portable builds (the Cortex-M0 among them,
+/// whose stack is small), so a 10×8 audio filter fits either way. Larger
+/// filters read their weights from the filter as they go, and with a
+/// multiplier that is not 1 or a multiple of 4 take the general path.
+const MAX_TAPS: usize = 128;
 
 /// Int8 depthwise with multiplier 1: four channels at a time over every
 /// output pixel, so each channel's parameters are decoded once per layer
@@ -88,7 +94,7 @@ fn depthwise_i8_quads<const B: bool>(
     let off2 = (in_off as u32 & 0xffff) | ((in_off as u32) << 16);
     let (ih, iw) = (g.ih, g.iw);
     let mut params = end.channels();
-    let mut wq = [[0u32; 2]; MAX_TAPS];
+    let mut wq = [[0u32; QUAD_WORDS]; MAX_TAPS];
     let mut strips: Strips = [0; 3 * STRIP];
     let mut c0 = 0;
     while c0 < g.oc {
@@ -105,7 +111,7 @@ fn depthwise_i8_quads<const B: bool>(
             *wt = filter_quad(w, t * g.oc + c0, n);
         }
         let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
-        let w9: &[[u32; 2]; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; 2]; 9]);
+        let w9: &[QuadW; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; QUAD_WORDS]; 9]);
         // 3×3 windows through zero-point-padded row strips: every pixel
         // dense, no edge cases (the general path below handles the rest).
         let span =
@@ -131,11 +137,11 @@ fn depthwise_i8_quads<const B: bool>(
         // 3×3 windows clamped to the input: taps outside read an inside
         // pixel with a zero weight (adds 0, so the sums are unchanged).
         let fast = fast && ih > 0 && iw > 0;
-        let (mut offs, mut wm) = ([0usize; 9], [[0u32; 2]; 9]);
+        let (mut offs, mut wm) = ([0usize; 9], [[0u32; QUAD_WORDS]; 9]);
         // The windows of the edge columns on rows inside the input, the
         // same on every such row: found once (SAME padding has one edge
         // column a side).
-        let mut edges = [(usize::MAX, 0i32, [0usize; 9], [[0u32; 2]; 9]); 2];
+        let mut edges = [(usize::MAX, 0i32, [0usize; 9], [[0u32; QUAD_WORDS]; 9]); 2];
         if fast {
             let inner = ([0usize, 1, 2], [true; 3]);
             let cols = (0..lo).chain(hi..g.ow);
@@ -276,7 +282,7 @@ fn quad3x3_strips<const B: bool>(
     out: &mut [u8],
     strips: &mut Strips,
     (g, c0, n, ch): (&Geo, usize, usize, usize),
-    w: &[[u32; 2]; 9],
+    w: &[QuadW; 9],
     (off2, in_off, zp): (u32, i32, u8),
     q: &[Requant; 4],
 ) {
@@ -332,7 +338,7 @@ fn strip_row(
     s: &Strips,
     out: &mut [u8],
     (mut oi, ow, sw, oc, n): (usize, usize, usize, usize, usize),
-    w: &[[u32; 2]; 9],
+    w: &[QuadW; 9],
     (off2, in_off): (u32, i32),
     q: &[Requant; 4],
 ) {
@@ -383,7 +389,7 @@ fn quad3x3_dense<const B: bool, const W: bool>(
     out: &mut [u8],
     run: &Run,
     (rs, ic): (usize, usize),
-    w: &[[u32; 2]; 9],
+    w: &[QuadW; 9],
     (off2, in_off): (u32, i32),
     q: &[Requant; 4],
 ) {
@@ -450,8 +456,8 @@ type Axis<'a> = (&'a [usize; 3], &'a [bool; 3]);
 fn clamped_window(
     (rows, cols): (Axis<'_>, Axis<'_>),
     (rs, ic): (usize, usize),
-    w: &[[u32; 2]; 9],
-    (offs, wm): (&mut [usize; 9], &mut [[u32; 2]; 9]),
+    w: &[QuadW; 9],
+    (offs, wm): (&mut [usize; 9], &mut [QuadW; 9]),
 ) {
     let taps = offs.chunks_exact_mut(3).zip(wm.chunks_exact_mut(3));
     let filter = w.chunks_exact(3);
@@ -459,7 +465,7 @@ fn clamped_window(
         let cols = cols.0.iter().zip(cols.1);
         for (((o, wt), &wf), (&dx, &vx)) in o3.iter_mut().zip(w3.iter_mut()).zip(f3).zip(cols) {
             *o = dy * rs + dx * ic;
-            *wt = if vy && vx { wf } else { [0; 2] };
+            *wt = if vy && vx { wf } else { [0; QUAD_WORDS] };
         }
     }
 }
@@ -473,7 +479,7 @@ fn quad3x3_run<const B: bool>(
     out: &mut [u8],
     run: &Run,
     offs: &[usize; 9],
-    w: &[[u32; 2]; 9],
+    w: &[QuadW; 9],
     (off2, in_off): (u32, i32),
     q: &[Requant; 4],
 ) {
@@ -505,18 +511,18 @@ fn quad3x3_run<const B: bool>(
 /// Where [`quad_window`] finds a filter row's weights.
 trait TapRows {
     /// Taps `kx0..kx0 + n` of filter row `ky`, as [`quad_mac`] takes them.
-    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = [u32; 2]>;
+    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = QuadW>;
 }
 
 /// Weights unpacked once per four channels, `fw` taps a row.
 struct Unpacked<'a> {
-    wq: &'a [[u32; 2]],
+    wq: &'a [QuadW],
     fw: usize,
 }
 
 impl TapRows for Unpacked<'_> {
     #[inline(always)]
-    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = [u32; 2]> {
+    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = QuadW> {
         let at = ky * self.fw + kx0;
         self.wq.get(at..at + n).unwrap_or(&[]).iter().copied()
     }
@@ -534,7 +540,7 @@ struct FilterTaps<'a> {
 
 impl TapRows for FilterTaps<'_> {
     #[inline(always)]
-    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = [u32; 2]> {
+    fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = QuadW> {
         let at = (ky * self.fw + kx0) * self.oc + self.c0;
         let channels = self.channels;
         let taps = self.w.get(at..).unwrap_or(&[]).chunks(self.oc.max(1));
@@ -565,7 +571,7 @@ fn quad_window<const B: bool, T: TapRows>(
             // One input channel: the same byte for all four lanes. The
             // accumulators as locals (an array stays in memory here).
             let [mut a0, mut a1, mut a2, mut a3] = acc;
-            let mut mac = |xb: u8, wk: [u32; 2]| {
+            let mut mac = |xb: u8, wk: QuadW| {
                 let xv = i32::from(xb as i8).wrapping_add(in_off);
                 [a0, a1, a2, a3] = quad_mac_bcast([a0, a1, a2, a3], xv, wk);
             };
@@ -595,7 +601,7 @@ fn quad_window<const B: bool, T: TapRows>(
 /// `acc[k] += w[k]·xv` for four channels of one input value `xv` (input
 /// offset added); `w` from [`quad_weights`].
 #[inline(always)]
-pub(super) fn quad_mac_bcast(acc: [i32; 4], xv: i32, w: [u32; 2]) -> [i32; 4] {
+pub(super) fn quad_mac_bcast(acc: [i32; 4], xv: i32, w: QuadW) -> [i32; 4] {
     #[cfg(microarena_dsp)]
     return super::dsp::depthwise_mac_bcast(acc, xv, w);
     #[cfg(not(microarena_dsp))]
@@ -644,7 +650,7 @@ fn quad_at(x: &[u8], i: usize) -> [u8; 4] {
 /// Four channels' filter bytes at `i` (the first `n`; the others 0), as
 /// [`quad_mac`] takes them.
 #[inline(always)]
-fn filter_quad(w: &[u8], i: usize, n: usize) -> [u32; 2] {
+fn filter_quad(w: &[u8], i: usize, n: usize) -> QuadW {
     let s = w.get(i..).unwrap_or(&[]);
     let b = match s.first_chunk::<4>() {
         Some(b) if n == 4 => *b,
@@ -661,17 +667,17 @@ fn filter_quad(w: &[u8], i: usize, n: usize) -> [u32; 2] {
 
 /// Four channels' filter bytes at one tap, as [`quad_mac`] takes them.
 #[inline(always)]
-pub(super) fn quad_weights(w: [u8; 4]) -> [u32; 2] {
+pub(super) fn quad_weights(w: [u8; 4]) -> QuadW {
     #[cfg(microarena_dsp)]
     return super::dsp::depthwise_weights(w);
     #[cfg(not(microarena_dsp))]
-    [u32::from_le_bytes(w), 0]
+    [u32::from_le_bytes(w)]
 }
 
 /// `acc[k] += w[k]·(x[k] + in_off)` for four channels; `w` from
 /// [`quad_weights`], `off2` = `in_off` in both 16-bit lanes (DSP cores).
 #[inline(always)]
-pub(super) fn quad_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32, in_off: i32) -> [i32; 4] {
+pub(super) fn quad_mac(acc: [i32; 4], x: [u8; 4], w: QuadW, off2: u32, in_off: i32) -> [i32; 4] {
     #[cfg(microarena_dsp)]
     {
         let _ = in_off;
