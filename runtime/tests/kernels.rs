@@ -11,25 +11,7 @@ use microarena_core::lower::{LowerError, lower, runtime_arena};
 use microarena_core::read::dtype::DType;
 use microarena_image as rl;
 use microarena_runtime::{Error, Interpreter};
-use support::{OpSpec, OptSpec, TensorSpec, build, run_model};
-
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn i8s(v: &[i8]) -> Vec<u8> {
-    v.iter().map(|&x| x as u8).collect()
-}
-
-fn to_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn to_i8(b: &[u8]) -> Vec<i8> {
-    b.iter().map(|&x| x as i8).collect()
-}
+use support::{OpSpec, OptSpec, TensorSpec, build, f32s, i8s, run_model, to_f32, to_i8, to_i16};
 
 /// Builds, lowers and runs a one-op model whose graph inputs are the first
 /// `inputs.len()` tensors and whose output is the op's output.
@@ -353,12 +335,6 @@ fn le16s(v: &[i16]) -> Vec<u8> {
 
 fn le64s(v: &[i64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn to_i16(b: &[u8]) -> Vec<i16> {
-    b.chunks_exact(2)
-        .map(|c| i16::from_le_bytes([c[0], c[1]]))
-        .collect()
 }
 
 const I16: DType = DType::I16;

@@ -11,16 +11,7 @@ use microarena_core::lower::{lower, runtime_arena};
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{BuiltinOp, OpOptions};
 use support::run_model as run;
-
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn to_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
+use support::{f32s, to_f32};
 
 /// A float MIRROR_PAD of `x` (rank 1) by `before`/`after`.
 fn mirror_model(n: i32, before: i32, after: i32, reflect: bool) -> Vec<u8> {

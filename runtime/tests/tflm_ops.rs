@@ -12,37 +12,13 @@ use microarena_core::Model;
 use microarena_core::lower::runtime_arena;
 use microarena_core::read::dtype::DType;
 use microarena_image::opcode;
-use support::{OpSpec, OptSpec, TensorSpec, build, run_model};
+use support::{OpSpec, OptSpec, TensorSpec, build, f32s, i8s, i16s, run_model, to_f32, to_i16};
 
 const F32: DType = DType::F32;
 const I8: DType = DType::I8;
 const I16: DType = DType::I16;
 const I32: DType = DType::I32;
 const BOOL: DType = DType::Bool;
-
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn i16s(v: &[i16]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn i8s(v: &[i8]) -> Vec<u8> {
-    v.iter().map(|&x| x as u8).collect()
-}
-
-fn to_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn to_i16(b: &[u8]) -> Vec<i16> {
-    b.chunks_exact(2)
-        .map(|c| i16::from_le_bytes([c[0], c[1]]))
-        .collect()
-}
 
 fn op(code: u8, inputs: &[i32], output: i32, options: OptSpec) -> OpSpec {
     OpSpec {

@@ -273,3 +273,40 @@ pub fn run_model(model: &[u8], inputs: &[Vec<u8>]) -> Vec<u8> {
     assert_eq!(it.memory_usage().high_water as u64, predicted.total_bytes);
     it.output(0).expect("output").to_vec()
 }
+
+// Raw little-endian tensor bytes to and from values (each test binary uses
+// some of them).
+
+#[allow(dead_code)]
+pub fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[allow(dead_code)]
+pub fn i16s(v: &[i16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[allow(dead_code)]
+pub fn i8s(v: &[i8]) -> Vec<u8> {
+    v.iter().map(|&x| x as u8).collect()
+}
+
+#[allow(dead_code)]
+pub fn to_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[allow(dead_code)]
+pub fn to_i16(b: &[u8]) -> Vec<i16> {
+    b.chunks_exact(2)
+        .map(|c| i16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+#[allow(dead_code)]
+pub fn to_i8(b: &[u8]) -> Vec<i8> {
+    b.iter().map(|&x| x as i8).collect()
+}
