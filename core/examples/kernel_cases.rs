@@ -560,69 +560,6 @@ pub fn cases() -> Vec<Case> {
             conv(pad, stride, dil, 2, act),
         ));
     }
-    // The runtime's four-channel int8 depthwise paths beyond 3×3: one input
-    // channel to eight with an audio-sized 10×8 filter (more taps than the
-    // portable build keeps unpacked), several channels with a dilated 5×5
-    // window and with a depth multiplier of 4, SAME and VALID, so windows
-    // are clipped on every side.
-    for (name, (ih, iw, ic), (fh, fw), mult, pad, stride, dil) in [
-        (
-            "1to8_10x8_s2",
-            (25, 20, 1),
-            (10, 8),
-            8,
-            Padding::Same,
-            (2, 2),
-            (1, 1),
-        ),
-        (
-            "8ch_5x5_dil2",
-            (11, 9, 8),
-            (5, 5),
-            1,
-            Padding::Same,
-            (1, 1),
-            (2, 2),
-        ),
-        (
-            "2to8_3x5_s1x2",
-            (7, 12, 2),
-            (3, 5),
-            4,
-            Padding::Valid,
-            (2, 1),
-            (1, 1),
-        ),
-        (
-            "1to4_4x4_s2",
-            (9, 9, 1),
-            (4, 4),
-            4,
-            Padding::Same,
-            (2, 2),
-            (1, 1),
-        ),
-    ] {
-        let oc = ic * mult;
-        let oh = microarena_image::geometry::out_size(pad, ih, fh, stride.1, dil.1);
-        let ow = microarena_image::geometry::out_size(pad, iw, fw, stride.0, dil.0);
-        let scales: Vec<f32> = (0..oc).map(|k| 0.004 + 0.0013 * k as f32).collect();
-        v.push(unary_like(
-            &format!("dwconv_i8_quads_{name}"),
-            opcode::DEPTHWISE_CONV_2D,
-            vec![
-                qt(&[1, ih, iw, ic], I8, 0.023, -9),
-                qt(&[1, fh, fw, oc], I8, 1.0, 0)
-                    .per_channel(scales.clone(), 3)
-                    .random(41),
-                qt(&[oc], I32, 1.0, 0)
-                    .per_channel(scales.iter().map(|s| s * 0.023).collect(), 0)
-                    .random(42),
-            ],
-            qt(&[1, oh, ow, oc], I8, 0.09, 4),
-            conv(pad, stride, dil, mult, A::None),
-        ));
-    }
     for (name, act) in [("none", A::None), ("relu", A::Relu)] {
         v.push(unary_like(
             &format!("fc_f32_bias_{name}"),
@@ -2208,6 +2145,79 @@ pub fn output_cases() -> Vec<Case> {
     v.append(&mut float_math_cases());
     v.append(&mut rearrange_cases());
     v.append(&mut norm_cases());
+    v.append(&mut depthwise_window_cases());
+    v
+}
+
+/// The runtime's four-channel int8 depthwise paths beyond 3×3 (outputs
+/// only: their allocations are those of the depthwise probes in `cases`).
+fn depthwise_window_cases() -> Vec<Case> {
+    use DType::{I8, I32};
+    type A = Activation;
+    let mut v = Vec::new();
+    // The runtime's four-channel int8 depthwise paths beyond 3×3: one input
+    // channel to eight with an audio-sized 10×8 filter (more taps than the
+    // portable build keeps unpacked), several channels with a dilated 5×5
+    // window and with a depth multiplier of 4, SAME and VALID, so windows
+    // are clipped on every side.
+    for (name, (ih, iw, ic), (fh, fw), mult, pad, stride, dil) in [
+        (
+            "1to8_10x8_s2",
+            (25, 20, 1),
+            (10, 8),
+            8,
+            Padding::Same,
+            (2, 2),
+            (1, 1),
+        ),
+        (
+            "8ch_5x5_dil2",
+            (11, 9, 8),
+            (5, 5),
+            1,
+            Padding::Same,
+            (1, 1),
+            (2, 2),
+        ),
+        (
+            "2to8_3x5_s1x2",
+            (7, 12, 2),
+            (3, 5),
+            4,
+            Padding::Valid,
+            (2, 1),
+            (1, 1),
+        ),
+        (
+            "1to4_4x4_s2",
+            (9, 9, 1),
+            (4, 4),
+            4,
+            Padding::Same,
+            (2, 2),
+            (1, 1),
+        ),
+    ] {
+        let oc = ic * mult;
+        let oh = microarena_image::geometry::out_size(pad, ih, fh, stride.1, dil.1);
+        let ow = microarena_image::geometry::out_size(pad, iw, fw, stride.0, dil.0);
+        let scales: Vec<f32> = (0..oc).map(|k| 0.004 + 0.0013 * k as f32).collect();
+        v.push(unary_like(
+            &format!("dwconv_i8_quads_{name}"),
+            opcode::DEPTHWISE_CONV_2D,
+            vec![
+                qt(&[1, ih, iw, ic], I8, 0.023, -9),
+                qt(&[1, fh, fw, oc], I8, 1.0, 0)
+                    .per_channel(scales.clone(), 3)
+                    .random(41),
+                qt(&[oc], I32, 1.0, 0)
+                    .per_channel(scales.iter().map(|s| s * 0.023).collect(), 0)
+                    .random(42),
+            ],
+            qt(&[1, oh, ow, oc], I8, 0.09, 4),
+            conv(pad, stride, dil, mult, A::None),
+        ));
+    }
     v
 }
 
