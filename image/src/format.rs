@@ -185,7 +185,7 @@ pub const EXEC_BANDED: u8 = 1;
 pub const EXEC_BANDED_LAST: u8 = 2;
 /// Most ops in one banded stage (the runtime keeps its row counters on the
 /// stack, which on a Cortex-M0 with 16 KiB of RAM is small).
-pub const MAX_STAGE_OPS: usize = 12;
+pub const MAX_STAGE_OPS: usize = 16;
 
 /// Alignment of every head buffer offset and size (as TFLM).
 pub const HEAD_ALIGN: u32 = 16;
