@@ -160,8 +160,13 @@ fn same_rows(t: &TensorInfo, out: &TensorInfo) -> bool {
 
 /// `true` when an element-wise operand `t` of output `out` reads the same
 /// elements for every output row: its H is 1 or it has no H axis.
-fn broadcast_along_h(t: &TensorInfo, out: &TensorInfo) -> bool {
-    t.rank <= 2 || (t.rank == 4 && t.dim(0) == 1 && t.dim(1) == 1 && out.dim(1) > 1)
+fn broadcast_along_h(t: &TensorInfo) -> bool {
+    match t.rank {
+        0..=2 => true,
+        3 => t.dim(0) == 1,
+        4 => t.dim(0) == 1 && t.dim(1) == 1,
+        _ => false,
+    }
 }
 
 fn row_bytes(t: &TensorInfo) -> usize {
@@ -276,7 +281,7 @@ impl StagePlan {
                     (Some(j), rl::STORAGE_STREAMED | rl::STORAGE_ARENA) if rows_ok => Src::Pull(j),
                     (None, rl::STORAGE_ARENA) if rows_ok => Src::Rows(t),
                     (None, rl::STORAGE_ARENA)
-                        if kind == opcode::BandRows::Rows && broadcast_along_h(&x, &out) =>
+                        if kind == opcode::BandRows::Rows && broadcast_along_h(&x) =>
                     {
                         Src::Whole(t)
                     }

@@ -347,8 +347,12 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         .iter()
         .flat_map(|b| b.stages.iter().flat_map(|s| s.first..=s.last))
         .collect();
+    // A stage's ops run by rows, never in place (the runtime refuses both
+    // marks on one op): aliases of the stages found without them go.
     let mut aliases = if options.in_place {
-        inplace::choose(&online, &params, &in_stages)
+        let mut a = inplace::choose(&online, &params, &in_stages);
+        a.retain(|a| !in_stages.contains(&a.op));
+        a
     } else {
         Vec::new()
     };
@@ -367,11 +371,8 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         if aliases.is_empty() {
             return Ok(alone());
         }
-        let by_rows: Vec<usize> = aliases
-            .iter()
-            .filter(|a| a.ring_bytes > 0)
-            .map(|a| a.op)
-            .collect();
+        // Stages avoid every aliased op: an op runs in a stage or in place.
+        let by_rows: Vec<usize> = aliases.iter().map(|a| a.op).collect();
         let (merged, p) = merged_plan(&separate, sg.tensors.len(), &aliases, op_scope)?;
         let b = stages_for(&merged, p.head_bytes, &by_rows);
         // Aliases stay only when the head (banded, if asked) does not grow: a
@@ -585,8 +586,7 @@ fn check_aliases(
     let scope = |s: i32| super::banded::collapse(op_scope, stages, s);
     let streamed: Vec<usize> = stages
         .iter()
-        .flat_map(|st| st.first..st.last)
-        .filter_map(|i| model.main().operators.get(i).and_then(|o| o.output(0)))
+        .flat_map(|st| super::banded::streamed_tensors(model, params, st))
         .collect();
     let mut buffers = Vec::new();
     let mut plan = Plan::default();
