@@ -229,3 +229,29 @@ pub fn mobilenet_v3_style_int8(hw: i32) -> Vec<u8> {
     net.b.inputs(g, &[input]).outputs(g, &[probs]);
     net.b.finish()
 }
+
+/// One squeeze-excite block at `hw`×`hw` int8, the gate computed before
+/// the layers it scales: CONV_2D 3×3 to 32 channels, squeeze-excite (its
+/// `[1, 1, 1, 32]` gate from the whole map), MUL by the gate, then a 1×1
+/// expansion to 64, a stride-2 depthwise and a 1×1 projection to 8.
+pub fn squeeze_excite_block_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: a squeeze-excite block int8");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, hw, hw, 8], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = net(b, g, input, hw, 8, 0x5eed_0001, "se");
+    net.conv_with(3, 1, 32, true, Padding::Same);
+    net.layer += 1;
+    net.squeeze_excite();
+    net.layer += 1;
+    net.conv_with(1, 1, 64, true, Padding::Same);
+    net.depthwise_with(2, Padding::Same);
+    net.layer += 1;
+    net.conv_with(1, 1, 8, false, Padding::Same);
+    let out = net.x;
+    net.b.inputs(g, &[input]).outputs(g, &[out]);
+    net.b.finish()
+}
