@@ -277,7 +277,7 @@ impl StagePlan {
                     opcode::BandRows::Rows => same_rows(&x, &out) && x.dim(1) == out.dim(1),
                     _ => x.rank == 4 && x.dim(0) == 1,
                 };
-                part.src[s] = match (producer, x.storage) {
+                let src = match (producer, x.storage) {
                     (Some(j), rl::STORAGE_STREAMED | rl::STORAGE_ARENA) if rows_ok => Src::Pull(j),
                     (None, rl::STORAGE_ARENA) if rows_ok => Src::Rows(t),
                     (None, rl::STORAGE_ARENA)
@@ -296,19 +296,23 @@ impl StagePlan {
                         ));
                     }
                 };
-                if matches!(part.src[s], Src::Pull(_) | Src::Rows(_)) {
-                    part.maps[s] = Some(map);
+                let read_by_rows = matches!(src, Src::Pull(_) | Src::Rows(_));
+                if let (Some(slot), Some(m)) = (part.src.get_mut(s), part.maps.get_mut(s)) {
+                    *slot = src;
+                    *m = read_by_rows.then_some(map);
                 }
             }
-            plan.nodes[k] = StageNode {
+            let node = StageNode {
                 out_h: out.dim(1),
                 whole: out.storage == rl::STORAGE_ARENA,
-                pulls: core::array::from_fn(|s| match (part.src[s], part.maps[s]) {
-                    (Src::Pull(j), Some(m)) => Some((j, m)),
+                pulls: core::array::from_fn(|s| match (part.src.get(s), part.maps.get(s)) {
+                    (Some(&Src::Pull(j)), Some(&Some(m))) => Some((j, m)),
                     _ => None,
                 }),
             };
-            plan.parts[k] = part;
+            let too_long = malformed_what(first, TOO_LONG);
+            *plan.nodes.get_mut(k).ok_or(too_long)? = node;
+            *plan.parts.get_mut(k).ok_or(too_long)? = part;
         }
         let nodes = plan.nodes.get(..plan.n).unwrap_or(&[]);
         if !nodes.iter().any(|n| n.whole) {
@@ -533,10 +537,10 @@ impl RowSink for Runner<'_, '_, '_> {
         // Operands 0 and 1: (record, bytes) of the rows (or whole tensor) read.
         let mut operand: [Option<(TensorInfo, &[u8])>; MAX_PULLS] = [None; MAX_PULLS];
         let mut read0 = (0, 0);
-        for s in 0..MAX_PULLS {
+        for (s, ((slot, src), map)) in operand.iter_mut().zip(part.src).zip(part.maps).enumerate() {
             let t = op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR);
-            let rows = part.maps[s].map(|m| m.rows(r));
-            operand[s] = match (part.src[s], rows) {
+            let rows = map.map(|m| m.rows(r));
+            *slot = match (src, rows) {
                 (Src::Const, _) => None,
                 (Src::Whole(t), _) => Some(whole(img, &pieces[..], t, bad)?),
                 (Src::Pull(j), Some((lo, hi))) => {
@@ -571,7 +575,7 @@ impl RowSink for Runner<'_, '_, '_> {
             }
             opcode::BandRows::Rows => {}
         }
-        let (Some((input, data)), second) = (operand[0], operand[1]) else {
+        let [Some((input, data)), second] = operand else {
             return Err(bad);
         };
         let at = own.held() * part.out_row;

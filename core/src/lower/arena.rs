@@ -135,7 +135,7 @@ pub(super) struct Lowered {
     pub(super) tensor_offset: Vec<Option<u64>>,
     /// (offset, bytes) of each op's scratch buffer (a banded op's ring).
     pub(super) scratch: Vec<Option<(u64, u64)>>,
-    /// The banded stages: their inner ops' outputs are streamed.
+    /// The banded stages: the tensors only they read are streamed.
     pub(super) stages: Vec<BandedStage>,
     /// Precomputed parameters per op.
     pub(super) params: Vec<Words>,

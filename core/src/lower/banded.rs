@@ -38,18 +38,20 @@ use crate::tflm::lifetime::{AllocationInfo, BufferKind};
 /// Ops `first..=last` of the main subgraph run as one banded stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BandedStage {
-    /// First op of the stage (reads the stage's input tensor whole).
+    /// First op of the stage.
     pub first: usize,
-    /// Last op (writes the stage's output tensor whole).
+    /// Last op (writes the stage's output tensor whole; other ops of the
+    /// stage may write whole outputs too, read after the stage).
     pub last: usize,
-    /// Bytes of the inner ops' rings together (each rounded to 16 when planned).
+    /// Bytes of the streamed tensors' rings together (each rounded to 16 when planned).
     pub ring_bytes: u64,
-    /// Rows of the stage's output: the bands (one output row each, full width).
+    /// Rows of the last op's output: the bands (one output row each, full
+    /// width: the smallest rings, so the smallest arena).
     pub bands: u64,
-    /// Rows of the stage's input tensor.
+    /// Rows of the tensor the stage reads first along its ops' input 0.
     pub input_rows: u64,
-    /// The rows `[lo, hi)` of the stage's input that the middle band reads
-    /// through every op's window: one band's receptive field.
+    /// The rows `[lo, hi)` of that tensor that the middle band reads
+    /// through every op's input 0: one band's receptive field.
     pub field: (u64, u64),
 }
 
@@ -77,7 +79,7 @@ const STACK_PER_OP: u64 = 256;
 const MAX_STAGES: usize = 8;
 
 /// Planned stages: the planner's buffers (the model's, minus the stages'
-/// intermediates, plus one ring per inner op) and the plan.
+/// intermediates, plus one ring per streamed tensor) and the plan.
 #[derive(Clone)]
 pub(super) struct BandedPlan {
     /// In op order, disjoint.
@@ -172,12 +174,10 @@ fn in_arena(t: &Tensor<'_>) -> bool {
 /// `true` when element-wise operand `x` reads the same elements for every
 /// row of a batch-1 NHWC output: it has no H axis or its H is 1.
 fn broadcast_along_h(x: &Tensor<'_>) -> bool {
-    match x.shape.as_slice() {
-        [] | [_] | [_, _] => true,
-        [1, _, _] => true,
-        [1, 1, _, _] => true,
-        _ => false,
-    }
+    matches!(
+        x.shape.as_slice(),
+        [] | [_] | [_, _] | [1, _, _] | [1, 1, _, _]
+    )
 }
 
 /// Ops `first..=last` as a stage, the way the runtime checks one
@@ -406,8 +406,8 @@ fn candidates(model: &Model<'_>, params: &[Words]) -> Vec<BandedStage> {
 
 /// The planner's buffers with each of `stages` (disjoint, in op order) run
 /// as one step: scopes inside a stage collapse onto its first, the
-/// intermediates go, one ring per inner op comes (a scratch of that op,
-/// live for its stage).
+/// streamed tensors go, one ring per streamed tensor comes (a scratch of
+/// its producer, live for its stage).
 fn stage_buffers(
     model: &Model<'_>,
     params: &[Words],
@@ -634,6 +634,10 @@ fn own_step(op_scope: &[i32], p: &BandedPlan) -> u64 {
         .unwrap_or(0)
 }
 
+/// A candidate stage: (bound, live bytes over time, its own step's bytes),
+/// the stage, the planner's buffers with it.
+type Scored = ((u64, u64, u64), BandedStage, Vec<AllocationInfo>);
+
 /// Sets of stages carried from one search round to the next.
 const BEAM: usize = 4;
 
@@ -663,7 +667,7 @@ fn extend(
         with.sort_by_key(|s| s.first);
         with
     };
-    let mut scored: Vec<((u64, u64, u64), BandedStage, Vec<AllocationInfo>)> = all
+    let mut scored: Vec<Scored> = all
         .iter()
         .filter(|c| free(c) && busy_ops.iter().any(|&i| c.first <= i && i <= c.last))
         .map(|&c| {
