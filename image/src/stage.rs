@@ -328,6 +328,20 @@ mod tests {
     }
 
     #[test]
+    fn several_whole_outputs_advance_together() {
+        // x (8 rows, streamed) read by an element-wise op (8 rows) and a
+        // 3×3 VALID stride-2 window (4 rows), both stage outputs: driven in
+        // step, x holds one window (3 rows), not the whole map.
+        let nodes = [
+            node(8, false, &[]),
+            node(8, true, &[(0, RowMap::Shift { top: 0, in_h: 8 })]),
+            node(3, true, &[(0, window(8, 3, 2, 0, 3))]),
+        ];
+        let rings = ring_rows(&nodes).expect("schedules");
+        assert_eq!(&rings[..3], &[3, 8, 3]);
+    }
+
+    #[test]
     fn bad_stages_are_refused() {
         let same = RowMap::Shift { top: 0, in_h: 4 };
         // A pull from a later op, and rows the producer does not make.
