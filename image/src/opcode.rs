@@ -287,9 +287,11 @@ pub enum BandRows {
     Window,
     /// PAD / PADV2: input row `r − top`, or a row of padding.
     Pad,
-    /// Element-wise: row `r` of every operand of the output's shape (an
+    /// Element-wise: row `r` of every operand of the output's height (an
     /// operand broadcast along H, such as a squeeze-excite gate, whole).
     Rows,
+    /// CONCATENATION along the channel axis: row `r` of each operand.
+    Channels,
 }
 
 /// The operators a banded stage runs, and how ([`BandRows`]); `None` for the
@@ -302,6 +304,7 @@ pub const fn band_rows(code: u8) -> Option<BandRows> {
         PAD | PADV2 => Some(BandRows::Pad),
         RELU | RELU6 | LEAKY_RELU | HARD_SWISH | LOGISTIC | TANH | QUANTIZE | DEQUANTIZE | ADD
         | MUL => Some(BandRows::Rows),
+        CONCATENATION => Some(BandRows::Channels),
         _ => None,
     }
 }

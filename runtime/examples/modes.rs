@@ -170,6 +170,10 @@ fn main() {
             "mbv3_style_224 (builder)",
             converted::mobilenet_v3_style_int8(224),
         ),
+        (
+            "neck_96 two heads (builder)",
+            converted::detection_neck_int8(96),
+        ),
     ] {
         models.push((name.into(), bytes, None));
     }

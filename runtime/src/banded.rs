@@ -16,7 +16,7 @@
 //! construction, whatever the kernel's inner loops.
 
 use microarena_image::geometry::RowWindow;
-use microarena_image::params::{OpParams, PadParams, WindowParams};
+use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
 use microarena_image::stage::{
     MAX_PULLS, RowMap, RowSink, RowState, Schedule, StageNode, TOO_LONG, ring_rows,
 };
@@ -153,11 +153,6 @@ struct StagePlan {
     nodes: [StageNode; rl::MAX_STAGE_OPS],
 }
 
-/// `true` when `t` is `out` with another H (the same rows otherwise).
-fn same_rows(t: &TensorInfo, out: &TensorInfo) -> bool {
-    t.rank == 4 && t.dim(0) == 1 && t.dim(2) == out.dim(2) && t.dim(3) == out.dim(3)
-}
-
 /// `true` when an element-wise operand `t` of output `out` reads the same
 /// elements for every output row: its H is 1 or it has no H axis.
 fn broadcast_along_h(t: &TensorInfo) -> bool {
@@ -239,7 +234,12 @@ impl StagePlan {
                         "a banded op reads only constants besides its first operands",
                     ));
                 };
-                if s == 1 && kind != opcode::BandRows::Rows {
+                let elementwise =
+                    matches!(kind, opcode::BandRows::Rows | opcode::BandRows::Channels);
+                if kind == opcode::BandRows::Channels && op.params::<ConcatParams>().axis != 3 {
+                    return Err(fail("a banded CONCATENATION joins channels"));
+                }
+                if s == 1 && !elementwise {
                     return Err(fail(
                         "a windowed or PAD op reads only constants besides input 0",
                     ));
@@ -268,15 +268,15 @@ impl StagePlan {
                             in_h: x.dim(1),
                         }
                     }
-                    opcode::BandRows::Rows => RowMap::Shift {
+                    opcode::BandRows::Rows | opcode::BandRows::Channels => RowMap::Shift {
                         top: 0,
                         in_h: x.dim(1),
                     },
                 };
-                let rows_ok = match kind {
-                    opcode::BandRows::Rows => same_rows(&x, &out) && x.dim(1) == out.dim(1),
-                    _ => x.rank == 4 && x.dim(0) == 1,
-                };
+                // Element-wise and concatenated operands share the output's
+                // rows (W or C may differ: broadcast, or joined channels).
+                let rows_ok =
+                    x.rank == 4 && x.dim(0) == 1 && (!elementwise || x.dim(1) == out.dim(1));
                 let src = match (producer, x.storage) {
                     (Some(j), rl::STORAGE_STREAMED | rl::STORAGE_ARENA) if rows_ok => Src::Pull(j),
                     (None, rl::STORAGE_ARENA) if rows_ok => Src::Rows(t),
@@ -496,6 +496,7 @@ impl RowSink for Runner<'_, '_, '_> {
         malformed_what(self.plan.first, what)
     }
 
+    #[inline(never)]
     fn drop_rows(&mut self, k: usize, n: usize, before: RowState) -> Result<(), Error> {
         let row = self
             .plan
@@ -515,6 +516,10 @@ impl RowSink for Runner<'_, '_, '_> {
     /// Row `r` of op `k`: the unchanged kernel on a band whose operands are
     /// the rows their maps read (a whole broadcast operand as it is) and
     /// whose output is one row.
+    // Never inlined: the schedule recurses through the stage's ops, and this
+    // frame (operand records, the kernel context) must be on the stack once,
+    // not once per level.
+    #[inline(never)]
     fn row(&mut self, k: usize, r: usize, states: &[RowState]) -> Result<(), Error> {
         let Runner {
             img,
@@ -573,7 +578,7 @@ impl RowSink for Runner<'_, '_, '_> {
                 p.after[1] = 0;
                 op.param_words = p.to_words();
             }
-            opcode::BandRows::Rows => {}
+            opcode::BandRows::Rows | opcode::BandRows::Channels => {}
         }
         let [Some((input, data)), second] = operand else {
             return Err(bad);
@@ -594,6 +599,7 @@ impl RowSink for Runner<'_, '_, '_> {
 }
 
 /// The kernel of `op` on `band` into `dst` (one output row).
+#[inline(never)]
 fn eval_band<'x>(
     img: &'x Image<'_>,
     op: OpInfo,

@@ -26,8 +26,11 @@ fn run(model: &Model<'_>, options: LowerOptions) -> (Vec<u8>, usize, usize, Vec<
     let n = input.len();
     input.copy_from_slice(&pseudo_random_bytes(7, n));
     it.invoke().expect("invoke");
+    let outputs = (0..it.image().output_count())
+        .flat_map(|k| it.output(k).expect("output").to_vec())
+        .collect();
     (
-        it.output(0).expect("output").to_vec(),
+        outputs,
         it.memory_usage().high_water,
         need.total_bytes as usize,
         need.stages.iter().map(|s| (s.first, s.last)).collect(),
@@ -337,4 +340,16 @@ fn broken_dag_stages_are_refused_at_construction() {
     none[at] = rl::STORAGE_STREAMED;
     assert!(Interpreter::new(&none, &mut arena).is_err());
     let _ = first;
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn branches_rejoin_in_a_stage_with_two_heads() {
+    let bytes = converted::detection_neck_int8(48);
+    let (plain, banded, stages) = check(&bytes);
+    assert!(
+        staged(&bytes, &stages, rl::opcode::CONCATENATION),
+        "{stages:?}"
+    );
+    assert!(banded < plain, "{banded} vs {plain}");
 }

@@ -255,3 +255,43 @@ pub fn squeeze_excite_block_int8(hw: i32) -> Vec<u8> {
     net.b.inputs(g, &[input]).outputs(g, &[out]);
     net.b.finish()
 }
+
+/// A small detection neck at `hw`×`hw` int8 (FOMO / YOLO-style heads
+/// without the upsampling): CONV_2D 3×3 to 32 channels, two branches from
+/// it (a 1×1 convolution to 16 channels and a 3×3 depthwise) joined by a
+/// CONCATENATION along channels, a 1×1 head over the joined map and a
+/// second, stride-2 3×3 head over the depthwise branch: two graph outputs.
+pub fn detection_neck_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: a two-branch detection neck with two heads, int8");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, hw, hw, 8], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = net(b, g, input, hw, 8, 0x0f0e_0001, "neck");
+    net.conv_with(3, 1, 32, true, Padding::Same);
+    let (x, c) = (net.x, net.c);
+    net.layer += 1;
+    net.conv_with(1, 1, 16, true, Padding::Same);
+    let a = net.x;
+    (net.x, net.c) = (x, c);
+    net.layer += 1;
+    net.depthwise_with(1, Padding::Same);
+    let d = net.x;
+    // Both branches end in ReLU6 with one quantization, as CONCATENATION needs.
+    let joined = net.activation("neck/concat", hw, 48, net.scale, net.zp);
+    net.b
+        .op(g, BuiltinOp::CONCATENATION, &[a, d], &[joined])
+        .concat_options(3, Activation::None);
+    (net.x, net.c) = (joined, 48);
+    net.layer += 1;
+    net.conv_with(1, 1, 8, false, Padding::Same);
+    let head1 = net.x;
+    (net.x, net.c, net.hw) = (d, 32, hw);
+    net.layer += 1;
+    net.conv_with(3, 2, 4, false, Padding::Same);
+    let head2 = net.x;
+    net.b.inputs(g, &[input]).outputs(g, &[head1, head2]);
+    net.b.finish()
+}

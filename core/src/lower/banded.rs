@@ -26,7 +26,7 @@
 use alloc::vec::Vec;
 
 use microarena_image::geometry::{RowWindow, window_rows};
-use microarena_image::params::{OpParams, PadParams, WindowParams};
+use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
 use microarena_image::stage::{MAX_PULLS, RowMap, StageNode, ring_rows};
 use microarena_image::{self as rl, opcode};
 
@@ -223,7 +223,13 @@ pub(super) fn describe(
                 }
                 continue;
             }
-            if x.is_variable || s >= MAX_PULLS || (s == 1 && kind != opcode::BandRows::Rows) {
+            let elementwise = matches!(kind, opcode::BandRows::Rows | opcode::BandRows::Channels);
+            if x.is_variable || s >= MAX_PULLS || (s == 1 && !elementwise) {
+                return None;
+            }
+            if kind == opcode::BandRows::Channels
+                && ConcatParams::from_words(params.get(i)?).axis != 3
+            {
                 return None;
             }
             let producer = (first..i).find(|&j| {
@@ -233,10 +239,10 @@ pub(super) fn describe(
                         .is_some_and(|&y| y >= 0 && y as usize == t)
                 })
             });
-            let rows_ok = match kind {
-                opcode::BandRows::Rows => row_bytes(x).is_some() && x.shape == out.shape,
-                _ => row_bytes(x).is_some(),
-            };
+            // Element-wise operands and concatenated ones share the
+            // output's rows (their W or C may differ: broadcast, or
+            // concatenated channels).
+            let rows_ok = row_bytes(x).is_some() && (!elementwise || height(x) == height(out));
             let map = match kind {
                 opcode::BandRows::Window => RowMap::Window(row_window(model, params, i)?),
                 opcode::BandRows::Pad => {
@@ -256,7 +262,7 @@ pub(super) fn describe(
                         in_h: height(x),
                     }
                 }
-                opcode::BandRows::Rows => RowMap::Shift {
+                opcode::BandRows::Rows | opcode::BandRows::Channels => RowMap::Shift {
                     top: 0,
                     in_h: height(x),
                 },
