@@ -95,7 +95,8 @@ pub(crate) fn check_stages(img: &Image<'_>) -> Result<(), Error> {
             continue;
         }
         let end = stage_end(img, i)?;
-        let plan = StagePlan::of(img, i, end)?;
+        let mut plan = EMPTY_PLAN;
+        plan.fill(img, i, end)?;
         plan.check_regions(img)?;
         i = end + 1;
     }
@@ -132,9 +133,8 @@ struct Part {
     out_row: usize,
     /// Its ring (its scratch), or its whole output in the arena.
     region: (usize, usize),
-    /// Operands 0 and 1 and, for those read by rows, their row maps.
+    /// Operands 0 and 1 (the schedule's node has the maps of those pulled).
     src: [Src; MAX_PULLS],
-    maps: [Option<RowMap>; MAX_PULLS],
 }
 
 const NO_PART: Part = Part {
@@ -142,8 +142,48 @@ const NO_PART: Part = Part {
     out_row: 0,
     region: (0, 0),
     src: [Src::Const; MAX_PULLS],
-    maps: [None; MAX_PULLS],
 };
+
+/// The rows of operand `x` that op `op` (index `i`, of `kind`, output
+/// `out`) reads per output row. Derived where the stage is checked and
+/// again per row, rather than stored: the stage's frame stays small.
+fn row_map(
+    img: &Image<'_>,
+    i: usize,
+    op: &OpInfo,
+    kind: opcode::BandRows,
+    x: &TensorInfo,
+    out: &TensorInfo,
+) -> Result<RowMap, Error> {
+    Ok(match kind {
+        opcode::BandRows::Window => RowMap::Window(rows_of(img, op)?),
+        opcode::BandRows::Pad => {
+            let p: PadParams = op.params();
+            let (top, bottom) = (p.before[1], p.after[1]);
+            let fits = p.rank == 4
+                && p.before[0] == 0
+                && p.after[0] == 0
+                && top >= 0
+                && bottom >= 0
+                && x.dim(1) + top as usize + bottom as usize == out.dim(1);
+            if !fits {
+                return Err(invalid(
+                    i,
+                    op,
+                    "a banded PAD pads H and W of a batch-1 NHWC tensor",
+                ));
+            }
+            RowMap::Shift {
+                top: top as usize,
+                in_h: x.dim(1),
+            }
+        }
+        opcode::BandRows::Rows | opcode::BandRows::Channels => RowMap::Shift {
+            top: 0,
+            in_h: x.dim(1),
+        },
+    })
+}
 
 /// A stage's ops and their schedule's nodes, checked from the image alone.
 struct StagePlan {
@@ -152,6 +192,17 @@ struct StagePlan {
     parts: [Part; rl::MAX_STAGE_OPS],
     nodes: [StageNode; rl::MAX_STAGE_OPS],
 }
+
+const EMPTY_PLAN: StagePlan = StagePlan {
+    first: 0,
+    n: 0,
+    parts: [NO_PART; rl::MAX_STAGE_OPS],
+    nodes: [StageNode {
+        out_h: 0,
+        whole: false,
+        pulls: [None; MAX_PULLS],
+    }; rl::MAX_STAGE_OPS],
+};
 
 /// `true` when an element-wise operand `t` of output `out` reads the same
 /// elements for every output row: its H is 1 or it has no H axis.
@@ -174,13 +225,12 @@ impl StagePlan {
     /// stage or read whole from the arena, the others constants; streamed
     /// outputs read by a later op of the stage; each ring at least the rows
     /// the pull schedule holds in it.
-    fn of(img: &Image<'_>, first: usize, last: usize) -> Result<Self, Error> {
-        let mut plan = StagePlan {
-            first,
-            n: last + 1 - first,
-            parts: [NO_PART; rl::MAX_STAGE_OPS],
-            nodes: [StageNode::default(); rl::MAX_STAGE_OPS],
-        };
+    /// (Filled in place: the plan is the stage's largest frame, and a
+    /// returned value could be copied.)
+    fn fill(&mut self, img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> {
+        let plan = self;
+        plan.first = first;
+        plan.n = last + 1 - first;
         if plan.n > rl::MAX_STAGE_OPS {
             return Err(malformed_what(first, TOO_LONG));
         }
@@ -212,8 +262,8 @@ impl StagePlan {
                 out_row: row_bytes(&out),
                 region,
                 src: [Src::Const; MAX_PULLS],
-                maps: [None; MAX_PULLS],
             };
+            let mut pulls = [None; MAX_PULLS];
             for s in 0..op.n_inputs.min(rl::MAX_OP_INPUTS) {
                 let t = op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR);
                 let info = match t {
@@ -249,30 +299,7 @@ impl StagePlan {
                 if later {
                     return Err(fail("a banded op reads a tensor its stage writes later"));
                 }
-                let map = match kind {
-                    opcode::BandRows::Window => RowMap::Window(rows_of(img, &op)?),
-                    opcode::BandRows::Pad => {
-                        let p: PadParams = op.params();
-                        let (top, bottom) = (p.before[1], p.after[1]);
-                        let fits = p.rank == 4
-                            && p.before[0] == 0
-                            && p.after[0] == 0
-                            && top >= 0
-                            && bottom >= 0
-                            && x.dim(1) + top as usize + bottom as usize == out.dim(1);
-                        if !fits {
-                            return Err(fail("a banded PAD pads H and W of a batch-1 NHWC tensor"));
-                        }
-                        RowMap::Shift {
-                            top: top as usize,
-                            in_h: x.dim(1),
-                        }
-                    }
-                    opcode::BandRows::Rows | opcode::BandRows::Channels => RowMap::Shift {
-                        top: 0,
-                        in_h: x.dim(1),
-                    },
-                };
+                let map = row_map(img, i, &op, kind, &x, &out)?;
                 // Element-wise and concatenated operands share the output's
                 // rows (W or C may differ: broadcast, or joined channels).
                 let rows_ok =
@@ -296,19 +323,17 @@ impl StagePlan {
                         ));
                     }
                 };
-                let read_by_rows = matches!(src, Src::Pull(_) | Src::Rows(_));
-                if let (Some(slot), Some(m)) = (part.src.get_mut(s), part.maps.get_mut(s)) {
+                if let (Some(slot), Some(pull)) = (part.src.get_mut(s), pulls.get_mut(s)) {
                     *slot = src;
-                    *m = read_by_rows.then_some(map);
+                    if let Src::Pull(j) = src {
+                        *pull = Some((j, map));
+                    }
                 }
             }
             let node = StageNode {
                 out_h: out.dim(1),
                 whole: out.storage == rl::STORAGE_ARENA,
-                pulls: core::array::from_fn(|s| match (part.src.get(s), part.maps.get(s)) {
-                    (Some(&Src::Pull(j)), Some(&Some(m))) => Some((j, m)),
-                    _ => None,
-                }),
+                pulls,
             };
             let too_long = malformed_what(first, TOO_LONG);
             *plan.nodes.get_mut(k).ok_or(too_long)? = node;
@@ -349,7 +374,7 @@ impl StagePlan {
                 ));
             }
         }
-        Ok(plan)
+        Ok(())
     }
 
     /// The stage's rings and whole outputs do not overlap each other or the
@@ -420,7 +445,8 @@ pub(crate) fn run_stage(
     if n == 0 || n > rl::MAX_STAGE_OPS {
         return Err(bad);
     }
-    let plan = StagePlan::of(img, first, first + n - 1)?;
+    let mut plan = EMPTY_PLAN;
+    plan.fill(img, first, first + n - 1)?;
     // Split the head: rings and whole outputs mutable, the rest readable.
     let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS];
     for (k, (slot, p)) in order.iter_mut().zip(&plan.parts).take(n).enumerate() {
@@ -542,8 +568,18 @@ impl RowSink for Runner<'_, '_, '_> {
         // Operands 0 and 1: (record, bytes) of the rows (or whole tensor) read.
         let mut operand: [Option<(TensorInfo, &[u8])>; MAX_PULLS] = [None; MAX_PULLS];
         let mut read0 = (0, 0);
-        for (s, ((slot, src), map)) in operand.iter_mut().zip(part.src).zip(part.maps).enumerate() {
+        let pulls = plan.nodes.get(k).ok_or(bad)?.pulls;
+        for (s, ((slot, src), pull)) in operand.iter_mut().zip(part.src).zip(pulls).enumerate() {
             let t = op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR);
+            let map = match src {
+                Src::Pull(_) => pull.map(|(_, m)| m),
+                Src::Rows(t) => {
+                    let out = img.tensor(usize::from(op.output))?;
+                    let x = img.tensor(usize::from(t))?;
+                    Some(row_map(img, index, &op, part.kind, &x, &out)?)
+                }
+                Src::Const | Src::Whole(_) => None,
+            };
             let rows = map.map(|m| m.rows(r));
             *slot = match (src, rows) {
                 (Src::Const, _) => None,
