@@ -4,7 +4,8 @@
 //! A *stage* is a run of consecutive ops that each compute an output row
 //! from a few rows of their inputs (`microarena_image::opcode::band_rows`:
 //! CONV_2D, DEPTHWISE_CONV_2D, the pools, PAD / PADV2, element-wise unary
-//! ops and casts, ADD and MUL). Its ops form a small DAG: a tensor the stage
+//! ops and casts, ADD and MUL, CONCATENATION along channels). Its ops form
+//! a small DAG: a tensor the stage
 //! writes and only the stage reads is *streamed* — it lives in a ring of
 //! whole rows (its producer's scratch) that holds the rows between its
 //! slowest and fastest consumer, as the pull schedule of
