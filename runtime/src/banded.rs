@@ -1,19 +1,22 @@
 //! Banded stages: patch-based execution in row bands (`EXEC_BANDED`).
 //!
-//! A stage is a run of consecutive windowed ops (CONV_2D, DEPTHWISE_CONV_2D,
-//! the pools), each reading the previous one's output as its input 0. The
-//! stage's last output is produced row by row; each row pulls, through the
-//! chain, just the rows of the intermediate tensors its windows read. An
-//! intermediate tensor (`STORAGE_STREAMED`) never exists whole: its producer
-//! keeps the rows the next op's window still needs in a ring of whole rows
-//! (the producer's planned scratch), so nothing is computed twice.
+//! A stage is a run of consecutive row-computable ops (`opcode::band_rows`:
+//! windowed ops, PAD, element-wise ops and casts, ADD / MUL, CONCATENATION
+//! along channels) forming a small DAG. Its whole outputs are produced row
+//! by row; each row pulls, from the ops before it, just the rows its
+//! operands' row maps read (`microarena_image::stage::Schedule`, the
+//! schedule core sized the rings with). A tensor only the stage reads
+//! (`STORAGE_STREAMED`) never exists whole: its producer keeps the rows its
+//! readers still need in a ring of whole rows (the producer's planned
+//! scratch), so nothing is computed twice.
 //!
-//! Each kernel call is the unchanged whole-tensor kernel on a band: its input
-//! record has the window's rows (padding rows outside the tensor are not
-//! there, as for the whole op), its output one row, and its top padding is
-//! what is left of the op's at that row. Each output value therefore sums
-//! the same taps in the same order as the whole op: bit-exact by
-//! construction, whatever the kernel's inner loops.
+//! Each kernel call is the unchanged whole-tensor kernel on a band: its
+//! input records have the rows read (padding rows outside the tensor are not
+//! there, as for the whole op), its output one row, and its top padding (a
+//! PAD's H padding) is what is left of the op's at that row. Each output
+//! value is therefore computed from the same values in the same order as by
+//! the whole op: bit-exact by construction, whatever the kernel's inner
+//! loops.
 
 use microarena_image::geometry::RowWindow;
 use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
