@@ -159,10 +159,17 @@ impl<'n> Schedule<'n> {
 
     /// Makes op `j` hold its rows up to `hi`, first dropping those no
     /// consumer reads any more.
+    ///
+    /// This and [`Schedule::compute`] recurse through the stage's ops, so
+    /// their frames hold indices and row numbers only, never a node: on a
+    /// Cortex-M each level's frame is a few words.
     fn ensure<S: RowSink>(&mut self, j: usize, hi: usize, sink: &mut S) -> Result<(), S::Error> {
-        let node = *self.nodes.get(j).ok_or(sink.invalid(BAD_PULL))?;
+        let (whole, out_h) = match self.nodes.get(j) {
+            Some(n) => (n.whole, n.out_h),
+            None => return Err(sink.invalid(BAD_PULL)),
+        };
         let st = *self.state.get(j).ok_or(sink.invalid(BAD_PULL))?;
-        if !node.whole {
+        if !whole {
             let (base, next) = match self.need(j) {
                 None => (st.next, st.next),
                 // Rows no window reads (a stride above the filter) are skipped.
@@ -176,11 +183,7 @@ impl<'n> Schedule<'n> {
                 *s = RowState { base, next };
             }
         }
-        while self
-            .state
-            .get(j)
-            .is_some_and(|s| s.next < hi.min(node.out_h))
-        {
+        while self.state.get(j).is_some_and(|s| s.next < hi.min(out_h)) {
             self.compute(j, sink)?;
         }
         Ok(())
@@ -188,10 +191,16 @@ impl<'n> Schedule<'n> {
 
     /// Computes op `k`'s next row, pulling the rows it reads first.
     fn compute<S: RowSink>(&mut self, k: usize, sink: &mut S) -> Result<(), S::Error> {
-        let node = *self.nodes.get(k).ok_or(sink.invalid(BAD_PULL))?;
         let r = self.state.get(k).ok_or(sink.invalid(BAD_PULL))?.next;
-        for &(p, map) in node.pulls.iter().flatten() {
-            self.ensure(p, map.rows(r).1, sink)?;
+        for s in 0..MAX_PULLS {
+            let pull = self
+                .nodes
+                .get(k)
+                .and_then(|n| n.pulls.get(s).copied().flatten())
+                .map(|(p, map)| (p, map.rows(r).1));
+            if let Some((p, hi)) = pull {
+                self.ensure(p, hi, sink)?;
+            }
         }
         sink.row(k, r, self.state.get(..self.nodes.len()).unwrap_or(&[]))?;
         if let (Some(s), Some(m)) = (self.state.get_mut(k), self.most.get_mut(k)) {
