@@ -353,3 +353,105 @@ fn branches_rejoin_in_a_stage_with_two_heads() {
     );
     assert!(banded < plain, "{banded} vs {plain}");
 }
+
+/// CONV_2D 3×3 → PADV2 (1 row and column above and left, 2 below and
+/// right, a pad value `pad` away from the zero point) → DEPTHWISE 3×3 VALID
+/// stride 2 → CONV_2D 1×1, int8 or float32, on a 40×40×4 input.
+fn padv2_chain(int8: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let dt = if int8 { DType::I8 } else { DType::F32 };
+    let (h, c) = (40, 4);
+    let act = |b: &mut ModelBuilder, name: &str, hw: i32, ch: i32| {
+        let t = b.tensor(g, name, &[1, hw, hw, ch], dt);
+        if int8 { t.quant(0.05, -7).id() } else { t.id() }
+    };
+    let mut seed = 40u32;
+    let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize| {
+        seed += 2;
+        let ch = shape[axis];
+        let n = shape.iter().product::<i32>() as usize;
+        let raw = pseudo_random_bytes(seed, n);
+        let bias_raw = pseudo_random_bytes(seed + 1, ch as usize);
+        if int8 {
+            let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+            let w = b
+                .tensor(g, name, shape, DType::I8)
+                .data(&raw)
+                .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
+                .id();
+            let v: Vec<i32> = bias_raw.iter().map(|&x| i32::from(x as i8) * 8).collect();
+            let bias = b
+                .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
+                .data_i32(&v)
+                .quant_per_channel(&vec![0.0005; ch as usize], &vec![0; ch as usize], 0)
+                .id();
+            (w, bias)
+        } else {
+            let v: Vec<f32> = raw.iter().map(|&x| f32::from(x as i8) / 64.0).collect();
+            let w = b.tensor(g, name, shape, DType::F32).data_f32(&v).id();
+            let bv: Vec<f32> = bias_raw
+                .iter()
+                .map(|&x| f32::from(x as i8) / 32.0)
+                .collect();
+            let bias = b
+                .tensor(g, &format!("{name}_b"), &[ch], DType::F32)
+                .data_f32(&bv)
+                .id();
+            (w, bias)
+        }
+    };
+    let x0 = act(&mut b, "input", h, c);
+    let (w, bi) = weights(&mut b, "w0", &[16, 3, 3, c], 0);
+    let x1 = act(&mut b, "conv0", h, 16);
+    b.op(g, BuiltinOp::CONV_2D, &[x0, w, bi], &[x1])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    let paddings = b
+        .tensor(g, "paddings", &[4, 2], DType::I32)
+        .data_i32(&[0, 0, 1, 2, 1, 2, 0, 0])
+        .id();
+    let value = if int8 {
+        b.tensor(g, "pad_value", &[1], DType::I8)
+            .data(&[25u8])
+            .quant(0.05, -7)
+            .id()
+    } else {
+        b.tensor(g, "pad_value", &[1], DType::F32)
+            .data_f32(&[1.5])
+            .id()
+    };
+    let x2 = act(&mut b, "padded", h + 3, 16);
+    b.op(
+        g,
+        BuiltinOp(i32::from(rl::opcode::PADV2)),
+        &[x1, paddings, value],
+        &[x2],
+    );
+    let (w, bi) = weights(&mut b, "w1", &[1, 3, 3, 16], 3);
+    let oh = (h + 3 - 3) / 2 + 1;
+    let x3 = act(&mut b, "dw", oh, 16);
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x2, w, bi], &[x3])
+        .depthwise_options(Padding::Valid, 2, 2, 1, Activation::None);
+    let (w, bi) = weights(&mut b, "w2", &[4, 1, 1, 16], 0);
+    let x4 = act(&mut b, "out", oh, 4);
+    b.op(g, BuiltinOp::CONV_2D, &[x3, w, bi], &[x4])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    b.inputs(g, &[x0]).outputs(g, &[x4]);
+    b.finish()
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn padv2_with_its_own_value_streams_bit_exactly() {
+    // The padding rows and columns hold PADV2's value (25, not the zero
+    // point −7; 1.5 in float), which the windows after it read.
+    for int8 in [true, false] {
+        let bytes = padv2_chain(int8);
+        let (plain, banded, stages) = check(&bytes);
+        assert!(
+            staged(&bytes, &stages, rl::opcode::PADV2),
+            "int8={int8}: {stages:?}"
+        );
+        assert!(banded < plain, "int8={int8}: {banded} vs {plain}");
+    }
+}
