@@ -74,9 +74,9 @@ pub(super) const MIN_SAVING_BYTES: u64 = 4096;
 /// running it takes stack the plain run does not (the stage runner, its
 /// plan and schedule, the row recursion and a second kernel context). On a
 /// Cortex-M4 under QEMU, measured with the firmware's painted stack, the
-/// main stack rose from 8,840 B plain to 15,896 B banded for the Keras
+/// main stack rose from 8,840 B plain to 15,512 B banded for the Keras
 /// VWW model's 11-op stage, and person_detect's two stages (4 and 8 ops)
-/// take 15,512 B; a stage that saves less arena than that costs RAM
+/// take 15,512 B too; a stage that saves less arena than that costs RAM
 /// overall.
 const STAGE_STACK_BYTES: u64 = 6144;
 /// See [`STAGE_STACK_BYTES`].
