@@ -172,20 +172,24 @@ pub const STORAGE_STREAMED: u8 = 4;
 /// The op runs once over whole tensors (every op of a plain image).
 pub const EXEC_WHOLE: u8 = 0;
 /// The op is part of a *banded stage* (patch-based execution in row bands):
-/// a run of consecutive ops, each reading the previous one's output as its
-/// input 0, executed output row by output row so that the intermediate
-/// tensors ([`STORAGE_STREAMED`]) never exist whole. A banded op that is not
-/// the stage's last keeps the rows of its output that the next op's window
-/// still needs in its scratch buffer (a ring of whole rows); each kernel call
-/// computes one output row from exactly the input rows its window reads, so
-/// the results are those of the whole-tensor kernel, bit for bit.
+/// a run of consecutive row-computable ops ([`crate::opcode::band_rows`])
+/// forming a small DAG, executed output row by output row so that the
+/// tensors only the stage reads ([`STORAGE_STREAMED`]) never exist whole.
+/// An op whose output is streamed keeps the rows its readers still need in
+/// its scratch buffer (a ring of whole rows, at least the rows
+/// [`crate::stage`]'s pull schedule holds in it); an op whose output is in
+/// the arena writes it whole. Each kernel call computes one output row from
+/// exactly the input rows its row map reads, so the results are those of
+/// the whole-tensor kernel, bit for bit. (Since version 5 a stage may hold
+/// PAD, element-wise ops and several readers of one tensor; the record
+/// bytes are unchanged.)
 pub const EXEC_BANDED: u8 = 1;
-/// The last op of a banded stage: it writes its whole output tensor (in the
-/// arena), row by row.
+/// The last op of a banded stage (which marks where the stage ends; its
+/// output, like any the stage writes whole, is in the arena).
 pub const EXEC_BANDED_LAST: u8 = 2;
 /// Most ops in one banded stage (the runtime keeps its row counters on the
 /// stack, which on a Cortex-M0 with 16 KiB of RAM is small).
-pub const MAX_STAGE_OPS: usize = 12;
+pub const MAX_STAGE_OPS: usize = 16;
 
 /// Alignment of every head buffer offset and size (as TFLM).
 pub const HEAD_ALIGN: u32 = 16;

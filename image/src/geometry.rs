@@ -260,18 +260,11 @@ pub fn window_rows(
     (lo, last.clamp(lo, image))
 }
 
-/// Rows of an input a window of `filter` rows (with `dilation`) spans: what
-/// one output row of a banded op needs at most, so its input's ring holds
-/// this many rows.
-pub fn window_span(filter: i64, dilation: i64) -> i64 {
-    effective_filter(filter, dilation).max(1)
-}
-
 /// Height-wise geometry of a windowed operator (CONV_2D, DEPTHWISE_CONV_2D,
 /// the pools) on batch-1 NHWC tensors: what running it row by row needs,
-/// for banded stages and for in-place execution alike. Core sizes the rings
-/// from it and the runtime runs and checks them with it, so the two cannot
-/// disagree.
+/// for banded stages (a windowed op's row map, [`crate::stage::RowMap`]) and
+/// for in-place execution alike. Core sizes the rings from it and the
+/// runtime runs and checks them with it, so the two cannot disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowWindow {
     /// Bytes of one input row and of one output row (W × C × element).
@@ -300,11 +293,6 @@ impl RowWindow {
             self.in_h as i64,
         );
         (lo.max(0) as usize, hi.max(0) as usize)
-    }
-
-    /// Input rows one output row's window spans at most ([`window_span`]).
-    pub fn span(&self) -> usize {
-        window_span(i64::from(self.filter), i64::from(self.dilation)).max(1) as usize
     }
 
     /// In-place execution over the input, output row by output row: how
@@ -355,7 +343,7 @@ mod window_tests {
         assert_eq!(window_rows(23, 24, 2, 0, 3, 1, 48), (46, 48));
         // Dilation 2: a 3-tap filter spans 5 rows.
         assert_eq!(window_rows(1, 2, 1, 2, 3, 2, 8), (0, 4));
-        assert_eq!(window_span(3, 2), 5);
+        assert_eq!(effective_filter(3, 2), 5);
     }
 
     fn rows(

@@ -13,7 +13,8 @@
 //!   Signal ops under image-only codes) and their constants;
 //! - [`params`] — typed per-operator parameters with their word encoding;
 //! - [`opdata`] — the runtime's OpData and scratch sizes per operator;
-//! - [`geometry`] — TFLM's window and strided-slice arithmetic.
+//! - [`geometry`] — TFLM's window and strided-slice arithmetic;
+//! - [`stage`] — the pull schedule of a banded stage, which sizes its rings.
 //!
 //! `no_std`, no `alloc`, no `unsafe`: the runtime links it on any MCU.
 #![no_std]
@@ -29,6 +30,7 @@ pub mod opcode;
 pub mod opdata;
 pub mod params;
 pub mod quant;
+pub mod stage;
 
 pub use dtype::dtype_size;
 pub use format::*;

@@ -279,6 +279,36 @@ pub const fn runs_in_bands(code: u8) -> bool {
     )
 }
 
+/// How an operator runs in a banded stage (`EXEC_BANDED`, see
+/// [`crate::stage`]): what one output row reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BandRows {
+    /// A window of input 0's rows ([`runs_in_bands`]).
+    Window,
+    /// PAD / PADV2: input row `r − top`, or a row of padding.
+    Pad,
+    /// Element-wise: row `r` of every operand of the output's height (an
+    /// operand broadcast along H, such as a squeeze-excite gate, whole).
+    Rows,
+    /// CONCATENATION along the channel axis: row `r` of each operand.
+    Channels,
+}
+
+/// The operators a banded stage runs, and how ([`BandRows`]); `None` for the
+/// others, which end a stage.
+pub const fn band_rows(code: u8) -> Option<BandRows> {
+    if runs_in_bands(code) {
+        return Some(BandRows::Window);
+    }
+    match code {
+        PAD | PADV2 => Some(BandRows::Pad),
+        RELU | RELU6 | LEAKY_RELU | HARD_SWISH | LOGISTIC | TANH | QUANTIZE | DEQUANTIZE | ADD
+        | MUL => Some(BandRows::Rows),
+        CONCATENATION => Some(BandRows::Channels),
+        _ => None,
+    }
+}
+
 /// `true` for the windowed operators the runtime can run in place over input
 /// 0 row by row ([`crate::format::op::IN_PLACE`] = 1): each output row is
 /// computed into a small ring (the op's scratch, sized by

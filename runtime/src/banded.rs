@@ -1,22 +1,28 @@
 //! Banded stages: patch-based execution in row bands (`EXEC_BANDED`).
 //!
-//! A stage is a run of consecutive windowed ops (CONV_2D, DEPTHWISE_CONV_2D,
-//! the pools), each reading the previous one's output as its input 0. The
-//! stage's last output is produced row by row; each row pulls, through the
-//! chain, just the rows of the intermediate tensors its windows read. An
-//! intermediate tensor (`STORAGE_STREAMED`) never exists whole: its producer
-//! keeps the rows the next op's window still needs in a ring of whole rows
-//! (the producer's planned scratch), so nothing is computed twice.
+//! A stage is a run of consecutive row-computable ops (`opcode::band_rows`:
+//! windowed ops, PAD, element-wise ops and casts, ADD / MUL, CONCATENATION
+//! along channels) forming a small DAG. Its whole outputs are produced row
+//! by row; each row pulls, from the ops before it, just the rows its
+//! operands' row maps read (`microarena_image::stage::Schedule`, the
+//! schedule core sized the rings with). A tensor only the stage reads
+//! (`STORAGE_STREAMED`) never exists whole: its producer keeps the rows its
+//! readers still need in a ring of whole rows (the producer's planned
+//! scratch), so nothing is computed twice.
 //!
-//! Each kernel call is the unchanged whole-tensor kernel on a band: its input
-//! record has the window's rows (padding rows outside the tensor are not
-//! there, as for the whole op), its output one row, and its top padding is
-//! what is left of the op's at that row. Each output value therefore sums
-//! the same taps in the same order as the whole op: bit-exact by
-//! construction, whatever the kernel's inner loops.
+//! Each kernel call is the unchanged whole-tensor kernel on a band: its
+//! input records have the rows read (padding rows outside the tensor are not
+//! there, as for the whole op), its output one row, and its top padding (a
+//! PAD's H padding) is what is left of the op's at that row. Each output
+//! value is therefore computed from the same values in the same order as by
+//! the whole op: bit-exact by construction, whatever the kernel's inner
+//! loops.
 
 use microarena_image::geometry::RowWindow;
-use microarena_image::params::{OpParams, WindowParams};
+use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
+use microarena_image::stage::{
+    MAX_PULLS, RowMap, RowSink, RowState, Schedule, StageNode, TOO_LONG, ring_rows,
+};
 use microarena_image::{self as rl, opcode};
 
 use crate::error::Error;
@@ -62,10 +68,11 @@ pub(crate) fn rows_of(img: &Image<'_>, op: &OpInfo) -> Result<RowWindow, Error> 
     })
 }
 
-/// Checks every stage of `img` at construction: the chain, the storage of
-/// each tensor it touches, the rings' sizes and that the stage's buffers do
-/// not overlap — so Invoke only ever slices validated ranges. (Graph inputs
-/// and outputs are never streamed: `Interpreter::new` checks them first.)
+/// Checks every stage of `img` at construction: each op's rows and
+/// operands, the storage of each tensor the stage touches, the rings'
+/// sizes against the pull schedule and that the stage's buffers do not
+/// overlap — so Invoke only ever slices validated ranges. (Graph inputs and
+/// outputs are never streamed: `Interpreter::new` checks them first.)
 pub(crate) fn check_stages(img: &Image<'_>) -> Result<(), Error> {
     let mut i = 0;
     while i < img.op_count() {
@@ -91,7 +98,9 @@ pub(crate) fn check_stages(img: &Image<'_>) -> Result<(), Error> {
             continue;
         }
         let end = stage_end(img, i)?;
-        check_stage(img, i, end)?;
+        let mut plan = EMPTY_PLAN;
+        plan.fill(img, i, end)?;
+        plan.check_regions(img)?;
         i = end + 1;
     }
     Ok(())
@@ -105,111 +114,322 @@ fn invalid(i: usize, op: &OpInfo, what: &'static str) -> Error {
     }
 }
 
-fn check_stage(img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> {
-    // (offset, bytes) of the stage's mutable buffers, then its input.
-    let mut regions = [(0usize, 0usize); rl::MAX_STAGE_OPS + 1];
-    let mut n_regions = 0;
-    let mut stage_input = (0, 0);
-    let mut prev_out = None;
-    for i in first..=last {
-        let op = img.op(i)?;
-        let fail = |what| invalid(i, &op, what);
-        if !opcode::runs_in_bands(op.opcode) || op.n_outputs != 1 || op.n_inputs == 0 {
-            return Err(fail("this operator cannot run in row bands"));
-        }
-        let r = rows_of(img, &op)?;
-        let input = img.tensor(usize::from(op.inputs[0]))?;
-        let output = img.tensor(usize::from(op.output))?;
-        for t in [&input, &output] {
-            if t.rank != 4 || t.dim(0) != 1 {
-                return Err(fail("a banded op's tensors must be 4-D with batch 1"));
-            }
-        }
-        for k in 1..op.n_inputs.min(rl::MAX_OP_INPUTS) {
-            if let Some(&t) = op.inputs.get(k)
-                && t != rl::NO_TENSOR
-                && !matches!(
-                    img.tensor(usize::from(t))?.storage,
-                    rl::STORAGE_CONST | rl::STORAGE_NONE
-                )
-            {
-                return Err(fail("a banded op reads only constants besides input 0"));
-            }
-        }
-        match prev_out {
-            None => {
-                if input.storage != rl::STORAGE_ARENA {
-                    return Err(fail("a stage's input must be a whole tensor in the arena"));
-                }
-                stage_input = (input.location, input.bytes);
-            }
-            Some(t) if t == op.inputs[0] => {}
-            Some(_) => return Err(fail("a banded op must read the previous op's output")),
-        }
-        if i < last {
-            if output.storage != rl::STORAGE_STREAMED {
-                return Err(fail("a stage's inner outputs must be streamed"));
-            }
-            let next = rows_of(img, &img.op(i + 1)?)?;
-            let need = next.span().checked_mul(r.out_row);
-            if need.is_none_or(|n| op.scratch.1 < n) {
-                return Err(fail("the ring is smaller than the next op's window"));
-            }
-            *regions.get_mut(n_regions).ok_or(fail("stage too long"))? = op.scratch;
-        } else {
-            if output.storage != rl::STORAGE_ARENA || op.scratch.1 != 0 {
-                return Err(fail(
-                    "a stage's last output must be a whole tensor in the arena",
+/// Where one operand of a banded op comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Src {
+    /// A constant (or omitted) operand, read from the image.
+    Const,
+    /// Rows of the output of the stage's op at this position.
+    Pull(usize),
+    /// Rows of a whole tensor in the arena written before the stage.
+    Rows(u16),
+    /// A whole tensor in the arena written before the stage, broadcast
+    /// along H (a squeeze-excite gate): every row reads all of it.
+    Whole(u16),
+}
+
+/// One op of a stage, as checked.
+#[derive(Clone, Copy)]
+struct Part {
+    kind: opcode::BandRows,
+    /// Bytes of one output row.
+    out_row: usize,
+    /// Its ring (its scratch), or its whole output in the arena.
+    region: (usize, usize),
+    /// Operands 0 and 1 (the schedule's node has the maps of those pulled).
+    src: [Src; MAX_PULLS],
+}
+
+const NO_PART: Part = Part {
+    kind: opcode::BandRows::Rows,
+    out_row: 0,
+    region: (0, 0),
+    src: [Src::Const; MAX_PULLS],
+};
+
+/// The rows of operand `x` that op `op` (index `i`, of `kind`, output
+/// `out`) reads per output row. Derived where the stage is checked and
+/// again per row, rather than stored: the stage's frame stays small.
+fn row_map(
+    img: &Image<'_>,
+    i: usize,
+    op: &OpInfo,
+    kind: opcode::BandRows,
+    x: &TensorInfo,
+    out: &TensorInfo,
+) -> Result<RowMap, Error> {
+    Ok(match kind {
+        opcode::BandRows::Window => RowMap::Window(rows_of(img, op)?),
+        opcode::BandRows::Pad => {
+            let p: PadParams = op.params();
+            let (top, bottom) = (p.before[1], p.after[1]);
+            let fits = p.rank == 4
+                && p.before[0] == 0
+                && p.after[0] == 0
+                && top >= 0
+                && bottom >= 0
+                && x.dim(1) + top as usize + bottom as usize == out.dim(1);
+            if !fits {
+                return Err(invalid(
+                    i,
+                    op,
+                    "a banded PAD pads H and W of a batch-1 NHWC tensor",
                 ));
             }
-            *regions.get_mut(n_regions).ok_or(fail("stage too long"))? =
-                (output.location, output.bytes);
-        }
-        n_regions += 1;
-        prev_out = Some(op.output);
-    }
-    let too_long = Error::Malformed {
-        what: "banded stage longer than MAX_STAGE_OPS",
-        index: first as u32,
-    };
-    *regions.get_mut(n_regions).ok_or(too_long)? = stage_input;
-    let regions = regions.get(..=n_regions).ok_or(too_long)?;
-    for (a, x) in regions.iter().enumerate() {
-        for y in regions.iter().skip(a + 1) {
-            let apart = x.1 == 0 || y.1 == 0 || x.0 + x.1 <= y.0 || y.0 + y.1 <= x.0;
-            if !apart {
-                return Err(Error::Malformed {
-                    what: "a banded stage's buffers overlap",
-                    index: first as u32,
-                });
+            RowMap::Shift {
+                top: top as usize,
+                in_h: x.dim(1),
             }
         }
+        opcode::BandRows::Rows | opcode::BandRows::Channels => RowMap::Shift {
+            top: 0,
+            in_h: x.dim(1),
+        },
+    })
+}
+
+/// A stage's ops and their schedule's nodes, checked from the image alone.
+struct StagePlan {
+    first: usize,
+    n: usize,
+    parts: [Part; rl::MAX_STAGE_OPS],
+    nodes: [StageNode; rl::MAX_STAGE_OPS],
+}
+
+const EMPTY_PLAN: StagePlan = StagePlan {
+    first: 0,
+    n: 0,
+    parts: [NO_PART; rl::MAX_STAGE_OPS],
+    nodes: [StageNode {
+        out_h: 0,
+        whole: false,
+        pulls: [None; MAX_PULLS],
+    }; rl::MAX_STAGE_OPS],
+};
+
+/// `true` when an element-wise operand `t` of output `out` reads the same
+/// elements for every output row: its H is 1 or it has no H axis.
+fn broadcast_along_h(t: &TensorInfo) -> bool {
+    match t.rank {
+        0..=2 => true,
+        3 => t.dim(0) == 1,
+        4 => t.dim(0) == 1 && t.dim(1) == 1,
+        _ => false,
     }
-    Ok(())
 }
 
-/// Where one op of a running stage is: its rows' geometry and, for an
-/// inner op, which rows of its output its ring holds.
-#[derive(Clone, Copy)]
-struct Link {
-    rows: RowWindow,
-    /// First row held, rows held, next row to compute.
-    base: usize,
-    held: usize,
-    next: usize,
+fn row_bytes(t: &TensorInfo) -> usize {
+    rl::dtype_size(t.dtype).map_or(0, |e| e as usize) * t.dim(2) * t.dim(3)
 }
 
-/// A stage being run.
-struct Stage<'s, 'x, 'm> {
+impl StagePlan {
+    /// Ops `first..=last` as a stage: every op one the stage runs, with
+    /// batch-1 NHWC output; operands 0 and 1 pulled from earlier ops of the
+    /// stage or read whole from the arena, the others constants; streamed
+    /// outputs read by a later op of the stage; each ring at least the rows
+    /// the pull schedule holds in it.
+    /// (Filled in place: the plan is the stage's largest frame, and a
+    /// returned value could be copied.)
+    fn fill(&mut self, img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> {
+        let plan = self;
+        plan.first = first;
+        plan.n = last + 1 - first;
+        if plan.n > rl::MAX_STAGE_OPS {
+            return Err(malformed_what(first, TOO_LONG));
+        }
+        for k in 0..plan.n {
+            let i = first + k;
+            let op = img.op(i)?;
+            let fail = |what| invalid(i, &op, what);
+            let kind = opcode::band_rows(op.opcode)
+                .filter(|_| op.n_outputs == 1 && op.n_inputs > 0)
+                .ok_or(fail("this operator cannot run in a banded stage"))?;
+            if op.in_place.is_some() {
+                return Err(fail("a banded op cannot also run in place"));
+            }
+            let out = img.tensor(usize::from(op.output))?;
+            if out.rank != 4 || out.dim(0) != 1 {
+                return Err(fail("a banded op's output must be 4-D with batch 1"));
+            }
+            let region = match out.storage {
+                rl::STORAGE_STREAMED => op.scratch,
+                rl::STORAGE_ARENA if op.scratch.1 == 0 => (out.location, out.bytes),
+                _ => {
+                    return Err(fail(
+                        "a banded op's output must be streamed into its ring or whole in the arena",
+                    ));
+                }
+            };
+            let mut part = Part {
+                kind,
+                out_row: row_bytes(&out),
+                region,
+                src: [Src::Const; MAX_PULLS],
+            };
+            let mut pulls = [None; MAX_PULLS];
+            for s in 0..op.n_inputs.min(rl::MAX_OP_INPUTS) {
+                let t = op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR);
+                let info = match t {
+                    rl::NO_TENSOR => None,
+                    t => Some(img.tensor(usize::from(t))?),
+                };
+                let constant = info
+                    .as_ref()
+                    .is_none_or(|x| matches!(x.storage, rl::STORAGE_CONST | rl::STORAGE_NONE));
+                if constant {
+                    if s == 0 {
+                        return Err(fail("a banded op's input 0 must be rows of a tensor"));
+                    }
+                    continue;
+                }
+                let (Some(x), true) = (info, s < MAX_PULLS) else {
+                    return Err(fail(
+                        "a banded op reads only constants besides its first operands",
+                    ));
+                };
+                let elementwise =
+                    matches!(kind, opcode::BandRows::Rows | opcode::BandRows::Channels);
+                if kind == opcode::BandRows::Channels && op.params::<ConcatParams>().axis != 3 {
+                    return Err(fail("a banded CONCATENATION joins channels"));
+                }
+                if s == 1 && !elementwise {
+                    return Err(fail(
+                        "a windowed or PAD op reads only constants besides input 0",
+                    ));
+                }
+                let producer = (0..k).find(|&j| img.op(first + j).is_ok_and(|o| o.output == t));
+                let later = (k..plan.n).any(|j| img.op(first + j).is_ok_and(|o| o.output == t));
+                if later {
+                    return Err(fail("a banded op reads a tensor its stage writes later"));
+                }
+                let map = row_map(img, i, &op, kind, &x, &out)?;
+                // Element-wise and concatenated operands share the output's
+                // rows (W or C may differ: broadcast, or joined channels).
+                let rows_ok =
+                    x.rank == 4 && x.dim(0) == 1 && (!elementwise || x.dim(1) == out.dim(1));
+                let src = match (producer, x.storage) {
+                    (Some(j), rl::STORAGE_STREAMED | rl::STORAGE_ARENA) if rows_ok => Src::Pull(j),
+                    (None, rl::STORAGE_ARENA) if rows_ok => Src::Rows(t),
+                    (None, rl::STORAGE_ARENA)
+                        if kind == opcode::BandRows::Rows && broadcast_along_h(&x) =>
+                    {
+                        Src::Whole(t)
+                    }
+                    (None, rl::STORAGE_STREAMED) => {
+                        return Err(fail(
+                            "reads a streamed tensor no earlier op of its stage writes",
+                        ));
+                    }
+                    _ => {
+                        return Err(fail(
+                            "a banded op's operand is neither its output's rows nor broadcast",
+                        ));
+                    }
+                };
+                if let (Some(slot), Some(pull)) = (part.src.get_mut(s), pulls.get_mut(s)) {
+                    *slot = src;
+                    if let Src::Pull(j) = src {
+                        *pull = Some((j, map));
+                    }
+                }
+            }
+            let node = StageNode {
+                out_h: out.dim(1),
+                whole: out.storage == rl::STORAGE_ARENA,
+                pulls,
+            };
+            let too_long = malformed_what(first, TOO_LONG);
+            *plan.nodes.get_mut(k).ok_or(too_long)? = node;
+            *plan.parts.get_mut(k).ok_or(too_long)? = part;
+        }
+        let nodes = plan.nodes.get(..plan.n).unwrap_or(&[]);
+        if !nodes.iter().any(|n| n.whole) {
+            return Err(malformed_what(
+                first,
+                "a banded stage writes no whole output",
+            ));
+        }
+        for (j, n) in nodes.iter().enumerate() {
+            let read = nodes
+                .iter()
+                .any(|c| c.pulls.iter().flatten().any(|&(p, _)| p == j));
+            if !n.whole && !read {
+                return Err(malformed_what(
+                    first + j,
+                    "a streamed tensor no op of its stage reads",
+                ));
+            }
+        }
+        let rings = ring_rows(nodes).map_err(|what| malformed_what(first, what))?;
+        for (k, (n, p)) in nodes.iter().zip(&plan.parts).enumerate() {
+            let need = rings.get(k).and_then(|&r| r.checked_mul(p.out_row));
+            let have = if n.whole {
+                p.out_row * n.out_h
+            } else {
+                p.region.1
+            };
+            if need.is_none_or(|need| have < need) {
+                let op = img.op(first + k)?;
+                return Err(invalid(
+                    first + k,
+                    &op,
+                    "the ring is smaller than the rows the stage's schedule holds in it",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The stage's rings and whole outputs do not overlap each other or the
+    /// arena tensors it reads.
+    fn check_regions(&self, img: &Image<'_>) -> Result<(), Error> {
+        let overlap = Error::Malformed {
+            what: "a banded stage's buffers overlap",
+            index: self.first as u32,
+        };
+        let apart = |x: (usize, usize), y: (usize, usize)| {
+            x.1 == 0 || y.1 == 0 || x.0.saturating_add(x.1) <= y.0 || y.0.saturating_add(y.1) <= x.0
+        };
+        let parts = self.parts.get(..self.n).unwrap_or(&[]);
+        for (a, p) in parts.iter().enumerate() {
+            for q in parts.iter().skip(a + 1) {
+                if !apart(p.region, q.region) {
+                    return Err(overlap);
+                }
+            }
+            for src in p.src {
+                if let Src::Rows(t) | Src::Whole(t) = src {
+                    let t = img.tensor(usize::from(t))?;
+                    if parts
+                        .iter()
+                        .any(|q| !apart(q.region, (t.location, t.bytes)))
+                    {
+                        return Err(overlap);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn malformed_what(index: usize, what: &'static str) -> Error {
+    Error::Malformed {
+        what,
+        index: index as u32,
+    }
+}
+
+/// A stage being run: the schedule's sink that computes rows.
+struct Runner<'s, 'x, 'm> {
     kernels: &'s Resolver,
     img: &'s Image<'m>,
-    /// Index of the stage's first op.
-    first: usize,
+    plan: &'s StagePlan,
     opdata: &'s [&'x [u8]],
-    links: [Option<Link>; rl::MAX_STAGE_OPS],
-    input: &'s [u8],
-    out: &'s mut [u8],
+    /// Each op's ring or whole output.
     rings: [&'s mut [u8]; rl::MAX_STAGE_OPS],
+    /// The head's other bytes, with their offsets.
+    pieces: [(usize, &'s [u8]); rl::MAX_STAGE_OPS + 1],
     vars: &'s mut [u8],
 }
 
@@ -230,70 +450,39 @@ pub(crate) fn run_stage(
     if n == 0 || n > rl::MAX_STAGE_OPS {
         return Err(bad);
     }
-    let mut stage = Stage {
-        kernels,
-        img,
-        first,
-        opdata,
-        links: [None; rl::MAX_STAGE_OPS],
-        input: &[],
-        out: &mut [],
-        rings: core::array::from_fn(|_| <&mut [u8]>::default()),
-        vars,
-    };
-    // (offset, bytes, slot) of the inner ops' rings and the stage's output.
+    let mut plan = EMPTY_PLAN;
+    plan.fill(img, first, first + n - 1)?;
+    // Split the head: rings and whole outputs mutable, the rest readable.
     let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS];
-    let mut stage_in = (0, 0);
-    for k in 0..n {
-        let op = img.op(first + k)?;
-        if k == 0 {
-            let t = img.tensor(usize::from(op.inputs[0]))?;
-            stage_in = (t.location, t.location + t.bytes);
-        }
-        let region = if k + 1 < n {
-            op.scratch
-        } else {
-            let t = img.tensor(usize::from(op.output))?;
-            (t.location, t.bytes)
-        };
-        *stage.links.get_mut(k).ok_or(bad)? = Some(Link {
-            rows: rows_of(img, &op)?,
-            base: 0,
-            held: 0,
-            next: 0,
-        });
-        *order.get_mut(k).ok_or(bad)? = (region.0, region.1, k);
+    for (k, (slot, p)) in order.iter_mut().zip(&plan.parts).take(n).enumerate() {
+        *slot = (p.region.0, p.region.1, k);
     }
-    // Split the head: rings and output mutable, the stage's input read from
-    // what lies between them.
     let order = order.get_mut(..n).ok_or(bad)?;
     order.sort_unstable_by_key(|r| r.0);
-    let (in_lo, in_hi) = stage_in;
+    let mut runner = Runner {
+        kernels,
+        img,
+        plan: &plan,
+        opdata,
+        rings: core::array::from_fn(|_| <&mut [u8]>::default()),
+        pieces: [(0, &[]); rl::MAX_STAGE_OPS + 1],
+        vars,
+    };
     let mut rest = head;
     let mut at = 0usize;
-    for &(off, bytes, slot) in order.iter() {
+    for (i, &(off, bytes, slot)) in order.iter().enumerate() {
         let gap = off.checked_sub(at).ok_or(bad)?;
         let (readable, tail) = rest.split_at_mut_checked(gap).ok_or(bad)?;
-        if in_lo >= at && in_hi <= off {
-            stage.input = readable.get(in_lo - at..in_hi - at).unwrap_or(&[]);
-        }
+        *runner.pieces.get_mut(i).ok_or(bad)? = (at, &*readable);
         let (region, tail) = tail.split_at_mut_checked(bytes).ok_or(bad)?;
-        *stage.rings.get_mut(slot).ok_or(bad)? = region;
+        *runner.rings.get_mut(slot).ok_or(bad)? = region;
         rest = tail;
         at = off + bytes;
     }
-    if in_lo >= at {
-        stage.input = rest.get(in_lo - at..in_hi - at).unwrap_or(&[]);
-    }
-    if stage.input.len() != in_hi - in_lo {
-        return Err(bad);
-    }
-    stage.out = core::mem::take(stage.rings.get_mut(n - 1).ok_or(bad)?);
-    let out_h = stage.link(n - 1)?.rows.out_h;
-    for r in 0..out_h {
-        stage.compute_row(n - 1, r)?;
-    }
-    Ok(())
+    *runner.pieces.get_mut(n).ok_or(bad)? = (at, &*rest);
+    let nodes = plan.nodes.get(..n).ok_or(bad)?;
+    let mut schedule = Schedule::new(nodes).map_err(|what| malformed_what(first, what))?;
+    schedule.run(&mut runner)
 }
 
 fn malformed(index: usize) -> Error {
@@ -303,106 +492,182 @@ fn malformed(index: usize) -> Error {
     }
 }
 
-impl Stage<'_, '_, '_> {
-    fn link(&mut self, k: usize) -> Result<&mut Link, Error> {
-        let bad = malformed(self.first);
-        self.links.get_mut(k).and_then(Option::as_mut).ok_or(bad)
-    }
+/// Arena tensor `t`, read whole from the head's readable bytes `pieces`.
+fn whole<'p>(
+    img: &Image<'_>,
+    pieces: &[(usize, &'p [u8])],
+    t: u16,
+    bad: Error,
+) -> Result<(TensorInfo, &'p [u8]), Error> {
+    let info = img.tensor(usize::from(t))?;
+    let end = info.location.saturating_add(info.bytes);
+    pieces
+        .iter()
+        .find(|(base, p)| info.location >= *base && end <= base + p.len())
+        .and_then(|(base, p)| p.get(info.location - base..end - base))
+        .map(|d| (info, d))
+        .ok_or(bad)
+}
 
-    /// Makes ring `k` (op `k`'s output rows) hold rows `[lo, hi)`: drops the
-    /// rows below `lo`, which no later window reads, then computes up to `hi`.
-    fn ensure(&mut self, k: usize, lo: usize, hi: usize) -> Result<(), Error> {
-        let l = *self.link(k)?;
-        let row = l.rows.out_row;
-        if lo > l.base {
-            let drop = (lo - l.base).min(l.held);
-            if let Some(ring) = self.rings.get_mut(k) {
-                ring.copy_within(drop * row..l.held * row, 0);
-            }
-            let l = self.link(k)?;
-            l.base += drop;
-            l.held -= drop;
-            if l.held == 0 {
-                // Rows between that no window reads are never computed.
-                l.base = lo;
-                l.next = l.next.max(lo);
-            }
-        }
-        loop {
-            let next = self.link(k)?.next;
-            if next >= hi {
-                return Ok(());
-            }
-            self.compute_row(k, next)?;
-            let l = self.link(k)?;
-            l.next += 1;
-            l.held += 1;
-        }
+/// A band's record of tensor `t`: `h` rows of `row` bytes.
+fn band_record(img: &Image<'_>, t: u16, h: usize, row: usize) -> Result<TensorInfo, Error> {
+    let mut b = img.tensor(usize::from(t))?;
+    if let Some(d) = b.dims.get_mut(1) {
+        *d = h as i32;
     }
+    b.bytes = h * row;
+    b.location = 0;
+    b.storage = rl::STORAGE_ARENA;
+    Ok(b)
+}
 
-    /// Computes output row `r` of the stage's op `k` into its ring (or, for
-    /// the last op, into the stage's output), first pulling the input rows
-    /// its window reads through the ops before it. Recursion depth is the
-    /// stage's length; the kernel call's large frame is [`Stage::eval_row`]'s
-    /// alone, so it is on the stack once, not once per op.
-    fn compute_row(&mut self, k: usize, r: usize) -> Result<(), Error> {
-        let (lo, hi) = self.link(k)?.rows.window(r);
-        if k > 0 {
-            self.ensure(k - 1, lo, hi)?;
-        }
-        self.eval_row(k, r, lo, hi)
+impl RowSink for Runner<'_, '_, '_> {
+    type Error = Error;
+
+    fn invalid(&self, what: &'static str) -> Error {
+        malformed_what(self.plan.first, what)
     }
 
     #[inline(never)]
-    fn eval_row(&mut self, k: usize, r: usize, lo: usize, hi: usize) -> Result<(), Error> {
-        let index = self.first + k;
-        let bad = malformed(index);
-        let op = self.img.op(index)?;
-        let l = *self.link(k)?;
-        let rows = l.rows;
-        let prev_base = match k.checked_sub(1) {
-            Some(p) => self.link(p)?.base,
-            None => 0,
-        };
-        let last = k + 1 == self.opdata.len();
-        let opdata = self.opdata.get(k).copied().ok_or(bad)?;
-        let (before, from_k) = self.rings.split_at_mut(k);
-        let in_bytes = (hi - lo) * rows.in_row;
-        let data: &[u8] = match before.last() {
-            None => self
-                .input
-                .get(lo * rows.in_row..lo * rows.in_row + in_bytes),
-            Some(ring) => {
-                let from = (lo - prev_base) * rows.in_row;
-                ring.get(from..from + in_bytes)
+    fn drop_rows(&mut self, k: usize, n: usize, before: RowState) -> Result<(), Error> {
+        let row = self
+            .plan
+            .parts
+            .get(k)
+            .ok_or(malformed(self.plan.first))?
+            .out_row;
+        let ring = self.rings.get_mut(k).ok_or(malformed(self.plan.first))?;
+        let (from, to) = (n * row, before.held() * row);
+        if to > ring.len() || from > to {
+            return Err(malformed(self.plan.first));
+        }
+        ring.copy_within(from..to, 0);
+        Ok(())
+    }
+
+    /// Row `r` of op `k`: the unchanged kernel on a band whose operands are
+    /// the rows their maps read (a whole broadcast operand as it is) and
+    /// whose output is one row.
+    // Never inlined: the schedule recurses through the stage's ops, and this
+    // frame (operand records, the kernel context) must be on the stack once,
+    // not once per level.
+    #[inline(never)]
+    fn row(&mut self, k: usize, r: usize, states: &[RowState]) -> Result<(), Error> {
+        let Runner {
+            kernels,
+            img,
+            plan,
+            opdata,
+            rings,
+            pieces,
+            vars,
+        } = self;
+        let img: &Image<'_> = img;
+        let first = plan.first;
+        let bad = malformed(first + k);
+        let index = first + k;
+        let part = *plan.parts.get(k).ok_or(bad)?;
+        let mut op = img.op(index)?;
+        let opdata = opdata.get(k).copied().ok_or(bad)?;
+        // Pulls read earlier ops' rings (the schedule checked `j < k`).
+        let (before, from_k) = rings.split_at_mut(k);
+        let own = *states.get(k).ok_or(bad)?;
+        // Operands 0 and 1: (record, bytes) of the rows (or whole tensor) read.
+        let mut operand: [Option<(TensorInfo, &[u8])>; MAX_PULLS] = [None; MAX_PULLS];
+        let mut read0 = (0, 0);
+        let pulls = plan.nodes.get(k).ok_or(bad)?.pulls;
+        for (s, ((slot, src), pull)) in operand.iter_mut().zip(part.src).zip(pulls).enumerate() {
+            let t = op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR);
+            let map = match src {
+                Src::Pull(_) => pull.map(|(_, m)| m),
+                Src::Rows(t) => {
+                    let out = img.tensor(usize::from(op.output))?;
+                    let x = img.tensor(usize::from(t))?;
+                    Some(row_map(img, index, &op, part.kind, &x, &out)?)
+                }
+                Src::Const | Src::Whole(_) => None,
+            };
+            let rows = map.map(|m| m.rows(r));
+            *slot = match (src, rows) {
+                (Src::Const, _) => None,
+                (Src::Whole(t), _) => Some(whole(img, &pieces[..], t, bad)?),
+                (Src::Pull(j), Some((lo, hi))) => {
+                    let row = plan.parts.get(j).ok_or(bad)?.out_row;
+                    let base = states.get(j).ok_or(bad)?.base;
+                    let from = lo.checked_sub(base).ok_or(bad)? * row;
+                    let ring: &[u8] = before.get(j).ok_or(bad)?;
+                    let data = ring.get(from..from + (hi - lo) * row).ok_or(bad)?;
+                    Some((band_record(img, t, hi - lo, row)?, data))
+                }
+                (Src::Rows(t), Some((lo, hi))) => {
+                    let (info, all) = whole(img, &pieces[..], t, bad)?;
+                    let row = row_bytes(&info);
+                    let data = all.get(lo * row..hi * row).ok_or(bad)?;
+                    Some((band_record(img, t, hi - lo, row)?, data))
+                }
+                _ => return Err(bad),
+            };
+            if s == 0 {
+                read0 = rows.unwrap_or((0, 0));
             }
         }
-        .ok_or(bad)?;
-        let dst: Option<&mut [u8]> = if last {
-            self.out.get_mut(r * rows.out_row..(r + 1) * rows.out_row)
-        } else {
-            let at = l.held * rows.out_row;
-            from_k
-                .first_mut()
-                .and_then(|ring| ring.get_mut(at..at + rows.out_row))
+        let (lo, hi) = read0;
+        match part.kind {
+            opcode::BandRows::Window => window_pad_at(&mut op, lo, r),
+            opcode::BandRows::Pad => {
+                // A row of the input, or one row of padding above it.
+                let mut p: PadParams = op.params();
+                p.before[1] = i32::from(hi == lo);
+                p.after[1] = 0;
+                op.param_words = p.to_words();
+            }
+            opcode::BandRows::Rows | opcode::BandRows::Channels => {}
+        }
+        let [Some((input, data)), second] = operand else {
+            return Err(bad);
         };
-        let dst = dst.ok_or(bad)?;
-        let call = RowCall {
-            index,
-            rows,
-            row: r,
-            read: (lo, hi),
+        let at = own.held() * part.out_row;
+        let dst = from_k
+            .first_mut()
+            .and_then(|ring| ring.get_mut(at..at + part.out_row))
+            .ok_or(bad)?;
+        let band = Band {
+            input,
+            data,
+            output: band_record(img, op.output, 1, part.out_row)?,
+            second,
         };
-        eval_one_row(
-            self.kernels,
-            self.img,
-            op,
-            call,
-            (data, dst),
-            opdata,
-            self.vars,
-        )
+        eval_band(kernels, img, op, index, band, dst, opdata, vars)
     }
+}
+
+/// The kernel of `op` on `band` into `dst` (one output row).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn eval_band<'x>(
+    kernels: &Resolver,
+    img: &'x Image<'_>,
+    op: OpInfo,
+    index: usize,
+    band: Band<'x>,
+    dst: &'x mut [u8],
+    opdata: &'x [u8],
+    vars: &'x mut [u8],
+) -> Result<(), Error> {
+    let mut ctx = Ctx {
+        img,
+        op,
+        index: index as u16,
+        pieces: [(0, &[]); kernels::MAX_REGIONS + 1],
+        out: dst,
+        more: core::array::from_fn(|_| <&mut [u8]>::default()),
+        scratch: &mut [],
+        opdata,
+        vars,
+        band: Some(band),
+        in_place: None,
+    };
+    kernels::eval(kernels, &mut ctx)
 }
 
 /// One output row of a windowed op run on its own.
@@ -437,38 +702,21 @@ pub(crate) fn eval_one_row(
         row: r,
         read: (lo, hi),
     } = call;
-    let band = |t: u16, h: usize, row: usize| -> Result<TensorInfo, Error> {
-        let mut b = img.tensor(usize::from(t))?;
-        if let Some(d) = b.dims.get_mut(1) {
-            *d = h as i32;
-        }
-        b.bytes = h * row;
-        b.location = 0;
-        b.storage = rl::STORAGE_ARENA;
-        Ok(b)
-    };
     let band = Band {
-        input: band(op.inputs[0], hi - lo, rows.in_row)?,
+        input: band_record(img, op.inputs[0], hi - lo, rows.in_row)?,
         data,
-        output: band(op.output, 1, rows.out_row)?,
+        output: band_record(img, op.output, 1, rows.out_row)?,
+        second: None,
     };
-    // What is left of the top padding at this row: the window's first
-    // row `r·stride − pad` lies `pad'` rows above the band's first row.
+    window_pad_at(&mut op, lo, r);
+    eval_band(kernels, img, op, index, band, dst, opdata, vars)
+}
+
+/// Sets windowed op `op`'s top padding to what is left of it at output row
+/// `r` whose band starts at input row `lo`: the window's first row
+/// `r·stride − pad` lies `pad'` rows above the band's first row.
+fn window_pad_at(op: &mut OpInfo, lo: usize, r: usize) {
     let w: WindowParams = op.params();
     let pad = (lo as i64 - r as i64 * i64::from(w.stride_h) + i64::from(w.pad_h)) as i32;
     op.param_words = WindowParams { pad_h: pad, ..w }.to_words();
-    let mut ctx = Ctx {
-        img,
-        op,
-        index: index as u16,
-        pieces: [(0, &[]); kernels::MAX_REGIONS + 1],
-        out: dst,
-        more: core::array::from_fn(|_| <&mut [u8]>::default()),
-        scratch: &mut [],
-        opdata,
-        vars,
-        band: Some(band),
-        in_place: None,
-    };
-    kernels::eval(kernels, &mut ctx)
 }

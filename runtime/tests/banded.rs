@@ -21,7 +21,8 @@ enum Layer {
     /// (filter, stride, padding)
     MaxPool(i32, i32, Padding),
     AvgPool(i32, i32, Padding),
-    /// ADD of the tensor with itself: not windowed, so it ends a stage.
+    /// ADD of the tensor with itself: element-wise, so a stage streams it
+    /// (both operands pulled from one ring).
     Add,
 }
 
@@ -274,7 +275,7 @@ fn banded_chains_equal_plain_execution_in_a_smaller_arena() {
 
 #[test]
 #[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
-fn two_peaks_get_two_stages() {
+fn an_add_between_two_peaks_runs_inside_a_stage() {
     use Layer::*;
     use Padding::{Same, Valid};
     let layers = [
@@ -291,10 +292,9 @@ fn two_peaks_get_two_stages() {
         let model = Model::parse(&bytes).expect("parse");
         let need = runtime_arena_with(&model, &BANDED).expect("arena");
         let spans: Vec<(usize, usize)> = need.stages.iter().map(|s| (s.first, s.last)).collect();
-        assert_eq!(spans.len(), 2, "int8={int8}: {spans:?}");
         assert!(
-            spans[0].1 < 3 && spans[1].0 > 3,
-            "ADD (op 3) runs whole: {spans:?}"
+            spans.iter().any(|&(a, b)| a <= 3 && 3 <= b),
+            "int8={int8}: the ADD (op 3) runs in a stage: {spans:?}"
         );
         let (want, _, plain_total, _) = run(&model, PLAIN);
         let (got, high, total, _) = run(&model, BANDED);

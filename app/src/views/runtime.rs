@@ -188,7 +188,7 @@ fn stage_view(
                     <dt>"grid"</dt>
                     <dd class="mono">{format!("{} × 1 bands (one output row each, full width)", st.bands)}</dd>
                     <dt>"rings"</dt>
-                    <dd class="mono">{format!("{} B (the rows the next window spans, per inner op)", grouped(st.ring_bytes))}</dd>
+                    <dd class="mono">{format!("{} B (per streamed tensor, the rows between its readers' windows)", grouped(st.ring_bytes))}</dd>
                     // The report counts extra MACs for all stages together.
                     <dt>{if several { "extra MACs (all stages)" } else { "extra MACs" }}</dt>
                     <dd class="mono">{grouped(extra_macs)}</dd>

@@ -9,10 +9,10 @@ use crate::read::dtype::DType;
 use crate::read::ops::{Activation, BuiltinOp, Padding};
 
 /// Deterministic xorshift32, so the example needs no `rand` and never changes.
-struct XorShift(u32);
+pub(super) struct XorShift(pub(super) u32);
 
 impl XorShift {
-    fn next(&mut self) -> u32 {
+    pub(super) fn next(&mut self) -> u32 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 17;
@@ -35,23 +35,30 @@ impl XorShift {
 /// Scale of a ReLU6 activation quantized to int8 with zero point −128.
 const RELU6_SCALE: f32 = 6.0 / 255.0;
 
-struct Net {
-    b: ModelBuilder,
-    g: usize,
-    rng: XorShift,
-    /// Current activation: tensor index, height/width, channels, scale.
-    x: i32,
-    hw: i32,
-    c: i32,
-    scale: f32,
-    layer: usize,
+pub(super) struct Net {
+    pub(super) b: ModelBuilder,
+    pub(super) g: usize,
+    pub(super) rng: XorShift,
+    /// Current activation: tensor index, height/width, channels, scale,
+    /// zero point.
+    pub(super) x: i32,
+    pub(super) hw: i32,
+    pub(super) c: i32,
+    pub(super) scale: f32,
+    pub(super) zp: i64,
+    pub(super) layer: usize,
     /// Tensor name prefix of each layer.
-    prefix: &'static str,
+    pub(super) prefix: &'static str,
 }
 
 impl Net {
     /// A per-channel int8 weight tensor and its int32 bias (scales = input scale × weight scale).
-    fn weights(&mut self, name: &str, shape: [i32; 4], channel_dim: usize) -> (i32, i32) {
+    pub(super) fn weights(
+        &mut self,
+        name: &str,
+        shape: [i32; 4],
+        channel_dim: usize,
+    ) -> (i32, i32) {
         let channels = shape[channel_dim];
         let count: i32 = shape.iter().product();
         let w_scales: Vec<f32> = (0..channels).map(|_| self.rng.scale()).collect();
@@ -77,7 +84,14 @@ impl Net {
         (w, bias)
     }
 
-    fn activation(&mut self, name: &str, hw: i32, c: i32, scale: f32, zero_point: i64) -> i32 {
+    pub(super) fn activation(
+        &mut self,
+        name: &str,
+        hw: i32,
+        c: i32,
+        scale: f32,
+        zero_point: i64,
+    ) -> i32 {
         let g = self.g;
         self.b
             .tensor(g, name, &[1, hw, hw, c], DType::I8)
@@ -87,9 +101,21 @@ impl Net {
 
     /// CONV_2D k×k, SAME padding, ReLU6 (or none for the logits).
     fn conv(&mut self, k: i32, stride: i32, out_c: i32, relu6: bool) {
+        self.conv_with(k, stride, out_c, relu6, Padding::Same);
+    }
+
+    /// CONV_2D k×k with `padding`, ReLU6 (or none: a linear output).
+    pub(super) fn conv_with(
+        &mut self,
+        k: i32,
+        stride: i32,
+        out_c: i32,
+        relu6: bool,
+        padding: Padding,
+    ) {
         let name = format!("{}/Conv2d_{}", self.prefix, self.layer);
         let (w, bias) = self.weights(&name, [out_c, k, k, self.c], 0);
-        let hw = (self.hw + stride - 1) / stride;
+        let hw = out_hw(self.hw, k, stride, padding);
         let (scale, zp, act) = if relu6 {
             (RELU6_SCALE, -128, Activation::Relu6)
         } else {
@@ -99,8 +125,25 @@ impl Net {
         let g = self.g;
         self.b
             .op(g, BuiltinOp::CONV_2D, &[self.x, w, bias], &[y])
-            .conv_options(Padding::Same, stride, stride, act);
-        (self.x, self.hw, self.c, self.scale) = (y, hw, out_c, scale);
+            .conv_options(padding, stride, stride, act);
+        (self.x, self.hw, self.c, self.scale, self.zp) = (y, hw, out_c, scale, zp);
+    }
+
+    /// PAD of `before` rows and columns above and left, `after` below and
+    /// right, with the input's quantization (what PyTorch and Keras
+    /// exporters write before a strided layer instead of SAME padding).
+    pub(super) fn pad(&mut self, before: i32, after: i32) {
+        let name = format!("{}/pad_{}", self.prefix, self.layer);
+        let g = self.g;
+        let paddings = self
+            .b
+            .tensor(g, &format!("{name}/paddings"), &[4, 2], DType::I32)
+            .data_i32(&[0, 0, before, after, before, after, 0, 0])
+            .id();
+        let hw = self.hw + before + after;
+        let y = self.activation(&name, hw, self.c, self.scale, self.zp);
+        self.b.op(g, BuiltinOp::PAD, &[self.x, paddings], &[y]);
+        (self.x, self.hw) = (y, hw);
     }
 
     /// A 1-D convolution as TFLite writes one: CONV_2D 1×k over `[1, 1, W, C]`,
@@ -122,28 +165,39 @@ impl Net {
         self.b
             .op(g, BuiltinOp::CONV_2D, &[self.x, w, bias], &[y])
             .conv_options(Padding::Same, 1, 1, Activation::Relu6);
-        (self.x, self.c, self.scale) = (y, out_c, RELU6_SCALE);
+        (self.x, self.c, self.scale, self.zp) = (y, out_c, RELU6_SCALE, -128);
     }
 
     /// DEPTHWISE_CONV_2D 3×3, depth multiplier 1, SAME padding, ReLU6.
     fn depthwise(&mut self, stride: i32) {
+        self.depthwise_with(stride, Padding::Same);
+    }
+
+    /// DEPTHWISE_CONV_2D 3×3, depth multiplier 1, `padding`, ReLU6.
+    pub(super) fn depthwise_with(&mut self, stride: i32, padding: Padding) {
         let name = format!("{}/Conv2d_{}_depthwise", self.prefix, self.layer);
         let (w, bias) = self.weights(&name, [1, 3, 3, self.c], 3);
-        let hw = (self.hw + stride - 1) / stride;
+        let hw = out_hw(self.hw, 3, stride, padding);
         let y = self.activation(&format!("{name}/Relu6"), hw, self.c, RELU6_SCALE, -128);
         let g = self.g;
         self.b
             .op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[self.x, w, bias], &[y])
-            .depthwise_options(Padding::Same, stride, stride, 1, Activation::Relu6);
-        (self.x, self.hw, self.scale) = (y, hw, RELU6_SCALE);
+            .depthwise_options(padding, stride, stride, 1, Activation::Relu6);
+        (self.x, self.hw, self.scale, self.zp) = (y, hw, RELU6_SCALE, -128);
     }
+}
+
+/// Output side of a k×k window over `hw` at `stride` with `padding` (TFLM's
+/// `ComputeOutSize`).
+fn out_hw(hw: i32, k: i32, stride: i32, padding: Padding) -> i32 {
+    microarena_image::geometry::out_size(padding, hw, k, stride, 1)
 }
 
 impl Net {
     /// The classifier head: AVERAGE_POOL_2D over the whole map, CONV_2D 1×1
     /// to `classes` logits, RESHAPE to `[1, classes]`, SOFTMAX; returns the
     /// probabilities' tensor.
-    fn classifier(&mut self, prefix: &str, classes: i32) -> i32 {
+    pub(super) fn classifier(&mut self, prefix: &str, classes: i32) -> i32 {
         let g = self.g;
         let side = self.hw;
         let pooled = self.activation(&format!("{prefix}/pool"), 1, self.c, self.scale, -128);
@@ -182,14 +236,14 @@ impl Net {
     }
 
     /// ADD of `skip` and the current activation (MobileNet-v2's residual).
-    fn add(&mut self, skip: i32) {
+    pub(super) fn add(&mut self, skip: i32) {
         let name = format!("{}/add_{}", self.prefix, self.layer);
         let y = self.activation(&name, self.hw, self.c, 0.2, 4);
         let g = self.g;
         self.b
             .op(g, BuiltinOp::ADD, &[skip, self.x], &[y])
             .add_options(Activation::None);
-        (self.x, self.scale) = (y, 0.2);
+        (self.x, self.scale, self.zp) = (y, 0.2, 4);
     }
 }
 
@@ -216,6 +270,7 @@ pub fn mobilenet_v2_int8(hw: i32) -> Vec<u8> {
         hw,
         c: 3,
         scale: 1.0 / 128.0,
+        zp: 0,
         layer: 0,
         prefix: "MobilenetV2",
     };
@@ -281,6 +336,7 @@ pub fn mobilenet_v1_025_96_int8() -> Vec<u8> {
         hw: 96,
         c: 1,
         scale: 1.0 / 255.0,
+        zp: -128,
         layer: 0,
         prefix: "MobilenetV1",
     };
@@ -648,6 +704,7 @@ pub fn rp2040_cnn() -> Vec<u8> {
         hw: 64,
         c: 1,
         scale: 1.0 / 255.0,
+        zp: -128,
         layer: 0,
         prefix: "cnn",
     };
@@ -698,6 +755,7 @@ pub fn rp2040_anomaly() -> Vec<u8> {
         hw: ANOMALY_SAMPLES,
         c: 3,
         scale: 1.0 / 128.0,
+        zp: 0,
         layer: 0,
         prefix: "anomaly",
     };

@@ -2,4 +2,5 @@
 //! bundled [`example`] models. Nothing in the analysis path calls this.
 
 pub mod builder;
+pub mod converted;
 pub mod example;

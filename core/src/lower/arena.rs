@@ -135,7 +135,7 @@ pub(super) struct Lowered {
     pub(super) tensor_offset: Vec<Option<u64>>,
     /// (offset, bytes) of each op's scratch buffer (a banded op's ring).
     pub(super) scratch: Vec<Option<(u64, u64)>>,
-    /// The banded stages: their inner ops' outputs are streamed.
+    /// The banded stages: the tensors only they read are streamed.
     pub(super) stages: Vec<BandedStage>,
     /// Precomputed parameters per op.
     pub(super) params: Vec<Words>,
@@ -347,14 +347,24 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         .iter()
         .flat_map(|b| b.stages.iter().flat_map(|s| s.first..=s.last))
         .collect();
-    let mut aliases = if options.in_place {
-        inplace::choose(&online, &params, &in_stages)
-    } else {
-        Vec::new()
+    // A stage's ops run by rows, never in place (the runtime refuses both
+    // marks on one op): either the aliases outside the stages found without
+    // them (`keep_stages`), or all the chooser finds, the stages then
+    // searched around them.
+    let aliases_for = |keep_stages: bool| -> Result<Vec<InPlaceOp>, LowerError> {
+        if !options.in_place {
+            return Ok(Vec::new());
+        }
+        let no_rows: &[usize] = if keep_stages { &in_stages } else { &[] };
+        let mut a = inplace::choose(&online, &params, no_rows);
+        if keep_stages {
+            a.retain(|a| !in_stages.contains(&a.op));
+        }
+        if a.iter().any(|a| shrinks(&online, a)) {
+            a = keep_shrinking_that_pay(&online, &separate, a, op_scope)?;
+        }
+        Ok(a)
     };
-    if aliases.iter().any(|a| shrinks(&online, a)) {
-        aliases = keep_shrinking_that_pay(&online, &separate, aliases, op_scope)?;
-    }
     // The aliased plan of `aliases` (banded, if asked), or the plan without
     // aliases when theirs is larger.
     let select = |aliases: Vec<InPlaceOp>| -> Result<Selected, LowerError> {
@@ -367,11 +377,8 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         if aliases.is_empty() {
             return Ok(alone());
         }
-        let by_rows: Vec<usize> = aliases
-            .iter()
-            .filter(|a| a.ring_bytes > 0)
-            .map(|a| a.op)
-            .collect();
+        // Stages avoid every aliased op: an op runs in a stage or in place.
+        let by_rows: Vec<usize> = aliases.iter().map(|a| a.op).collect();
         let (merged, p) = merged_plan(&separate, sg.tensors.len(), &aliases, op_scope)?;
         let b = stages_for(&merged, p.head_bytes, &by_rows);
         // Aliases stay only when the head (banded, if asked) does not grow: a
@@ -396,21 +403,31 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
             banded,
         })
     };
-    let mut chosen = select(aliases)?;
-    // Running by rows can cost the device stack (a kernel call per row below
-    // the interpreter's frame: the demo's main stack rose by 2.4 KB on the
-    // Cortex-M4 and M0 under QEMU; a 48×48×16 depthwise's not at all), so
-    // the windowed aliases stay only when they save a banded stage's
-    // minimum on top of the other aliases.
-    if chosen.aliases.iter().any(|a| a.ring_bytes > 0) {
-        let others = chosen.aliases.iter().filter(|a| a.ring_bytes == 0).copied();
-        let alt = select(others.collect())?;
-        if alt.head()
-            < chosen
-                .head()
-                .saturating_add(super::banded::MIN_SAVING_BYTES)
-        {
-            chosen = alt;
+    let pick = |aliases: Vec<InPlaceOp>| -> Result<Selected, LowerError> {
+        let mut chosen = select(aliases)?;
+        // Running by rows can cost the device stack (a kernel call per row
+        // below the interpreter's frame: the demo's main stack rose by 2.4 KB
+        // on the Cortex-M4 and M0 under QEMU; a 48×48×16 depthwise's not at
+        // all), so the windowed aliases stay only when they save a banded
+        // stage's minimum on top of the other aliases.
+        if chosen.aliases.iter().any(|a| a.ring_bytes > 0) {
+            let others = chosen.aliases.iter().filter(|a| a.ring_bytes == 0).copied();
+            let alt = select(others.collect())?;
+            if alt.head()
+                < chosen
+                    .head()
+                    .saturating_add(super::banded::MIN_SAVING_BYTES)
+            {
+                chosen = alt;
+            }
+        }
+        Ok(chosen)
+    };
+    let mut chosen = pick(aliases_for(true)?)?;
+    if options.in_place && !in_stages.is_empty() {
+        let other = pick(aliases_for(false)?)?;
+        if other.head() < chosen.head() {
+            chosen = other;
         }
     }
     let Selected {
@@ -585,8 +602,7 @@ fn check_aliases(
     let scope = |s: i32| super::banded::collapse(op_scope, stages, s);
     let streamed: Vec<usize> = stages
         .iter()
-        .flat_map(|st| st.first..st.last)
-        .filter_map(|i| model.main().operators.get(i).and_then(|o| o.output(0)))
+        .flat_map(|st| super::banded::streamed_tensors(model, params, st))
         .collect();
     let mut buffers = Vec::new();
     let mut plan = Plan::default();

@@ -1,30 +1,34 @@
-//! Patch-based execution in row bands: which runs of windowed ops the
-//! runtime executes row by row, and the head plan that follows.
+//! Patch-based execution in row bands: which groups of row-computable ops
+//! the runtime executes row by row, and the head plan that follows.
 //!
-//! A *stage* is a chain of CONV_2D / DEPTHWISE_CONV_2D / pooling ops, each
-//! reading only the previous one's output (and constants). The runtime
-//! (`microarena_runtime`'s `banded` module, format in
-//! `microarena_image::EXEC_BANDED`) produces the stage's last output row by
-//! row; every intermediate tensor lives in a ring holding just the rows the
-//! next op's window reads (its filter height × dilation, in whole rows), so
-//! no row is computed twice (0 extra MACs) and the full-resolution
-//! intermediates never exist. For the plan, the stage is one step: its input
-//! and output are live together with the rings, and the intermediates are
-//! not planned at all.
+//! A *stage* is a run of consecutive ops that each compute an output row
+//! from a few rows of their inputs (`microarena_image::opcode::band_rows`:
+//! CONV_2D, DEPTHWISE_CONV_2D, the pools, PAD / PADV2, element-wise unary
+//! ops and casts, ADD and MUL, CONCATENATION along channels). Its ops form
+//! a small DAG: a tensor the stage
+//! writes and only the stage reads is *streamed* — it lives in a ring of
+//! whole rows (its producer's scratch) that holds the rows between its
+//! slowest and fastest consumer, as the pull schedule of
+//! `microarena_image::stage` gives, the one the runtime runs — and every
+//! other tensor it writes (read after it, or a graph output) is written
+//! whole. No row is computed twice (0 extra MACs), and the streamed
+//! intermediates never exist whole. For the plan, the stage is one step:
+//! its inputs and whole outputs are live together with the rings.
 //!
 //! Stages are chosen by search, one at a time: every run of at most
-//! `MAX_STAGE_OPS` linked ops that covers the current plan's busiest step is
-//! scored by its peak of live bytes (a lower bound of any plan), then by its
-//! live bytes over time; the best few are planned with the same greedy
-//! planner as the plain image and the smallest head wins; then the next
-//! busiest step, while a stage saves more than the stack it costs (at most
-//! `MAX_STAGES`). Each op's window comes from its lowered `WindowParams`,
-//! the words the runtime's stage reads.
+//! `MAX_STAGE_OPS` ops that forms a stage and covers the current plan's
+//! busiest step is scored by its peak of live bytes (a lower bound of any
+//! plan), then by its live bytes over time; the best few are planned with
+//! the same greedy planner as the plain image and the smallest head wins;
+//! then the next busiest step, while a stage saves more than the stack it
+//! costs (at most `MAX_STAGES`). Each op's window comes from its lowered
+//! `WindowParams`, the words the runtime's stage reads.
 
 use alloc::vec::Vec;
 
-use microarena_image::geometry::{RowWindow, window_rows, window_span};
-use microarena_image::params::{OpParams, WindowParams};
+use microarena_image::geometry::{RowWindow, window_rows};
+use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
+use microarena_image::stage::{MAX_PULLS, RowMap, StageNode, ring_rows};
 use microarena_image::{self as rl, opcode};
 
 use super::params::Words;
@@ -35,18 +39,20 @@ use crate::tflm::lifetime::{AllocationInfo, BufferKind};
 /// Ops `first..=last` of the main subgraph run as one banded stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BandedStage {
-    /// First op of the stage (reads the stage's input tensor whole).
+    /// First op of the stage.
     pub first: usize,
-    /// Last op (writes the stage's output tensor whole).
+    /// Last op (writes the stage's output tensor whole; other ops of the
+    /// stage may write whole outputs too, read after the stage).
     pub last: usize,
-    /// Bytes of the inner ops' rings together (each rounded to 16 when planned).
+    /// Bytes of the streamed tensors' rings together (each rounded to 16 when planned).
     pub ring_bytes: u64,
-    /// Rows of the stage's output: the bands (one output row each, full width).
+    /// Rows of the last op's output: the bands (one output row each, full
+    /// width: the smallest rings, so the smallest arena).
     pub bands: u64,
-    /// Rows of the stage's input tensor.
+    /// Rows of the tensor the stage reads first along its ops' input 0.
     pub input_rows: u64,
-    /// The rows `[lo, hi)` of the stage's input that the middle band reads
-    /// through every op's window: one band's receptive field.
+    /// The rows `[lo, hi)` of that tensor that the middle band reads
+    /// through every op's input 0: one band's receptive field.
     pub field: (u64, u64),
 }
 
@@ -58,23 +64,29 @@ pub fn field_band(bands: u64) -> u64 {
 }
 
 /// How many scored candidates are planned exactly.
-const PLANNED_CANDIDATES: usize = 4;
+const PLANNED_CANDIDATES: usize = 8;
+
+/// The least head a windowed alias set must save (`super::arena`): a
+/// banded stage's former floor, kept for the in-place rule.
+pub(super) const MIN_SAVING_BYTES: u64 = 4096;
 
 /// A stage must save at least this much head, plus [`STACK_PER_OP`] per op:
 /// running it takes stack the plain run does not (the stage runner, its
-/// row recursion and a second kernel context — 3.5 KiB more for the demo
-/// model's three-op stage on a Cortex-M4 under QEMU, measured with the
-/// firmware's painted stack), and a stage that saves less arena than that
-/// costs RAM overall.
-pub(super) const MIN_SAVING_BYTES: u64 = 4096;
-/// See [`MIN_SAVING_BYTES`].
+/// plan and schedule, the row recursion and a second kernel context). On a
+/// Cortex-M4 under QEMU, measured with the firmware's painted stack, the
+/// main stack rose from 8,840 B plain to 15,512 B banded for the Keras
+/// VWW model's 11-op stage, and person_detect's two stages (4 and 8 ops)
+/// take 15,512 B too; a stage that saves less arena than that costs RAM
+/// overall.
+const STAGE_STACK_BYTES: u64 = 6144;
+/// See [`STAGE_STACK_BYTES`].
 const STACK_PER_OP: u64 = 256;
 
 /// Most stages one model runs: each search round plans a few candidates.
 const MAX_STAGES: usize = 8;
 
 /// Planned stages: the planner's buffers (the model's, minus the stages'
-/// intermediates, plus one ring per inner op) and the plan.
+/// intermediates, plus one ring per streamed tensor) and the plan.
 #[derive(Clone)]
 pub(super) struct BandedPlan {
     /// In op order, disjoint.
@@ -146,108 +158,259 @@ pub(super) fn row_window(model: &Model<'_>, params: &[Words], i: usize) -> Optio
     })
 }
 
-/// `true` when op `i + 1` can follow op `i` in a stage: it reads op `i`'s
-/// output as its input 0, and nothing else reads that tensor (`readers`:
-/// how many op inputs name each tensor).
-fn linked(model: &Model<'_>, readers: &[u32], i: usize) -> bool {
+/// A run of ops as a stage: the schedule's nodes, and per op whether its
+/// output is streamed, its row bytes and its input 0's row map and producer
+/// (for the receptive field).
+pub(super) struct Described {
+    pub(super) nodes: Vec<StageNode>,
+    pub(super) streamed: Vec<bool>,
+    pub(super) out_rows: Vec<u64>,
+    map0: Vec<RowMap>,
+    pull0: Vec<Option<usize>>,
+}
+
+fn height(t: &Tensor<'_>) -> usize {
+    t.shape.get(1).map_or(0, |&h| h.max(0) as usize)
+}
+
+/// `true` for a tensor with bytes in the head (not a constant or state).
+fn in_arena(t: &Tensor<'_>) -> bool {
+    !t.has_data && !t.is_variable
+}
+
+/// `true` when element-wise operand `x` reads the same elements for every
+/// row of a batch-1 NHWC output: it has no H axis or its H is 1.
+fn broadcast_along_h(x: &Tensor<'_>) -> bool {
+    matches!(
+        x.shape.as_slice(),
+        [] | [_] | [_, _] | [1, _, _] | [1, 1, _, _]
+    )
+}
+
+/// Ops `first..=last` as a stage, the way the runtime checks one
+/// (`microarena_runtime`'s `banded::StagePlan`): every op one
+/// `opcode::band_rows` names with one batch-1 NHWC output; operands 0 and
+/// 1 pulled from earlier ops of the stage or read from the arena (rows of a
+/// tensor of the output's rows, or, for an element-wise op, a tensor
+/// broadcast along H), the others constants; at least one streamed tensor
+/// and one whole output. `None` when they do not form one.
+pub(super) fn describe(
+    model: &Model<'_>,
+    params: &[Words],
+    first: usize,
+    last: usize,
+) -> Option<Described> {
     let sg = model.main();
-    let (Some(a), Some(b)) = (sg.operators.get(i), sg.operators.get(i + 1)) else {
-        return false;
+    let n = (last + 1).checked_sub(first)?;
+    if !(2..=rl::MAX_STAGE_OPS).contains(&n) {
+        return None;
+    }
+    let mut d = Described {
+        nodes: Vec::with_capacity(n),
+        streamed: Vec::with_capacity(n),
+        out_rows: Vec::with_capacity(n),
+        map0: Vec::with_capacity(n),
+        pull0: Vec::with_capacity(n),
     };
-    let Some(t) = a.output(0) else {
-        return false;
-    };
-    b.input(0) == Some(t)
-        && readers.get(t) == Some(&1)
-        && !sg.outputs.iter().any(|&o| o >= 0 && o as usize == t)
-        && sg
-            .tensors
-            .get(t)
-            .is_some_and(|t| !t.is_variable && !t.has_data)
+    let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
+    for i in first..=last {
+        let op = sg.operators.get(i)?;
+        let kind = super::image_opcode(op).and_then(opcode::band_rows)?;
+        let o = op.output(0).filter(|_| op.outputs.len() == 1)?;
+        let out = sg.tensors.get(o).filter(|t| in_arena(t))?;
+        let out_row = row_bytes(out)?;
+        let mut pulls = [None; MAX_PULLS];
+        let (mut map0, mut pull0) = (None, None);
+        for (s, &t) in op.inputs.iter().enumerate() {
+            let Ok(t) = usize::try_from(t) else { continue };
+            let x = sg.tensors.get(t)?;
+            if x.has_data {
+                if s == 0 {
+                    return None;
+                }
+                continue;
+            }
+            let elementwise = matches!(kind, opcode::BandRows::Rows | opcode::BandRows::Channels);
+            if x.is_variable || s >= MAX_PULLS || (s == 1 && !elementwise) {
+                return None;
+            }
+            if kind == opcode::BandRows::Channels
+                && ConcatParams::from_words(params.get(i)?).axis != 3
+            {
+                return None;
+            }
+            let producer = (first..i).find(|&j| {
+                sg.operators.get(j).is_some_and(|p| {
+                    p.outputs
+                        .first()
+                        .is_some_and(|&y| y >= 0 && y as usize == t)
+                })
+            });
+            // Element-wise operands and concatenated ones share the
+            // output's rows (their W or C may differ: broadcast, or
+            // concatenated channels).
+            let rows_ok = row_bytes(x).is_some() && (!elementwise || height(x) == height(out));
+            let map = match kind {
+                opcode::BandRows::Window => RowMap::Window(row_window(model, params, i)?),
+                opcode::BandRows::Pad => {
+                    let p = PadParams::from_words(params.get(i)?);
+                    let (top, bottom) = (p.before[1], p.after[1]);
+                    let fits = p.rank == 4
+                        && p.before[0] == 0
+                        && p.after[0] == 0
+                        && top >= 0
+                        && bottom >= 0
+                        && height(x) + top as usize + bottom as usize == height(out);
+                    if !fits {
+                        return None;
+                    }
+                    RowMap::Shift {
+                        top: top as usize,
+                        in_h: height(x),
+                    }
+                }
+                opcode::BandRows::Rows | opcode::BandRows::Channels => RowMap::Shift {
+                    top: 0,
+                    in_h: height(x),
+                },
+            };
+            match producer {
+                Some(j) if rows_ok => {
+                    if let Some(slot) = pulls.get_mut(s) {
+                        *slot = Some((j - first, map));
+                    }
+                }
+                None if rows_ok => {}
+                None if kind == opcode::BandRows::Rows && broadcast_along_h(x) => {}
+                _ => return None,
+            }
+            if s == 0 {
+                (map0, pull0) = (Some(map), producer.map(|j| j - first));
+            }
+        }
+        let readers: Vec<usize> = sg
+            .operators
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.inputs.iter().any(|&x| x >= 0 && x as usize == o))
+            .map(|(k, _)| k)
+            .collect();
+        let streamed = !readers.is_empty()
+            && readers.iter().all(|&r| first < r && r <= last)
+            && !graph_output(o);
+        d.nodes.push(StageNode {
+            out_h: height(out),
+            whole: !streamed,
+            pulls,
+        });
+        d.streamed.push(streamed);
+        d.out_rows.push(out_row);
+        d.map0.push(map0?);
+        d.pull0.push(pull0);
+    }
+    (d.streamed.iter().any(|&s| s) && d.streamed.iter().any(|&s| !s)).then_some(d)
 }
 
-/// Ring bytes op `i` (an inner op of a stage) needs: the rows op `i + 1`'s
-/// window spans, whole.
-fn ring_bytes(model: &Model<'_>, params: &[Words], i: usize) -> u64 {
-    let row = model
-        .main()
-        .operators
-        .get(i)
-        .and_then(|a| tensor(model, a.output(0)))
-        .and_then(row_bytes)
-        .unwrap_or(0);
-    let span = window(params, i + 1).map_or(1, |w| {
-        window_span(i64::from(w.filter_h), i64::from(w.dilation_h))
-    });
-    row.saturating_mul(span.max(1) as u64)
+impl Described {
+    /// Bytes of each op's ring (0 for a whole output), from the pull
+    /// schedule the runtime runs.
+    pub(super) fn ring_bytes(&self) -> Option<Vec<u64>> {
+        let rows = ring_rows(&self.nodes).ok()?;
+        Some(
+            self.streamed
+                .iter()
+                .zip(&self.out_rows)
+                .zip(rows.iter())
+                .map(|((&s, &row), &r)| if s { row.saturating_mul(r as u64) } else { 0 })
+                .collect(),
+        )
+    }
+
+    /// Rows of the stage's output, the input rows the middle one reads
+    /// through each op's input 0 and that input's height.
+    fn field(&self) -> (u64, (u64, u64), u64) {
+        let bands = self.nodes.last().map_or(0, |n| n.out_h);
+        let middle = field_band(bands as u64) as i64;
+        let (mut lo, mut hi) = (middle, middle + 1);
+        let mut k = self.nodes.len().saturating_sub(1);
+        let mut in_h = 0;
+        while let Some(map) = self.map0.get(k) {
+            in_h = map.in_h();
+            (lo, hi) = match *map {
+                RowMap::Window(w) => window_rows(
+                    lo,
+                    hi,
+                    i64::from(w.stride),
+                    i64::from(w.pad),
+                    i64::from(w.filter),
+                    i64::from(w.dilation),
+                    w.in_h as i64,
+                ),
+                RowMap::Shift { top, in_h } => {
+                    let clip = |r: i64| (r - top as i64).clamp(0, in_h as i64);
+                    (clip(lo), clip(hi))
+                }
+            };
+            match self.pull0.get(k).copied().flatten() {
+                Some(j) => k = j,
+                None => break,
+            }
+        }
+        (bands as u64, (lo as u64, hi as u64), in_h as u64)
+    }
 }
 
-/// Candidate stages: runs of linked bandable ops (two ops or more, at most
-/// `MAX_STAGE_OPS`) whose first op reads a tensor in the arena.
+/// Tensors stage `st` streams (its producers' rings hold them).
+pub(super) fn streamed_tensors(
+    model: &Model<'_>,
+    params: &[Words],
+    st: &BandedStage,
+) -> Vec<usize> {
+    let Some(d) = describe(model, params, st.first, st.last) else {
+        return Vec::new();
+    };
+    (st.first..=st.last)
+        .zip(&d.streamed)
+        .filter(|(_, s)| **s)
+        .filter_map(|(i, _)| model.main().operators.get(i).and_then(|o| o.output(0)))
+        .collect()
+}
+
+/// Candidate stages: runs of ops (two or more, at most `MAX_STAGE_OPS`)
+/// that form a stage ([`describe`]).
 fn candidates(model: &Model<'_>, params: &[Words]) -> Vec<BandedStage> {
     let sg = model.main();
     let n = sg.operators.len();
-    let mut readers = alloc::vec![0u32; sg.tensors.len()];
-    for &t in sg.operators.iter().flat_map(|o| o.inputs.iter()) {
-        if let Some(r) = usize::try_from(t).ok().and_then(|t| readers.get_mut(t)) {
-            *r += 1;
-        }
-    }
-    // Per op, computed once: can it run in bands, can the next op follow it.
-    let ok: Vec<bool> = (0..n).map(|i| bandable(model, params, i)).collect();
-    let link: Vec<bool> = (0..n).map(|i| linked(model, &readers, i)).collect();
-    let at = |v: &[bool], i: usize| v.get(i).copied().unwrap_or(false);
+    let banded = |i: usize| {
+        sg.operators
+            .get(i)
+            .and_then(super::image_opcode)
+            .and_then(opcode::band_rows)
+            .is_some()
+    };
     let mut out = Vec::new();
     for first in 0..n {
-        let input_ok = sg
-            .operators
-            .get(first)
-            .and_then(|o| o.input(0))
-            .is_some_and(|t| {
-                sg.tensors
-                    .get(t)
-                    .is_some_and(|t| !t.has_data && !t.is_variable)
-            });
-        if !input_ok || !at(&ok, first) {
+        if !banded(first) {
             continue;
         }
-        let mut last = first;
-        while last + 1 < n
-            && last + 1 - first < rl::MAX_STAGE_OPS
-            && at(&link, last)
-            && at(&ok, last + 1)
-        {
-            last += 1;
-            let ring_bytes = (first..last).map(|i| ring_bytes(model, params, i)).sum();
-            let height = |i: usize, input: bool| {
-                sg.operators
-                    .get(i)
-                    .and_then(|o| tensor(model, if input { o.input(0) } else { o.output(0) }))
-                    .and_then(|t| t.shape.get(1))
-                    .map_or(0, |&h| i64::from(h.max(0)))
-            };
-            let bands = height(last, false);
-            let middle = field_band(bands as u64) as i64;
-            let (mut lo, mut hi) = (middle, middle + 1);
-            for i in (first..=last).rev() {
-                let Some(w) = window(params, i) else { break };
-                (lo, hi) = window_rows(
-                    lo,
-                    hi,
-                    i64::from(w.stride_h),
-                    i64::from(w.pad_h),
-                    i64::from(w.filter_h),
-                    i64::from(w.dilation_h),
-                    height(i, true),
-                );
+        for last in first + 1..n.min(first + rl::MAX_STAGE_OPS) {
+            if !banded(last) {
+                break;
             }
+            let Some(d) = describe(model, params, first, last) else {
+                continue;
+            };
+            let Some(rings) = d.ring_bytes() else {
+                continue;
+            };
+            let (bands, field, input_rows) = d.field();
             out.push(BandedStage {
                 first,
                 last,
-                ring_bytes,
-                bands: bands as u64,
-                input_rows: height(first, true) as u64,
-                field: (lo as u64, hi as u64),
+                ring_bytes: rings.iter().sum(),
+                bands,
+                input_rows,
+                field,
             });
         }
     }
@@ -256,8 +419,8 @@ fn candidates(model: &Model<'_>, params: &[Words]) -> Vec<BandedStage> {
 
 /// The planner's buffers with each of `stages` (disjoint, in op order) run
 /// as one step: scopes inside a stage collapse onto its first, the
-/// intermediates go, one ring per inner op comes (a scratch of that op,
-/// live for its stage).
+/// streamed tensors go, one ring per streamed tensor comes (a scratch of
+/// its producer, live for its stage).
 fn stage_buffers(
     model: &Model<'_>,
     params: &[Words],
@@ -267,11 +430,22 @@ fn stage_buffers(
 ) -> Vec<AllocationInfo> {
     let sg = model.main();
     let map = |s: i32| collapse(op_scope, stages, s);
-    let inner: Vec<usize> = stages
-        .iter()
-        .flat_map(|st| st.first..st.last)
-        .filter_map(|i| sg.operators.get(i).and_then(|o| o.output(0)))
-        .collect();
+    let mut inner: Vec<usize> = Vec::new();
+    let mut rings: Vec<(usize, u64, i32)> = Vec::new();
+    for st in stages {
+        let Some(d) = describe(model, params, st.first, st.last) else {
+            continue;
+        };
+        let at = map(scope_of(op_scope, st.first));
+        let bytes = d.ring_bytes().unwrap_or_default();
+        for (k, (&s, &b)) in d.streamed.iter().zip(&bytes).enumerate() {
+            if s {
+                let i = st.first + k;
+                inner.extend(sg.operators.get(i).and_then(|o| o.output(0)));
+                rings.push((i, b, at));
+            }
+        }
+    }
     let mut out: Vec<AllocationInfo> = planned
         .iter()
         .filter(|a| !matches!(a.kind, BufferKind::Tensor { tensor, .. } if inner.contains(&tensor)))
@@ -281,23 +455,20 @@ fn stage_buffers(
             ..*a
         })
         .collect();
-    for st in stages {
-        let at = map(scope_of(op_scope, st.first));
-        for i in st.first..st.last {
-            out.push(AllocationInfo {
-                kind: BufferKind::Scratch {
-                    subgraph: 0,
-                    op_index: i,
-                    request: usize::MAX,
-                    purpose: "banded stage ring",
-                },
-                bytes: ring_bytes(model, params, i),
-                first: at,
-                last: at,
-                offline_offset: None,
-                needs_allocating: true,
-            });
-        }
+    for (i, bytes, at) in rings {
+        out.push(AllocationInfo {
+            kind: BufferKind::Scratch {
+                subgraph: 0,
+                op_index: i,
+                request: usize::MAX,
+                purpose: "banded stage ring",
+            },
+            bytes,
+            first: at,
+            last: at,
+            offline_offset: None,
+            needs_allocating: true,
+        });
     }
     out
 }
@@ -370,6 +541,14 @@ pub(super) fn live_peak(b: &[PlanBuffer]) -> (u64, i32, u64) {
     (peak.max(0) as u64, at, area.max(0) as u64)
 }
 
+/// Bytes of `b` live at scope `s`.
+fn live_at(b: &[PlanBuffer], s: i32) -> u64 {
+    b.iter()
+        .filter(|x| x.first <= s && s <= x.last)
+        .map(|x| x.size)
+        .sum()
+}
+
 /// `stages` (disjoint, in op order) planned over `planned`: the same stages
 /// with other buffers (the in-place lowering's alias groups), one greedy
 /// plan, no search.
@@ -413,66 +592,144 @@ pub(super) fn best(
 ) -> Option<BandedPlan> {
     let mut all = candidates(model, params);
     all.retain(|c| !covers(c, avoid));
+    let start = BandedPlan {
+        stages: Vec::new(),
+        planned: planned.to_vec(),
+        offsets: Vec::new(),
+        head_bytes: plain_head,
+    };
+    // A small beam: the first stage that lowers the busiest step most can
+    // leave later rounds less to gain than a shorter one (a long stage's
+    // rings add up), so the best few sets of stages go on each round.
+    let mut beam = alloc::vec![start];
     let mut best: Option<BandedPlan> = None;
-    let mut head = plain_head;
-    while best.as_ref().map_or(0, |b| b.stages.len()) < MAX_STAGES {
-        let stages = best.as_ref().map_or(Vec::new(), |b| b.stages.clone());
-        let current = match &best {
-            Some(b) => b.planned.clone(),
-            None => planned.to_vec(),
-        };
-        // The busiest step, as an op range of the original model: ops
-        // whose collapsed scope is the busiest one.
-        let (_, busiest, _) = live_peak(&buffers(&current));
-        let busy_ops: Vec<usize> = (0..model.main().operators.len())
-            .filter(|&i| collapse(op_scope, &stages, scope_of(op_scope, i)) == busiest)
-            .collect();
-        let free = |c: &BandedStage| stages.iter().all(|s| c.last < s.first || s.last < c.first);
-        let mut scored: Vec<((u64, u64), BandedStage, Vec<AllocationInfo>)> = all
-            .iter()
-            .filter(|c| free(c) && busy_ops.iter().any(|&i| c.first <= i && i <= c.last))
-            .map(|&c| {
-                let mut with = stages.clone();
-                with.push(c);
-                with.sort_by_key(|s| s.first);
-                let b = stage_buffers(model, params, planned, op_scope, &with);
-                let (peak, _, area) = live_peak(&buffers(&b));
-                ((peak, area), c, b)
-            })
-            .filter(|((peak, _), _, _)| *peak < head)
-            .collect();
-        // Lowest bound first, then the least live bytes over time, then the
-        // shorter stage (fewer rings to run).
-        scored.sort_by_key(|(score, s, _)| (*score, s.last - s.first, s.first));
-        let mut round: Option<BandedPlan> = None;
-        for (_, stage, b) in scored.into_iter().take(PLANNED_CANDIDATES) {
-            let Ok(plan) = PlannerKind::TflmGreedy.plan(&buffers(&b)) else {
-                continue;
-            };
-            let ops = (stage.last - stage.first + 1) as u64;
-            let worth = plan
-                .head_bytes
-                .saturating_add(MIN_SAVING_BYTES + STACK_PER_OP * ops)
-                <= head;
-            if worth && plan.head_bytes < round.as_ref().map_or(head, |p| p.head_bytes) {
-                let mut with = stages.clone();
-                with.push(stage);
-                with.sort_by_key(|s| s.first);
-                round = Some(BandedPlan {
-                    stages: with,
-                    planned: b,
-                    offsets: plan.offsets,
-                    head_bytes: plan.head_bytes,
-                });
+    for _ in 0..MAX_STAGES {
+        let mut next: Vec<BandedPlan> = Vec::new();
+        for state in &beam {
+            for r in extend(model, params, planned, op_scope, &all, state) {
+                if !next.iter().any(|n| n.stages == r.stages) {
+                    next.push(r);
+                }
             }
         }
-        match round {
-            Some(r) => {
-                head = r.head_bytes;
-                best = Some(r);
-            }
-            None => break,
+        if next.is_empty() {
+            break;
         }
+        next.sort_by_key(|p| (p.head_bytes, p.stages.len()));
+        if let Some(top) = next.first()
+            && best.as_ref().is_none_or(|b| top.head_bytes < b.head_bytes)
+        {
+            best = Some(top.clone());
+        }
+        // Half the beam by head, half by the bytes of the sets' busiest own
+        // step, which no later stage can lower: a short first stage with a
+        // high head now can end lower than a long one.
+        let mut rest = next.split_off(next.len().min(BEAM / 2));
+        rest.sort_by_key(|p| (own_step(op_scope, p), p.head_bytes));
+        next.extend(rest.into_iter().take(BEAM - BEAM / 2));
+        beam = next;
     }
     best
+}
+
+/// The most bytes live at any of `p`'s stages' own steps.
+fn own_step(op_scope: &[i32], p: &BandedPlan) -> u64 {
+    let b = buffers(&p.planned);
+    p.stages
+        .iter()
+        .map(|s| {
+            live_at(
+                &b,
+                collapse(op_scope, &p.stages, scope_of(op_scope, s.first)),
+            )
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// A candidate stage: (bound, live bytes over time, its own step's bytes),
+/// the stage, the planner's buffers with it.
+type Scored = ((u64, u64, u64), BandedStage, Vec<AllocationInfo>);
+
+/// Sets of stages carried from one search round to the next.
+const BEAM: usize = 4;
+
+/// `state` with one more stage over its busiest step: the best
+/// [`PLANNED_CANDIDATES`] by their bound, planned, each kept when it saves
+/// at least the stack a stage costs.
+fn extend(
+    model: &Model<'_>,
+    params: &[Words],
+    planned: &[AllocationInfo],
+    op_scope: &[i32],
+    all: &[BandedStage],
+    state: &BandedPlan,
+) -> Vec<BandedPlan> {
+    let stages = &state.stages;
+    let head = state.head_bytes;
+    // The busiest step, as an op range of the original model: ops whose
+    // collapsed scope is the busiest one.
+    let (_, busiest, _) = live_peak(&buffers(&state.planned));
+    let busy_ops: Vec<usize> = (0..model.main().operators.len())
+        .filter(|&i| collapse(op_scope, stages, scope_of(op_scope, i)) == busiest)
+        .collect();
+    let free = |c: &BandedStage| stages.iter().all(|s| c.last < s.first || s.last < c.first);
+    let with = |c: BandedStage| {
+        let mut with = stages.clone();
+        with.push(c);
+        with.sort_by_key(|s| s.first);
+        with
+    };
+    let mut scored: Vec<Scored> = all
+        .iter()
+        .filter(|c| free(c) && busy_ops.iter().any(|&i| c.first <= i && i <= c.last))
+        .map(|&c| {
+            let stages = with(c);
+            let b = stage_buffers(model, params, planned, op_scope, &stages);
+            let pb = buffers(&b);
+            let (peak, _, area) = live_peak(&pb);
+            let step = live_at(
+                &pb,
+                collapse(op_scope, &stages, scope_of(op_scope, c.first)),
+            );
+            ((peak, area, step), c, b)
+        })
+        .filter(|((peak, _, _), _, _)| *peak < head)
+        .collect();
+    // Lowest bound first, then the least live bytes over time, then the
+    // shorter stage (fewer rings to run); and, since no later stage can
+    // lower a stage's own step, the stages whose step is smallest too.
+    scored.sort_by_key(|(score, s, _)| (*score, s.last - s.first, s.first));
+    let mut picked: Vec<usize> = (0..scored.len().min(PLANNED_CANDIDATES)).collect();
+    let mut by_step: Vec<usize> = (0..scored.len()).collect();
+    by_step.sort_by_key(|&k| {
+        scored
+            .get(k)
+            .map(|((peak, _, step), s, _)| (*step, *peak, s.first))
+    });
+    for k in by_step.into_iter().take(PLANNED_CANDIDATES) {
+        if !picked.contains(&k) {
+            picked.push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for (_, stage, b) in picked.into_iter().filter_map(|k| scored.get(k).cloned()) {
+        let Ok(plan) = PlannerKind::TflmGreedy.plan(&buffers(&b)) else {
+            continue;
+        };
+        let ops = (stage.last - stage.first + 1) as u64;
+        let worth = plan
+            .head_bytes
+            .saturating_add(STAGE_STACK_BYTES + STACK_PER_OP * ops)
+            <= head;
+        if worth {
+            out.push(BandedPlan {
+                stages: with(stage),
+                planned: b,
+                offsets: plan.offsets,
+                head_bytes: plan.head_bytes,
+            });
+        }
+    }
+    out
 }

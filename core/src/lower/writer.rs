@@ -25,11 +25,12 @@ pub fn lower_with(model: &Model<'_>, options: &LowerOptions) -> Result<Vec<u8>, 
     let l = plan(model, options)?;
     let sg = model.main();
     // The stage's inner outputs exist only as rows in their producers' rings.
-    let streamed = |t: usize| {
-        l.stages.iter().any(|s| {
-            (s.first..s.last).any(|i| sg.operators.get(i).and_then(|o| o.output(0)) == Some(t))
-        })
-    };
+    let streamed_list: Vec<usize> = l
+        .stages
+        .iter()
+        .flat_map(|s| super::banded::streamed_tensors(model, &l.params, s))
+        .collect();
+    let streamed = |t: usize| streamed_list.contains(&t);
     let n_model_tensors = sg.tensors.len();
     let n_t = n_model_tensors + l.states.len();
     let n_o = sg.operators.len();

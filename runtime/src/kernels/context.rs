@@ -43,12 +43,24 @@ pub(crate) struct Band<'x> {
     pub input: TensorInfo,
     pub data: &'x [u8],
     pub output: TensorInfo,
+    /// Input 1 when the stage supplies it (an element-wise op's second
+    /// operand: its rows, or a whole tensor broadcast along H); `None`
+    /// reads it from the image (a constant).
+    pub second: Option<(TensorInfo, &'x [u8])>,
 }
 
 impl<'x> Ctx<'x, '_> {
     pub(crate) fn tensor(&self, k: usize) -> Option<TensorInfo> {
-        if let (0, Some(b)) = (k, &self.band) {
-            return Some(b.input);
+        match (k, &self.band) {
+            (0, Some(b)) => return Some(b.input),
+            (
+                1,
+                Some(Band {
+                    second: Some((t, _)),
+                    ..
+                }),
+            ) => return Some(*t),
+            _ => {}
         }
         let t = *self.op.inputs.get(k)?;
         if t == rl::NO_TENSOR || k >= self.op.n_inputs {
@@ -73,8 +85,15 @@ impl<'x> Ctx<'x, '_> {
     }
 
     pub(crate) fn input(&self, k: usize) -> (TensorInfo, &'x [u8]) {
-        if let (0, Some(b)) = (k, &self.band) {
-            return (b.input, b.data);
+        match (k, &self.band) {
+            (0, Some(b)) => return (b.input, b.data),
+            (
+                1,
+                Some(Band {
+                    second: Some(s), ..
+                }),
+            ) => return *s,
+            _ => {}
         }
         match self.tensor(k) {
             Some(t) => {

@@ -1,0 +1,297 @@
+//! Builder models of the layer patterns converters emit, which banded
+//! stages must stream: a PyTorch export's NCHW input with a leading
+//! TRANSPOSE and explicit PAD before each strided layer, Keras'
+//! ZeroPadding2D before stride-2 layers, MobileNet-v3's HARD_SWISH and
+//! squeeze-excite MUL. Pseudo-random weights: the structure and sizes are
+//! what matter.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use super::builder::ModelBuilder;
+use super::example::{Net, XorShift};
+use crate::read::dtype::DType;
+use crate::read::ops::{Activation, BuiltinOp, Padding};
+
+fn net(
+    b: ModelBuilder,
+    g: usize,
+    input: i32,
+    hw: i32,
+    c: i32,
+    seed: u32,
+    prefix: &'static str,
+) -> Net {
+    Net {
+        b,
+        g,
+        rng: XorShift(seed),
+        x: input,
+        hw,
+        c,
+        scale: 1.0 / 128.0,
+        zp: 0,
+        layer: 0,
+        prefix,
+    }
+}
+
+/// The MobileNet-v2 1.0 topology at `hw`×`hw` (as
+/// [`super::example::mobilenet_v2_int8`]) the way a PyTorch export reaches
+/// TFLite: a `[1, 3, hw, hw]` NCHW input TRANSPOSEd to NHWC, and each
+/// stride-2 convolution a PAD of one row and column on every side followed
+/// by a VALID convolution (stride-1 layers keep SAME padding); residual
+/// ADDs as in the paper.
+pub fn mobilenet_v2_pytorch_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: MobileNet-v2 1.0 int8 as a PyTorch export writes it");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, 3, hw, hw], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let perm = b
+        .tensor(g, "to_nhwc/perm", &[4], DType::I32)
+        .data_i32(&[0, 2, 3, 1])
+        .id();
+    let nhwc = b
+        .tensor(g, "to_nhwc", &[1, hw, hw, 3], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    b.op(g, BuiltinOp::TRANSPOSE, &[input, perm], &[nhwc]);
+    let mut net = net(b, g, nhwc, hw, 3, 0x1234_5678, "torch_mbv2");
+    net.pad(1, 1);
+    net.conv_with(3, 2, 32, true, Padding::Valid);
+    // (expansion t, output channels c, repeats n, first stride s).
+    const BLOCKS: [(i32, i32, usize, i32); 7] = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ];
+    for &(t, c, n, s) in &BLOCKS {
+        for i in 0..n {
+            let stride = if i == 0 { s } else { 1 };
+            let (skip, c_in) = (net.x, net.c);
+            if t != 1 {
+                net.layer += 1;
+                net.conv_with(1, 1, c_in * t, true, Padding::Same);
+            }
+            net.layer += 1;
+            if stride == 2 {
+                net.pad(1, 1);
+                net.depthwise_with(2, Padding::Valid);
+            } else {
+                net.depthwise_with(1, Padding::Same);
+            }
+            net.layer += 1;
+            net.conv_with(1, 1, c, false, Padding::Same);
+            if stride == 1 && c_in == c {
+                net.add(skip);
+            }
+        }
+    }
+    net.layer += 1;
+    net.conv_with(1, 1, 1280, true, Padding::Same);
+    net.layer += 1;
+    let probs = net.classifier("torch_mbv2", 1000);
+    net.b.inputs(g, &[input]).outputs(g, &[probs]);
+    net.b.finish()
+}
+
+/// The visual-wake-words MobileNet-v1 0.25 at 96×96×3 int8 as Keras
+/// exports it: every stride-2 layer a ZeroPadding2D of one row and column
+/// below and right (a PAD) followed by a VALID convolution; 13
+/// depthwise-separable blocks (channels 16, 32/2, 32, 64/2, 64, 128/2,
+/// 128×5, 256/2, 256), then the 2-class classifier.
+pub fn mobilenet_v1_vww_keras_int8() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: MobileNet-v1 0.25 VWW 96x96x3 int8 as Keras exports it");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, 96, 96, 3], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = net(b, g, input, 96, 3, 0x2545_f491, "keras_vww");
+    net.pad(0, 1);
+    net.conv_with(3, 2, 8, true, Padding::Valid);
+    const BLOCKS: [(i32, i32); 13] = [
+        (16, 1),
+        (32, 2),
+        (32, 1),
+        (64, 2),
+        (64, 1),
+        (128, 2),
+        (128, 1),
+        (128, 1),
+        (128, 1),
+        (128, 1),
+        (128, 1),
+        (256, 2),
+        (256, 1),
+    ];
+    for (i, &(channels, stride)) in BLOCKS.iter().enumerate() {
+        net.layer = i + 1;
+        if stride == 2 {
+            net.pad(0, 1);
+            net.depthwise_with(2, Padding::Valid);
+        } else {
+            net.depthwise_with(1, Padding::Same);
+        }
+        net.conv_with(1, 1, channels, true, Padding::Same);
+    }
+    net.layer = 14;
+    let probs = net.classifier("keras_vww", 2);
+    net.b.inputs(g, &[input]).outputs(g, &[probs]);
+    net.b.finish()
+}
+
+impl Net {
+    /// HARD_SWISH of the current activation (int8, its own quantization).
+    fn hard_swish(&mut self) {
+        let name = format!("{}/hard_swish_{}", self.prefix, self.layer);
+        let y = self.activation(&name, self.hw, self.c, 0.05, -100);
+        let g = self.g;
+        self.b.op(g, BuiltinOp::HARD_SWISH, &[self.x], &[y]);
+        (self.x, self.scale, self.zp) = (y, 0.05, -100);
+    }
+
+    /// Squeeze-excite: AVERAGE_POOL_2D over the map, CONV_2D 1×1 to
+    /// `c / 4` (ReLU6), CONV_2D 1×1 back to `c`, LOGISTIC, then MUL of the
+    /// map by that `[1, 1, 1, c]` gate.
+    fn squeeze_excite(&mut self) {
+        let (x, hw, c, scale, zp) = (self.x, self.hw, self.c, self.scale, self.zp);
+        let g = self.g;
+        let name = format!("{}/se_{}", self.prefix, self.layer);
+        let pooled = self.activation(&format!("{name}/pool"), 1, c, scale, zp);
+        self.b
+            .op(g, BuiltinOp::AVERAGE_POOL_2D, &[x], &[pooled])
+            .pool_options(Padding::Valid, (hw, hw), (hw, hw), Activation::None);
+        (self.x, self.hw) = (pooled, 1);
+        self.conv_with(1, 1, (c / 4).max(8), true, Padding::Same);
+        self.conv_with(1, 1, c, false, Padding::Same);
+        let gate = self.activation(&format!("{name}/gate"), 1, c, 1.0 / 256.0, -128);
+        self.b.op(g, BuiltinOp::LOGISTIC, &[self.x], &[gate]);
+        let y = self.activation(&format!("{name}/mul"), hw, c, scale, zp);
+        self.b
+            .op(g, BuiltinOp::MUL, &[x, gate], &[y])
+            .mul_options(Activation::None);
+        (self.x, self.hw, self.c, self.scale, self.zp) = (y, hw, c, scale, zp);
+    }
+}
+
+/// A MobileNet-v3-style int8 network at `hw`×`hw`×3: a stride-2 stem with
+/// HARD_SWISH, then bottlenecks (expansion 1×1 + HARD_SWISH, depthwise 3×3,
+/// squeeze-excite on some, projection 1×1, residual ADD where the shapes
+/// match), then the classifier. The activations and the gate's MUL are
+/// separate ops, as the TFLite converter writes them.
+pub fn mobilenet_v3_style_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: MobileNet-v3-style int8 (HARD_SWISH, squeeze-excite)");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, hw, hw, 3], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = net(b, g, input, hw, 3, 0x0d15_ea5e, "mbv3");
+    net.conv_with(3, 2, 16, false, Padding::Same);
+    net.hard_swish();
+    // (expansion, output channels, stride, squeeze-excite).
+    const BLOCKS: [(i32, i32, i32, bool); 6] = [
+        (4, 16, 1, false),
+        (4, 24, 2, false),
+        (3, 24, 1, false),
+        (3, 40, 2, true),
+        (3, 40, 1, true),
+        (6, 80, 2, false),
+    ];
+    for &(t, c, stride, se) in &BLOCKS {
+        let (skip, c_in) = (net.x, net.c);
+        net.layer += 1;
+        net.conv_with(1, 1, c_in * t, false, Padding::Same);
+        net.hard_swish();
+        net.layer += 1;
+        net.depthwise_with(stride, Padding::Same);
+        if se {
+            net.squeeze_excite();
+        }
+        net.layer += 1;
+        net.conv_with(1, 1, c, false, Padding::Same);
+        if stride == 1 && c_in == c {
+            net.add(skip);
+        }
+    }
+    net.layer += 1;
+    let probs = net.classifier("mbv3", 10);
+    net.b.inputs(g, &[input]).outputs(g, &[probs]);
+    net.b.finish()
+}
+
+/// One squeeze-excite block at `hw`×`hw` int8, the gate computed before
+/// the layers it scales: CONV_2D 3×3 to 32 channels, squeeze-excite (its
+/// `[1, 1, 1, 32]` gate from the whole map), MUL by the gate, then a 1×1
+/// expansion to 64, a stride-2 depthwise and a 1×1 projection to 8.
+pub fn squeeze_excite_block_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: a squeeze-excite block int8");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, hw, hw, 8], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = net(b, g, input, hw, 8, 0x5eed_0001, "se");
+    net.conv_with(3, 1, 32, true, Padding::Same);
+    net.layer += 1;
+    net.squeeze_excite();
+    net.layer += 1;
+    net.conv_with(1, 1, 64, true, Padding::Same);
+    net.depthwise_with(2, Padding::Same);
+    net.layer += 1;
+    net.conv_with(1, 1, 8, false, Padding::Same);
+    let out = net.x;
+    net.b.inputs(g, &[input]).outputs(g, &[out]);
+    net.b.finish()
+}
+
+/// A small detection neck at `hw`×`hw` int8 (FOMO / YOLO-style heads
+/// without the upsampling): CONV_2D 3×3 to 32 channels, two branches from
+/// it (a 1×1 convolution to 16 channels and a 3×3 depthwise) joined by a
+/// CONCATENATION along channels, a 1×1 head over the joined map and a
+/// second, stride-2 3×3 head over the depthwise branch: two graph outputs.
+pub fn detection_neck_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: a two-branch detection neck with two heads, int8");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, hw, hw, 8], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = net(b, g, input, hw, 8, 0x0f0e_0001, "neck");
+    net.conv_with(3, 1, 32, true, Padding::Same);
+    let (x, c) = (net.x, net.c);
+    net.layer += 1;
+    net.conv_with(1, 1, 16, true, Padding::Same);
+    let a = net.x;
+    (net.x, net.c) = (x, c);
+    net.layer += 1;
+    net.depthwise_with(1, Padding::Same);
+    let d = net.x;
+    // Both branches end in ReLU6 with one quantization, as CONCATENATION needs.
+    let joined = net.activation("neck/concat", hw, 48, net.scale, net.zp);
+    net.b
+        .op(g, BuiltinOp::CONCATENATION, &[a, d], &[joined])
+        .concat_options(3, Activation::None);
+    (net.x, net.c) = (joined, 48);
+    net.layer += 1;
+    net.conv_with(1, 1, 8, false, Padding::Same);
+    let head1 = net.x;
+    (net.x, net.c, net.hw) = (d, 32, hw);
+    net.layer += 1;
+    net.conv_with(3, 2, 4, false, Padding::Same);
+    let head2 = net.x;
+    net.b.inputs(g, &[input]).outputs(g, &[head1, head2]);
+    net.b.finish()
+}

@@ -1,0 +1,368 @@
+//! The pull schedule of a banded stage (`EXEC_BANDED`): which row of which
+//! op is computed when, and so how many rows each streamed tensor's ring
+//! holds at most. Core sizes the rings by running this schedule without
+//! kernels and the runtime runs the very same schedule with them (and runs
+//! it without them first, at construction, to check the image's rings), so
+//! the two cannot disagree.
+//!
+//! A stage is a small DAG of row-computable ops in op order. Row `r` of op
+//! `k` needs, from each input produced inside the stage, the rows its
+//! [`RowMap`] gives; computing it first makes each such producer hold them
+//! (recursively). A producer drops the rows below the lowest row any of its
+//! consumers will still read (each consumer's next row's window), so a
+//! tensor with two consumers (a residual ADD's skip) holds the rows between
+//! the slower consumer's window and the faster one's. The ops whose outputs
+//! are written whole (the stage's outputs) are driven together, each in
+//! proportion to its height.
+
+use crate::format::MAX_STAGE_OPS;
+use crate::geometry::RowWindow;
+
+/// Inputs of one op a stage can stream (ADD and MUL read two).
+pub const MAX_PULLS: usize = 2;
+
+/// Which rows of one input an op's output row reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowMap {
+    /// A windowed op (CONV_2D, DEPTHWISE_CONV_2D, the pools): the window's
+    /// rows, clipped to the input.
+    Window(RowWindow),
+    /// Output row `r` reads input row `r − top` alone: `top` is 0 for an
+    /// element-wise op, the top padding for PAD, whose padding rows read
+    /// nothing (`in_h`: the input's rows).
+    Shift { top: usize, in_h: usize },
+}
+
+impl RowMap {
+    /// Input rows `[lo, hi)` output row `r` reads (empty on padding rows).
+    pub fn rows(&self, r: usize) -> (usize, usize) {
+        match *self {
+            RowMap::Window(w) => w.window(r),
+            RowMap::Shift { top, in_h } => match r.checked_sub(top) {
+                None => (0, 0),
+                Some(s) => (s.min(in_h), (s + 1).min(in_h)),
+            },
+        }
+    }
+
+    /// Rows of the input it maps into.
+    pub fn in_h(&self) -> usize {
+        match *self {
+            RowMap::Window(w) => w.in_h,
+            RowMap::Shift { in_h, .. } => in_h,
+        }
+    }
+}
+
+/// One op of a stage as the schedule sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StageNode {
+    /// Rows of its output.
+    pub out_h: usize,
+    /// Its output is written whole (a stage output): no row is dropped.
+    pub whole: bool,
+    /// The inputs produced by earlier ops of the stage: (that op's position
+    /// in the stage, row map).
+    pub pulls: [Option<(usize, RowMap)>; MAX_PULLS],
+}
+
+/// Rows `[base, next)` of one op's output are held (in its ring, or in its
+/// whole output where `base` stays 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RowState {
+    pub base: usize,
+    pub next: usize,
+}
+
+impl RowState {
+    /// Rows held.
+    pub fn held(&self) -> usize {
+        self.next - self.base
+    }
+}
+
+/// What the schedule does, row by row: the runtime computes and moves rows,
+/// core only counts them.
+pub trait RowSink {
+    type Error;
+    /// The error for a stage the schedule cannot run (`what` says why).
+    fn invalid(&self, what: &'static str) -> Self::Error;
+    /// Op `k`'s ring drops its first `n` rows (the rows after them move to
+    /// its front); `before` is its state before the drop.
+    fn drop_rows(&mut self, k: usize, n: usize, before: RowState) -> Result<(), Self::Error>;
+    /// Computes row `r` of op `k` (its `next`) after the rows its pulls read
+    /// are held; `states` gives every op's held rows.
+    fn row(&mut self, k: usize, r: usize, states: &[RowState]) -> Result<(), Self::Error>;
+}
+
+/// A stage's schedule being run.
+#[derive(Debug)]
+pub struct Schedule<'n> {
+    nodes: &'n [StageNode],
+    state: [RowState; MAX_STAGE_OPS],
+    /// Most rows each op held at once: its ring's rows.
+    pub most: [usize; MAX_STAGE_OPS],
+}
+
+/// Why a stage's nodes cannot be scheduled.
+pub const BAD_PULL: &str = "a banded op pulls rows from an op that is not before it in its stage";
+/// See [`BAD_PULL`].
+pub const BAD_HEIGHT: &str = "a banded op's rows do not match the rows its input's producer makes";
+/// See [`BAD_PULL`].
+pub const TOO_LONG: &str = "banded stage longer than MAX_STAGE_OPS";
+
+impl<'n> Schedule<'n> {
+    /// The schedule of `nodes`, checked: every pull from an earlier op,
+    /// whose output has the rows the map reads.
+    pub fn new(nodes: &'n [StageNode]) -> Result<Self, &'static str> {
+        if nodes.len() > MAX_STAGE_OPS {
+            return Err(TOO_LONG);
+        }
+        for (k, n) in nodes.iter().enumerate() {
+            for &(p, map) in n.pulls.iter().flatten() {
+                let producer = nodes.get(p).filter(|_| p < k).ok_or(BAD_PULL)?;
+                if map.in_h() != producer.out_h {
+                    return Err(BAD_HEIGHT);
+                }
+            }
+        }
+        Ok(Schedule {
+            nodes,
+            state: [RowState::default(); MAX_STAGE_OPS],
+            most: [0; MAX_STAGE_OPS],
+        })
+    }
+
+    /// The rows op `j`'s ring held at most, per op (after [`Schedule::run`]).
+    pub fn rings(&self) -> &[usize] {
+        self.most.get(..self.nodes.len()).unwrap_or(&[])
+    }
+
+    /// The lowest row of op `j` a consumer will still read: its next row's
+    /// window; `None` when every consumer is done.
+    fn need(&self, j: usize) -> Option<usize> {
+        let mut lo: Option<usize> = None;
+        for (k, n) in self.nodes.iter().enumerate().skip(j + 1) {
+            let next = self.state.get(k).map_or(usize::MAX, |s| s.next);
+            if next >= n.out_h {
+                continue;
+            }
+            for (p, map) in n.pulls.iter().flatten() {
+                if *p == j {
+                    let l = map.rows(next).0;
+                    lo = Some(lo.map_or(l, |x| x.min(l)));
+                }
+            }
+        }
+        lo
+    }
+
+    /// Makes op `j` hold its rows up to `hi`, first dropping those no
+    /// consumer reads any more.
+    ///
+    /// This and [`Schedule::compute`] recurse through the stage's ops, so
+    /// their frames hold indices and row numbers only, never a node: on a
+    /// Cortex-M each level's frame is a few words.
+    fn ensure<S: RowSink>(&mut self, j: usize, hi: usize, sink: &mut S) -> Result<(), S::Error> {
+        let (whole, out_h) = match self.nodes.get(j) {
+            Some(n) => (n.whole, n.out_h),
+            None => return Err(sink.invalid(BAD_PULL)),
+        };
+        let st = *self.state.get(j).ok_or(sink.invalid(BAD_PULL))?;
+        if !whole {
+            let (base, next) = match self.need(j) {
+                None => (st.next, st.next),
+                // Rows no window reads (a stride above the filter) are skipped.
+                Some(lo) if lo >= st.next => (lo, lo),
+                Some(lo) => (lo.max(st.base), st.next),
+            };
+            if base > st.base && st.held() > 0 {
+                sink.drop_rows(j, (base - st.base).min(st.held()), st)?;
+            }
+            if let Some(s) = self.state.get_mut(j) {
+                *s = RowState { base, next };
+            }
+        }
+        while self.state.get(j).is_some_and(|s| s.next < hi.min(out_h)) {
+            self.compute(j, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Computes op `k`'s next row, pulling the rows it reads first.
+    fn compute<S: RowSink>(&mut self, k: usize, sink: &mut S) -> Result<(), S::Error> {
+        let r = self.state.get(k).ok_or(sink.invalid(BAD_PULL))?.next;
+        for s in 0..MAX_PULLS {
+            let pull = self
+                .nodes
+                .get(k)
+                .and_then(|n| n.pulls.get(s).copied().flatten())
+                .map(|(p, map)| (p, map.rows(r).1));
+            if let Some((p, hi)) = pull {
+                self.ensure(p, hi, sink)?;
+            }
+        }
+        sink.row(k, r, self.state.get(..self.nodes.len()).unwrap_or(&[]))?;
+        if let (Some(s), Some(m)) = (self.state.get_mut(k), self.most.get_mut(k)) {
+            s.next += 1;
+            *m = (*m).max(s.held());
+        }
+        Ok(())
+    }
+
+    /// Runs the whole stage: every row of every whole output, the whole
+    /// outputs advancing together in proportion to their heights.
+    pub fn run<S: RowSink>(&mut self, sink: &mut S) -> Result<(), S::Error> {
+        let tallest = self
+            .nodes
+            .iter()
+            .filter(|n| n.whole)
+            .map(|n| n.out_h)
+            .max()
+            .unwrap_or(0);
+        for step in 1..=tallest {
+            for k in 0..self.nodes.len() {
+                let Some(n) = self.nodes.get(k).filter(|n| n.whole) else {
+                    continue;
+                };
+                let target = (step * n.out_h).div_ceil(tallest);
+                while self.state.get(k).is_some_and(|s| s.next < target) {
+                    self.compute(k, sink)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A sink that only counts: the schedule's rings, for sizing and checking.
+#[derive(Debug)]
+pub struct Count;
+
+impl RowSink for Count {
+    type Error = &'static str;
+    fn invalid(&self, what: &'static str) -> &'static str {
+        what
+    }
+    fn drop_rows(&mut self, _: usize, _: usize, _: RowState) -> Result<(), &'static str> {
+        Ok(())
+    }
+    fn row(&mut self, _: usize, _: usize, _: &[RowState]) -> Result<(), &'static str> {
+        Ok(())
+    }
+}
+
+/// Rows each op of `nodes` holds at most when the stage runs (0..: one per
+/// op, whole outputs their full height): the rings' rows.
+pub fn ring_rows(nodes: &[StageNode]) -> Result<[usize; MAX_STAGE_OPS], &'static str> {
+    let mut s = Schedule::new(nodes)?;
+    s.run(&mut Count)?;
+    Ok(s.most)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(in_h: usize, out_h: usize, stride: i32, pad: i32, filter: i32) -> RowMap {
+        RowMap::Window(RowWindow {
+            in_row: 1,
+            out_row: 1,
+            in_h,
+            out_h,
+            stride,
+            pad,
+            filter,
+            dilation: 1,
+        })
+    }
+
+    fn node(out_h: usize, whole: bool, pulls: &[(usize, RowMap)]) -> StageNode {
+        let mut n = StageNode {
+            out_h,
+            whole,
+            pulls: [None; MAX_PULLS],
+        };
+        for (slot, &p) in n.pulls.iter_mut().zip(pulls) {
+            *slot = Some(p);
+        }
+        n
+    }
+
+    #[test]
+    fn a_chain_holds_each_window() {
+        // input → 1×1 (8 rows) → 3×3 SAME (8 rows, whole): the 1×1's ring
+        // holds the 3×3's window, 3 rows.
+        let nodes = [
+            node(8, false, &[]),
+            node(8, true, &[(0, window(8, 8, 1, 1, 3))]),
+        ];
+        let rings = ring_rows(&nodes).expect("schedules");
+        assert_eq!(&rings[..2], &[3, 8]);
+    }
+
+    #[test]
+    fn a_residual_skip_holds_the_rows_between_its_consumers() {
+        // x (op 0) → expand 1×1 (1) → depthwise 3×3 (2) → project 1×1 (3)
+        // → ADD(x, project) (4, whole). Row r of the ADD reads x's row r,
+        // while the depthwise's window has pulled x's rows up to r + 1.
+        let same = RowMap::Shift { top: 0, in_h: 6 };
+        let nodes = [
+            node(6, false, &[]),
+            node(6, false, &[(0, same)]),
+            node(6, false, &[(1, window(6, 6, 1, 1, 3))]),
+            node(6, false, &[(2, same)]),
+            node(6, true, &[(0, same), (3, same)]),
+        ];
+        let rings = ring_rows(&nodes).expect("schedules");
+        // x: rows r..=r+1; expand: the 3-row window; the rest one row.
+        assert_eq!(&rings[..5], &[2, 3, 1, 1, 6]);
+    }
+
+    #[test]
+    fn pad_rows_read_nothing() {
+        let pad = RowMap::Shift { top: 1, in_h: 4 };
+        assert_eq!(pad.rows(0), (0, 0));
+        assert_eq!(pad.rows(1), (0, 1));
+        assert_eq!(pad.rows(4), (3, 4));
+        assert_eq!(pad.rows(5), (4, 4));
+        // input (4 rows) → PAD to 6 → 3×3 VALID stride 2 (2 rows, whole).
+        let nodes = [
+            node(4, false, &[]),
+            node(6, false, &[(0, pad)]),
+            node(2, true, &[(1, window(6, 2, 2, 0, 3))]),
+        ];
+        let rings = ring_rows(&nodes).expect("schedules");
+        assert_eq!(&rings[..3], &[1, 3, 2]);
+    }
+
+    #[test]
+    fn several_whole_outputs_advance_together() {
+        // x (8 rows, streamed) read by an element-wise op (8 rows) and a
+        // 3×3 VALID stride-2 window (4 rows), both stage outputs: driven in
+        // step, x holds one window (3 rows), not the whole map.
+        let nodes = [
+            node(8, false, &[]),
+            node(8, true, &[(0, RowMap::Shift { top: 0, in_h: 8 })]),
+            node(3, true, &[(0, window(8, 3, 2, 0, 3))]),
+        ];
+        let rings = ring_rows(&nodes).expect("schedules");
+        assert_eq!(&rings[..3], &[3, 8, 3]);
+    }
+
+    #[test]
+    fn bad_stages_are_refused() {
+        let same = RowMap::Shift { top: 0, in_h: 4 };
+        // A pull from a later op, and rows the producer does not make.
+        assert_eq!(
+            ring_rows(&[node(4, true, &[(1, same)]), node(4, false, &[])]).err(),
+            Some(BAD_PULL)
+        );
+        assert_eq!(
+            ring_rows(&[node(5, false, &[]), node(4, true, &[(0, same)])]).err(),
+            Some(BAD_HEIGHT)
+        );
+        let many = [node(1, false, &[]); MAX_STAGE_OPS + 1];
+        assert_eq!(ring_rows(&many).err(), Some(TOO_LONG));
+    }
+}

@@ -1,0 +1,457 @@
+//! Banded stages over the layer patterns converters emit: explicit PAD
+//! before strided layers, element-wise activations and casts between
+//! windowed ops, residual ADDs with the skip tensor streamed, a
+//! squeeze-excite MUL by a gate computed before the stage. Each builder
+//! model runs banded (and banded in place) with outputs identical to the
+//! plain run, in exactly the arena core predicts, measured.
+
+use microarena_core::Model;
+use microarena_core::build::builder::ModelBuilder;
+use microarena_core::build::converted;
+use microarena_core::build::example::pseudo_random_bytes;
+use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runtime_arena_with};
+use microarena_core::read::dtype::DType;
+use microarena_core::read::ops::{Activation, BuiltinOp, Padding};
+use microarena_image as rl;
+use microarena_runtime::{Error, Interpreter, freeze_opdata};
+
+/// (output, measured high-water, predicted total, stages as op ranges).
+fn run(model: &Model<'_>, options: LowerOptions) -> (Vec<u8>, usize, usize, Vec<(usize, usize)>) {
+    let mut image = lower_with(model, &options).expect("lower");
+    freeze_opdata(&mut image).expect("freeze");
+    let need = runtime_arena_with(model, &options).expect("arena");
+    let mut arena = vec![0u8; need.total_bytes as usize];
+    let mut it = Interpreter::new(&image, &mut arena).expect("interpreter");
+    let input = it.input_mut(0).expect("input");
+    let n = input.len();
+    input.copy_from_slice(&pseudo_random_bytes(7, n));
+    it.invoke().expect("invoke");
+    let outputs = (0..it.image().output_count())
+        .flat_map(|k| it.output(k).expect("output").to_vec())
+        .collect();
+    (
+        outputs,
+        it.memory_usage().high_water,
+        need.total_bytes as usize,
+        need.stages.iter().map(|s| (s.first, s.last)).collect(),
+    )
+}
+
+fn options(execution: Execution, in_place: bool) -> LowerOptions {
+    LowerOptions {
+        opdata: OpDataIn::Flash,
+        execution,
+        in_place,
+    }
+}
+
+/// Runs `bytes` plain, banded and banded in place: equal outputs, measured
+/// = predicted; returns (plain total, banded total, banded stages).
+fn check(bytes: &[u8]) -> (usize, usize, Vec<(usize, usize)>) {
+    let model = Model::parse(bytes).expect("parse");
+    let (want, plain_high, plain_total, _) = run(&model, options(Execution::Plain, false));
+    assert_eq!(plain_high, plain_total);
+    let (got, high, total, stages) = run(&model, options(Execution::Banded, false));
+    assert_eq!(got, want, "banded output differs");
+    assert_eq!(high, total, "banded: measured vs predicted");
+    let (got, high, in_place_total, _) = run(&model, options(Execution::Banded, true));
+    assert_eq!(got, want, "banded in-place output differs");
+    assert_eq!(
+        high, in_place_total,
+        "banded in place: measured vs predicted"
+    );
+    (plain_total, total.min(in_place_total), stages)
+}
+
+/// The op codes of ops `first..=last`.
+fn codes(bytes: &[u8], (first, last): (usize, usize)) -> Vec<u8> {
+    let model = Model::parse(bytes).expect("parse");
+    model.main().operators[first..=last]
+        .iter()
+        .map(|o| o.opcode.0 as u8)
+        .collect()
+}
+
+fn staged(bytes: &[u8], stages: &[(usize, usize)], code: u8) -> bool {
+    stages.iter().any(|&s| codes(bytes, s).contains(&code))
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn pytorch_mobilenet_v2_streams_its_pads_and_residuals() {
+    let bytes = converted::mobilenet_v2_pytorch_int8(64);
+    let (plain, banded, stages) = check(&bytes);
+    assert!(staged(&bytes, &stages, rl::opcode::PAD), "{stages:?}");
+    assert!(staged(&bytes, &stages, rl::opcode::ADD), "{stages:?}");
+    assert!(banded * 2 < plain, "{banded} vs {plain}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn keras_vww_streams_its_zero_padding() {
+    let bytes = converted::mobilenet_v1_vww_keras_int8();
+    let (plain, banded, stages) = check(&bytes);
+    assert!(staged(&bytes, &stages, rl::opcode::PAD), "{stages:?}");
+    // The 27,648 B input stays whole (the caller fills it): below 60 %.
+    assert!(banded * 5 < plain * 3, "{banded} vs {plain}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn mobilenet_v3_streams_hard_swish() {
+    let bytes = converted::mobilenet_v3_style_int8(64);
+    let (plain, banded, stages) = check(&bytes);
+    assert!(
+        staged(&bytes, &stages, rl::opcode::HARD_SWISH),
+        "{stages:?}"
+    );
+    assert!(banded < plain, "{banded} vs {plain}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn squeeze_excite_gates_are_read_whole_beside_the_stage() {
+    let bytes = converted::squeeze_excite_block_int8(48);
+    let (plain, banded, stages) = check(&bytes);
+    assert!(staged(&bytes, &stages, rl::opcode::MUL), "{stages:?}");
+    assert!(banded < plain, "{banded} vs {plain}");
+}
+
+/// A chain of element-wise ops between windowed ones, each a separate op
+/// as converters write them: CONV_2D → HARD_SWISH → DEPTHWISE → LEAKY_RELU
+/// → CONV_2D → QUANTIZE (int8 requantize) → RELU → DEQUANTIZE → LOGISTIC
+/// (float) → QUANTIZE (float to int8) → DEPTHWISE → TANH → CONV_2D 1×1, on
+/// a 40×40×8 int8 input.
+fn activations_chain() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let mut seed = 10u32;
+    let mut next = || {
+        seed += 1;
+        seed
+    };
+    let (h, c) = (40, 8);
+    let act = |b: &mut ModelBuilder, name: &str, ch: i32, scale: f32, zp: i64| {
+        b.tensor(g, name, &[1, h, h, ch], DType::I8)
+            .quant(scale, zp)
+            .id()
+    };
+    let float = |b: &mut ModelBuilder, name: &str, ch: i32| {
+        b.tensor(g, name, &[1, h, h, ch], DType::F32).id()
+    };
+    let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize| {
+        let ch = shape[axis];
+        let n = shape.iter().product::<i32>() as usize;
+        let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+        let w = b
+            .tensor(g, name, shape, DType::I8)
+            .data(&pseudo_random_bytes(next(), n))
+            .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
+            .id();
+        let v: Vec<i32> = pseudo_random_bytes(next(), ch as usize)
+            .iter()
+            .map(|&x| i32::from(x as i8) * 8)
+            .collect();
+        let bias = b
+            .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
+            .data_i32(&v)
+            .quant_per_channel(&vec![0.0004; ch as usize], &vec![0; ch as usize], 0)
+            .id();
+        (w, bias)
+    };
+    let x0 = act(&mut b, "input", c, 0.05, 3);
+    let (w, bi) = weights(&mut b, "w0", &[16, 3, 3, c], 0);
+    let x1 = act(&mut b, "conv0", 16, 0.1, -5);
+    b.op(g, BuiltinOp::CONV_2D, &[x0, w, bi], &[x1])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    let x2 = act(&mut b, "hswish", 16, 0.06, -90);
+    b.op(g, BuiltinOp::HARD_SWISH, &[x1], &[x2]);
+    let (w, bi) = weights(&mut b, "w1", &[1, 3, 3, 16], 3);
+    let x3 = act(&mut b, "dw1", 16, 0.08, 2);
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x2, w, bi], &[x3])
+        .depthwise_options(Padding::Same, 1, 1, 1, Activation::None);
+    let x4 = act(&mut b, "leaky", 16, 0.07, 1);
+    b.op(
+        g,
+        BuiltinOp(i32::from(rl::opcode::LEAKY_RELU)),
+        &[x3],
+        &[x4],
+    )
+    .options(microarena_core::read::ops::OpOptions::LeakyRelu { alpha: 0.2 });
+    let (w, bi) = weights(&mut b, "w2", &[16, 3, 3, 16], 0);
+    let x5 = act(&mut b, "conv2", 16, 0.12, -3);
+    b.op(g, BuiltinOp::CONV_2D, &[x4, w, bi], &[x5])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    let x6 = act(&mut b, "requant", 16, 0.09, 7);
+    b.op(g, BuiltinOp(i32::from(rl::opcode::QUANTIZE)), &[x5], &[x6]);
+    let x7 = act(&mut b, "relu", 16, 0.09, 7);
+    b.op(g, BuiltinOp(i32::from(rl::opcode::RELU)), &[x6], &[x7]);
+    let x8 = float(&mut b, "deq", 16);
+    b.op(
+        g,
+        BuiltinOp(i32::from(rl::opcode::DEQUANTIZE)),
+        &[x7],
+        &[x8],
+    );
+    let x9 = float(&mut b, "sigmoid", 16);
+    b.op(g, BuiltinOp::LOGISTIC, &[x8], &[x9]);
+    let x10 = act(&mut b, "q", 16, 1.0 / 256.0, -128);
+    b.op(g, BuiltinOp(i32::from(rl::opcode::QUANTIZE)), &[x9], &[x10]);
+    let (w, bi) = weights(&mut b, "w3", &[1, 3, 3, 16], 3);
+    let x11 = act(&mut b, "dw3", 16, 0.02, 0);
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x10, w, bi], &[x11])
+        .depthwise_options(Padding::Same, 1, 1, 1, Activation::None);
+    let x12 = act(&mut b, "tanh", 16, 1.0 / 128.0, 0);
+    b.op(g, BuiltinOp(i32::from(rl::opcode::TANH)), &[x11], &[x12]);
+    let (w, bi) = weights(&mut b, "w4", &[4, 1, 1, 16], 0);
+    let x13 = act(&mut b, "out", 4, 0.05, 0);
+    b.op(g, BuiltinOp::CONV_2D, &[x12, w, bi], &[x13])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    b.inputs(g, &[x0]).outputs(g, &[x13]);
+    b.finish()
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn activations_and_casts_run_inside_a_stage() {
+    let bytes = activations_chain();
+    let (plain, banded, stages) = check(&bytes);
+    assert!(banded < plain, "{banded} vs {plain}");
+    for code in [
+        rl::opcode::HARD_SWISH,
+        rl::opcode::LEAKY_RELU,
+        rl::opcode::QUANTIZE,
+        rl::opcode::RELU,
+        rl::opcode::DEQUANTIZE,
+        rl::opcode::LOGISTIC,
+        rl::opcode::TANH,
+    ] {
+        assert!(staged(&bytes, &stages, code), "op {code}: {stages:?}");
+    }
+}
+
+// ------------------------------------------------------------ corrupt images
+
+fn word(image: &[u8], at: usize) -> usize {
+    u32::from_le_bytes(image[at..at + 4].try_into().unwrap()) as usize
+}
+
+fn op_at(image: &[u8], i: usize) -> usize {
+    word(image, rl::header::OPS_OFF) + i * rl::OP_BYTES
+}
+
+fn tensor_at(image: &[u8], t: usize) -> usize {
+    word(image, rl::header::TENSORS_OFF) + t * rl::TENSOR_BYTES
+}
+
+fn u16_at(image: &[u8], at: usize) -> usize {
+    usize::from(u16::from_le_bytes([image[at], image[at + 1]]))
+}
+
+/// The banded PyTorch MobileNet-v2 at 64×64 lowered, with its arena size:
+/// (image, arena bytes, ops of its stages).
+fn banded_image() -> (Vec<u8>, usize, Vec<(usize, usize)>) {
+    let bytes = converted::mobilenet_v2_pytorch_int8(64);
+    let model = Model::parse(&bytes).expect("parse");
+    let o = options(Execution::Banded, false);
+    let mut image = lower_with(&model, &o).expect("lower");
+    freeze_opdata(&mut image).expect("freeze");
+    let need = runtime_arena_with(&model, &o).expect("arena");
+    let stages = need.stages.iter().map(|s| (s.first, s.last)).collect();
+    (image, need.total_bytes as usize, stages)
+}
+
+/// A residual ADD inside a stage whose skip operand (input 0) is streamed:
+/// (ADD op, skip tensor, its producer op).
+fn streamed_skip(image: &[u8], stages: &[(usize, usize)]) -> (usize, usize, usize) {
+    for &(first, last) in stages {
+        for i in first..=last {
+            let op = op_at(image, i);
+            if image[op + rl::op::OPCODE] != rl::opcode::ADD {
+                continue;
+            }
+            let skip = u16_at(image, op + rl::op::INPUTS);
+            if image[tensor_at(image, skip) + rl::tensor::STORAGE] != rl::STORAGE_STREAMED {
+                continue;
+            }
+            let producer = (first..i)
+                .find(|&j| u16_at(image, op_at(image, j) + rl::op::OUTPUT) == skip)
+                .expect("a producer in the stage");
+            return (i, skip, producer);
+        }
+    }
+    panic!("no streamed skip in {stages:?}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn broken_dag_stages_are_refused_at_construction() {
+    let (image, bytes, stages) = banded_image();
+    let mut arena = vec![0u8; bytes + 64];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+    let (add, skip, producer) = streamed_skip(&image, &stages);
+
+    // The skip's ring one byte short of the rows between its two readers.
+    let mut small = image.clone();
+    let at = op_at(&small, producer) + rl::op::SCRATCH_BYTES;
+    let ring = word(&small, at) as u32;
+    small[at..at + 4].copy_from_slice(&(ring - 1).to_le_bytes());
+    let err = Interpreter::new(&small, &mut arena).expect_err("small skip ring");
+    assert!(
+        matches!(err, Error::InvalidOp { op_index, what, .. }
+            if usize::from(op_index) == producer && what.contains("schedule")),
+        "{err:?}"
+    );
+
+    // The ADD made to read its skip from an op after it: the streamed
+    // tensor has no earlier producer in the stage.
+    let mut later = image.clone();
+    let (first, last) = *stages.iter().find(|s| s.0 <= add && add <= s.1).unwrap();
+    let after = (add + 1..=last)
+        .map(|j| u16_at(&later, op_at(&later, j) + rl::op::OUTPUT))
+        .next();
+    if let Some(t) = after {
+        let at = op_at(&later, add) + rl::op::INPUTS;
+        later[at..at + 2].copy_from_slice(&(t as u16).to_le_bytes());
+        assert!(Interpreter::new(&later, &mut arena).is_err());
+    }
+
+    // The skip made whole in the arena where its ring is: it is neither a
+    // stage output nor streamed as its producer's record says (scratch).
+    let mut whole = image.clone();
+    let at = tensor_at(&whole, skip) + rl::tensor::STORAGE;
+    whole[at] = rl::STORAGE_ARENA;
+    let err = Interpreter::new(&whole, &mut arena).expect_err("whole with a ring");
+    assert!(
+        matches!(err, Error::InvalidOp { what, .. } if what.contains("streamed into its ring")),
+        "{err:?}"
+    );
+
+    // An op of the stage marked to run in place as well.
+    let mut both = image.clone();
+    let at = op_at(&both, add) + rl::op::IN_PLACE;
+    both[at] = 1;
+    assert!(Interpreter::new(&both, &mut arena).is_err());
+
+    // A stage whose every output is streamed: nothing would be written.
+    let mut none = image.clone();
+    let out = u16_at(&none, op_at(&none, last) + rl::op::OUTPUT);
+    let at = tensor_at(&none, out) + rl::tensor::STORAGE;
+    none[at] = rl::STORAGE_STREAMED;
+    assert!(Interpreter::new(&none, &mut arena).is_err());
+    let _ = first;
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn branches_rejoin_in_a_stage_with_two_heads() {
+    let bytes = converted::detection_neck_int8(48);
+    let (plain, banded, stages) = check(&bytes);
+    assert!(
+        staged(&bytes, &stages, rl::opcode::CONCATENATION),
+        "{stages:?}"
+    );
+    assert!(banded < plain, "{banded} vs {plain}");
+}
+
+/// CONV_2D 3×3 → PADV2 (1 row and column above and left, 2 below and
+/// right, a pad value `pad` away from the zero point) → DEPTHWISE 3×3 VALID
+/// stride 2 → CONV_2D 1×1, int8 or float32, on a 40×40×4 input.
+fn padv2_chain(int8: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let dt = if int8 { DType::I8 } else { DType::F32 };
+    let (h, c) = (40, 4);
+    let act = |b: &mut ModelBuilder, name: &str, hw: i32, ch: i32| {
+        let t = b.tensor(g, name, &[1, hw, hw, ch], dt);
+        if int8 { t.quant(0.05, -7).id() } else { t.id() }
+    };
+    let mut seed = 40u32;
+    let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize| {
+        seed += 2;
+        let ch = shape[axis];
+        let n = shape.iter().product::<i32>() as usize;
+        let raw = pseudo_random_bytes(seed, n);
+        let bias_raw = pseudo_random_bytes(seed + 1, ch as usize);
+        if int8 {
+            let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+            let w = b
+                .tensor(g, name, shape, DType::I8)
+                .data(&raw)
+                .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
+                .id();
+            let v: Vec<i32> = bias_raw.iter().map(|&x| i32::from(x as i8) * 8).collect();
+            let bias = b
+                .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
+                .data_i32(&v)
+                .quant_per_channel(&vec![0.0005; ch as usize], &vec![0; ch as usize], 0)
+                .id();
+            (w, bias)
+        } else {
+            let v: Vec<f32> = raw.iter().map(|&x| f32::from(x as i8) / 64.0).collect();
+            let w = b.tensor(g, name, shape, DType::F32).data_f32(&v).id();
+            let bv: Vec<f32> = bias_raw
+                .iter()
+                .map(|&x| f32::from(x as i8) / 32.0)
+                .collect();
+            let bias = b
+                .tensor(g, &format!("{name}_b"), &[ch], DType::F32)
+                .data_f32(&bv)
+                .id();
+            (w, bias)
+        }
+    };
+    let x0 = act(&mut b, "input", h, c);
+    let (w, bi) = weights(&mut b, "w0", &[16, 3, 3, c], 0);
+    let x1 = act(&mut b, "conv0", h, 16);
+    b.op(g, BuiltinOp::CONV_2D, &[x0, w, bi], &[x1])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    let paddings = b
+        .tensor(g, "paddings", &[4, 2], DType::I32)
+        .data_i32(&[0, 0, 1, 2, 1, 2, 0, 0])
+        .id();
+    let value = if int8 {
+        b.tensor(g, "pad_value", &[1], DType::I8)
+            .data(&[25u8])
+            .quant(0.05, -7)
+            .id()
+    } else {
+        b.tensor(g, "pad_value", &[1], DType::F32)
+            .data_f32(&[1.5])
+            .id()
+    };
+    let x2 = act(&mut b, "padded", h + 3, 16);
+    b.op(
+        g,
+        BuiltinOp(i32::from(rl::opcode::PADV2)),
+        &[x1, paddings, value],
+        &[x2],
+    );
+    let (w, bi) = weights(&mut b, "w1", &[1, 3, 3, 16], 3);
+    let oh = (h + 3 - 3) / 2 + 1;
+    let x3 = act(&mut b, "dw", oh, 16);
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x2, w, bi], &[x3])
+        .depthwise_options(Padding::Valid, 2, 2, 1, Activation::None);
+    let (w, bi) = weights(&mut b, "w2", &[4, 1, 1, 16], 0);
+    let x4 = act(&mut b, "out", oh, 4);
+    b.op(g, BuiltinOp::CONV_2D, &[x3, w, bi], &[x4])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    b.inputs(g, &[x0]).outputs(g, &[x4]);
+    b.finish()
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn padv2_with_its_own_value_streams_bit_exactly() {
+    // The padding rows and columns hold PADV2's value (25, not the zero
+    // point −7; 1.5 in float), which the windows after it read.
+    for int8 in [true, false] {
+        let bytes = padv2_chain(int8);
+        let (plain, banded, stages) = check(&bytes);
+        assert!(
+            staged(&bytes, &stages, rl::opcode::PADV2),
+            "int8={int8}: {stages:?}"
+        );
+        assert!(banded < plain, "int8={int8}: {banded} vs {plain}");
+    }
+}
