@@ -553,3 +553,32 @@ fn int32_binary_ops_run_in_place() {
         }
     }
 }
+
+/// A hostile graph that writes one tensor twice (found by the runtime fuzz
+/// target): the second writer's output is not born at its op, so it must
+/// not take its input's bytes. Before, the chooser marked it and lowering
+/// failed (`validate_aliased` refused the plan) where the plain run worked.
+#[test]
+fn a_tensor_written_twice_is_not_an_in_place_output() {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let t = requant(&mut b, g, x, "t", &SHAPE);
+    let u = b.tensor(g, "u", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[t], &[u]);
+    // t written again, from u, which dies here: an overwrite if t were new.
+    b.op(g, BuiltinOp::RELU, &[u], &[t]);
+    let y = b.tensor(g, "y", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[t], &[y]);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let bytes = b.finish();
+    let plain = run(&bytes, PLAIN);
+    let fast = run(&bytes, IN_PLACE);
+    assert_eq!(fast.outputs, plain.outputs);
+    assert_eq!(fast.high_water, fast.predicted);
+    assert!(
+        !marks(&fast).iter().any(|&(op, _, _)| op == 2),
+        "op 2 writes a tensor op 0 wrote: {:?}",
+        marks(&fast)
+    );
+}

@@ -85,6 +85,31 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
             }
         }
     }
+    // The first op that reads or writes each tensor, and how many ops write
+    // it: an output takes its input's bytes only when it is born at its op
+    // (written there first, by that op alone, and no graph input), as the
+    // plan's lifetimes and `plan::alias::validate_aliased` have it. A
+    // well-formed model always is; a hostile one may write a tensor twice or
+    // read it before it is written.
+    let mut first_touch: Vec<Option<usize>> = alloc::vec![None; n];
+    let mut writers: Vec<u32> = alloc::vec![0; n];
+    for (k, op) in sg.operators.iter().enumerate() {
+        for &t in op.inputs.iter().chain(&op.outputs) {
+            if let Some(f) = usize::try_from(t).ok().and_then(|t| first_touch.get_mut(t)) {
+                f.get_or_insert(k);
+            }
+        }
+        for t in op.outputs.iter().filter_map(|&t| usize::try_from(t).ok()) {
+            if let Some(w) = writers.get_mut(t) {
+                *w += 1;
+            }
+        }
+    }
+    let born_at = |t: usize, k: usize| {
+        first_touch.get(t).copied().flatten() == Some(k)
+            && writers.get(t) == Some(&1)
+            && !sg.inputs.iter().any(|&g| g as usize == t)
+    };
     let graph_io = |t: usize| {
         sg.inputs
             .iter()
@@ -102,7 +127,7 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
         let Some(ot) = sg.tensors.get(o) else {
             continue;
         };
-        if op.outputs.len() != 1 || !in_head(ot) {
+        if op.outputs.len() != 1 || !in_head(ot) || !born_at(o, k) {
             continue;
         }
         let fits = |t: usize, same_shape: bool| {
