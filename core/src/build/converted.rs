@@ -118,22 +118,7 @@ pub fn mobilenet_v1_vww_keras_int8() -> Vec<u8> {
     let mut net = net(b, g, input, 96, 3, 0x2545_f491, "keras_vww");
     net.pad(0, 1);
     net.conv_with(3, 2, 8, true, Padding::Valid);
-    const BLOCKS: [(i32, i32); 13] = [
-        (16, 1),
-        (32, 2),
-        (32, 1),
-        (64, 2),
-        (64, 1),
-        (128, 2),
-        (128, 1),
-        (128, 1),
-        (128, 1),
-        (128, 1),
-        (128, 1),
-        (256, 2),
-        (256, 1),
-    ];
-    for (i, &(channels, stride)) in BLOCKS.iter().enumerate() {
+    for (i, &(channels, stride)) in super::example::MOBILENET_V1_025_BLOCKS.iter().enumerate() {
         net.layer = i + 1;
         if stride == 2 {
             net.pad(0, 1);

@@ -310,6 +310,24 @@ pub fn mobilenet_v2_int8(hw: i32) -> Vec<u8> {
     net.b.finish()
 }
 
+/// MobileNet-v1 0.25's 13 blocks after its first convolution: (pointwise
+/// output channels, depthwise stride).
+pub(crate) const MOBILENET_V1_025_BLOCKS: [(i32, i32); 13] = [
+    (16, 1),
+    (32, 2),
+    (32, 1),
+    (64, 2),
+    (64, 1),
+    (128, 2),
+    (128, 1),
+    (128, 1),
+    (128, 1),
+    (128, 1),
+    (128, 1),
+    (256, 2),
+    (256, 1),
+];
+
 /// The person-detection MobileNet-v1 0.25 topology at 96×96×1 int8 (31 ops,
 /// 89 tensors): CONV_2D 3×3/2 to 8 channels, 13 depthwise-separable blocks
 /// (channels 16, 32/2, 32, 64/2, 64, 128/2, 128×5, 256/2, 256), AVERAGE_POOL_2D
@@ -342,23 +360,7 @@ pub fn mobilenet_v1_025_96_int8() -> Vec<u8> {
     };
 
     net.conv(3, 2, 8, true);
-    // (pointwise output channels, depthwise stride) of the 13 blocks.
-    const BLOCKS: [(i32, i32); 13] = [
-        (16, 1),
-        (32, 2),
-        (32, 1),
-        (64, 2),
-        (64, 1),
-        (128, 2),
-        (128, 1),
-        (128, 1),
-        (128, 1),
-        (128, 1),
-        (128, 1),
-        (256, 2),
-        (256, 1),
-    ];
-    for (i, &(channels, stride)) in BLOCKS.iter().enumerate() {
+    for (i, &(channels, stride)) in MOBILENET_V1_025_BLOCKS.iter().enumerate() {
         net.layer = i + 1;
         net.depthwise(stride);
         net.conv(1, 1, channels, true);
