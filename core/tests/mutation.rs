@@ -30,12 +30,19 @@ fn exercise(bytes: &[u8]) -> bool {
     let Ok(model) = Model::parse(bytes) else {
         return false;
     };
-    for profile in PROFILES {
-        for &planner in PlannerKind::ALL {
+    for (p, profile) in PROFILES.iter().enumerate() {
+        for (k, &planner) in PlannerKind::ALL.iter().enumerate() {
             if let Ok(a) = analyze(&model, &Config { profile, planner }) {
-                let r = Report::new(&model, &a, "m");
-                assert_eq!(r.arena.total_bytes, r.arena.head_bytes + r.arena.tail_bytes);
-                assert!(r.arena.minimum_bytes >= r.arena.total_bytes);
+                // The report (with its runtime figures, which search banded
+                // stages and aliases and depend on neither the target nor the
+                // planner) for every target with the first planner and every
+                // planner on the first target: the whole product took
+                // minutes per model in a debug build.
+                if p == 0 || k == 0 {
+                    let r = Report::new(&model, &a, "m");
+                    assert_eq!(r.arena.total_bytes, r.arena.head_bytes + r.arena.tail_bytes);
+                    assert!(r.arena.minimum_bytes >= r.arena.total_bytes);
+                }
                 let _ = microarena_core::report::timeline::render(&a.plan_input, &a.plan);
             }
         }
@@ -140,8 +147,10 @@ fn mutated_corpus_models_never_panic() {
     assert!(!entries.is_empty());
     for path in entries {
         let bytes = support::read(&path);
-        // Fewer rounds for the big models keeps the suite well under a minute in debug builds.
-        let rounds = if bytes.len() > 100_000 { 400 } else { 1000 };
+        // Fewer rounds for the big models. Since the runtime figures search
+        // DAG stages (issue 28) a mutant plans about ten times slower in a
+        // debug build: 400/1000 rounds took 8 minutes, these about 3.
+        let rounds = if bytes.len() > 100_000 { 130 } else { 330 };
         let (tried, _) = mutate_all(&path.display().to_string(), &bytes, &mut rng, rounds);
         total += tried;
     }
