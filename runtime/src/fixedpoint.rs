@@ -177,13 +177,22 @@ pub fn quantize_multiplier(m: f64) -> (i32, i32) {
     )
 }
 
-/// TFLM `CalculateInputRadius`.
+/// TFLM `CalculateInputRadius`: `floor((2^ib − 1) · 2^(tsb − ib) / 2^ls)`,
+/// saturating as the double-to-int conversion does.
 pub fn input_radius(input_integer_bits: i32, input_left_shift: i32, total_signed_bits: i32) -> i32 {
-    let max = f64::from((1i32 << input_integer_bits.clamp(0, 30)) - 1)
-        * (1i64 << (total_signed_bits - input_integer_bits).clamp(0, 62)) as f64
-        / (1i64 << input_left_shift.clamp(0, 62)) as f64;
-    // floor of a non-negative value
-    max as i32
+    let ib = input_integer_bits.clamp(0, 30);
+    let up = (total_signed_bits - input_integer_bits).clamp(0, 62) - input_left_shift.clamp(0, 62);
+    let base = (1i64 << ib) - 1;
+    if up >= 0 {
+        // base < 2^30: past 2^31 after the shift it saturates.
+        if ib + up > 31 {
+            i32::MAX
+        } else {
+            (base << up).min(i64::from(i32::MAX)) as i32
+        }
+    } else {
+        (base >> (-up).min(63)) as i32
+    }
 }
 
 /// gemmlowp `exp_on_interval_between_negative_one_quarter_and_0_excl` (Q0.31).
@@ -416,6 +425,17 @@ mod tests {
         let (m, s) = quantize_multiplier(0.003);
         let back = f64::from(m) * 2f64.powi(s - 31);
         assert!((back - 0.003).abs() < 1e-12);
+    }
+
+    #[test]
+    fn input_radius_matches_the_double_formula() {
+        for ib in 0..=8 {
+            for ls in 0..=31 {
+                let want = (f64::from((1i32 << ib) - 1) * (1i64 << (31 - ib)) as f64
+                    / (1i64 << ls) as f64) as i32;
+                assert_eq!(input_radius(ib, ls, 31), want, "ib {ib} ls {ls}");
+            }
+        }
     }
 
     #[test]

@@ -126,6 +126,7 @@
 
 pub mod arena;
 mod banded;
+mod dyadic;
 mod error;
 pub mod fixedpoint;
 mod freeze;

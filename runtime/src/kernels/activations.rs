@@ -11,12 +11,15 @@
 //! (a table entry can differ where `expf` rounds unlike the C library's
 //! and the quotient lands on a half).
 
+use core::cmp::Ordering;
+
 use microarena_image::{self as rl, dtype, opcode};
 
 use super::bytes::{f32_at, i8_at, i16_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::Dyadic;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -103,9 +106,17 @@ pub(crate) fn prepare(
         out.dtype == dtype::I8 && input.dtype == dtype::I8,
         "LOGISTIC/TANH: float32, int8 or int16, the same in and out",
     )?;
-    let real = f64::from(input.scale) * f64::from(1i32 << 27);
-    let (mant, shift) = fx::frexp(real);
-    let m = fx::round_f64(mant * 2147483648.0).clamp(0, i64::from(i32::MAX)) as i32;
+    // frexp(scale · 2^27), its fraction rounded to Q31 and clamped
+    // (QuantizeMultiplier without its corrections). A non-finite scale, as
+    // the double: +∞ saturates, NaN and −∞ clamp to 0.
+    let (m, shift) = match Dyadic::f32(input.scale) {
+        Some(s) => {
+            let (q, shift) = s.scaled(27).frexp_q31();
+            (q.clamp(0, i64::from(i32::MAX)) as i32, shift)
+        }
+        None if input.scale == f32::INFINITY => (i32::MAX, 0),
+        None => (0, 0),
+    };
     words.push(m);
     words.push(shift);
     words.push(fx::input_radius(4, shift, 31));
@@ -141,13 +152,22 @@ fn prepare_i16(
         (0, shift)
     } else {
         // To 1/(3·4096) per step: doubled while at most 32767/2, 31 times at most.
-        let mut m = f64::from(input.scale) * 4096.0 * 3.0;
-        let mut s = 0;
-        while m <= 32767.0 / 2.0 && s <= 30 {
-            s += 1;
-            m *= 2.0;
+        // In double: scale · 12288 is exact, doubling too.
+        let half_max = Dyadic::int(32767).scaled(-1);
+        match Dyadic::f32(input.scale).and_then(|x| x.mul(Dyadic::int(4096 * 3))) {
+            Some(mut m) => {
+                let mut s = 0;
+                while m.cmp(half_max) != Ordering::Greater && s <= 30 {
+                    s += 1;
+                    m = m.scaled(1);
+                }
+                (m.trunc_i32(), s)
+            }
+            // ∞ stays above the bound; NaN compares false and converts to 0.
+            None if input.scale == f32::INFINITY => (i32::MAX, 0),
+            None if input.scale == f32::NEG_INFINITY => (i32::MIN, 31),
+            None => (0, 0),
         }
-        (m as i32, s)
     };
     // Four words, as the int8 OpData (`op_tail_bytes`).
     for w in [m, s, 0, 0] {

@@ -33,6 +33,7 @@ use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_int};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::{d, quantize};
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -123,12 +124,10 @@ pub(crate) fn prepare(
             // sub_common.cc writes these quotients in float, but the wheel
             // computes them in double (as RELU's, see `rectifiers`): the
             // float quotients are 1 LSB off on case sub_i16_same.
-            let twice_max = 2.0 * f64::from(a.scale.max(b.scale));
-            let (m1, s1) = fx::quantize_multiplier(f64::from(a.scale) / twice_max);
-            let (m2, s2) = fx::quantize_multiplier(f64::from(b.scale) / twice_max);
-            let (mo, so) = fx::quantize_multiplier(
-                twice_max / (f64::from(1i32 << left_shift) * f64::from(out.scale)),
-            );
+            let twice_max = d(a.scale.max(b.scale)).map(|m| m.scaled(1));
+            let (m1, s1) = quantize(|| d(a.scale)?.div(twice_max?));
+            let (m2, s2) = quantize(|| d(b.scale)?.div(twice_max?));
+            let (mo, so) = quantize(|| twice_max?.div(d(out.scale)?.scaled(left_shift)));
             for w in [lo, hi, left_shift, m1, s1, m2, s2, mo, so] {
                 words.push(w);
             }
@@ -149,8 +148,7 @@ pub(crate) fn prepare(
                 act_range_int(p.op.activation, out, -128, 127).ok_or(p.err("fused activation"))?;
             // div.cc writes the quotient in float; the wheel evaluates it in
             // double, as SUB's and RELU's.
-            let real = f64::from(a.scale) / (f64::from(b.scale) * f64::from(out.scale));
-            let (m, s) = fx::quantize_multiplier(real);
+            let (m, s) = quantize(|| d(a.scale)?.div(d(b.scale)?.mul(d(out.scale)?)?));
             for w in [lo, hi, m, s] {
                 words.push(w);
             }
@@ -171,11 +169,11 @@ pub(crate) fn prepare(
                 0
             };
             let (lo, hi) = type_range(out.dtype);
-            let twice_max = 2.0 * f64::from(a.scale.max(b.scale));
-            let (m1, s1) = fx::quantize_multiplier(f64::from(a.scale) / twice_max);
-            let (m2, s2) = fx::quantize_multiplier(f64::from(b.scale) / twice_max);
+            let twice_max = d(a.scale.max(b.scale)).map(|m| m.scaled(1));
+            let (m1, s1) = quantize(|| d(a.scale)?.div(twice_max?));
+            let (m2, s2) = quantize(|| d(b.scale)?.div(twice_max?));
             let denominator = (1i32 << (2 * left_shift)) as f32 * out.scale;
-            let (mo, so) = fx::quantize_multiplier(twice_max * twice_max / f64::from(denominator));
+            let (mo, so) = quantize(|| twice_max?.mul(twice_max?)?.div(d(denominator)?));
             for w in [lo, hi, left_shift, m1, s1, m2, s2, mo, so] {
                 words.push(w);
             }

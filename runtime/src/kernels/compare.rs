@@ -21,6 +21,7 @@ use super::bytes::{f32_at, i8_at, i32_at, i64_at};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::quantize_ratio;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -94,8 +95,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let n = out.elements();
     let same = a.elements() == n && b.elements() == n;
     // int8: each operand's scale as a multiplier (QuantizeMultiplierSmallerThanOneExp).
-    let (ma, sa) = fx::quantize_multiplier(f64::from(a.scale));
-    let (mb, sb) = fx::quantize_multiplier(f64::from(b.scale));
+    let (ma, sa) = quantize_ratio(a.scale, 1.0, 1.0);
+    let (mb, sb) = quantize_ratio(b.scale, 1.0, 1.0);
     let rescale = |v: i32, zp: i32, m: i32, s: i32| {
         fx::mbqm_smaller_than_one(v.wrapping_sub(zp).wrapping_shl(LEFT_SHIFT), m, s)
     };

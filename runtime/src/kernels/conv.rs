@@ -19,8 +19,12 @@ use microarena_image::opcode;
 /// This family's entries in the kernel registry.
 pub(super) const KERNELS: &[Kernel] = &[Kernel {
     channels: super::epilogue::output_channels,
-    // The 16x8 branch is its own, linked only where a model has it.
-    variants: [variant(dtype::I16, "int16", eval_16x8), None],
+    // The 16x8 and float32 branches are their own, linked only where a
+    // model has them.
+    variants: [
+        variant(dtype::I16, "int16", eval_16x8),
+        variant(dtype::F32, "float32", eval_f32),
+    ],
     ..kernel(opcode::CONV_2D, prepare, eval)
 }];
 
@@ -142,7 +146,7 @@ fn pointwise(
 /// Filters with more taps than this take the per-channel path.
 const MAX_TAPS: usize = 64;
 
-/// Eval of the int8 and float32 convolutions (int16 outputs: [`eval_16x8`]).
+/// Eval of the int8 convolution (float32: [`eval_f32`], int16: [`eval_16x8`]).
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
@@ -153,7 +157,6 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let taps_n = g.fh as usize * g.fw as usize;
     let groups = g.ic / fic.max(1);
     let per_group = g.oc / groups.max(1);
-    let float = out.dtype == dtype::F32;
     let in_off = input.zero_point.wrapping_neg();
     // Filter [oc][ky][kx][ic]: tap t of channel oc starts at (oc·taps + t)·fic.
     let fbase = |oc: usize, tap: usize| (oc * taps_n + tap) * fic;
@@ -164,7 +167,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             oc / per_group.max(1)
         }
     };
-    if !float && groups == 1 && taps_n == 1 && (g.sw, g.sh, g.pad_w, g.pad_h) == (1, 1, 0, 0) {
+    if groups == 1 && taps_n == 1 && (g.sw, g.sh, g.pad_w, g.pad_h) == (1, 1, 0, 0) {
         pointwise(c.out, (x, w), (fic, g.oc), &end, in_off);
         return Ok(());
     }
@@ -174,26 +177,15 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {
-                if float || taps_n > MAX_TAPS {
+                if taps_n > MAX_TAPS {
                     for oc in 0..g.oc {
-                        let group = group_of(oc);
                         let oi = g.out_index(b, oy, ox, oc);
-                        if float {
-                            let mut total = 0.0f32;
-                            g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
-                                for ic in 0..fic {
-                                    total += f32_at(x, ii + ic) * f32_at(w, fbase(oc, tap) + ic);
-                                }
-                            });
-                            end.put_f32(c.out, oi, oc, total);
-                        } else {
-                            let mut acc = 0i32;
-                            g.for_each_tap(b, oy, ox, group * fic, |tap, ii| {
-                                let d = dot_i8(x, ii, w, fbase(oc, tap), fic, in_off);
-                                acc = acc.wrapping_add(d);
-                            });
-                            end.put_i8(c.out, oi, oc, oc, acc);
-                        }
+                        let mut acc = 0i32;
+                        g.for_each_tap(b, oy, ox, group_of(oc) * fic, |tap, ii| {
+                            let d = dot_i8(x, ii, w, fbase(oc, tap), fic, in_off);
+                            acc = acc.wrapping_add(d);
+                        });
+                        end.put_i8(c.out, oi, oc, oc, acc);
                     }
                     continue;
                 }
@@ -233,6 +225,37 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                         end.put_i8(c.out, oi, oc, oc, acc);
                         oc += 1;
                     }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The float32 CONV_2D (TFLM's reference `Conv`): per output channel, the
+/// taps inside the input in filter order, each tap's channels in order.
+fn eval_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (filter, w) = c.input(1);
+    let end = Epilogue::new(c, c.input(2));
+    let out = c.output_info();
+    let g = Geo::with_filter(c, &input, &out, &filter);
+    let fic = filter.dim(3);
+    let taps_n = g.fh as usize * g.fw as usize;
+    let per_group = g.oc / (g.ic / fic.max(1)).max(1);
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                for oc in 0..g.oc {
+                    let gin = oc / per_group.max(1) * fic;
+                    let mut total = 0.0f32;
+                    g.for_each_tap(b, oy, ox, gin, |tap, ii| {
+                        let wb = (oc * taps_n + tap) * fic;
+                        for ic in 0..fic {
+                            total += f32_at(x, ii + ic) * f32_at(w, wb + ic);
+                        }
+                    });
+                    end.put_f32(c.out, g.out_index(b, oy, ox, oc), oc, total);
                 }
             }
         }

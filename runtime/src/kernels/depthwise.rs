@@ -20,8 +20,12 @@ use microarena_image::opcode;
 /// This family's entries in the kernel registry.
 pub(super) const KERNELS: &[Kernel] = &[Kernel {
     channels: super::epilogue::output_channels,
-    // The 16x8 branch is its own, linked only where a model has it.
-    variants: [variant(dtype::I16, "int16", eval_16x8), None],
+    // The 16x8 and float32 branches are their own, linked only where a
+    // model has them.
+    variants: [
+        variant(dtype::I16, "int16", eval_16x8),
+        variant(dtype::F32, "float32", eval_f32),
+    ],
     ..kernel(opcode::DEPTHWISE_CONV_2D, prepare, eval)
 }];
 
@@ -778,7 +782,7 @@ fn one_pixel(
     acc
 }
 
-/// Eval of the int8 and float32 depthwise convolutions (int16 outputs: [`eval_16x8`]).
+/// Eval of the int8 depthwise convolution (float32: [`eval_f32`], int16: [`eval_16x8`]).
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
@@ -786,9 +790,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     let g = Geo::with_filter(c, &input, &out, &filter);
     let mult = c.op.params::<WindowParams>().depth_multiplier.max(1) as usize;
-    let float = out.dtype == dtype::F32;
     let in_off = input.zero_point.wrapping_neg();
-    let lanes = !float && (-32640..=32640).contains(&in_off);
+    let lanes = (-32640..=32640).contains(&in_off);
     if lanes && mult == 1 && g.ic == g.oc {
         depthwise_i8_quads::<false>(c.out, &g, (x, w), &end, (1, in_off));
         return Ok(());
@@ -798,7 +801,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         depthwise_i8_quads::<true>(c.out, &g, (x, w), &end, (mult, in_off));
         return Ok(());
     }
-    if !float && (g.fh as usize) * (g.fw as usize) <= MAX_TAPS {
+    if (g.fh as usize) * (g.fw as usize) <= MAX_TAPS {
         depthwise_i8(c.out, &g, (x, w), &end, (mult, in_off));
         return Ok(());
     }
@@ -811,20 +814,41 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                         let oi = g.out_index(b, oy, ox, oc);
                         // Filter [1][ky][kx][oc].
                         let fi = |tap: usize| tap * g.oc + oc;
-                        if float {
-                            let mut total = 0.0f32;
-                            g.for_each_tap(b, oy, ox, ic, |tap, ii| {
-                                total += f32_at(x, ii) * f32_at(w, fi(tap));
-                            });
-                            end.put_f32(c.out, oi, oc, total);
-                        } else {
-                            let mut acc = 0i32;
-                            g.for_each_tap(b, oy, ox, ic, |tap, ii| {
-                                let iv = i8_at(x, ii).wrapping_add(in_off);
-                                acc = acc.wrapping_add(i8_at(w, fi(tap)).wrapping_mul(iv));
-                            });
-                            end.put_i8(c.out, oi, oc, oc, acc);
-                        }
+                        let mut acc = 0i32;
+                        g.for_each_tap(b, oy, ox, ic, |tap, ii| {
+                            let iv = i8_at(x, ii).wrapping_add(in_off);
+                            acc = acc.wrapping_add(i8_at(w, fi(tap)).wrapping_mul(iv));
+                        });
+                        end.put_i8(c.out, oi, oc, oc, acc);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The float32 DEPTHWISE_CONV_2D (TFLM's reference `DepthwiseConv`): per
+/// output channel, the taps inside the input in filter order.
+fn eval_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let (filter, w) = c.input(1);
+    let end = Epilogue::new(c, c.input(2));
+    let out = c.output_info();
+    let g = Geo::with_filter(c, &input, &out, &filter);
+    let mult = c.op.params::<WindowParams>().depth_multiplier.max(1) as usize;
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                for ic in 0..g.ic {
+                    for m in 0..mult {
+                        let oc = m + ic * mult;
+                        let mut total = 0.0f32;
+                        // Filter [1][ky][kx][oc].
+                        g.for_each_tap(b, oy, ox, ic, |tap, ii| {
+                            total += f32_at(x, ii) * f32_at(w, tap * g.oc + oc);
+                        });
+                        end.put_f32(c.out, g.out_index(b, oy, ox, oc), oc, total);
                     }
                 }
             }

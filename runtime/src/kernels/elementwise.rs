@@ -16,6 +16,9 @@ use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_i8, act_range_int};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use core::cmp::Ordering;
+
+use crate::dyadic::{Dyadic, d, quantize, quantize_ratio};
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -72,12 +75,10 @@ pub(crate) fn prepare(
         words.push(hi);
         if p.op.opcode == opcode::ADD {
             let left_shift = if int16 { 15 } else { 20 };
-            let twice_max = 2.0 * f64::from(a.scale.max(b.scale));
-            let (m1, s1) = fx::quantize_multiplier(f64::from(a.scale) / twice_max);
-            let (m2, s2) = fx::quantize_multiplier(f64::from(b.scale) / twice_max);
-            let (mo, so) = fx::quantize_multiplier(
-                twice_max / (f64::from(1i32 << left_shift) * f64::from(out.scale)),
-            );
+            let twice_max = d(a.scale.max(b.scale)).map(|m| m.scaled(1));
+            let (m1, s1) = quantize(|| d(a.scale)?.div(twice_max?));
+            let (m2, s2) = quantize(|| d(b.scale)?.div(twice_max?));
+            let (mo, so) = quantize(|| twice_max?.div(d(out.scale)?.scaled(left_shift)));
             for w in [left_shift, m1, s1, m2, s2, mo, so] {
                 words.push(w);
             }
@@ -86,8 +87,7 @@ pub(crate) fn prepare(
                 !int16 || (a.zero_point == 0 && b.zero_point == 0 && out.zero_point == 0),
                 "int16 MUL needs zero points of 0",
             )?;
-            let real = f64::from(a.scale) * f64::from(b.scale) / f64::from(out.scale);
-            let (m, s) = fx::quantize_multiplier(real);
+            let (m, s) = quantize_ratio(a.scale, b.scale, out.scale);
             words.push(m);
             words.push(s);
         }
@@ -191,15 +191,18 @@ pub(crate) fn prepare_add_n(
     }
     if out.dtype == dtype::I8 {
         let (lo, hi) = act_range_i8(0, out).ok_or(p.err("fused activation"))?;
-        let twice = 2.0 * f64::from(first.scale);
-        let (mi, si) = fx::quantize_multiplier(f64::from(first.scale) / twice);
-        let real_out = twice / (f64::from(1i32 << ADD_N_LEFT_SHIFT) * f64::from(out.scale));
+        let twice = d(first.scale).map(|s| s.scaled(1));
+        let (mi, si) = quantize(|| d(first.scale)?.div(twice?));
+        let real_out = || twice?.div(d(out.scale)?.scaled(ADD_N_LEFT_SHIFT));
         // TFLM's QuantizeMultiplierSmallerThanOneExp aborts outside (0, 1).
+        let in_unit = |r: Dyadic| {
+            r.cmp(Dyadic::int(0)) == Ordering::Greater && r.cmp(Dyadic::ONE) == Ordering::Less
+        };
         p.need(
-            real_out > 0.0 && real_out < 1.0,
+            real_out().is_some_and(in_unit),
             "ADD_N: output scale too small for the inputs' (TFLM requires a multiplier below 1)",
         )?;
-        let (mo, so) = fx::quantize_multiplier(real_out);
+        let (mo, so) = quantize(real_out);
         for w in [lo, hi, mi, si, mo, so] {
             words.push(w);
         }

@@ -9,6 +9,7 @@ use microarena_image::dtype;
 use super::bytes::{f32_at, i16_at, i32_at, i64_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_i8, act_range_int};
+use crate::dyadic::quantize_ratio;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -96,8 +97,7 @@ pub(crate) fn push_opdata(
         words.push(hi);
         if per_tensor {
             // GetQuantizedConvolutionMultipler: the scale product is a float.
-            let real = f64::from(input.scale * filter.scale) / f64::from(out.scale);
-            let (m, s) = fx::quantize_multiplier(real);
+            let (m, s) = quantize_ratio(input.scale * filter.scale, 1.0, out.scale);
             words.push(m);
             words.push(s);
         } else {
@@ -107,9 +107,8 @@ pub(crate) fn push_opdata(
                 "filter scales",
             )?;
             for c in 0..channels as usize {
-                let fs = f64::from(p.img.scale(filter, if filter.n_scales > 1 { c } else { 0 }));
-                let eff = f64::from(input.scale) * fs / f64::from(out.scale);
-                let (m, s) = fx::quantize_multiplier(eff);
+                let fs = p.img.scale(filter, if filter.n_scales > 1 { c } else { 0 });
+                let (m, s) = quantize_ratio(input.scale, fs, out.scale);
                 words.push(m);
                 words.push(s);
             }

@@ -17,8 +17,12 @@ use microarena_image::opcode;
 /// This family's entries in the kernel registry.
 pub(super) const KERNELS: &[Kernel] = &[Kernel {
     channels: filter_channels,
-    // The 16x8 branch is its own, linked only where a model has it.
-    variants: [variant(dtype::I16, "int16", eval_16x8), None],
+    // The 16x8 and float32 branches are their own, linked only where a
+    // model has them.
+    variants: [
+        variant(dtype::I16, "int16", eval_16x8),
+        variant(dtype::F32, "float32", eval_f32),
+    ],
     ..kernel(opcode::FULLY_CONNECTED, prepare, eval)
 }];
 
@@ -59,7 +63,7 @@ pub(crate) fn prepare(
     )
 }
 
-/// Eval of the int8 and float32 layers (int16 outputs: [`eval_16x8`]).
+/// Eval of the int8 layer (float32: [`eval_f32`], int16: [`eval_16x8`]).
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let (filter, w) = c.input(1);
@@ -68,21 +72,12 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let depth = out.last_dim();
     let accum = filter.last_dim();
     let batches = out.elements() / depth.max(1);
-    let float = out.dtype == dtype::F32;
     let in_off = input.zero_point.wrapping_neg();
     let w_off = filter.zero_point.wrapping_neg();
     let per_channel = filter.n_scales > 1;
     for b in 0..batches {
         for o in 0..depth {
             let oi = o + depth * b;
-            if float {
-                let mut total = 0.0f32;
-                for d in 0..accum {
-                    total += f32_at(x, b * accum + d) * f32_at(w, o * accum + d);
-                }
-                end.put_f32(c.out, oi, o, total);
-                continue;
-            }
             let acc = if w_off == 0 {
                 dot_i8(x, b * accum, w, o * accum, accum, in_off)
             } else {
@@ -95,6 +90,28 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 acc
             };
             end.put_i8(c.out, oi, o, if per_channel { o } else { 0 }, acc);
+        }
+    }
+    Ok(())
+}
+
+/// The float32 FULLY_CONNECTED (TFLM's reference `FullyConnected`): each
+/// output the dot product in input order, then bias and activation.
+fn eval_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (_, x) = c.input(0);
+    let (filter, w) = c.input(1);
+    let end = Epilogue::new(c, c.input(2));
+    let out = c.output_info();
+    let depth = out.last_dim();
+    let accum = filter.last_dim();
+    let batches = out.elements() / depth.max(1);
+    for b in 0..batches {
+        for o in 0..depth {
+            let mut total = 0.0f32;
+            for d in 0..accum {
+                total += f32_at(x, b * accum + d) * f32_at(w, o * accum + d);
+            }
+            end.put_f32(c.out, o + depth * b, o, total);
         }
     }
     Ok(())

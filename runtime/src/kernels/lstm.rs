@@ -13,10 +13,11 @@ use super::activations::sigmoid_f32;
 use super::bytes::{f32_at, i8_at, i32_at, put_f32, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
 use super::epilogue::{Requant, dot_i8, dot2_i8, dot3_i8};
-use super::{Kernel, kernel};
+use super::{Kernel, kernel, variant};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::{Dyadic, quantize_ratio};
 use crate::error::Error;
-use crate::fixedpoint::{self as fx, logistic_i16, tanh_i16};
+use crate::fixedpoint::{logistic_i16, tanh_i16};
 use crate::image::TensorInfo;
 use microarena_image::opcode;
 
@@ -24,7 +25,10 @@ use microarena_image::opcode;
 pub(super) const KERNELS: &[Kernel] = &[Kernel {
     // Hidden state and cell state.
     state_inputs: &[18, 19],
-    ..kernel(opcode::UNIDIRECTIONAL_SEQUENCE_LSTM, prepare, eval)
+    // The float32 LSTM (libm's exp and tanh, soft-float double on a
+    // Cortex-M) is a branch of its own, linked only where a model has one.
+    variants: [variant(dtype::F32, "float32", eval::<true>), None],
+    ..kernel(opcode::UNIDIRECTIONAL_SEQUENCE_LSTM, prepare, eval::<false>)
 }];
 
 /// TFLM's `CheckedLog2`: log2 of a float rounded as TFLM computes it, and
@@ -141,28 +145,25 @@ pub(crate) fn prepare(
         return Ok(());
     }
     // CreateGateParams: FC multipliers with a 2^-12 int16 output.
-    let gate_scale = f64::from(0.000_244_140_63f32);
+    let gate_scale = 0.000_244_140_63f32;
     for &(wi, wr, _) in &GATES {
         for (src, w) in [(input, p.input(wi)?), (hidden, p.input(wr)?)] {
-            let real = f64::from(src.scale * w.scale) / gate_scale;
-            let (m, s) = fx::quantize_multiplier(real);
+            let (m, s) = quantize_ratio(src.scale * w.scale, 1.0, gate_scale);
             words.push(m);
             words.push(s);
         }
     }
-    let nl_out = f64::from(0.000_030_517_578f32);
-    let cell_scale = f64::from(cell.scale);
+    let nl_out = 0.000_030_517_578f32;
     for (a, b, o) in [
-        (nl_out, cell_scale, cell_scale),
-        (nl_out, nl_out, cell_scale),
-        (nl_out, nl_out, f64::from(hidden.scale)),
+        (nl_out, cell.scale, cell.scale),
+        (nl_out, nl_out, cell.scale),
+        (nl_out, nl_out, hidden.scale),
     ] {
-        let (m, s) = fx::quantize_multiplier(a * b / o);
+        let (m, s) = quantize_ratio(a, b, o);
         words.push(m);
         words.push(s);
     }
-    let clip = f64::from(p.op.params::<LstmParams>().cell_clip);
-    let q_clip = (clip / cell_scale).clamp(-32768.0, 32767.0) as i16;
+    let q_clip = quantized_clip(p.op.params::<LstmParams>().cell_clip, cell.scale);
     words.push(i32::from(q_clip));
     // Eval shifts the cell state into tanh's Q3.12 input by 12 + power bits
     // (TFLM's CheckedLog2 refuses a scale that is not a power of two).
@@ -472,14 +473,16 @@ fn gate_f32(
 }
 
 /// `EvalLstm`: every time step (and batch, when batch-major) in TFLM's order.
-pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+/// Eval of the int8 LSTM (`FLOAT` false) and the float32 one, whose inputs
+/// and output are float32.
+pub(crate) fn eval<const FLOAT: bool>(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let bad = c.fail();
     let (input, x) = c.input(0);
     let (hidden_t, hidden_range) = state_tensor(c, 18, "hidden state missing")?;
     let (_, cell_range) = state_tensor(c, 19, "cell state missing")?;
     let time_major = c.op.params::<LstmParams>().time_major;
     let [batch, time, in_dim, state] = lstm_sizes(&input, &hidden_t, time_major);
-    let float = input.dtype == dtype::F32;
+    let float = FLOAT;
     let mut w = [(&[][..], 0i32); 24];
     for (k, slot) in w.iter_mut().enumerate() {
         let (t, d) = c.input(k);
@@ -665,9 +668,66 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     Ok(())
 }
 
+/// `(double)clip / (double)cell_scale` clamped to int16 and truncated, as
+/// TFLM's LSTM quantizes its cell clip (NaN gives 0, ±∞ the bound).
+fn quantized_clip(clip: f32, cell_scale: f32) -> i16 {
+    let bound = |neg: bool| if neg { -32768 } else { 32767 };
+    let neg = clip.is_sign_negative() != cell_scale.is_sign_negative();
+    let q = match (Dyadic::f32(clip), Dyadic::f32(cell_scale)) {
+        _ if clip.is_nan() || cell_scale.is_nan() => return 0,
+        (Some(c), Some(s)) => match c.div(s) {
+            Some(q) => q.trunc_i32(),
+            // x / 0: ±∞, or NaN for 0 / 0.
+            None if clip == 0.0 => 0,
+            None => bound(neg),
+        },
+        // ∞ / ∞ is NaN; ∞ / finite is ±∞; finite / ∞ is 0.
+        (None, None) => 0,
+        (None, Some(_)) => bound(neg),
+        (Some(_), None) => 0,
+    };
+    q.clamp(-32768, 32767) as i16
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cell_clip_quantizes_as_the_double_quotient() {
+        let vals = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -3.5,
+            8.0,
+            1.0e6,
+            1.0e-30,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ];
+        let scales = [
+            1.0f32 / 2048.0,
+            1.0 / 4096.0,
+            0.3,
+            -0.5,
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NAN,
+        ];
+        for clip in vals {
+            for scale in scales {
+                let want = (f64::from(clip) / f64::from(scale)).clamp(-32768.0, 32767.0) as i16;
+                assert_eq!(
+                    quantized_clip(clip, scale),
+                    want,
+                    "clip {clip} scale {scale}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn checked_log2_of_cell_scales() {

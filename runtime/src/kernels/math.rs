@@ -37,6 +37,7 @@ use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::quantize_ratio;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -121,7 +122,7 @@ pub(crate) fn prepare(
             input.dtype == dtype::I8 && input.n_scales > 0 && out.n_scales > 0,
             "int8 RSQRT needs quantized int8 input and output",
         )?;
-        let (m, s) = fx::quantize_multiplier(rsqrt_scale(input.scale, out.scale));
+        let (m, s) = rsqrt_multiplier(input.scale, out.scale);
         words.push(m);
         words.push(s);
         return Ok(());
@@ -156,7 +157,7 @@ pub(crate) fn prepare(
     // The source writes the quotient in float; the wheel computes it in
     // double, as RELU's (see `rectifiers`).
     let (m, s) = if rescale {
-        fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale))
+        quantize_ratio(input.scale, 1.0, out.scale)
     } else {
         (0, 0)
     };
@@ -220,8 +221,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
 
 /// `SetRsqrtOutputMultiplier`: `1 / (√scale_in · scale_out)`, the root and
 /// the product in float as the source writes them, the quotient in double.
-fn rsqrt_scale(input_scale: f32, output_scale: f32) -> f64 {
-    1.0 / f64::from(libm::sqrtf(input_scale) * output_scale)
+fn rsqrt_multiplier(input_scale: f32, output_scale: f32) -> (i32, i32) {
+    quantize_ratio(1.0, 1.0, libm::sqrtf(input_scale) * output_scale)
 }
 
 /// `RsqrtEvalQuantized` over the tensor: fails on a value below the input
@@ -416,7 +417,7 @@ mod tests {
 
     #[test]
     fn rsqrt_scale_is_the_reciprocal_of_root_times_scale() {
-        // √0.25 · 0.5 = 0.25, exact in float.
-        assert_eq!(rsqrt_scale(0.25, 0.5), 4.0);
+        // √0.25 · 0.5 = 0.25, exact in float: 4 = 0.5 · 2^3.
+        assert_eq!(rsqrt_multiplier(0.25, 0.5), (1 << 30, 3));
     }
 }

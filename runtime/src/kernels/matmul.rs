@@ -21,6 +21,7 @@ use super::bytes::{f32_at, i8_at, i16_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::quantize_ratio;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -124,8 +125,7 @@ pub(crate) fn prepare(
                 || (lhs.zero_point == 0 && rhs.zero_point == 0 && out.zero_point == 0),
             "int16 BATCH_MATMUL needs zero points of 0",
         )?;
-        let real = f64::from(lhs.scale * rhs.scale) / f64::from(out.scale);
-        let (m, s) = fx::quantize_multiplier(real);
+        let (m, s) = quantize_ratio(lhs.scale * rhs.scale, 1.0, out.scale);
         words.push(m);
         words.push(s);
     }

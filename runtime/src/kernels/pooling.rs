@@ -10,16 +10,24 @@ use super::bytes::{f32_at, i8_at, put_f32, put_i8};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_i8};
 use super::window::{Geo, check_window};
-use super::{Kernel, kernel};
+use super::{Kernel, kernel, variant};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
 use crate::image::TensorInfo;
 
 /// This family's entries in the kernel registry.
 pub(super) const KERNELS: &[Kernel] = &[
-    kernel(opcode::AVERAGE_POOL_2D, prepare, eval),
-    kernel(opcode::MAX_POOL_2D, prepare, eval),
-    kernel(opcode::L2_POOL_2D, prepare, eval),
+    // The float32 pools are a branch of their own (linked only for a model
+    // that has one); L2_POOL_2D is float32 only.
+    Kernel {
+        variants: [variant(dtype::F32, "float32", eval_f32), None],
+        ..kernel(opcode::AVERAGE_POOL_2D, prepare, eval)
+    },
+    Kernel {
+        variants: [variant(dtype::F32, "float32", eval_f32), None],
+        ..kernel(opcode::MAX_POOL_2D, prepare, eval)
+    },
+    kernel(opcode::L2_POOL_2D, prepare, eval_f32),
 ];
 
 pub(crate) fn prepare(
@@ -52,79 +60,117 @@ pub(crate) fn prepare(
     Ok(())
 }
 
+/// The int8 AVERAGE_POOL_2D and MAX_POOL_2D.
 pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let out = c.output_info();
     let g = Geo::new(c, &input, &out);
     let max = c.op.opcode == opcode::MAX_POOL_2D;
-    let l2 = c.op.opcode == opcode::L2_POOL_2D;
-    let float = out.dtype == dtype::F32;
     let (lo, hi) = (c.word(0), c.word(1));
-    let (flo, fhi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
     for b in 0..g.batches {
         for oy in 0..g.oh {
             for ox in 0..g.ow {
                 for ch in 0..g.oc {
-                    let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
-                    let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
-                    let fx0 = ix0.wrapping_neg().max(0);
-                    let fx1 = g.fw.min(g.iw.wrapping_sub(ix0));
-                    let fy0 = iy0.wrapping_neg().max(0);
-                    let fy1 = g.fh.min(g.ih.wrapping_sub(iy0));
+                    let w = Window::new(&g, ox, oy);
                     let oi = g.out_index(b, oy, ox, ch);
                     let mut acc = 0i32;
                     let mut count = 0i32;
-                    let mut total = 0.0f32;
-                    let mut fcount = 0.0f32;
                     let mut mx = i32::from(i8::MIN);
-                    let mut fmx = f32::MIN;
-                    for ky in fy0..fy1 {
-                        for kx in fx0..fx1 {
-                            let ii = g.in_index(b, iy0.wrapping_add(ky), ix0.wrapping_add(kx), ch);
-                            if float {
-                                let v = f32_at(x, ii);
-                                total += if l2 { v * v } else { v };
-                                fcount += 1.0;
-                                if fmx < v {
-                                    fmx = v;
-                                }
-                            } else {
-                                let v = i8_at(x, ii);
-                                acc = acc.wrapping_add(v);
-                                count += 1;
-                                mx = mx.max(v);
-                            }
-                        }
-                    }
-                    match (float, max) {
-                        (true, true) => put_f32(c.out, oi, act_f32(fmx, flo, fhi)),
-                        (true, false) => {
-                            if fcount == 0.0 {
-                                return Err(c.fail()("empty pooling window"));
-                            }
-                            let r = if l2 {
-                                libm::sqrtf(total / fcount)
-                            } else {
-                                total / fcount
-                            };
-                            put_f32(c.out, oi, act_f32(r, flo, fhi));
-                        }
-                        (false, true) => put_i8(c.out, oi, mx.max(lo).min(hi)),
-                        (false, false) => {
-                            if count == 0 {
-                                return Err(c.fail()("empty pooling window"));
-                            }
-                            let avg = if acc > 0 {
-                                acc.wrapping_add(count / 2) / count
-                            } else {
-                                acc.wrapping_sub(count / 2) / count
-                            };
-                            put_i8(c.out, oi, avg.max(lo).min(hi));
-                        }
-                    }
+                    w.each(&g, b, ch, |ii| {
+                        let v = i8_at(x, ii);
+                        acc = acc.wrapping_add(v);
+                        count += 1;
+                        mx = mx.max(v);
+                    });
+                    let r = if max {
+                        mx
+                    } else if count == 0 {
+                        return Err(c.fail()("empty pooling window"));
+                    } else if acc > 0 {
+                        acc.wrapping_add(count / 2) / count
+                    } else {
+                        acc.wrapping_sub(count / 2) / count
+                    };
+                    put_i8(c.out, oi, r.max(lo).min(hi));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The float32 pools, L2_POOL_2D among them: a type branch of its own.
+fn eval_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
+    let (input, x) = c.input(0);
+    let out = c.output_info();
+    let g = Geo::new(c, &input, &out);
+    let max = c.op.opcode == opcode::MAX_POOL_2D;
+    let l2 = c.op.opcode == opcode::L2_POOL_2D;
+    let (lo, hi) = (
+        f32::from_bits(c.word(0) as u32),
+        f32::from_bits(c.word(1) as u32),
+    );
+    for b in 0..g.batches {
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                for ch in 0..g.oc {
+                    let w = Window::new(&g, ox, oy);
+                    let oi = g.out_index(b, oy, ox, ch);
+                    let mut total = 0.0f32;
+                    let mut count = 0.0f32;
+                    let mut mx = f32::MIN;
+                    w.each(&g, b, ch, |ii| {
+                        let v = f32_at(x, ii);
+                        total += if l2 { v * v } else { v };
+                        count += 1.0;
+                        if mx < v {
+                            mx = v;
+                        }
+                    });
+                    let r = if max {
+                        mx
+                    } else if count == 0.0 {
+                        return Err(c.fail()("empty pooling window"));
+                    } else if l2 {
+                        libm::sqrtf(total / count)
+                    } else {
+                        total / count
+                    };
+                    put_f32(c.out, oi, act_f32(r, lo, hi));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The taps of one output pixel's window that lie inside the input.
+struct Window {
+    ix0: i32,
+    iy0: i32,
+    x: (i32, i32),
+    y: (i32, i32),
+}
+
+impl Window {
+    fn new(g: &Geo, ox: usize, oy: usize) -> Self {
+        let ix0 = (ox as i32).wrapping_mul(g.sw).wrapping_sub(g.pad_w);
+        let iy0 = (oy as i32).wrapping_mul(g.sh).wrapping_sub(g.pad_h);
+        Window {
+            ix0,
+            iy0,
+            x: (ix0.wrapping_neg().max(0), g.fw.min(g.iw.wrapping_sub(ix0))),
+            y: (iy0.wrapping_neg().max(0), g.fh.min(g.ih.wrapping_sub(iy0))),
+        }
+    }
+
+    /// Calls `f` with the input index of each tap, row by row.
+    #[inline(always)]
+    fn each(&self, g: &Geo, b: usize, ch: usize, mut f: impl FnMut(usize)) {
+        for ky in self.y.0..self.y.1 {
+            for kx in self.x.0..self.x.1 {
+                f(g.in_index(b, self.iy0.wrapping_add(ky), self.ix0.wrapping_add(kx), ch));
+            }
+        }
+    }
 }

@@ -20,6 +20,7 @@ use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::quantize_ratio;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -69,7 +70,7 @@ pub(crate) fn prepare_quantize(
     )?;
     p.check(same_len(&input, out), "input and output sizes differ")?;
     let (m, s) = if input.dtype != dtype::F32 {
-        fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale))
+        quantize_ratio(input.scale, 1.0, out.scale)
     } else {
         (0, 0)
     };

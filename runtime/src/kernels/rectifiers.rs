@@ -29,6 +29,7 @@ use super::bytes::{f32_at, i8_at, i16_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::quantize_ratio;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -96,7 +97,7 @@ pub(crate) fn prepare_relu(
             "int16 RELU needs zero points of 0",
         )?;
     }
-    let (m, s) = fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale));
+    let (m, s) = quantize_ratio(input.scale, 1.0, out.scale);
     let (lo, hi) = type_range(out.dtype);
     // act_min = 0 → zp + round(0 / scale) = zp; act_max = ∞ → the type's max.
     words.push(m);
@@ -192,9 +193,8 @@ pub(crate) fn prepare_leaky_relu(
         return Ok(());
     }
     let alpha = p.op.params::<LeakyReluParams>().alpha;
-    let (ma, sa) =
-        fx::quantize_multiplier(f64::from(input.scale) * f64::from(alpha) / f64::from(out.scale));
-    let (mi, si) = fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale));
+    let (ma, sa) = quantize_ratio(input.scale, alpha, out.scale);
+    let (mi, si) = quantize_ratio(input.scale, 1.0, out.scale);
     for w in [ma, sa, mi, si] {
         words.push(w);
     }
@@ -258,10 +258,8 @@ pub(crate) fn prepare_prelu(
     if out.dtype == dtype::F32 {
         return Ok(());
     }
-    let (m1, s1) = fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale));
-    let (m2, s2) = fx::quantize_multiplier(
-        f64::from(input.scale) * f64::from(alpha.scale) / f64::from(out.scale),
-    );
+    let (m1, s1) = quantize_ratio(input.scale, 1.0, out.scale);
+    let (m2, s2) = quantize_ratio(input.scale, alpha.scale, out.scale);
     for w in [m1, s1, m2, s2] {
         words.push(w);
     }
@@ -315,12 +313,12 @@ pub(crate) fn prepare_hard_swish(
         return Ok(());
     }
     let hires = (1.0f32 / 128.0) * input.scale;
-    let (om, oe) = fx::quantize_multiplier(f64::from(hires / out.scale));
+    let (om, oe) = quantize_ratio(hires / out.scale, 1.0, 1.0);
     p.need(
         oe <= 0,
         "HARD_SWISH needs input scale / 128 ≤ output scale (TFLM's Prepare)",
     )?;
-    let (rm, re) = fx::quantize_multiplier(f64::from(hires / (3.0f32 / 32768.0)));
+    let (rm, re) = quantize_ratio(hires / (3.0f32 / 32768.0), 1.0, 1.0);
     words.push(i32::from(fx::downscale_multiplier_i16(om)));
     words.push(oe);
     words.push(i32::from(fx::downscale_multiplier_i16(rm)));

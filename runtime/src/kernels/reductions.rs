@@ -28,6 +28,7 @@ use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i8, put_i16, put_
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::{d, quantize, quantize_ratio};
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -70,11 +71,9 @@ pub(crate) fn prepare_cumsum(
     )?;
     if out.dtype == dtype::I8 {
         // CalculateOpData: ADD's rescaling with one input, in double.
-        let twice = 2.0 * f64::from(input.scale);
-        let (mi, si) = fx::quantize_multiplier(f64::from(input.scale) / twice);
-        let (mo, so) = fx::quantize_multiplier(
-            twice / (f64::from(1i32 << CUMSUM_LEFT_SHIFT) * f64::from(out.scale)),
-        );
+        let twice = d(input.scale).map(|s| s.scaled(1));
+        let (mi, si) = quantize(|| d(input.scale)?.div(twice?));
+        let (mo, so) = quantize(|| twice?.div(d(out.scale)?.scaled(CUMSUM_LEFT_SHIFT)));
         // Bounds of no fused activation: the int8 range.
         for w in [-128, 127, mi, si, mo, so] {
             words.push(w);
@@ -320,7 +319,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             i32_at(c.scratch, o).wrapping_add(read_int(&input, x, i)),
         );
     }
-    let (mut m, mut s) = fx::quantize_multiplier(f64::from(input.scale) / f64::from(out.scale));
+    let (mut m, mut s) = quantize_ratio(input.scale, 1.0, out.scale);
     let n = count as i64;
     if code == opcode::MEAN {
         // Fold 1/n into the multiplier: k = ⌊log₂ n⌋, at most 32 and 31 + shift

@@ -13,6 +13,7 @@ use super::bytes::{f32_at, i8_at, put_f32, put_i8, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, same_len};
 use super::{Kernel, kernel, variant};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::{reverse_scaling, softmax_scaling};
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -52,18 +53,13 @@ pub(crate) fn prepare_log_softmax(
     )?;
     // PreprocessLogSoftmaxScalingExp (beta 1, 5 integer bits): the input
     // multiplier must be at least 1 and the reverse one below 1 (TFLM CHECKs).
-    let real = (f64::from(input.scale) * f64::from(1i32 << 26)).min(2147483647.0);
-    let (m, shift) = fx::quantize_multiplier(real);
+    let (m, shift) = softmax_scaling(1.0, input.scale, 5);
     p.need(
         shift >= 1 && m > 0,
         "int8 LOG_SOFTMAX needs input scale · 2^26 above 1",
     )?;
-    let reverse = (1i64 << (31 - shift).clamp(0, 62)) as f64 / f64::from(m);
-    p.need(
-        reverse > 0.0 && reverse < 1.0,
-        "int8 LOG_SOFTMAX needs input scale · 2^26 above 1",
-    )?;
-    let (rm, rs) = fx::quantize_multiplier(reverse);
+    let (rm, rs) = reverse_scaling(m, shift)
+        .ok_or(p.err("int8 LOG_SOFTMAX needs input scale · 2^26 above 1"))?;
     for w in [m, shift, rm, rs, -fx::input_radius(5, shift, 31)] {
         words.push(w);
     }
@@ -221,8 +217,7 @@ pub(crate) fn prepare(
     p.need(same_len(&input, out) && input.rank >= 1, "shape mismatch")?;
     let beta = p.op.params::<SoftmaxParams>().beta;
     // PreprocessSoftmaxScaling with kScaledDiffIntegerBits = 5.
-    let real = (f64::from(beta) * f64::from(input.scale) * f64::from(1i32 << 26)).min(2147483647.0);
-    let (m, shift) = fx::quantize_multiplier(real);
+    let (m, shift) = softmax_scaling(beta, input.scale, 5);
     p.need(shift >= 0, "softmax multiplier below one")?;
     words.push(m);
     words.push(shift);

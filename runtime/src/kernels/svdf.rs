@@ -11,6 +11,7 @@ use super::epilogue::dot_i8;
 use super::fused::act_f32;
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::quantize_ratio;
 use crate::error::Error;
 use crate::fixedpoint as fx;
 use crate::image::TensorInfo;
@@ -84,10 +85,10 @@ pub(crate) fn prepare(
             "int8 SVDF types",
         )?;
         // The scale products are float, as in TFLM.
-        let e1 = f64::from(input.scale * wf.scale / st.scale);
-        let e2 = f64::from(st.scale * wt.scale / out.scale);
+        let e1 = input.scale * wf.scale / st.scale;
+        let e2 = st.scale * wt.scale / out.scale;
         for e in [e1, e2] {
-            let (m, s) = fx::quantize_multiplier(e);
+            let (m, s) = quantize_ratio(e, 1.0, 1.0);
             words.push(m);
             words.push(s);
         }

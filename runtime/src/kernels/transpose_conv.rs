@@ -33,6 +33,7 @@ use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_int};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
+use crate::dyadic::quantize_ratio;
 use crate::error::Error;
 use crate::fixedpoint::{self as fx, mbqm_i64};
 use crate::image::TensorInfo;
@@ -152,8 +153,7 @@ pub(crate) fn prepare(
         let fs = p
             .img
             .scale(&filter, if filter.n_scales > 1 { c } else { 0 });
-        let eff = f64::from(input.scale) * f64::from(fs) / f64::from(out.scale);
-        let (m, s) = fx::quantize_multiplier(eff);
+        let (m, s) = quantize_ratio(input.scale, fs, out.scale);
         words.push(m);
         words.push(s);
     }
