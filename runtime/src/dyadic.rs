@@ -92,25 +92,36 @@ impl Dyadic {
                 ..n
             });
         }
-        // Long division, one quotient bit per step: the remainder stays below
-        // 2·d.m < 2^54. First the numerator's own bits, then zeros until the
-        // quotient has 53 bits and one rounding bit.
+        // Long division until the quotient has 53 bits and one rounding
+        // bit: first the numerator's own digits, then zeros. A float's
+        // significand (24 bits) takes 8-bit digits, each one 32-bit divide
+        // (UDIV on a Cortex-M4); wider divisors one bit per step, the
+        // remainder below 2·d < 2^54.
         let (mut q, mut r) = (0u64, 0u64);
         let mut frac_bits = 0i32;
-        let mut i = 64 - n.m.leading_zeros();
+        let digit = if d.m < 1 << 24 { 8 } else { 1 };
+        let mut i = (64 - n.m.leading_zeros()).div_ceil(digit) * digit;
         while i > 0 || q < 1 << DOUBLE_BITS {
-            let bit = if i > 0 {
-                i -= 1;
-                (n.m >> i) & 1
+            let next = if i > 0 {
+                i -= digit;
+                (n.m >> i) & ((1 << digit) - 1)
             } else {
-                frac_bits += 1;
+                frac_bits += digit as i32;
                 0
             };
-            r = r << 1 | bit;
-            q <<= 1;
-            if r >= d.m {
-                r -= d.m;
-                q |= 1;
+            let cur = r << digit | next;
+            if digit == 8 {
+                // cur < 2^32: a 32-bit divide.
+                let (c, dm) = (cur as u32, d.m as u32);
+                q = q << 8 | u64::from(c / dm);
+                r = u64::from(c % dm);
+            } else {
+                q <<= 1;
+                r = cur;
+                if r >= d.m {
+                    r -= d.m;
+                    q |= 1;
+                }
             }
         }
         // q holds at least 54 significant bits; a remainder is sticky.
