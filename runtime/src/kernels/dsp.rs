@@ -194,6 +194,37 @@ pub(crate) fn accumulate_rows(
     Some(())
 }
 
+/// `Σ a[k]·b[k]` over little-endian int16 pairs, wrapping int32: whole
+/// words into SMLAD, two multiply-accumulates per instruction with nothing
+/// to unpack (SVDF's int16 state against its int16 time weights).
+#[inline(never)]
+pub(crate) fn dot_i16x16(a: &[u8], b: &[u8]) -> i32 {
+    let (aq, ar) = a.as_chunks::<4>();
+    let (bq, br) = b.as_chunks::<4>();
+    let mut acc = 0i32;
+    for (x, y) in aq.iter().zip(bq) {
+        let (x, y) = (u32::from_le_bytes(*x), u32::from_le_bytes(*y));
+        // SAFETY: register-only arithmetic (see the module doc).
+        unsafe {
+            asm!(
+                "smlad {acc}, {x}, {y}, {acc}",
+                x = in(reg) x,
+                y = in(reg) y,
+                acc = inout(reg) acc,
+                options(pure, nomem, nostack),
+            );
+        }
+    }
+    // An odd element count leaves one pair (only when both have it).
+    if aq.len() == bq.len()
+        && let (Some(x), Some(y)) = (ar.first_chunk::<2>(), br.first_chunk::<2>())
+    {
+        let p = i32::from(i16::from_le_bytes(*x)) * i32::from(i16::from_le_bytes(*y));
+        acc = acc.wrapping_add(p);
+    }
+    acc
+}
+
 /// Bytes 0 and 2, and bytes 1 and 3, of `x` sign-extended into 16-bit lanes.
 #[inline(always)]
 fn unpack(x: u32) -> (u32, u32) {

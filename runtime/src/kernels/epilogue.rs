@@ -148,6 +148,24 @@ pub(crate) fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: 
     }
 }
 
+/// `Σ a[k]·b[k]` over the int16 pairs both slices hold, wrapping as an
+/// int32 accumulator (SMLAD on DSP cores).
+#[inline]
+pub(crate) fn dot_i16x16(a: &[u8], b: &[u8]) -> i32 {
+    let n = a.len().min(b.len()) & !1;
+    let (a, b) = (a.get(..n).unwrap_or(&[]), b.get(..n).unwrap_or(&[]));
+    #[cfg(microarena_dsp)]
+    return super::dsp::dot_i16x16(a, b);
+    #[cfg(not(microarena_dsp))]
+    {
+        let (a, b) = (a.as_chunks::<2>().0, b.as_chunks::<2>().0);
+        a.iter().zip(b).fold(0i32, |acc, (x, y)| {
+            let p = i32::from(i16::from_le_bytes(*x)) * i32::from(i16::from_le_bytes(*y));
+            acc.wrapping_add(p)
+        })
+    }
+}
+
 /// [`dot_i8`] for two filter rows at `wb0` and `wb1` over the same input:
 /// on DSP cores each input word is unpacked once for both.
 #[inline]

@@ -7,7 +7,7 @@ use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
-use super::epilogue::dot_i8;
+use super::epilogue::{dot_i8, dot_i16x16};
 use super::fused::act_f32;
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -213,16 +213,19 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 rows(wt, i * memory, m),
             );
             let acc = if wide {
-                let (sr, wr) = (sr.as_chunks::<2>().0, wr.as_chunks::<2>().0);
-                sr.iter().zip(wr).fold(0i32, |a, (s, w)| {
-                    let sv = i32::from(i16::from_le_bytes(*s)).wrapping_sub(st_zp);
-                    a.wrapping_add(i32::from(i16::from_le_bytes(*w)).wrapping_mul(sv))
-                })
+                // Σ w·(s − zp) = Σ w·s − zp·Σ w, in wrapping int32 alike.
+                let wsum = if st_zp == 0 {
+                    0
+                } else {
+                    let w = wr.get(..sr.len().min(wr.len())).unwrap_or(&[]);
+                    w.as_chunks::<2>().0.iter().fold(0i32, |a, w| {
+                        a.wrapping_add(i32::from(i16::from_le_bytes(*w)))
+                    })
+                };
+                dot_i16x16(sr, wr).wrapping_sub(st_zp.wrapping_mul(wsum))
             } else {
-                sr.iter().zip(wr).fold(0i32, |a, (&s, &w)| {
-                    let sv = i32::from(s as i8).wrapping_sub(st_zp);
-                    a.wrapping_add(i32::from(w as i8).wrapping_mul(sv))
-                })
+                // Σ w·(s − zp): the int8 dot product (SMLAD on DSP cores).
+                dot_i8(sr, 0, wr, 0, sr.len().min(wr.len()), st_zp.wrapping_neg())
             };
             put_i32(scratch, b * filters + i, acc);
         }
