@@ -111,6 +111,23 @@ fn main() -> ! {
             cases += 2;
         }
     }
+    // int16 pairs: every length 0..=40 bytes (odd pair counts and an odd
+    // trailing byte), then the largest products, whose sum wraps.
+    let mut a = [0u8; 40];
+    let mut b = [0u8; 40];
+    for n in 0..=40 {
+        rng.fill(&mut a);
+        rng.fill(&mut b);
+        let (want, got) = dsp_check::dot_i16(&a[..n], &b[..n]);
+        bad += u32::from(want != got);
+        cases += 1;
+    }
+    let (want, got) = dsp_check::dot_i16(&[0x00, 0x80], &[0x00, 0x80]);
+    bad += u32::from(want != got);
+    let mins = [0x00u8, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80];
+    let (want, got) = dsp_check::dot_i16(&mins, &mins);
+    bad += u32::from(want != got);
+    cases += 2;
     hprintln!(
         "dsp_exact: {} cases, {} differ (DSP path {})",
         cases,
