@@ -14,7 +14,32 @@ pub fn srdhm(a: i32, b: i32) -> i32 {
     // gemmlowp adds 2^30 (1 − 2^30 when ab < 0) and divides by 2^31
     // truncating; for every product that equals flooring ab + 2^30, which
     // is one multiply-accumulate and a shift (SMLAL on Cortex-M).
-    ((i64::from(a) * i64::from(b) + (1 << 30)) >> 31) as i32
+    ((mul_wide(a, b) + (1 << 30)) >> 31) as i32
+}
+
+/// The exact product `a · b`. Armv6-M has no 32×32→64 multiply (LLVM calls
+/// `__aeabi_lmul`, a 64×64 one): there it is [`mul_by_halves`].
+#[inline(always)]
+pub fn mul_wide(a: i32, b: i32) -> i64 {
+    #[cfg(all(target_arch = "arm", not(target_feature = "thumb2")))]
+    return mul_by_halves(a, b);
+    #[cfg(not(all(target_arch = "arm", not(target_feature = "thumb2"))))]
+    return i64::from(a) * i64::from(b);
+}
+
+/// `a · b` from four 16-bit partial products, each one 32-bit MULS:
+/// a = ah·2^16 + al with al in [0, 2^16), so |ah·bl| < 2^31.
+#[cfg_attr(
+    not(all(target_arch = "arm", not(target_feature = "thumb2"))),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn mul_by_halves(a: i32, b: i32) -> i64 {
+    let (al, ah) = (a & 0xffff, a >> 16);
+    let (bl, bh) = (b & 0xffff, b >> 16);
+    let lo = (al as u32) * (bl as u32);
+    let mid = i64::from(ah * bl) + i64::from(al * bh);
+    (i64::from(ah * bh) << 32) + (mid << 16) + i64::from(lo)
 }
 
 /// gemmlowp `SaturatingRoundingDoublingHighMul` for int16 operands.
@@ -435,6 +460,40 @@ mod tests {
                     / (1i64 << ls) as f64) as i32;
                 assert_eq!(input_radius(ib, ls, 31), want, "ib {ib} ls {ls}");
             }
+        }
+    }
+
+    /// The Armv6-M product against the 64-bit one, at the extremes and on
+    /// a pseudo-random walk.
+    #[test]
+    fn products_by_halves_are_exact() {
+        let edges = [
+            0,
+            1,
+            -1,
+            0xffff,
+            0x10000,
+            -0x10000,
+            i32::MAX,
+            i32::MIN,
+            i32::MIN + 1,
+        ];
+        for &a in &edges {
+            for &b in &edges {
+                assert_eq!(
+                    mul_by_halves(a, b),
+                    i64::from(a) * i64::from(b),
+                    "{a} · {b}"
+                );
+            }
+        }
+        let mut x = 0x9e37_79b9u32;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let (a, b) = (x as i32, x.rotate_left(11) as i32);
+            assert_eq!(mul_by_halves(a, b), i64::from(a) * i64::from(b));
         }
     }
 

@@ -404,7 +404,7 @@ impl Requant {
             return self.apply_general(acc);
         }
         let x = acc.wrapping_mul(self.lmul).wrapping_add(self.bias);
-        let p = i64::from(x) * i64::from(self.m) + (1 << 30);
+        let p = fx::mul_wide(x, self.m) + (1 << 30);
         let t = self.tz.wrapping_add((p >> 63) as i32);
         let v = ((p.wrapping_add(i64::from(t) << 31) >> 32) as i32) >> self.rm1;
         v.clamp(-128, 127) as i8 as u8
@@ -426,7 +426,7 @@ impl Requant {
         if self.r0 {
             return self.srdhm(x);
         }
-        let p = i64::from(x) * i64::from(self.m) + (1 << 30);
+        let p = fx::mul_wide(x, self.m) + (1 << 30);
         // t = 2^(r−1) − [P < 0] ≥ 0: shifted as unsigned, the 64-bit add
         // takes it as two shifted operands (ADDS/ADC).
         let t = self.half.wrapping_add((p >> 63) as i32) as u32;
@@ -441,7 +441,7 @@ impl Requant {
         if x == i32::MIN && self.m == i32::MIN {
             i32::MAX
         } else {
-            ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32
+            ((fx::mul_wide(x, self.m) + (1 << 30)) >> 31) as i32
         }
     }
 
@@ -454,7 +454,7 @@ impl Requant {
             if x == i32::MIN && self.m == i32::MIN {
                 return i32::MAX;
             }
-            return ((i64::from(x) * i64::from(self.m) + (1 << 30)) >> 31) as i32;
+            return ((fx::mul_wide(x, self.m) + (1 << 30)) >> 31) as i32;
         }
         self.scale(acc)
     }
