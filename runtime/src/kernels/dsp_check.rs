@@ -170,9 +170,9 @@ pub fn gate_rows(x: &[u8], w: &[u8], rows: usize, x_off: i32) -> ([i32; 8], [i32
 /// state against its time weights), wrapping.
 pub fn dot_i16(a: &[u8], b: &[u8]) -> (i32, i32) {
     let mut want = 0i32;
-    for (x, y) in a.chunks_exact(2).zip(b.chunks_exact(2)) {
-        let x = i32::from(i16::from_le_bytes([x[0], x[1]]));
-        let y = i32::from(i16::from_le_bytes([y[0], y[1]]));
+    for (x, y) in a.as_chunks::<2>().0.iter().zip(b.as_chunks::<2>().0) {
+        let x = i32::from(i16::from_le_bytes(*x));
+        let y = i32::from(i16::from_le_bytes(*y));
         want = want.wrapping_add(x.wrapping_mul(y));
     }
     (want, super::epilogue::dot_i16x16(a, b))
