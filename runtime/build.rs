@@ -4,13 +4,21 @@
 //! `target_feature = "dsp"` to `cfg`, hence the target name. Armv8-M Mainline
 //! (`thumbv8m.main-*`) is left out: there the extension is optional (a
 //! Cortex-M33 may lack it), so the target name cannot promise it.
+//! Sets `cfg(microarena_v6m)` on `thumbv6m-*` (Armv6-M: Cortex-M0/M0+),
+//! where the 1×1 convolution's inner loop is a Thumb-1 `asm!` loop
+//! (src/kernels/v6m.rs): LLVM spills its four accumulators from the eight
+//! low registers, the loop keeps them in high ones.
 //! `MICROARENA_PORTABLE=1` keeps the portable path (for A/B measurements).
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(microarena_dsp)");
+    println!("cargo::rustc-check-cfg=cfg(microarena_v6m)");
     println!("cargo::rerun-if-env-changed=MICROARENA_PORTABLE");
     let target = std::env::var("TARGET").unwrap_or_default();
-    let dsp = target.starts_with("thumbv7em");
-    if dsp && std::env::var("MICROARENA_PORTABLE").map_or(true, |v| v.is_empty() || v == "0") {
+    let asm_ok = std::env::var("MICROARENA_PORTABLE").map_or(true, |v| v.is_empty() || v == "0");
+    if asm_ok && target.starts_with("thumbv7em") {
         println!("cargo::rustc-cfg=microarena_dsp");
+    }
+    if asm_ok && target.starts_with("thumbv6m") {
+        println!("cargo::rustc-cfg=microarena_v6m");
     }
 }

@@ -111,9 +111,10 @@
 //! ```
 
 #![no_std]
-// The only exception is `kernels/dsp.rs` (inline SXTB16/SMLAD on DSP cores).
-#![cfg_attr(not(microarena_dsp), forbid(unsafe_code))]
-#![cfg_attr(microarena_dsp, deny(unsafe_code))]
+// The only exceptions are `kernels/dsp.rs` (inline SXTB16/SMLAD on DSP
+// cores) and `kernels/v6m.rs` (one Thumb-1 loop on Armv6-M).
+#![cfg_attr(not(any(microarena_dsp, microarena_v6m)), forbid(unsafe_code))]
+#![cfg_attr(any(microarena_dsp, microarena_v6m), deny(unsafe_code))]
 #![cfg_attr(
     not(test),
     deny(

@@ -2,7 +2,8 @@
 //! each returns (a plain per-element reference, what the kernels compute in
 //! this build), so the test can check the `asm!` island of `dsp.rs` bit for
 //! bit under QEMU on random data. Builds without the DSP path compare the
-//! portable loops with the same reference.
+//! portable loops with the same reference — on Armv6-M that includes the
+//! Thumb-1 loop of `v6m.rs` behind [`rows4`].
 
 /// Whether this build has the SXTB16/SMLAD path (`cfg(microarena_dsp)`).
 pub const ENABLED: bool = cfg!(microarena_dsp);

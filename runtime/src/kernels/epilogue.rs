@@ -233,12 +233,23 @@ pub(crate) fn accumulate_rows(x: &[u8], w: &[u8], stride: usize, acc: &mut [i32]
 #[cfg(microarena_dsp)]
 const ROWS4_WORDS: usize = 64;
 
+/// Input values a [`Rows4`] keeps interleaved on portable builds (512 B of
+/// stack): rows up to 128 values; longer rows finish on the per-row loop.
+#[cfg(not(microarena_dsp))]
+const ROWS4_INPUTS: usize = 128;
+
 /// Four filter rows of a matrix product, prepared once for many input
 /// vectors (the pixels of a 1×1 convolution): on DSP cores their bytes are
 /// unpacked into 16-bit lanes here, so each pixel's pass unpacks only its
 /// input, once for all four rows.
 pub(crate) struct Rows4<'w> {
     rows: [&'w [u8]; 4],
+    /// Portable builds: per input value, the four rows' weights in one word
+    /// (row k in byte k), so each input value is loaded once for four rows.
+    #[cfg(not(microarena_dsp))]
+    inter: [u32; ROWS4_INPUTS],
+    #[cfg(not(microarena_dsp))]
+    done: usize,
     #[cfg(microarena_dsp)]
     /// Per input word, the four rows' (bytes 0 and 2, bytes 1 and 3) lanes.
     /// Flat, so that making it is one memclr, not one per word.
@@ -252,6 +263,10 @@ impl<'w> Rows4<'w> {
     pub(crate) fn new(rows: [&'w [u8]; 4]) -> Self {
         let mut r = Rows4 {
             rows: [&[]; 4],
+            #[cfg(not(microarena_dsp))]
+            inter: [0; ROWS4_INPUTS],
+            #[cfg(not(microarena_dsp))]
+            done: 0,
             #[cfg(microarena_dsp)]
             lanes: [0u32; 8 * ROWS4_WORDS],
             #[cfg(microarena_dsp)]
@@ -274,7 +289,26 @@ impl<'w> Rows4<'w> {
             (4 * words, sums)
         };
         #[cfg(not(microarena_dsp))]
-        let (done, mut sums) = (0, [0i32; 4]);
+        let (done, mut sums) = {
+            let n = rows
+                .iter()
+                .map(|r| r.len())
+                .max()
+                .unwrap_or(0)
+                .min(ROWS4_INPUTS);
+            let mut sums = [0i32; 4];
+            for (i, slot) in self.inter.iter_mut().enumerate().take(n) {
+                let mut word = 0u32;
+                for (k, (r, s)) in rows.iter().zip(sums.iter_mut()).enumerate() {
+                    let v = r.get(i).copied().unwrap_or(0);
+                    *s = s.wrapping_add(i32::from(v as i8));
+                    word |= u32::from(v) << (8 * k);
+                }
+                *slot = word;
+            }
+            self.done = n;
+            (n, sums)
+        };
         for (s, r) in sums.iter_mut().zip(rows) {
             *s = r
                 .get(done..)
@@ -296,7 +330,24 @@ impl<'w> Rows4<'w> {
             (super::dsp::dot1x4_unpacked(x, lanes), 4 * words)
         };
         #[cfg(not(microarena_dsp))]
-        let (mut acc, done) = ([0i32; 4], 0);
+        let (mut acc, done) = {
+            let n = x.len().min(self.done);
+            let inter = self.inter.get(..n).unwrap_or(&[]);
+            #[cfg(microarena_v6m)]
+            let a = super::v6m::dot1x4_interleaved(x, inter);
+            #[cfg(not(microarena_v6m))]
+            let mut a = [0i32; 4];
+            #[cfg(not(microarena_v6m))]
+            for (&xv, &w) in x.iter().zip(inter) {
+                let xv = i32::from(xv as i8);
+                // Row k's weight is byte k, sign-extended.
+                a[0] = a[0].wrapping_add(((w << 24) as i32 >> 24).wrapping_mul(xv));
+                a[1] = a[1].wrapping_add(((w << 16) as i32 >> 24).wrapping_mul(xv));
+                a[2] = a[2].wrapping_add(((w << 8) as i32 >> 24).wrapping_mul(xv));
+                a[3] = a[3].wrapping_add((w as i32 >> 24).wrapping_mul(xv));
+            }
+            (a, n)
+        };
         let xs = x.get(done..).unwrap_or(&[]);
         if xs.is_empty() {
             return acc;

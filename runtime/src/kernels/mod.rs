@@ -55,6 +55,8 @@ mod softmax;
 mod split;
 mod svdf;
 mod transpose_conv;
+#[cfg(microarena_v6m)]
+mod v6m;
 mod window;
 
 use microarena_image as rl;

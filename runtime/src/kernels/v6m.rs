@@ -1,0 +1,83 @@
+//! The runtime's one Armv6-M `asm!` loop (`cfg(microarena_v6m)`, set by
+//! build.rs for `thumbv6m-*`): the 1×1 convolution's four-row dot product
+//! over interleaved weights ([`super::epilogue::Rows4`] on portable builds).
+//!
+//! Why asm: Thumb-1 arithmetic reaches only r0–r7, and r6/r7 are LLVM's; with
+//! the input and weight pointers, the index, the input value, the weight word
+//! and a temporary, four accumulators do not fit, and LLVM spilled two of
+//! them to the stack inside the loop (≈7.5 instructions per multiply-
+//! accumulate). `ADD Rd, Rm` takes high registers, so here the accumulators
+//! live in r8, r10, r11 and r12, and a negative index counting up to zero
+//! needs no compare: 18 instructions per four multiply-accumulates.
+//!
+//! Soundness: the loop reads `x[0..n]` and `w[0..n]` (bytes and words), `n`
+//! at most both lengths and at least 1 (checked before), writes only the
+//! registers it names, and touches no stack.
+//!
+//! Bit-exactness: MULS and ADD wrap modulo 2^32 as the portable loop's
+//! `wrapping_mul`/`wrapping_add`; the weights are sign-extended bytes of the
+//! word (SXTB, LSLS+ASRS, ASRS) exactly as the portable loop extracts them.
+#![allow(unsafe_code)]
+
+use core::arch::asm;
+
+/// `[Σ x[i]·row_k[i]]` for k = 0..4 over `min(x.len(), w.len())` values,
+/// row k's weight for input i being byte k of `w[i]` (as int8), wrapping.
+#[inline(never)]
+pub(crate) fn dot1x4_interleaved(x: &[u8], w: &[u32]) -> [i32; 4] {
+    let n = x.len().min(w.len());
+    let mut acc = [0i32; 4];
+    if n == 0 {
+        return acc;
+    }
+    let (a0, a1, a2, a3): (i32, i32, i32, i32);
+    // SAFETY: see the module doc: reads x[..n] and w[..n], 1 ≤ n ≤ both.
+    unsafe {
+        asm!(
+            // High registers are clobbers only in Thumb-1 `asm!`: the sums
+            // start and end in them here, moved through low ones.
+            "movs {t}, #0",
+            "mov r8, {t}",
+            "mov r10, {t}",
+            "mov r11, {t}",
+            "mov r12, {t}",
+            // i runs from −n up to 0 over the input's end (ADDS sets Z).
+            "2:",
+            "ldrsb {xv}, [{xe}, {i}]",
+            "ldm {wp}!, {{{wv}}}",
+            "sxtb {t}, {wv}",
+            "muls {t}, {xv}, {t}",
+            "add r8, {t}",
+            "lsls {t}, {wv}, #16",
+            "asrs {t}, {t}, #24",
+            "muls {t}, {xv}, {t}",
+            "add r10, {t}",
+            "lsls {t}, {wv}, #8",
+            "asrs {t}, {t}, #24",
+            "muls {t}, {xv}, {t}",
+            "add r11, {t}",
+            "asrs {wv}, {wv}, #24",
+            "muls {wv}, {xv}, {wv}",
+            "add r12, {wv}",
+            "adds {i}, #1",
+            "bne 2b",
+            "mov {xv}, r8",
+            "mov {wv}, r10",
+            "mov {t}, r11",
+            "mov {i}, r12",
+            xe = in(reg) x.as_ptr().wrapping_add(n),
+            wp = inout(reg) w.as_ptr() => _,
+            i = inout(reg) n.wrapping_neg() => a3,
+            xv = out(reg) a0,
+            wv = out(reg) a1,
+            t = out(reg) a2,
+            out("r8") _,
+            out("r10") _,
+            out("r11") _,
+            out("r12") _,
+            options(readonly, nostack),
+        );
+    }
+    acc = [a0, a1, a2, a3];
+    acc
+}
