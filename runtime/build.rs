@@ -5,9 +5,11 @@
 //! (`thumbv8m.main-*`) is left out: there the extension is optional (a
 //! Cortex-M33 may lack it), so the target name cannot promise it.
 //! Sets `cfg(microarena_v6m)` on `thumbv6m-*` (Armv6-M: Cortex-M0/M0+),
-//! where the 1×1 convolution's inner loop is a Thumb-1 `asm!` loop
-//! (src/kernels/v6m.rs): LLVM spills its four accumulators from the eight
-//! low registers, the loop keeps them in high ones.
+//! where the 1×1 convolution's and the paired int8 rows' inner loops are
+//! Thumb-1 `asm!` (src/kernels/v6m.rs: LLVM spills their sums from the eight
+//! low registers, the loops keep them in high ones) and requantization
+//! multiplies by 16-bit halves (`fixedpoint::mul_wide`: no `__aeabi_lmul`).
+//! Stable Rust exposes no `thumb2` target feature to `cfg`, hence the name.
 //! `MICROARENA_PORTABLE=1` keeps the portable path (for A/B measurements).
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(microarena_dsp)");

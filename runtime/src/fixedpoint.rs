@@ -18,21 +18,19 @@ pub fn srdhm(a: i32, b: i32) -> i32 {
 }
 
 /// The exact product `a · b`. Armv6-M has no 32×32→64 multiply (LLVM calls
-/// `__aeabi_lmul`, a 64×64 one): there it is [`mul_by_halves`].
+/// `__aeabi_lmul`, a 64×64 one): there (`cfg(microarena_v6m)`, build.rs;
+/// stable Rust has no `target_feature` to tell it) it is [`mul_by_halves`].
 #[inline(always)]
 pub fn mul_wide(a: i32, b: i32) -> i64 {
-    #[cfg(all(target_arch = "arm", not(target_feature = "thumb2")))]
+    #[cfg(microarena_v6m)]
     return mul_by_halves(a, b);
-    #[cfg(not(all(target_arch = "arm", not(target_feature = "thumb2"))))]
+    #[cfg(not(microarena_v6m))]
     return i64::from(a) * i64::from(b);
 }
 
 /// `a · b` from four 16-bit partial products, each one 32-bit MULS:
 /// a = ah·2^16 + al with al in [0, 2^16), so |ah·bl| < 2^31.
-#[cfg_attr(
-    not(all(target_arch = "arm", not(target_feature = "thumb2"))),
-    allow(dead_code)
-)]
+#[cfg_attr(not(microarena_v6m), allow(dead_code))]
 #[inline(always)]
 fn mul_by_halves(a: i32, b: i32) -> i64 {
     let (al, ah) = (a & 0xffff, a >> 16);

@@ -186,6 +186,14 @@ pub(crate) fn dot2_i8(
     {
         return pair;
     }
+    #[cfg(microarena_v6m)]
+    if let (Some(xs), Some(w0), Some(w1)) = (
+        x.get(xb..xb.saturating_add(n)),
+        w.get(wb0..wb0.saturating_add(n)),
+        w.get(wb1..wb1.saturating_add(n)),
+    ) {
+        return super::v6m::dot2_i8(xs, w0, w1, x_off);
+    }
     (
         dot_i8(x, xb, w, wb0, n, x_off),
         dot_i8(x, xb, w, wb1, n, x_off),

@@ -278,7 +278,8 @@ fn gate_i8(
                     }
                 }
             }
-            if w.1 == 0 {
+            // Armv6-M takes rows in pairs (its Thumb-1 loop holds two sums).
+            if !cfg!(microarena_v6m) && w.1 == 0 {
                 while o + 2 < s.state {
                     let rows = [o, o + 1, o + 2].map(|r| r * n_in);
                     let acc = dot3_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());
@@ -287,6 +288,8 @@ fn gate_i8(
                     }
                     o += 3;
                 }
+            }
+            if w.1 == 0 {
                 while o + 1 < s.state {
                     let rows = (o * n_in, (o + 1) * n_in);
                     let (a0, a1) = dot2_i8(inp, xrow, w.0, rows, n_in, zp.wrapping_neg());

@@ -81,3 +81,52 @@ pub(crate) fn dot1x4_interleaved(x: &[u8], w: &[u32]) -> [i32; 4] {
     acc = [a0, a1, a2, a3];
     acc
 }
+
+/// `(Σ w0[i]·(x[i] + x_off), Σ w1[i]·(x[i] + x_off))` over
+/// `min(x.len(), w0.len(), w1.len())` int8 values, wrapping: each input value
+/// is loaded once for both rows (the LSTM gates' and FULLY_CONNECTED's row
+/// pairs), 10 instructions per two multiply-accumulates.
+#[inline(never)]
+pub(crate) fn dot2_i8(x: &[u8], w0: &[u8], w1: &[u8], x_off: i32) -> (i32, i32) {
+    let n = x.len().min(w0.len()).min(w1.len());
+    if n == 0 {
+        return (0, 0);
+    }
+    let (a0, a1): (i32, i32);
+    // SAFETY: reads x[..n], w0[..n] and w1[..n], 1 ≤ n ≤ each length (the
+    // module doc's argument).
+    unsafe {
+        asm!(
+            // The offset and both sums in high registers (set through low
+            // ones: Thumb-1 `asm!` takes high registers as clobbers only).
+            "mov r8, {t}",
+            "movs {t}, #0",
+            "mov r10, {t}",
+            "mov r11, {t}",
+            "2:",
+            "ldrsb {xv}, [{xe}, {i}]",
+            "add {xv}, r8",
+            "ldrsb {t}, [{w0e}, {i}]",
+            "muls {t}, {xv}, {t}",
+            "add r10, {t}",
+            "ldrsb {t}, [{w1e}, {i}]",
+            "muls {t}, {xv}, {t}",
+            "add r11, {t}",
+            "adds {i}, #1",
+            "bne 2b",
+            "mov {xv}, r10",
+            "mov {t}, r11",
+            xe = in(reg) x.as_ptr().wrapping_add(n),
+            w0e = in(reg) w0.as_ptr().wrapping_add(n),
+            w1e = in(reg) w1.as_ptr().wrapping_add(n),
+            i = inout(reg) n.wrapping_neg() => _,
+            xv = out(reg) a0,
+            t = inout(reg) x_off => a1,
+            out("r8") _,
+            out("r10") _,
+            out("r11") _,
+            options(readonly, nostack),
+        );
+    }
+    (a0, a1)
+}
