@@ -108,7 +108,9 @@ fn main() -> ! {
             bad += u32::from(want != got);
             let (want, got) = dsp_check::depthwise4_bcast(&xi, &wf, &taps, c0, off);
             bad += u32::from(want != got);
-            cases += 2;
+            let (want, got) = dsp_check::window3x3(&xi, &wf, &taps, c0, off);
+            bad += u32::from(want != got);
+            cases += 3;
         }
     }
     // int16 pairs: every length 0..=40 bytes (odd pair counts and an odd

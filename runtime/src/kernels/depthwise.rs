@@ -349,6 +349,8 @@ fn strip_row(
     let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
     const R1: usize = STRIP;
     const R2: usize = 2 * STRIP;
+    #[cfg(microarena_v6m)]
+    let (t9, bias) = taps9([0, 1, 2, R1, R1 + 1, R1 + 2, R2, R2 + 1, R2 + 2], w, in_off);
     for p in 0..ow {
         let Some(win) = s
             .get(p * sw..)
@@ -356,6 +358,15 @@ fn strip_row(
         else {
             break;
         };
+        #[cfg(microarena_v6m)]
+        if let Some(sum) = super::v6m::quad_taps9_words(win, &t9) {
+            let a = core::array::from_fn(|k| sum[k].wrapping_add(bias[k]));
+            if let Some(o) = out.get_mut(oi..oi + n) {
+                Requant::apply4(q, a, o);
+            }
+            oi += oc;
+            continue;
+        }
         let at = |k: usize| win.get(k).copied().unwrap_or(0).to_le_bytes();
         let mut a = quad_mac([0; 4], at(0), w0, off2, in_off);
         a = quad_mac(a, at(1), w1, off2, in_off);
@@ -371,6 +382,23 @@ fn strip_row(
         }
         oi += oc;
     }
+}
+
+/// A 3×3 window for Armv6-M's unrolled loop (`v6m::quad_taps9_*`): per
+/// tap its byte offset (`words[t]` words) and weight word, and per channel
+/// `in_off · Σ_t w_t`, which the loop leaves to its caller. Made once per
+/// row of windows.
+#[cfg(microarena_v6m)]
+pub(super) fn taps9(words: [usize; 9], w: &[QuadW; 9], in_off: i32) -> ([[u32; 2]; 9], [i32; 4]) {
+    let mut wsum = [0i32; 4];
+    let taps = core::array::from_fn(|t| {
+        let ww = w.get(t).map_or(0, |q| q[0]);
+        for (k, s) in wsum.iter_mut().enumerate() {
+            *s = s.wrapping_add(i32::from((ww >> (8 * k)) as u8 as i8));
+        }
+        [(4 * words.get(t).copied().unwrap_or(0)) as u32, ww]
+    });
+    (taps, wsum.map(|s| s.wrapping_mul(in_off)))
 }
 
 /// A run of output pixels along a row whose 3×3 windows lie inside the
@@ -405,7 +433,26 @@ fn quad3x3_dense<const B: bool, const W: bool>(
     let (r1, r2, c2) = (rs, 2 * rs, 2 * ic);
     let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
     let (mut xi, mut oi) = (run.x / unit, run.out);
+    #[cfg(microarena_v6m)]
+    let (t9, bias) = taps9(
+        [0, ic, c2, r1, r1 + ic, r1 + c2, r2, r2 + ic, r2 + c2],
+        w,
+        in_off,
+    );
     for _ in 0..run.pixels {
+        // Armv6-M: whole words (W) through the unrolled Thumb-1 window.
+        #[cfg(microarena_v6m)]
+        if W && !B
+            && let Some(sum) = super::v6m::quad_taps9_bytes(x.get(4 * xi..).unwrap_or(&[]), &t9)
+        {
+            let a = core::array::from_fn(|k| sum[k].wrapping_add(bias[k]));
+            if let Some(o) = out.get_mut(oi..oi + run.channels) {
+                Requant::apply4(q, a, o);
+            }
+            xi += run.x_step / unit;
+            oi += run.out_step;
+            continue;
+        }
         // Inside the input by construction; a tap past it reads zeros.
         let win = if W { &[] } else { x.get(xi..).unwrap_or(&[]) };
         let winw = if W { xw.get(xi..).unwrap_or(&[]) } else { &[] };

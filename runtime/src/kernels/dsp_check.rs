@@ -94,6 +94,42 @@ pub fn depthwise4(
     (want, got)
 }
 
+/// [`depthwise4`] over a 3×3 window as the 3×3 kernels run it in this
+/// build: on Armv6-M the unrolled Thumb-1 window (`v6m.rs`) with the input
+/// offset added after; elsewhere the per-tap path. Input indices plus `c0`
+/// must be multiples of 4 (whole words) and `x` at most 256 bytes.
+pub fn window3x3(
+    x: &[u8],
+    w: &[u8],
+    taps: &[(usize, usize); 9],
+    c0: usize,
+    x_off: i32,
+) -> ([i32; 4], [i32; 4]) {
+    let (want, got) = depthwise4(x, w, taps, c0, x_off);
+    #[cfg(microarena_v6m)]
+    {
+        let _ = got;
+        let mut words = [0u32; 64];
+        for (d, b) in words.iter_mut().zip(x.as_chunks::<4>().0) {
+            *d = u32::from_le_bytes(*b);
+        }
+        let quad = |i: usize| {
+            w.get(i + c0..)
+                .and_then(|s| s.first_chunk::<4>())
+                .copied()
+                .unwrap_or_default()
+        };
+        let wq = taps.map(|(fi, _)| super::depthwise::quad_weights(quad(fi)));
+        let (t9, bias) = super::depthwise::taps9(taps.map(|(_, ii)| (ii + c0) / 4), &wq, x_off);
+        let got = super::v6m::quad_taps9_words(&words, &t9).map_or([i32::MIN; 4], |s| {
+            core::array::from_fn(|k| s[k].wrapping_add(bias[k]))
+        });
+        return (want, got);
+    }
+    #[allow(unreachable_code)]
+    (want, got)
+}
+
 /// [`depthwise4`] for one input channel shared by the four output channels
 /// (a depth multiplier of 4 or more): each tap reads the byte `x[ii]`.
 pub fn depthwise4_bcast(
