@@ -130,6 +130,17 @@ fn main() -> ! {
     let (want, got) = dsp_check::dot_i16(&mins, &mins);
     bad += u32::from(want != got);
     cases += 2;
+    // A broadcast depthwise row (one input channel, four output channels):
+    // every length to 24 taps.
+    let mut wb = [0u8; 96];
+    for n in 0..=24 {
+        rng.fill(&mut xi[..24]);
+        rng.fill(&mut wb);
+        let off = OFFSETS[n % OFFSETS.len()];
+        let (want, got) = dsp_check::bcast_row(&xi[..n], &wb[..4 * n], off);
+        bad += u32::from(want != got);
+        cases += 1;
+    }
     hprintln!(
         "dsp_exact: {} cases, {} differ (DSP path {})",
         cases,

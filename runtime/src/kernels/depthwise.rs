@@ -563,6 +563,13 @@ fn quad3x3_run<const B: bool>(
 trait TapRows {
     /// Taps `kx0..kx0 + n` of filter row `ky`, as [`quad_mac`] takes them.
     fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = QuadW>;
+
+    /// The same taps as one weight word each, where they are stored so
+    /// (portable builds' unpacked weights).
+    #[cfg(microarena_v6m)]
+    fn row_words(&self, _ky: usize, _kx0: usize, _n: usize) -> Option<&[u32]> {
+        None
+    }
 }
 
 /// Weights unpacked once per four channels, `fw` taps a row.
@@ -576,6 +583,12 @@ impl TapRows for Unpacked<'_> {
     fn row(&self, ky: usize, kx0: usize, n: usize) -> impl Iterator<Item = QuadW> {
         let at = ky * self.fw + kx0;
         self.wq.get(at..at + n).unwrap_or(&[]).iter().copied()
+    }
+
+    #[cfg(microarena_v6m)]
+    fn row_words(&self, ky: usize, kx0: usize, n: usize) -> Option<&[u32]> {
+        let at = ky * self.fw + kx0;
+        self.wq.get(at..at + n).map(|w| w.as_flattened())
     }
 }
 
@@ -626,6 +639,16 @@ fn quad_window<const B: bool, T: TapRows>(
                 let xv = i32::from(xb as i8).wrapping_add(in_off);
                 [a0, a1, a2, a3] = quad_mac_bcast([a0, a1, a2, a3], xv, wk);
             };
+            #[cfg(microarena_v6m)]
+            if ts == 1
+                && let Some(ww) = taps.row_words(ky, kx0, n)
+            {
+                // Armv6-M: the row through its Thumb-1 loop.
+                let mut a = [a0, a1, a2, a3];
+                super::v6m::bcast_row(&mut a, xr, ww, in_off);
+                acc = a;
+                continue;
+            }
             if ts == 1 {
                 // A single-channel input (audio spectrograms): the row's
                 // taps are consecutive bytes.

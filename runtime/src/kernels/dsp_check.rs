@@ -214,3 +214,36 @@ pub fn dot_i16(a: &[u8], b: &[u8]) -> (i32, i32) {
     }
     (want, super::epilogue::dot_i16x16(a, b))
 }
+
+/// A filter row of a depthwise window whose four channels share one input
+/// channel, as this build runs it (on Armv6-M the Thumb-1 row loop):
+/// `acc[k] = k + 1 + Σ_i w[4i + k]·(x[i] + x_off)` over the taps both hold
+/// (at most 64), starting from nonzero sums to catch a loop that overwrites.
+pub fn bcast_row(x: &[u8], w: &[u8], x_off: i32) -> ([i32; 4], [i32; 4]) {
+    let start = [1i32, 2, 3, 4];
+    let quads = w.as_chunks::<4>().0;
+    let n = x.len().min(quads.len()).min(64);
+    let mut want = start;
+    for (&xb, q) in x.iter().zip(quads).take(n) {
+        let xv = i32::from(xb as i8).wrapping_add(x_off);
+        for (a, &wb) in want.iter_mut().zip(q) {
+            *a = a.wrapping_add(i32::from(wb as i8).wrapping_mul(xv));
+        }
+    }
+    let mut got = start;
+    #[cfg(microarena_v6m)]
+    {
+        let mut words = [0u32; 64];
+        for (d, q) in words.iter_mut().zip(quads) {
+            *d = u32::from_le_bytes(*q);
+        }
+        let (x, words) = (x.get(..n).unwrap_or(&[]), words.get(..n).unwrap_or(&[]));
+        super::v6m::bcast_row(&mut got, x, words, x_off);
+    }
+    #[cfg(not(microarena_v6m))]
+    for (&xb, q) in x.iter().zip(quads).take(n) {
+        let xv = i32::from(xb as i8).wrapping_add(x_off);
+        got = super::depthwise::quad_mac_bcast(got, xv, super::depthwise::quad_weights(*q));
+    }
+    (want, got)
+}
