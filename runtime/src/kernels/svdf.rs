@@ -7,7 +7,7 @@ use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
-use super::epilogue::{dot_i8, dot_i16x16};
+use super::epilogue::{dot_i8, dot_i16x16, dot2_i8};
 use super::fused::act_f32;
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -190,14 +190,22 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     };
     let x_off = input.zero_point.wrapping_neg();
     for b in 0..batch {
-        for r in 0..filters {
-            let dot = dot_i8(x, b * n_in, wf, r * n_in, n_in, x_off);
-            let v = fx::mbqm(dot, m1, s1).clamp(t_min, t_max);
-            put(
-                state,
-                (b * filters + r) * memory + memory - 1,
-                st_zp.wrapping_add(v),
-            );
+        let mut r = 0;
+        while r < filters {
+            // Armv6-M: two filters per pass over the input (its Thumb-1 loop).
+            let (dots, k) = if cfg!(microarena_v6m) && r + 1 < filters {
+                let rows = (r * n_in, (r + 1) * n_in);
+                let (d0, d1) = dot2_i8(x, b * n_in, wf, rows, n_in, x_off);
+                ([d0, d1], 2)
+            } else {
+                ([dot_i8(x, b * n_in, wf, r * n_in, n_in, x_off), 0], 1)
+            };
+            for (j, &dot) in dots.iter().enumerate().take(k) {
+                let v = fx::mbqm(dot, m1, s1).clamp(t_min, t_max);
+                let at = (b * filters + r + j) * memory + memory - 1;
+                put(state, at, st_zp.wrapping_add(v));
+            }
+            r += k;
         }
     }
     // Each filter's memory row of the state against its time weights, as
