@@ -141,6 +141,18 @@ fn main() -> ! {
         bad += u32::from(want != got);
         cases += 1;
     }
+    // Whole broadcast windows: 1-4 rows of 1-8 taps, rows 9 bytes apart.
+    let mut xw = [0u8; 40];
+    for rows in 1..=4 {
+        for n in 1..=8 {
+            rng.fill(&mut xw);
+            rng.fill(&mut wb);
+            let off = OFFSETS[(rows + n) % OFFSETS.len()];
+            let (want, got) = dsp_check::bcast_window(&xw, &wb, (rows, 9, n), off);
+            bad += u32::from(want != got);
+            cases += 1;
+        }
+    }
     hprintln!(
         "dsp_exact: {} cases, {} differ (DSP path {})",
         cases,

@@ -570,6 +570,13 @@ trait TapRows {
     fn row_words(&self, _ky: usize, _kx0: usize, _n: usize) -> Option<&[u32]> {
         None
     }
+
+    /// Rows `ky0..ky1` one after another as weight words, when the window
+    /// takes whole filter rows (`kx0` 0, `n` the filter width).
+    #[cfg(microarena_v6m)]
+    fn window_words(&self, _ky: (usize, usize), _kx0: usize, _n: usize) -> Option<&[u32]> {
+        None
+    }
 }
 
 /// Weights unpacked once per four channels, `fw` taps a row.
@@ -589,6 +596,16 @@ impl TapRows for Unpacked<'_> {
     fn row_words(&self, ky: usize, kx0: usize, n: usize) -> Option<&[u32]> {
         let at = ky * self.fw + kx0;
         self.wq.get(at..at + n).map(|w| w.as_flattened())
+    }
+
+    #[cfg(microarena_v6m)]
+    fn window_words(&self, (ky0, ky1): (usize, usize), kx0: usize, n: usize) -> Option<&[u32]> {
+        if kx0 != 0 || n != self.fw {
+            return None;
+        }
+        self.wq
+            .get(ky0 * self.fw..ky1 * self.fw)
+            .map(|w| w.as_flattened())
     }
 }
 
@@ -628,6 +645,15 @@ fn quad_window<const B: bool, T: TapRows>(
     (off2, in_off): (u32, i32),
 ) -> [i32; 4] {
     let mut acc = [0i32; 4];
+    // Armv6-M, one input channel in a single-channel input, whole filter
+    // rows: the window in one Thumb-1 call.
+    #[cfg(microarena_v6m)]
+    if B && ts == 1
+        && let Some(ww) = taps.window_words((ky0, ky1), kx0, n)
+        && super::v6m::bcast_window(&mut acc, x, (ky1 - ky0, rs, n), ww, in_off)
+    {
+        return acc;
+    }
     for (r, ky) in (ky0..ky1).enumerate() {
         let wr = taps.row(ky, kx0, n);
         let xr = x.get(r * rs..).unwrap_or(&[]);

@@ -247,3 +247,50 @@ pub fn bcast_row(x: &[u8], w: &[u8], x_off: i32) -> ([i32; 4], [i32; 4]) {
     }
     (want, got)
 }
+
+/// [`bcast_row`] over `rows` rows of `n` taps, input rows `rs` bytes apart,
+/// weight rows consecutive (whole filter rows), as this build runs a window
+/// (on Armv6-M the Thumb-1 window loop; elsewhere row by row). At most 64
+/// taps in all.
+pub fn bcast_window(
+    x: &[u8],
+    w: &[u8],
+    (rows, rs, n): (usize, usize, usize),
+    x_off: i32,
+) -> ([i32; 4], [i32; 4]) {
+    let mut want = [1i32, 2, 3, 4];
+    let mut portable = want;
+    for r in 0..rows {
+        let xr = x.get(r * rs..).unwrap_or(&[]);
+        let xr = xr.get(..n).unwrap_or(xr);
+        let wr = w.get(4 * r * n..).unwrap_or(&[]);
+        let wr = wr.get(..4 * n).unwrap_or(wr);
+        let (a, b) = bcast_row(xr, wr, x_off);
+        // bcast_row starts from k + 1: add only what the row added.
+        for (k, ((w, p), (a, b))) in want
+            .iter_mut()
+            .zip(&mut portable)
+            .zip(a.into_iter().zip(b))
+            .enumerate()
+        {
+            *w = w.wrapping_add(a.wrapping_sub(k as i32 + 1));
+            *p = p.wrapping_add(b.wrapping_sub(k as i32 + 1));
+        }
+    }
+    #[cfg(microarena_v6m)]
+    {
+        let _ = portable;
+        let mut words = [0u32; 64];
+        for (d, q) in words.iter_mut().zip(w.as_chunks::<4>().0) {
+            *d = u32::from_le_bytes(*q);
+        }
+        let mut got = [1i32, 2, 3, 4];
+        let words = words.get(..(rows * n).min(64)).unwrap_or(&[]);
+        if !super::v6m::bcast_window(&mut got, x, (rows, rs, n), words, x_off) {
+            got = [i32::MIN; 4];
+        }
+        return (want, got);
+    }
+    #[allow(unreachable_code)]
+    (want, portable)
+}

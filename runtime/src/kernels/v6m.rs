@@ -293,3 +293,112 @@ pub(crate) fn bcast_row(acc: &mut [i32; 4], x: &[u8], w: &[u32], x_off: i32) {
         );
     }
 }
+
+/// [`bcast_row`] over a whole window: `rows` filter rows of `n` taps,
+/// input rows `rs` bytes apart from `x[0]`, weight rows one after another in
+/// `w`; one call per output quad instead of one per row. `false` (nothing
+/// added) unless every row lies inside `x` and `w`.
+#[inline(never)]
+pub(crate) fn bcast_window(
+    acc: &mut [i32; 4],
+    x: &[u8],
+    (rows, rs, n): (usize, usize, usize),
+    w: &[u32],
+    x_off: i32,
+) -> bool {
+    let x_need = rows
+        .checked_sub(1)
+        .and_then(|r| r.checked_mul(rs))
+        .and_then(|o| o.checked_add(n));
+    let w_need = rows.checked_mul(n);
+    let fits = |need: Option<usize>, len: usize| need.is_some_and(|k| k <= len);
+    if rows == 0 || n == 0 || !fits(x_need, x.len()) || !fits(w_need, w.len()) || n > 255 {
+        return false;
+    }
+    // The sums, then the loop state the registers cannot hold.
+    let mut ctx = [
+        acc[0],
+        acc[1],
+        acc[2],
+        acc[3],
+        rows as i32,
+        rs as i32,
+        n as i32,
+    ];
+    // SAFETY: row r reads x[r·rs .. r·rs + n] and the next n weight words,
+    // all inside x and w (checked above); it reads and writes `ctx`, a local
+    // array, and only the registers it names.
+    unsafe {
+        asm!(
+            "mov lr, {ap}",
+            "mov r9, {t}",
+            "ldr {xv}, [{ap}, #0]",
+            "ldr {wv}, [{ap}, #4]",
+            "mov r8, {xv}",
+            "mov r10, {wv}",
+            "ldr {xv}, [{ap}, #8]",
+            "ldr {wv}, [{ap}, #12]",
+            "mov r11, {xv}",
+            "mov r12, {wv}",
+            "ldr {i}, [{ap}, #24]",
+            "adds {xe}, {xe}, {i}",
+            // Row loop: i from −n up to 0 over the row's end.
+            "3:",
+            "mov {t}, lr",
+            "ldr {i}, [{t}, #24]",
+            "negs {i}, {i}",
+            "2:",
+            "ldrsb {xv}, [{xe}, {i}]",
+            "add {xv}, r9",
+            "ldm {wp}!, {{{wv}}}",
+            "sxtb {t}, {wv}",
+            "muls {t}, {xv}, {t}",
+            "add r8, {t}",
+            "lsls {t}, {wv}, #16",
+            "asrs {t}, {t}, #24",
+            "muls {t}, {xv}, {t}",
+            "add r10, {t}",
+            "lsls {t}, {wv}, #8",
+            "asrs {t}, {t}, #24",
+            "muls {t}, {xv}, {t}",
+            "add r11, {t}",
+            "asrs {wv}, {wv}, #24",
+            "muls {wv}, {xv}, {wv}",
+            "add r12, {wv}",
+            "adds {i}, #1",
+            "bne 2b",
+            "mov {t}, lr",
+            "ldr {xv}, [{t}, #20]",
+            "adds {xe}, {xe}, {xv}",
+            "ldr {xv}, [{t}, #16]",
+            "subs {xv}, #1",
+            "str {xv}, [{t}, #16]",
+            "bne 3b",
+            "mov {t}, lr",
+            "mov {xv}, r8",
+            "mov {wv}, r10",
+            "str {xv}, [{t}, #0]",
+            "str {wv}, [{t}, #4]",
+            "mov {xv}, r11",
+            "mov {wv}, r12",
+            "str {xv}, [{t}, #8]",
+            "str {wv}, [{t}, #12]",
+            ap = in(reg) ctx.as_mut_ptr(),
+            xe = inout(reg) x.as_ptr() => _,
+            wp = inout(reg) w.as_ptr() => _,
+            i = out(reg) _,
+            t = inout(reg) x_off => _,
+            xv = out(reg) _,
+            wv = out(reg) _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            out("r12") _,
+            out("lr") _,
+            options(nostack),
+        );
+    }
+    *acc = [ctx[0], ctx[1], ctx[2], ctx[3]];
+    true
+}
