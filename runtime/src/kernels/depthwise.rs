@@ -346,11 +346,36 @@ fn strip_row(
     (off2, in_off): (u32, i32),
     q: &[Requant; 4],
 ) {
-    let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
     const R1: usize = STRIP;
     const R2: usize = 2 * STRIP;
+    #[cfg(microarena_dsp)]
+    let _ = (R1, R2, in_off);
     #[cfg(microarena_v6m)]
     let (t9, bias) = taps9([0, 1, 2, R1, R1 + 1, R1 + 2, R2, R2 + 1, R2 + 2], w, in_off);
+    // The window's sums: one asm block on DSP cores (every tap an immediate
+    // offset), the unrolled Thumb-1 block on Armv6-M, else tap by tap.
+    let window = |win: &[u32; 2 * STRIP + 3]| -> [i32; 4] {
+        #[cfg(microarena_dsp)]
+        return super::dsp::window3x3_strips::<STRIP, { 2 * STRIP + 3 }>(win, w, off2);
+        #[cfg(microarena_v6m)]
+        if let Some(sum) = super::v6m::quad_taps9_words(win, &t9) {
+            return core::array::from_fn(|k| sum[k].wrapping_add(bias[k]));
+        }
+        #[cfg(not(microarena_dsp))]
+        {
+            let [w0, w1, w2, w3, w4, w5, w6, w7, w8] = *w;
+            let at = |k: usize| win.get(k).copied().unwrap_or(0).to_le_bytes();
+            let mut a = quad_mac([0; 4], at(0), w0, off2, in_off);
+            a = quad_mac(a, at(1), w1, off2, in_off);
+            a = quad_mac(a, at(2), w2, off2, in_off);
+            a = quad_mac(a, at(R1), w3, off2, in_off);
+            a = quad_mac(a, at(R1 + 1), w4, off2, in_off);
+            a = quad_mac(a, at(R1 + 2), w5, off2, in_off);
+            a = quad_mac(a, at(R2), w6, off2, in_off);
+            a = quad_mac(a, at(R2 + 1), w7, off2, in_off);
+            quad_mac(a, at(R2 + 2), w8, off2, in_off)
+        }
+    };
     for p in 0..ow {
         let Some(win) = s
             .get(p * sw..)
@@ -358,25 +383,7 @@ fn strip_row(
         else {
             break;
         };
-        #[cfg(microarena_v6m)]
-        if let Some(sum) = super::v6m::quad_taps9_words(win, &t9) {
-            let a = core::array::from_fn(|k| sum[k].wrapping_add(bias[k]));
-            if let Some(o) = out.get_mut(oi..oi + n) {
-                Requant::apply4(q, a, o);
-            }
-            oi += oc;
-            continue;
-        }
-        let at = |k: usize| win.get(k).copied().unwrap_or(0).to_le_bytes();
-        let mut a = quad_mac([0; 4], at(0), w0, off2, in_off);
-        a = quad_mac(a, at(1), w1, off2, in_off);
-        a = quad_mac(a, at(2), w2, off2, in_off);
-        a = quad_mac(a, at(R1), w3, off2, in_off);
-        a = quad_mac(a, at(R1 + 1), w4, off2, in_off);
-        a = quad_mac(a, at(R1 + 2), w5, off2, in_off);
-        a = quad_mac(a, at(R2), w6, off2, in_off);
-        a = quad_mac(a, at(R2 + 1), w7, off2, in_off);
-        a = quad_mac(a, at(R2 + 2), w8, off2, in_off);
+        let a = window(win);
         if let Some(o) = out.get_mut(oi..oi + n) {
             Requant::apply4(q, a, o);
         }

@@ -282,6 +282,121 @@ pub(crate) fn depthwise_mac(acc: [i32; 4], x: [u8; 4], w: [u32; 2], off2: u32) -
     [a0, a1, a2, a3]
 }
 
+/// One 3×3 window of four channels over row strips `R` words apart
+/// (`win[0]` its top-left tap): [`depthwise_mac`] for the nine taps in one
+/// asm block with every tap's offset an immediate, 8 instructions per tap
+/// (LLVM's loop reloaded and re-addressed around each).
+#[inline(always)]
+pub(crate) fn window3x3_strips<const R: usize, const W: usize>(
+    win: &[u32; W],
+    w: &[[u32; 2]; 9],
+    off2: u32,
+) -> [i32; 4] {
+    const { assert!(W >= 2 * R + 3, "the window reaches row 2, column 2") };
+    let (mut a0, mut a1, mut a2, mut a3) = (0i32, 0i32, 0i32, 0i32);
+    // SAFETY: reads nine words of `win` at offsets below 2·R + 3 (its
+    // length, by type) and the 18 words of `w`; writes only the registers
+    // it names.
+    unsafe {
+        asm!(
+            "ldr {x}, [{win}, #{o0}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #0]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            "ldr {x}, [{win}, #{o1}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #8]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            "ldr {x}, [{win}, #{o2}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #16]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            "ldr {x}, [{win}, #{o3}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #24]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            "ldr {x}, [{win}, #{o4}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #32]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            "ldr {x}, [{win}, #{o5}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #40]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            "ldr {x}, [{win}, #{o6}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #48]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            "ldr {x}, [{win}, #{o7}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #56]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            "ldr {x}, [{win}, #{o8}]",
+            "sxtab16 {xe}, {off}, {x}",
+            "sxtab16 {x}, {off}, {x}, ror #8",
+            "ldrd {we}, {wo}, [{wp}, #64]",
+            "smlabb {a0}, {xe}, {we}, {a0}",
+            "smlatt {a2}, {xe}, {we}, {a2}",
+            "smlabb {a1}, {x}, {wo}, {a1}",
+            "smlatt {a3}, {x}, {wo}, {a3}",
+            win = in(reg) win.as_ptr(),
+            wp = in(reg) w.as_ptr(),
+            off = in(reg) off2,
+            x = out(reg) _,
+            xe = out(reg) _,
+            we = out(reg) _,
+            wo = out(reg) _,
+            a0 = inout(reg) a0,
+            a1 = inout(reg) a1,
+            a2 = inout(reg) a2,
+            a3 = inout(reg) a3,
+            o0 = const 4 * (0 * R + 0),
+            o1 = const 4 * (0 * R + 1),
+            o2 = const 4 * (0 * R + 2),
+            o3 = const 4 * (1 * R + 0),
+            o4 = const 4 * (1 * R + 1),
+            o5 = const 4 * (1 * R + 2),
+            o6 = const 4 * (2 * R + 0),
+            o7 = const 4 * (2 * R + 1),
+            o8 = const 4 * (2 * R + 2),
+            options(pure, readonly, nostack),
+        );
+    }
+    [a0, a1, a2, a3]
+}
+
 /// [`depthwise_mac`] for one input value `xv` (offset added, |xv| < 2^15)
 /// shared by the four channels: its bottom half times each weight lane, so
 /// nothing is unpacked per tap.

@@ -95,8 +95,9 @@ pub fn depthwise4(
 }
 
 /// [`depthwise4`] over a 3×3 window as the 3×3 kernels run it in this
-/// build: on Armv6-M the unrolled Thumb-1 window (`v6m.rs`) with the input
-/// offset added after; elsewhere the per-tap path. Input indices plus `c0`
+/// build: on DSP cores the one-block window over row strips, on Armv6-M the
+/// unrolled Thumb-1 window (`v6m.rs`) with the input offset added after;
+/// elsewhere the per-tap path. Input indices plus `c0`
 /// must be multiples of 4 (whole words) and `x` at most 256 bytes.
 pub fn window3x3(
     x: &[u8],
@@ -106,6 +107,21 @@ pub fn window3x3(
     x_off: i32,
 ) -> ([i32; 4], [i32; 4]) {
     let (want, got) = depthwise4(x, w, taps, c0, x_off);
+    #[cfg(microarena_dsp)]
+    {
+        let _ = got;
+        // The nine input words as row strips three words apart.
+        let quad = |s: &[u8], i: usize| {
+            s.get(i + c0..)
+                .and_then(|s| s.first_chunk::<4>())
+                .copied()
+                .unwrap_or_default()
+        };
+        let win: [u32; 9] = taps.map(|(_, ii)| u32::from_le_bytes(quad(x, ii)));
+        let wq = taps.map(|(fi, _)| super::depthwise::quad_weights(quad(w, fi)));
+        let off2 = (x_off as u32 & 0xffff) | ((x_off as u32) << 16);
+        return (want, super::dsp::window3x3_strips::<3, 9>(&win, &wq, off2));
+    }
     #[cfg(microarena_v6m)]
     {
         let _ = got;
