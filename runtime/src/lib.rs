@@ -137,7 +137,7 @@ mod rows_in_place;
 pub use arena::{ArenaAllocator, MemoryUsage, Phase};
 pub use error::Error;
 pub use freeze::freeze_opdata;
-pub use image::{Image, OpInfo, TensorInfo};
+pub use image::{Image, OpInfo, SubgraphInfo, TensorInfo};
 pub use interpreter::Interpreter;
 #[doc(hidden)]
 pub use kernels::Kernel;
