@@ -62,6 +62,12 @@ fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
             .map(|(n, m)| (n.to_string(), m)),
     );
     models.extend(kernel_cases::ethos_u_models());
+    // Several subgraphs: IF, WHILE, CALL_ONCE with resource variables, nested calls.
+    models.extend(
+        kernel_cases::control_flow_cases()
+            .into_iter()
+            .map(|c| (c.name.to_string(), c.model)),
+    );
     models.push((
         "mobilenet_v1_025_96_int8".into(),
         example::mobilenet_v1_025_96_int8(),

@@ -16,6 +16,10 @@ use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions};
 use microarena_runtime::runtime_layout as rl;
 use microarena_runtime::{Error, Interpreter, freeze_opdata};
 
+#[allow(dead_code)]
+#[path = "../../core/examples/kernel_cases.rs"]
+mod kernel_cases;
+
 fn add() -> OpOptions {
     OpOptions::Elementwise {
         activation: Activation::None,
@@ -389,4 +393,28 @@ fn version_5_images_are_refused() {
         Interpreter::new(&image, &mut arena),
         Err(Error::UnsupportedVersion { found: 5 })
     ));
+}
+
+#[test]
+fn every_verify_kernels_control_flow_case_runs_in_its_predicted_arena() {
+    // The cases `scripts/verify-kernels.sh` compares with TFLM, and the
+    // allocation probes with several subgraphs: each runs (as many invokes
+    // as the oracle makes) with the measured high-water = the prediction.
+    let mut models: Vec<(String, Vec<u8>, u32)> = kernel_cases::control_flow_cases()
+        .into_iter()
+        .map(|c| (c.name.to_string(), c.model, c.invokes))
+        .collect();
+    for (name, model) in kernel_cases::probe_models() {
+        if Model::parse(&model).unwrap().subgraphs.len() > 1 {
+            models.push((name.to_string(), model, 2));
+        }
+    }
+    assert!(models.len() >= 14, "{} models", models.len());
+    for (name, model, invokes) in models {
+        with_interpreter(&model, |it| {
+            for _ in 0..invokes {
+                it.invoke().unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        });
+    }
 }
