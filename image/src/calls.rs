@@ -41,14 +41,14 @@ impl CallError {
     }
 }
 
+/// Lists a call graph: calls its argument with each (caller, callee) pair.
+pub type Calls<'a> = &'a dyn Fn(&mut dyn FnMut(usize, i64));
+
 /// Checks the call graph of `n` subgraphs, whose calls `calls` lists by
 /// calling its argument with each (caller, callee) pair (callee as written,
 /// possibly negative or out of range). Returns the call depth from
 /// subgraph 0 (0 when it calls nothing).
-pub fn check_calls(
-    n: usize,
-    calls: &dyn Fn(&mut dyn FnMut(usize, i64)),
-) -> Result<usize, CallError> {
+pub fn check_calls(n: usize, calls: Calls<'_>) -> Result<usize, CallError> {
     if n > MAX_SUBGRAPHS {
         return Err(CallError::TooManySubgraphs { count: n });
     }

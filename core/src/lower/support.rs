@@ -1324,16 +1324,17 @@ pub(super) fn check_subgraph_op(
                 .ok_or(
                     "the resource variable is never assigned (TFLM allocates it at its first ASSIGN_VARIABLE)",
                 )?;
-            let this = if read { op.output(0) } else { op.input(1) };
-            let this = tensor(this).ok_or("the value is missing")?;
+            let slot = if read { op.output(0) } else { op.input(1) };
+            let this = tensor(slot).ok_or("the value is missing")?;
             rule(
                 this.bytes == value.bytes,
                 "the value differs in size from the resource variable",
             )?;
+            // The runtime reads and writes values in the head or constants.
+            let state = this.is_variable && !this.has_data;
             rule(
-                !(this.is_variable && !this.has_data)
-                    && !handle(g, if read { op.output(0) } else { op.input(1) }),
-                "a variable tensor is an input of an op that does not own state",
+                !state && !handle(g, slot),
+                "a variable tensor is the value of READ_VARIABLE or ASSIGN_VARIABLE",
             )?;
             // The runtime resets a resource as a variable tensor (int8: its
             // zero point, others 0); TFLM memsets the zero point's low byte.
