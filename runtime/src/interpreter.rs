@@ -306,9 +306,10 @@ impl<'r, 'm> Run<'r, 'm> {
     }
 
     /// Runs subgraph `g`'s ops in order, `depth` calls below subgraph 0.
+    /// Its frame stays small (the op and stage runners are out of line),
+    /// since control flow recurses through it.
     fn subgraph(&mut self, g: usize, depth: usize) -> Result<(), Error> {
         let img = self.img;
-        let resolver = self.resolver;
         let sg = img.subgraph(g)?;
         let mut at = sg.opdata_at;
         let end = sg.first_op.saturating_add(sg.n_ops);
@@ -318,20 +319,8 @@ impl<'r, 'm> Run<'r, 'm> {
             if op.exec != rl::EXEC_WHOLE {
                 // A banded stage runs as one step, row by row (checked at
                 // construction; only in single-subgraph images).
-                let last = banded::stage_end(img, i)?;
-                let mut opdata: [&[u8]; rl::MAX_STAGE_OPS] = [&[]; rl::MAX_STAGE_OPS];
-                for (slot, j) in opdata.iter_mut().zip(i..=last) {
-                    let size = self.opdata_size(j, &img.op(j)?)?;
-                    *slot = self.opdata(at, size);
-                    at += size;
-                }
-                let opdata = opdata.get(..=last - i).unwrap_or(&[]);
-                let stages = resolver.banded.ok_or(Error::KernelNotLinked {
-                    op_index: i as u16,
-                    opcode: op.opcode,
-                    variant: kernels::BANDED_VARIANT,
-                })?;
-                (stages.run)(resolver, img, self.head, self.vars, i, opdata)?;
+                let last;
+                (last, at) = self.stage(i, &op, at)?;
                 i = last + 1;
                 continue;
             }
@@ -340,68 +329,94 @@ impl<'r, 'm> Run<'r, 'm> {
             at += size;
             if rl::opcode::called_subgraphs(op.opcode) > 0 {
                 self.control(i, &op, depth)?;
-                i += 1;
-                continue;
+            } else {
+                self.op(i, op, opdata)?;
             }
-            if op.in_place == Some(0) && rl::opcode::in_place_by_rows(op.opcode) {
-                // A windowed op over its input, row by row (checked at construction).
-                let rows = resolver.rows_in_place.ok_or(Error::KernelNotLinked {
-                    op_index: i as u16,
-                    opcode: op.opcode,
-                    variant: kernels::ROWS_VARIANT,
-                })?;
-                (rows.run)(resolver, img, self.head, self.vars, i, opdata)?;
-                i += 1;
-                continue;
-            }
-            if op.in_place == Some(0) && rl::opcode::is_alias_op(op.opcode) {
-                // An alias (RESHAPE, SQUEEZE, EXPAND_DIMS over its input's
-                // bytes, checked at construction): the output is already there.
-                i += 1;
-                continue;
-            }
-            // Every output in the head is written by the op: carve them all.
-            let mut out_ranges = [(0usize, 0usize); rl::MAX_OP_OUTPUTS];
-            for (k, r) in out_ranges.iter_mut().enumerate().take(op.n_outputs) {
-                let t = match op.output_tensor(k) {
-                    Some(t) => img.tensor(usize::from(t))?,
-                    None => break,
-                };
-                if t.storage == rl::STORAGE_ARENA {
-                    *r = (t.location, t.bytes);
-                }
-            }
-            let n_out = op.n_outputs.min(rl::MAX_OP_OUTPUTS);
-            let (out_buf, more, scratch, pieces) = kernels::carve(
-                self.head,
-                out_ranges.get(..n_out).unwrap_or(&[]),
-                op.scratch,
-            )
-            .ok_or(Error::Malformed {
-                what: "outputs and scratch overlap or leave the head",
-                index: i as u32,
-            })?;
-            let mut ctx = Ctx {
-                img,
-                op,
-                index: i as u16,
-                pieces,
-                out: out_buf,
-                more,
-                scratch,
-                opdata,
-                vars: &mut *self.vars,
-                band: None,
-                in_place: op.in_place,
-            };
-            kernels::eval(resolver, &mut ctx)?;
             i += 1;
         }
         Ok(())
     }
 
+    /// The banded stage starting at op `i`, whose OpData starts `at` bytes
+    /// in: returns its last op and the OpData offset after it.
+    #[inline(never)]
+    fn stage(&mut self, i: usize, op: &OpInfo, mut at: usize) -> Result<(usize, usize), Error> {
+        let (img, resolver) = (self.img, self.resolver);
+        let last = banded::stage_end(img, i)?;
+        let mut opdata: [&[u8]; rl::MAX_STAGE_OPS] = [&[]; rl::MAX_STAGE_OPS];
+        for (slot, j) in opdata.iter_mut().zip(i..=last) {
+            let size = self.opdata_size(j, &img.op(j)?)?;
+            *slot = self.opdata(at, size);
+            at += size;
+        }
+        let opdata = opdata.get(..=last - i).unwrap_or(&[]);
+        let stages = resolver.banded.ok_or(Error::KernelNotLinked {
+            op_index: i as u16,
+            opcode: op.opcode,
+            variant: kernels::BANDED_VARIANT,
+        })?;
+        (stages.run)(resolver, img, self.head, self.vars, i, opdata)?;
+        Ok((last, at))
+    }
+
+    /// Op `i` (no control flow, not banded) with its OpData.
+    #[inline(never)]
+    fn op(&mut self, i: usize, op: OpInfo, opdata: &[u8]) -> Result<(), Error> {
+        let (img, resolver) = (self.img, self.resolver);
+        if op.in_place == Some(0) && rl::opcode::in_place_by_rows(op.opcode) {
+            // A windowed op over its input, row by row (checked at construction).
+            let rows = resolver.rows_in_place.ok_or(Error::KernelNotLinked {
+                op_index: i as u16,
+                opcode: op.opcode,
+                variant: kernels::ROWS_VARIANT,
+            })?;
+            return (rows.run)(resolver, img, self.head, self.vars, i, opdata);
+        }
+        if op.in_place == Some(0) && rl::opcode::is_alias_op(op.opcode) {
+            // An alias (RESHAPE, SQUEEZE, EXPAND_DIMS over its input's
+            // bytes, checked at construction): the output is already there.
+            return Ok(());
+        }
+        // Every output in the head is written by the op: carve them all.
+        let mut out_ranges = [(0usize, 0usize); rl::MAX_OP_OUTPUTS];
+        for (k, r) in out_ranges.iter_mut().enumerate().take(op.n_outputs) {
+            let t = match op.output_tensor(k) {
+                Some(t) => img.tensor(usize::from(t))?,
+                None => break,
+            };
+            if t.storage == rl::STORAGE_ARENA {
+                *r = (t.location, t.bytes);
+            }
+        }
+        let n_out = op.n_outputs.min(rl::MAX_OP_OUTPUTS);
+        let (out_buf, more, scratch, pieces) = kernels::carve(
+            self.head,
+            out_ranges.get(..n_out).unwrap_or(&[]),
+            op.scratch,
+        )
+        .ok_or(Error::Malformed {
+            what: "outputs and scratch overlap or leave the head",
+            index: i as u32,
+        })?;
+        let mut ctx = Ctx {
+            img,
+            op,
+            index: i as u16,
+            pieces,
+            out: out_buf,
+            more,
+            scratch,
+            opdata,
+            vars: &mut *self.vars,
+            band: None,
+            in_place: op.in_place,
+        };
+        kernels::eval(resolver, &mut ctx)
+    }
+
     /// IF, WHILE or CALL_ONCE (op `i`), as TFLM runs them; every count,
     /// size and storage was checked by their Prepare (`kernels::control`).
+    #[inline(never)]
     fn control(&mut self, i: usize, op: &OpInfo, depth: usize) -> Result<(), Error> {
         let img = self.img;
         let bad = |what| Error::Malformed {
