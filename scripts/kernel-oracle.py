@@ -3,8 +3,11 @@
 
     kernel-oracle.py run CASES_DIR OUT_DIR
         Runs every case of CASES_DIR/cases.tsv in the tflite-micro wheel
-        (TFLM's reference kernels) on the inputs CASES_DIR/<case>.in<k>.bin and
-        writes OUT_DIR/<case>.out<k>.bin, or OUT_DIR/<case>.err with the reason
+        (TFLM's reference kernels) on the inputs CASES_DIR/<case>.in<k>.bin,
+        invoking it as many times as the optional fifth column says (a
+        stateful model's outputs after its carried state; inputs set before
+        every invoke), and writes OUT_DIR/<case>.out<k>.bin, or
+        OUT_DIR/<case>.err with the reason
         TFLM refused it. Cases run in one child process; if TFLM aborts on one,
         that case is recorded as refused and the rest run in a new child.
 
@@ -27,9 +30,15 @@ def cases(cases_dir):
         return [line.rstrip("\n").split("\t") for line in f if line.strip()]
 
 
+def invokes(row):
+    """The case's invoke count: the optional fifth column, else 1."""
+    return int(row[4]) if len(row) > 4 and row[4] else 1
+
+
 def child(cases_dir, out_dir, names):
     import numpy as np
     from tflite_micro.python.tflite_micro import runtime
+    repeat = {row[0]: invokes(row) for row in cases(cases_dir)}
     progress = os.path.join(out_dir, ".current")
     for name in names:
         with open(progress, "w") as f:
@@ -37,14 +46,15 @@ def child(cases_dir, out_dir, names):
         try:
             it = runtime.Interpreter.from_file(
                 os.path.join(cases_dir, name + ".tflite"), arena_size=1 << 24)
-            k = 0
-            while os.path.exists(os.path.join(cases_dir, f"{name}.in{k}.bin")):
-                d = it.get_input_details(k)
-                x = np.fromfile(os.path.join(cases_dir, f"{name}.in{k}.bin"),
-                                dtype=np.dtype(d["dtype"]).newbyteorder("<"))
-                it.set_input(x.reshape(d["shape"]).astype(d["dtype"]), k)
-                k += 1
-            it.invoke()
+            for _ in range(repeat.get(name, 1)):
+                k = 0
+                while os.path.exists(os.path.join(cases_dir, f"{name}.in{k}.bin")):
+                    d = it.get_input_details(k)
+                    x = np.fromfile(os.path.join(cases_dir, f"{name}.in{k}.bin"),
+                                    dtype=np.dtype(d["dtype"]).newbyteorder("<"))
+                    it.set_input(x.reshape(d["shape"]).astype(d["dtype"]), k)
+                    k += 1
+                it.invoke()
             k = 0
             while True:
                 try:
@@ -100,8 +110,8 @@ def compare(cases_dir, tflm_dir, ma_dir):
     fail = 0
     counts = {"bit-exact": 0, "within libm ULPs": 0, "TFLM refuses": 0,
               "runtime refuses": 0, "MISMATCH": 0}
-    for name, ops, _, ulps in cases(cases_dir):
-        ulps = int(ulps)
+    for row in cases(cases_dir):
+        name, ops, ulps = row[0], row[1], int(row[3])
         terr = os.path.join(tflm_dir, name + ".err")
         merr = os.path.join(ma_dir, name + ".err")
         plan = {}

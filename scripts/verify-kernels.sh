@@ -33,7 +33,7 @@ cargo run -q --release -p microarena-core --example kernel_cases -- "$WORK/cases
 
 "$PY" scripts/kernel-oracle.py run "$WORK/cases" "$WORK/tflm"
 
-while IFS=$'\t' read -r name _ n_in _; do
+while IFS=$'\t' read -r name _ n_in _ invokes; do
   ins=()
   for ((k = 0; k < n_in; k++)); do ins+=("$WORK/cases/$name.in$k.bin"); done
   "$BIN" plan --json "$WORK/cases/$name.tflite" >"$WORK/ma/$name.plan.json" 2>/dev/null || true
@@ -42,7 +42,8 @@ while IFS=$'\t' read -r name _ n_in _; do
   [ "$n_out" -gt 0 ] || n_out=1
   outs=()
   for ((k = 0; k < n_out; k++)); do outs+=("$WORK/ma/$name.out$k.bin"); done
-  if ! "$BIN" run "$WORK/cases/$name.tflite" --input "${ins[@]}" --output "${outs[@]}" \
+  # As many invokes as the case asks (a stateful model's carried state), as the oracle.
+  if ! "$BIN" run "$WORK/cases/$name.tflite" --repeat "${invokes:-1}" --input "${ins[@]}" --output "${outs[@]}" \
       >/dev/null 2>"$WORK/ma/$name.log"; then
     mv "$WORK/ma/$name.log" "$WORK/ma/$name.err"
   fi

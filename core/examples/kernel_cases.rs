@@ -16,7 +16,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use microarena_core::build::builder::{ModelBuilder, flex_int_map};
+use microarena_core::build::builder::{ModelBuilder, TensorHandle, flex_int_map};
 use microarena_core::read::dtype::DType;
 use microarena_core::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
 use microarena_image::opcode;
@@ -3953,6 +3953,200 @@ pub fn networks() -> Vec<(&'static str, &'static str, Vec<u8>)> {
 }
 
 /// Deterministic inputs for a model's graph inputs, from their types and shapes.
+/// A model with several subgraphs for verify-kernels: IF, WHILE, CALL_ONCE
+/// with resource variables, nested calls. `invokes`: how many times both
+/// sides invoke it (same inputs each time) before the outputs are compared,
+/// so a stateful model's carried state is checked too.
+#[derive(Debug)]
+pub struct ControlCase {
+    pub name: &'static str,
+    pub ops: &'static str,
+    pub model: Vec<u8>,
+    pub invokes: u32,
+}
+
+/// The control-flow and resource-variable cases.
+pub fn control_flow_cases() -> Vec<ControlCase> {
+    let case = |name, ops, model, invokes| ControlCase {
+        name,
+        ops,
+        model,
+        invokes,
+    };
+    vec![
+        case(
+            "cf_call_once_stream_f32",
+            "CALL_ONCE+VAR_HANDLE+READ_VARIABLE+ADD+ASSIGN_VARIABLE",
+            streaming_model(DType::F32),
+            3,
+        ),
+        case(
+            "cf_call_once_stream_f32_once",
+            "CALL_ONCE+VAR_HANDLE+READ_VARIABLE+ADD+ASSIGN_VARIABLE",
+            streaming_model(DType::F32),
+            1,
+        ),
+        case(
+            "cf_call_once_stream_i8",
+            "CALL_ONCE+VAR_HANDLE+READ_VARIABLE+ADD+ASSIGN_VARIABLE",
+            streaming_model(DType::I8),
+            2,
+        ),
+        case(
+            "cf_call_once_zeros_f32",
+            "CALL_ONCE+VAR_HANDLE+READ_VARIABLE+ADD+ASSIGN_VARIABLE",
+            call_once_model(DType::F32),
+            2,
+        ),
+        case(
+            "cf_call_once_zeros_i8",
+            "CALL_ONCE+VAR_HANDLE+READ_VARIABLE+ADD+ASSIGN_VARIABLE",
+            call_once_model(DType::I8),
+            2,
+        ),
+        case("cf_if_then", "IF(ADD|MUL)", if_const_model(true), 1),
+        case("cf_if_else", "IF(ADD|MUL)", if_const_model(false), 1),
+        case("cf_if_input", "IF(ADD|MUL)", if_model(), 1),
+        case(
+            "cf_while_count",
+            "WHILE(LESS; ADD,ADD)",
+            while_count_model(false),
+            1,
+        ),
+        case(
+            "cf_while_nested_if",
+            "WHILE(LESS; ADD,IF(ADD))",
+            while_count_model(true),
+            1,
+        ),
+    ]
+}
+
+/// CALL_ONCE assigns 0.75 (int8: 7 at scale 0.1) to "acc"; each invoke
+/// adds its input to it: after n invokes the output is the start plus n
+/// inputs.
+fn streaming_model(dtype: DType) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    fn q(h: TensorHandle<'_>, dtype: DType) -> TensorHandle<'_> {
+        if dtype == DType::I8 {
+            h.quant(0.1, -3)
+        } else {
+            h
+        }
+    }
+    let g = b.named_subgraph("main");
+    let x = q(b.tensor(g, "x", &[1, 10], dtype), dtype).id();
+    b.op(g, BuiltinOp::CALL_ONCE, &[], &[])
+        .options(OpOptions::CallOnce { init_subgraph: 1 });
+    let handle = |b: &mut ModelBuilder, s: usize| {
+        let r = b.tensor(s, "acc_handle", &[], DType::Resource).id();
+        b.op(s, BuiltinOp::VAR_HANDLE, &[], &[r])
+            .options(OpOptions::VarHandle {
+                container: String::new(),
+                shared_name: "acc".into(),
+            });
+        r
+    };
+    let r = handle(&mut b, g);
+    let s = q(b.tensor(g, "acc", &[1, 10], dtype), dtype).id();
+    b.op(g, BuiltinOp::READ_VARIABLE, &[r], &[s]);
+    let y = q(b.tensor(g, "sum", &[1, 10], dtype), dtype).id();
+    b.op(g, BuiltinOp::ADD, &[s, x], &[y])
+        .options(elementwise(Activation::None));
+    b.op(g, BuiltinOp::ASSIGN_VARIABLE, &[r, y], &[]);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let init = b.named_subgraph("init");
+    let r = handle(&mut b, init);
+    let start = if dtype == DType::I8 {
+        vec![4u8; 10]
+    } else {
+        [0.75f32; 10].iter().flat_map(|v| v.to_le_bytes()).collect()
+    };
+    let v = q(b.tensor(init, "start", &[1, 10], dtype), dtype)
+        .data(&start)
+        .id();
+    b.op(init, BuiltinOp::ASSIGN_VARIABLE, &[r, v], &[]);
+    b.build().expect("a valid streaming model")
+}
+
+/// IF on a constant condition: `then` (ADD a a) or `else` (MUL a a).
+fn if_const_model(taken: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let cond = b
+        .tensor(g, "cond", &[1], DType::Bool)
+        .data(&[u8::from(taken)])
+        .id();
+    let x = b.tensor(g, "x", &[3, 4], DType::F32).id();
+    let y = b.tensor(g, "y", &[3, 4], DType::F32).id();
+    b.op(g, BuiltinOp::IF, &[cond, x], &[y])
+        .options(OpOptions::If {
+            then_subgraph: 1,
+            else_subgraph: 2,
+        });
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    for (name, op) in [("then", BuiltinOp::ADD), ("else", BuiltinOp::MUL)] {
+        let s = b.named_subgraph(name);
+        let a = b.tensor(s, "a", &[3, 4], DType::F32).id();
+        let r = b.tensor(s, "r", &[3, 4], DType::F32).id();
+        b.op(s, op, &[a, a], &[r])
+            .options(elementwise(Activation::None));
+        b.inputs(s, &[a]).outputs(s, &[r]);
+    }
+    b.build().expect("a valid IF model")
+}
+
+/// WHILE i < 4 (i a constant 0): i += 1, x += x; `nested` doubles x in an
+/// IF (constant true) inside the body.
+fn while_count_model(nested: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.named_subgraph("main");
+    let i = b.tensor(g, "i", &[1], DType::I32).data_i32(&[0]).id();
+    let x = b.tensor(g, "x", &[6], DType::F32).id();
+    let i_out = b.tensor(g, "i_out", &[1], DType::I32).id();
+    let x_out = b.tensor(g, "x_out", &[6], DType::F32).id();
+    b.op(g, BuiltinOp::WHILE, &[i, x], &[i_out, x_out])
+        .options(OpOptions::While {
+            cond_subgraph: 1,
+            body_subgraph: 2,
+        });
+    b.inputs(g, &[x]).outputs(g, &[i_out, x_out]);
+    let c = b.named_subgraph("cond");
+    let ci = b.tensor(c, "i", &[1], DType::I32).id();
+    let cx = b.tensor(c, "x", &[6], DType::F32).id();
+    let limit = b.tensor(c, "limit", &[1], DType::I32).data_i32(&[4]).id();
+    let more = b.tensor(c, "more", &[1], DType::Bool).id();
+    b.op(c, BuiltinOp(i32::from(opcode::LESS)), &[ci, limit], &[more]);
+    b.inputs(c, &[ci, cx]).outputs(c, &[more]);
+    let body = b.named_subgraph("body");
+    let bi = b.tensor(body, "i", &[1], DType::I32).id();
+    let bx = b.tensor(body, "x", &[6], DType::F32).id();
+    let one = b.tensor(body, "one", &[1], DType::I32).data_i32(&[1]).id();
+    let bi2 = b.tensor(body, "i2", &[1], DType::I32).id();
+    let bx2 = b.tensor(body, "x2", &[6], DType::F32).id();
+    b.op(body, BuiltinOp::ADD, &[bi, one], &[bi2])
+        .options(elementwise(Activation::None));
+    if nested {
+        let yes = b.tensor(body, "yes", &[1], DType::Bool).data(&[1]).id();
+        b.op(body, BuiltinOp::IF, &[yes, bx], &[bx2])
+            .options(OpOptions::If {
+                then_subgraph: 3,
+                else_subgraph: 3,
+            });
+        let s = b.named_subgraph("double");
+        let a = b.tensor(s, "a", &[6], DType::F32).id();
+        let r = b.tensor(s, "r", &[6], DType::F32).id();
+        b.op(s, BuiltinOp::ADD, &[a, a], &[r])
+            .options(elementwise(Activation::None));
+        b.inputs(s, &[a]).outputs(s, &[r]);
+    } else {
+        b.op(body, BuiltinOp::ADD, &[bx, bx], &[bx2])
+            .options(elementwise(Activation::None));
+    }
+    b.inputs(body, &[bi, bx]).outputs(body, &[bi2, bx2]);
+    b.build().expect("a valid WHILE model")
+}
+
 fn inputs_of(name: &str, model: &[u8]) -> Vec<Vec<u8>> {
     let m = microarena_core::read::model::Model::parse(model).expect("a valid network");
     let sg = m.main();
@@ -3983,12 +4177,16 @@ fn main() {
     let dir = Path::new(&dir);
     std::fs::create_dir_all(dir).expect("create the output directory");
     let mut tsv = String::new();
+    let mut write_n =
+        |name: &str, ops: &str, model: &[u8], inputs: &[Vec<u8>], ulps: u32, invokes: u32| {
+            std::fs::write(dir.join(format!("{name}.tflite")), model).expect("write model");
+            for (k, bytes) in inputs.iter().enumerate() {
+                std::fs::write(dir.join(format!("{name}.in{k}.bin")), bytes).expect("write input");
+            }
+            let _ = writeln!(tsv, "{name}\t{ops}\t{}\t{ulps}\t{invokes}", inputs.len());
+        };
     let mut write = |name: &str, ops: &str, model: &[u8], inputs: &[Vec<u8>], ulps: u32| {
-        std::fs::write(dir.join(format!("{name}.tflite")), model).expect("write model");
-        for (k, bytes) in inputs.iter().enumerate() {
-            std::fs::write(dir.join(format!("{name}.in{k}.bin")), bytes).expect("write input");
-        }
-        let _ = writeln!(tsv, "{name}\t{ops}\t{}\t{ulps}", inputs.len());
+        write_n(name, ops, model, inputs, ulps, 1)
     };
     if probes_only {
         for case in probes() {
@@ -4019,6 +4217,10 @@ fn main() {
     for (name, ops, model) in networks() {
         let inputs = inputs_of(name, &model);
         write(name, ops, &model, &inputs, 0);
+    }
+    for c in control_flow_cases() {
+        let inputs = inputs_of(c.name, &c.model);
+        write_n(c.name, c.ops, &c.model, &inputs, 0, c.invokes);
     }
     std::fs::write(dir.join("cases.tsv"), tsv).expect("write cases.tsv");
 }

@@ -1,17 +1,34 @@
 //! The program image's byte layout: header, tensor and operator records,
 //! storage kinds and alignments.
 //!
-//! # Image layout (version 5, all integers little-endian)
+//! # Image layout (version 6, all integers little-endian)
 //!
 //! ```text
-//! header   HEADER_BYTES      magic "MAIM", version, counts, head/tail bytes, table offsets
-//! tensors  n × TENSOR_BYTES  dtype, rank, storage, dims[6], location, bytes, quantization
-//! ops      n × OP_BYTES      opcode, n_inputs, activation, n_outputs, inputs[24], output 0,
-//!                            scratch offset/bytes, params[16]
-//! io       (n_in + n_out) × u32  graph input then output tensor indices
-//! data     constant tensor bytes and per-channel scales (4-aligned)
-//! opdata   the ops' OpData, in op order, when it lives in flash (see below)
+//! header    HEADER_BYTES        magic "MAIM", version, counts, head/tail bytes, table offsets
+//! tensors   n × TENSOR_BYTES    dtype, rank, storage, dims[6], location, bytes, quantization
+//! ops       n × OP_BYTES        opcode, n_inputs, activation, n_outputs, inputs[24], output 0,
+//!                               scratch offset/bytes, params[16]
+//! subgraphs n × SUBGRAPH_BYTES  first op, op count, I/O position and counts, OpData offset
+//! io        Σ(n_in + n_out) × u32  each subgraph's input then output tensor indices
+//! data      constant tensor bytes and per-channel scales (4-aligned)
+//! opdata    the ops' OpData, in op order, when it lives in flash (see below)
 //! ```
+//!
+//! # Several subgraphs (since version 6)
+//!
+//! The op table is every subgraph's ops, subgraph by subgraph; each
+//! subgraph record names its run of ops, its inputs and outputs in the io
+//! table (subgraph 0's first, the header's `N_INPUTS`/`N_OUTPUTS`: the
+//! graph's), and where its first op's OpData starts (bytes of OpData of
+//! every op before it), so a subgraph called again finds its OpData without
+//! a walk. Tensor indices are global (one table for every subgraph); every
+//! subgraph's tensors are planned in one head with TFLM's lifetimes, a
+//! called subgraph's inside its caller's window. IF, WHILE and CALL_ONCE
+//! carry the subgraphs they call ([`crate::params::SubgraphParams`]),
+//! checked by [`crate::calls`]. A resource variable (VAR_HANDLE) is a
+//! variable tensor: every handle tensor of one resource is a record of the
+//! same place in the variable region. CALL_ONCE's input 0 and output 0 are
+//! its `has run` flag, a 4-byte variable tensor.
 //!
 //! # OpData in flash (since version 4)
 //!
@@ -51,10 +68,10 @@
 /// First four bytes of every image.
 pub const MAGIC: [u8; 4] = *b"MAIM";
 /// Format version core's `lower` writes and the runtime accepts.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 /// Header size.
-pub const HEADER_BYTES: usize = 72;
+pub const HEADER_BYTES: usize = 80;
 /// Header field offsets (each a `u32`).
 pub mod header {
     pub const MAGIC: usize = 0;
@@ -79,6 +96,28 @@ pub mod header {
     pub const OPDATA_OFF: usize = 60;
     /// Bytes of the OpData block; 0 = OpData in the arena's tail.
     pub const OPDATA_LEN: usize = 64;
+    /// Number of subgraphs (at least 1).
+    pub const N_SUBGRAPHS: usize = 68;
+    /// Image offset of the subgraph table.
+    pub const SUBGRAPHS_OFF: usize = 72;
+    /// Reserved (0).
+    pub const RESERVED: usize = 76;
+}
+
+/// Subgraph record size.
+pub const SUBGRAPH_BYTES: usize = 24;
+/// Subgraph record field offsets (each a `u32`).
+pub mod subgraph {
+    /// Index of its first op in the op table.
+    pub const FIRST_OP: usize = 0;
+    /// Number of its ops (the subgraphs' runs tile the op table in order).
+    pub const N_OPS: usize = 4;
+    /// Position of its first input in the io table (inputs, then outputs).
+    pub const IO_AT: usize = 8;
+    pub const N_INPUTS: usize = 12;
+    pub const N_OUTPUTS: usize = 16;
+    /// Bytes of OpData of every op before its first.
+    pub const OPDATA_AT: usize = 20;
 }
 
 /// Tensor record size.

@@ -14,7 +14,8 @@
 //! - [`params`] — typed per-operator parameters with their word encoding;
 //! - [`opdata`] — the runtime's OpData and scratch sizes per operator;
 //! - [`geometry`] — TFLM's window and strided-slice arithmetic;
-//! - [`stage`] — the pull schedule of a banded stage, which sizes its rings.
+//! - [`stage`] — the pull schedule of a banded stage, which sizes its rings;
+//! - [`calls`] — the subgraph call graph check (IF, WHILE, CALL_ONCE).
 //!
 //! `no_std`, no `alloc`, no `unsafe`: the runtime links it on any MCU.
 #![no_std]
@@ -23,6 +24,7 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod calls;
 pub mod dtype;
 pub mod format;
 pub mod geometry;

@@ -145,17 +145,17 @@ operators! {
     QUANTIZE = 114, tflm: true, runtime: NoParams;
     ROUND = 116, tflm: true, runtime: NoParams;
     HARD_SWISH = 117, tflm: true, runtime: NoParams;
-    IF = 118, tflm: true, runtime: -;
-    WHILE = 119, tflm: true, runtime: -;
+    IF = 118, tflm: true, runtime: Subgraphs;
+    WHILE = 119, tflm: true, runtime: Subgraphs;
     SELECT_V2 = 123, tflm: true, runtime: NoParams;
     BATCH_MATMUL = 126, tflm: true, runtime: BatchMatMul;
     CUMSUM = 128, tflm: true, runtime: Cumsum;
-    CALL_ONCE = 129, tflm: true, runtime: -;
+    CALL_ONCE = 129, tflm: true, runtime: Subgraphs;
     BROADCAST_TO = 130, tflm: true, runtime: NoParams;
     REDUCE_ALL = 140, tflm: true, runtime: Mean;
-    VAR_HANDLE = 142, tflm: true, runtime: -;
-    READ_VARIABLE = 143, tflm: true, runtime: -;
-    ASSIGN_VARIABLE = 144, tflm: true, runtime: -;
+    VAR_HANDLE = 142, tflm: true, runtime: NoParams;
+    READ_VARIABLE = 143, tflm: true, runtime: NoParams;
+    ASSIGN_VARIABLE = 144, tflm: true, runtime: NoParams;
     BROADCAST_ARGS = 145, tflm: true, runtime: NoParams;
     DYNAMIC_UPDATE_SLICE = 151, tflm: true, runtime: NoParams;
 }
@@ -266,8 +266,32 @@ pub const fn op_name(code: i32) -> &'static str {
 pub const fn has_several_outputs(code: u8) -> bool {
     matches!(
         code,
-        SPLIT | SPLIT_V | UNPACK | SIGNAL_FFT_AUTO_SCALE | SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION
+        SPLIT
+            | SPLIT_V
+            | UNPACK
+            | SIGNAL_FFT_AUTO_SCALE
+            | SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION
+            | IF
+            | WHILE
     )
+}
+
+/// `true` for the operators whose output 0 in the image is a variable
+/// tensor they own: VAR_HANDLE and ASSIGN_VARIABLE (the resource
+/// variable's buffer, which every handle of the resource names) and
+/// CALL_ONCE (its `has run` flag).
+pub const fn output_is_state(code: u8) -> bool {
+    matches!(code, VAR_HANDLE | ASSIGN_VARIABLE | CALL_ONCE)
+}
+
+/// How many subgraphs an operator calls (its [`crate::params::SubgraphParams`]
+/// fields in use): IF and WHILE two, CALL_ONCE one, every other op none.
+pub const fn called_subgraphs(code: u8) -> usize {
+    match code {
+        IF | WHILE => 2,
+        CALL_ONCE => 1,
+        _ => 0,
+    }
 }
 
 /// `true` for the windowed operators the runtime can run in row bands

@@ -45,6 +45,8 @@ pub enum ParamsKind {
     /// DEPTH_TO_SPACE and SPACE_TO_DEPTH: [`BlockParams`].
     Block,
     Cumsum,
+    /// IF, WHILE and CALL_ONCE: [`SubgraphParams`], the subgraphs they call.
+    Subgraphs,
 }
 
 /// A parameter struct's encoding in the op record.
@@ -346,6 +348,31 @@ impl OpParams for AxisParams {
 
     fn from_words(w: &Words) -> Self {
         AxisParams { axis: w[0] }
+    }
+}
+
+/// IF (then, else), WHILE (cond, body) and CALL_ONCE (init, and `second`
+/// unused): the image's indices of the subgraphs the op calls
+/// ([`crate::calls`] checks them at construction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SubgraphParams {
+    pub first: i32,
+    pub second: i32,
+}
+
+impl OpParams for SubgraphParams {
+    fn to_words(&self) -> Words {
+        let mut w = [0; OP_PARAMS];
+        w[0] = self.first;
+        w[1] = self.second;
+        w
+    }
+
+    fn from_words(w: &Words) -> Self {
+        SubgraphParams {
+            first: w[0],
+            second: w[1],
+        }
     }
 }
 

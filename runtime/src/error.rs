@@ -104,6 +104,15 @@ pub enum Error {
         /// The index asked for.
         index: usize,
     },
+    /// The image's subgraph calls (IF, WHILE, CALL_ONCE) are refused:
+    /// a call out of range, a cycle, or nesting too deep
+    /// (`microarena_image::calls`, the rule core's `lower` applies too).
+    BadCalls {
+        /// Why.
+        why: &'static str,
+        /// The subgraph it is about.
+        subgraph: u32,
+    },
     /// A caller-provided buffer has the wrong length.
     WrongLength {
         /// Bytes expected.
@@ -131,6 +140,7 @@ impl Error {
             Error::BadAlignment { .. } => "BadAlignment",
             Error::ScratchNotPlanned { .. } => "ScratchNotPlanned",
             Error::NoSuchTensor { .. } => "NoSuchTensor",
+            Error::BadCalls { .. } => "BadCalls",
             Error::WrongLength { .. } => "WrongLength",
         }
     }
@@ -220,6 +230,9 @@ impl fmt::Display for Error {
                 "operator {op_index} requested {bytes} scratch bytes that the image does not plan (image built by another core version?)"
             ),
             Error::NoSuchTensor { index } => write!(f, "no graph input/output number {index}"),
+            Error::BadCalls { why, subgraph } => {
+                write!(f, "program image refused: {why} (subgraph {subgraph})")
+            }
             Error::WrongLength { expected, got } => {
                 write!(f, "buffer has {got} bytes, {expected} expected")
             }

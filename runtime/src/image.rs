@@ -125,6 +125,24 @@ impl OpInfo {
     }
 }
 
+/// One subgraph record: its run of ops, its inputs and outputs, and where
+/// its OpData starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubgraphInfo {
+    /// Index of its first op.
+    pub first_op: usize,
+    /// Number of ops.
+    pub n_ops: usize,
+    /// Position of its first input in the io table.
+    pub io_at: usize,
+    /// Number of inputs.
+    pub n_inputs: usize,
+    /// Number of outputs.
+    pub n_outputs: usize,
+    /// Bytes of OpData of the ops before its first.
+    pub opdata_at: usize,
+}
+
 /// A validated program image borrowed from flash or RAM.
 #[derive(Debug, Clone, Copy)]
 pub struct Image<'m> {
@@ -140,6 +158,10 @@ pub struct Image<'m> {
     tensors_off: usize,
     ops_off: usize,
     io_off: usize,
+    n_subgraphs: usize,
+    subgraphs_off: usize,
+    /// Entries of the io table (every subgraph's inputs and outputs).
+    io_len: usize,
     /// The OpData block (empty while [`crate::freeze_opdata`] fills it).
     opdata: &'m [u8],
     /// The header's OpData length: non-zero = OpData in flash.
@@ -193,12 +215,58 @@ impl<'m> Image<'m> {
         let data_len = h(header::DATA_LEN)?;
         table(tensors_off, n_tensors, rl::TENSOR_BYTES, "tensor table")?;
         table(ops_off, n_ops, rl::OP_BYTES, "operator table")?;
+        let n_subgraphs = h(header::N_SUBGRAPHS)?;
+        let subgraphs_off = h(header::SUBGRAPHS_OFF)?;
+        if n_subgraphs == 0 || n_subgraphs > rl::calls::MAX_SUBGRAPHS {
+            return Err(Error::BadCalls {
+                why: "an image holds 1 to 32 subgraphs",
+                subgraph: n_subgraphs as u32,
+            });
+        }
         table(
-            io_off,
-            n_inputs.saturating_add(n_outputs),
-            4,
-            "input/output table",
+            subgraphs_off,
+            n_subgraphs,
+            rl::SUBGRAPH_BYTES,
+            "subgraph table",
         )?;
+        // The subgraphs' runs of ops tile the op table in order, and their
+        // inputs and outputs the io table; subgraph 0's are the graph's.
+        let mut io_len = 0usize;
+        let mut next_op = 0usize;
+        for g in 0..n_subgraphs {
+            let at = |f: usize| {
+                u32_at(bytes, subgraphs_off + g * rl::SUBGRAPH_BYTES + f)
+                    .map(|v| v as usize)
+                    .ok_or(Error::Truncated {
+                        what: "subgraph table",
+                    })
+            };
+            let bad = |what| Error::Malformed {
+                what,
+                index: g as u32,
+            };
+            if at(rl::subgraph::FIRST_OP)? != next_op || at(rl::subgraph::IO_AT)? != io_len {
+                return Err(bad("subgraph ops or inputs/outputs out of order"));
+            }
+            next_op = next_op
+                .checked_add(at(rl::subgraph::N_OPS)?)
+                .ok_or(bad("subgraph op count"))?;
+            let (n_in, n_out) = (at(rl::subgraph::N_INPUTS)?, at(rl::subgraph::N_OUTPUTS)?);
+            if g == 0 && (n_in != n_inputs || n_out != n_outputs) {
+                return Err(bad("subgraph 0's inputs/outputs are not the graph's"));
+            }
+            io_len = n_in
+                .checked_add(n_out)
+                .and_then(|n| n.checked_add(io_len))
+                .ok_or(bad("subgraph input/output count"))?;
+        }
+        if next_op != n_ops {
+            return Err(Error::Malformed {
+                what: "the subgraphs' ops are not the op table",
+                index: 0,
+            });
+        }
+        table(io_off, io_len, 4, "input/output table")?;
         let data = data_off
             .checked_add(data_len)
             .and_then(|e| bytes.get(data_off..e))
@@ -248,6 +316,9 @@ impl<'m> Image<'m> {
             tensors_off,
             ops_off,
             io_off,
+            n_subgraphs,
+            subgraphs_off,
+            io_len,
             opdata,
             opdata_len,
         };
@@ -303,8 +374,14 @@ impl<'m> Image<'m> {
             if o.scratch.1 > 0 && o.scratch.0 % rl::HEAD_ALIGN as usize != 0 {
                 return Err(bad("scratch offset not 16-aligned"));
             }
+            // Stages and in-place rows run in subgraph 0's op order alone.
+            if n_subgraphs > 1 && (o.exec != rl::EXEC_WHOLE || o.in_place.is_some()) {
+                return Err(bad(
+                    "a banded or in-place op in an image with several subgraphs",
+                ));
+            }
         }
-        for i in 0..n_inputs + n_outputs {
+        for i in 0..io_len {
             let t = u32_at(bytes, io_off + 4 * i).ok_or(Error::Truncated {
                 what: "input/output table",
             })?;
@@ -315,7 +392,86 @@ impl<'m> Image<'m> {
                 });
             }
         }
+        // No call out of range, no recursion, no nesting beyond the limit.
+        rl::calls::check_calls(n_subgraphs, &|visit| img.each_call(visit)).map_err(|e| {
+            Error::BadCalls {
+                why: e.why(),
+                subgraph: match e {
+                    rl::calls::CallError::OutOfRange { caller, .. } => caller as u32,
+                    rl::calls::CallError::Cycle { subgraph } => subgraph as u32,
+                    rl::calls::CallError::TooManySubgraphs { count } => count as u32,
+                    rl::calls::CallError::TooDeep { .. } => 0,
+                },
+            }
+        })?;
         Ok(img)
+    }
+
+    /// Every (caller, callee) pair of the image's control-flow ops.
+    fn each_call(&self, visit: &mut dyn FnMut(usize, i64)) {
+        for g in 0..self.n_subgraphs {
+            let Ok(sg) = self.subgraph(g) else { continue };
+            for i in sg.first_op..sg.first_op + sg.n_ops {
+                let Ok(op) = self.op(i) else { continue };
+                let n = rl::opcode::called_subgraphs(op.opcode);
+                let p: rl::params::SubgraphParams = op.params();
+                for callee in [p.first, p.second].into_iter().take(n) {
+                    visit(g, i64::from(callee));
+                }
+            }
+        }
+    }
+
+    /// Number of subgraphs (at least 1).
+    pub fn subgraph_count(&self) -> usize {
+        self.n_subgraphs
+    }
+
+    /// Subgraph record `g`.
+    pub fn subgraph(&self, g: usize) -> Result<SubgraphInfo, Error> {
+        let base = g
+            .checked_mul(rl::SUBGRAPH_BYTES)
+            .and_then(|o| o.checked_add(self.subgraphs_off))
+            .filter(|_| g < self.n_subgraphs)
+            .ok_or(Error::Malformed {
+                what: "subgraph index",
+                index: g as u32,
+            })?;
+        let w = |f: usize| {
+            u32_at(self.bytes, base + f)
+                .map(|v| v as usize)
+                .ok_or(Error::Truncated {
+                    what: "subgraph table",
+                })
+        };
+        Ok(SubgraphInfo {
+            first_op: w(rl::subgraph::FIRST_OP)?,
+            n_ops: w(rl::subgraph::N_OPS)?,
+            io_at: w(rl::subgraph::IO_AT)?,
+            n_inputs: w(rl::subgraph::N_INPUTS)?,
+            n_outputs: w(rl::subgraph::N_OUTPUTS)?,
+            opdata_at: w(rl::subgraph::OPDATA_AT)?,
+        })
+    }
+
+    /// Tensor index of input `k` (`output`: output `k`) of subgraph `sg`.
+    pub fn subgraph_tensor(
+        &self,
+        sg: &SubgraphInfo,
+        output: bool,
+        k: usize,
+    ) -> Result<usize, Error> {
+        let (n, at) = if output {
+            (sg.n_outputs, sg.io_at + sg.n_inputs)
+        } else {
+            (sg.n_inputs, sg.io_at)
+        };
+        if k >= n || at + k >= self.io_len {
+            return Err(Error::NoSuchTensor { index: k });
+        }
+        u32_at(self.bytes, self.io_off + 4 * (at + k))
+            .map(|t| t as usize)
+            .ok_or(Error::NoSuchTensor { index: k })
     }
 
     fn check_tensor(&self, i: usize) -> Result<(), Error> {

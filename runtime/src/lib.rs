@@ -72,7 +72,9 @@
 //! BATCH_TO_SPACE_ND, QUANTIZE, DEQUANTIZE (every type pair
 //! TFLM accepts), PAD, TRANSPOSE, CONCATENATION, STRIDED_SLICE, MEAN, SUM,
 //! REDUCE_MAX, REDUCE_MIN (any axes), ARG_MAX, ARG_MIN,
-//! UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF, in
+//! UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF, the control flow of models with
+//! several subgraphs (IF, WHILE, CALL_ONCE, run by the interpreter) and
+//! resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE), in
 //! the int8/int16/float32 variants TFLM's reference kernels have
 //! (`scripts/verify-kernels.sh` checks each branch against the wheel). The
 //! integer paths reproduce TFLM's reference kernels bit for bit
@@ -139,7 +141,7 @@ mod rows_in_place;
 pub use arena::{ArenaAllocator, MemoryUsage, Phase};
 pub use error::Error;
 pub use freeze::freeze_opdata;
-pub use image::{Image, OpInfo, TensorInfo};
+pub use image::{Image, OpInfo, SubgraphInfo, TensorInfo};
 pub use interpreter::Interpreter;
 #[doc(hidden)]
 pub use kernels::Kernel;

@@ -62,6 +62,12 @@ fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
             .map(|(n, m)| (n.to_string(), m)),
     );
     models.extend(kernel_cases::ethos_u_models());
+    // Several subgraphs: IF, WHILE, CALL_ONCE with resource variables, nested calls.
+    models.extend(
+        kernel_cases::control_flow_cases()
+            .into_iter()
+            .map(|c| (c.name.to_string(), c.model)),
+    );
     models.push((
         "mobilenet_v1_025_96_int8".into(),
         example::mobilenet_v1_025_96_int8(),
@@ -70,6 +76,7 @@ fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
     models.push(("branchy_float".into(), example::branchy_float()));
     models.push(("resize_then_fc".into(), example::resize_then_fc()));
     models.push(("demo_model".into(), example::demo_model()));
+    models.push(("call_cycle".into(), call_cycle()));
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models");
     let corpus = std::env::var_os("MICROARENA_CORPUS")
         .map(|c| {
@@ -108,4 +115,25 @@ fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
         models.len()
     );
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Subgraph 1 calls itself through IF: refused by both (`image::calls`).
+fn call_cycle() -> Vec<u8> {
+    use microarena_core::build::builder::ModelBuilder;
+    use microarena_core::read::dtype::DType;
+    use microarena_core::read::ops::{BuiltinOp, OpOptions};
+    let mut b = ModelBuilder::new();
+    for _ in 0..2 {
+        let g = b.subgraph();
+        let c = b.tensor(g, "c", &[1], DType::Bool).id();
+        let x = b.tensor(g, "x", &[2], DType::F32).id();
+        let y = b.tensor(g, "y", &[2], DType::F32).id();
+        b.op(g, BuiltinOp::IF, &[c, x], &[y])
+            .options(OpOptions::If {
+                then_subgraph: 1,
+                else_subgraph: 1,
+            });
+        b.inputs(g, &[c, x]).outputs(g, &[y]);
+    }
+    b.build().expect("a model TFLM would recurse on")
 }

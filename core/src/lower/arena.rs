@@ -131,7 +131,11 @@ pub(super) struct Lowered {
     pub(super) var_bytes: u64,
     /// Offset of each variable tensor in the variable region.
     pub(super) variable_offset: Vec<Option<u64>>,
-    /// Head offset of each tensor of subgraph 0 that is planned.
+    /// For each resource handle tensor (global index), the (subgraph,
+    /// tensor) of the value its resource's first ASSIGN_VARIABLE assigns:
+    /// the handle's image record takes that value's type and shape.
+    pub(super) resource_value: alloc::collections::BTreeMap<usize, (usize, usize)>,
+    /// Head offset of each tensor (global index) that is planned.
     pub(super) tensor_offset: Vec<Option<u64>>,
     /// (offset, bytes) of each op's scratch buffer (a banded op's ring).
     pub(super) scratch: Vec<Option<(u64, u64)>>,
@@ -144,6 +148,10 @@ pub(super) struct Lowered {
     /// written as extra variable tensors after the model's, each the op's
     /// last input.
     pub(super) states: Vec<OpState>,
+    /// Global index of each subgraph's first tensor.
+    pub(super) tensor_base: Vec<usize>,
+    /// OpData bytes of every op before each subgraph's first.
+    pub(super) opdata_at: Vec<u64>,
 }
 
 impl Lowered {
@@ -170,158 +178,246 @@ pub(super) struct OpState {
 /// Checks that the runtime can run `model`, lowers every op's parameters
 /// and plans the head.
 pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered, LowerError> {
-    if model.subgraphs.len() != 1 {
-        return Err(LowerError::Subgraphs {
-            count: model.subgraphs.len(),
-        });
+    let several = model.subgraphs.len() > 1;
+    // Stages and in-place rows run in subgraph 0's op order alone: a model
+    // with several subgraphs runs plain (its modes' figures are plain's).
+    let plain_only = LowerOptions {
+        execution: Execution::Plain,
+        in_place: false,
+        ..*options
+    };
+    let options = if several { &plain_only } else { options };
+    check_calls(model)?;
+    // Tensors and ops are numbered globally in the image: every subgraph's
+    // after the subgraphs before it.
+    let (mut tensor_base, mut op_base) = (Vec::new(), Vec::new());
+    let (mut n_tensors, mut n_ops) = (0usize, 0usize);
+    for sg in &model.subgraphs {
+        tensor_base.push(n_tensors);
+        op_base.push(n_ops);
+        n_tensors += sg.tensors.len();
+        n_ops += sg.operators.len();
     }
-    let sg = model.main();
-    if sg.tensors.len() >= usize::from(rl::NO_TENSOR) {
+    if n_tensors >= usize::from(rl::NO_TENSOR) {
         return Err(LowerError::Internal(format!(
-            "{} tensors exceed the image's 16-bit index",
-            sg.tensors.len()
+            "{n_tensors} tensors exceed the image's 16-bit index"
         )));
     }
+    let global_op = |g: usize, i: usize| op_base.get(g).copied().unwrap_or(0) + i;
+    let global_tensor = |g: usize, t: usize| tensor_base.get(g).copied().unwrap_or(0) + t;
     // Operators first, so a model with an op the runtime lacks is refused by naming that op.
-    for (oi, op) in sg.operators.iter().enumerate() {
-        if !super::image_opcode(op).is_some_and(|c| rl::op_supported(i32::from(c))) {
-            return Err(LowerError::UnsupportedOp {
-                op_index: oi,
-                name: op.name().into(),
-            });
+    for (g, sg) in model.subgraphs.iter().enumerate() {
+        for (oi, op) in sg.operators.iter().enumerate() {
+            if !super::image_opcode(op).is_some_and(|c| rl::op_supported(i32::from(c))) {
+                return Err(LowerError::UnsupportedOp {
+                    op_index: global_op(g, oi),
+                    name: op.name().into(),
+                });
+            }
         }
     }
-    for (ti, t) in sg.tensors.iter().enumerate() {
-        let err = |why: String| Err(LowerError::Tensor { tensor: ti, why });
-        if t.shape.len() > rl::MAX_RANK {
-            return err(format!("rank {} exceeds {}", t.shape.len(), rl::MAX_RANK));
-        }
-        if t.shape.iter().any(|&d| d < 0) {
-            return err(format!("dynamic shape {:?}", t.shape));
-        }
-        if rl::dtype_size(t.dtype.code()).is_none() {
-            return err(format!("type {} is not supported by the runtime", t.dtype));
+    // Resource variables as TFLM keys them (core's TFLM simulation's map).
+    let res = crate::tflm::tail::resources(model);
+    for (g, sg) in model.subgraphs.iter().enumerate() {
+        for (ti, t) in sg.tensors.iter().enumerate() {
+            let err = |why: String| {
+                Err(LowerError::Tensor {
+                    tensor: global_tensor(g, ti),
+                    why,
+                })
+            };
+            if t.shape.len() > rl::MAX_RANK {
+                return err(format!("rank {} exceeds {}", t.shape.len(), rl::MAX_RANK));
+            }
+            if t.shape.iter().any(|&d| d < 0) {
+                return err(format!("dynamic shape {:?}", t.shape));
+            }
+            // A VAR_HANDLE's output becomes its resource's variable.
+            if rl::dtype_size(t.dtype.code()).is_none() && !res.of.contains_key(&(g, ti)) {
+                return err(format!("type {} is not supported by the runtime", t.dtype));
+            }
         }
     }
 
     let mut scratch_req = Vec::new();
-    let mut params = Vec::with_capacity(sg.operators.len());
+    let mut params = Vec::with_capacity(n_ops);
     let mut opdata = 0u64;
-    for (oi, op) in sg.operators.iter().enumerate() {
-        let code = match super::image_opcode(op) {
-            Some(c) if rl::op_supported(i32::from(c)) => i32::from(c),
-            _ => {
-                return Err(LowerError::UnsupportedOp {
+    // The OpData of every op before each subgraph's first.
+    let mut opdata_at = Vec::with_capacity(model.subgraphs.len());
+    for g in 0..model.subgraphs.len() {
+        opdata_at.push(opdata);
+        // Subgraph `g` seen as subgraph 0, for the per-op lowering and
+        // checks, which read an op's tensors from the main subgraph.
+        let view = if g == 0 {
+            alloc::borrow::Cow::Borrowed(model)
+        } else {
+            let mut m = model.clone();
+            m.subgraphs.swap(0, g);
+            alloc::borrow::Cow::Owned(m)
+        };
+        let view: &Model<'_> = &view;
+        let sg = view.main();
+        for (oi, op) in sg.operators.iter().enumerate() {
+            let index = global_op(g, oi);
+            let code = match super::image_opcode(op) {
+                Some(c) if rl::op_supported(i32::from(c)) => i32::from(c),
+                _ => {
+                    return Err(LowerError::UnsupportedOp {
+                        op_index: index,
+                        name: op.name().into(),
+                    });
+                }
+            };
+            let unsupported = |why: String| LowerError::Unsupported {
+                op_index: index,
+                why: format!("{}: {why}", op.name()),
+            };
+            let code8 = code as u8;
+            if rl::opcode::called_subgraphs(code8) > 0 || rl::opcode::output_is_state(code8) {
+                super::support::check_subgraph_op(model, &res, g, op).map_err(unsupported)?;
+            }
+            if op.inputs.len() > rl::MAX_OP_INPUTS {
+                return Err(unsupported(format!(
+                    "{} inputs; at most {} are supported",
+                    op.inputs.len(),
+                    rl::MAX_OP_INPUTS
+                )));
+            }
+            let several_out = rl::opcode::has_several_outputs(code8);
+            // ASSIGN_VARIABLE and CALL_ONCE have no outputs: their image
+            // output 0 is their state (`opcode::output_is_state`).
+            let stateful = rl::opcode::output_is_state(code8) && op.outputs.is_empty();
+            if !stateful && (op.outputs.is_empty() || (op.outputs.len() != 1 && !several_out)) {
+                return Err(unsupported(format!(
+                    "{} outputs; exactly one is supported",
+                    op.outputs.len()
+                )));
+            }
+            // Outputs past the first share the input slots of the op record.
+            if op.outputs.len() > rl::MAX_OP_OUTPUTS
+                || op.inputs.len() + op.outputs.len().max(1) - 1 > rl::MAX_OP_INPUTS
+            {
+                return Err(unsupported(format!(
+                    "{} inputs and {} outputs; the image holds at most {} tensors besides output 0",
+                    op.inputs.len(),
+                    op.outputs.len(),
+                    rl::MAX_OP_INPUTS
+                )));
+            }
+            if op.outputs.iter().any(|&t| t < 0) {
+                return Err(unsupported("an omitted output".into()));
+            }
+            if code8 == opcode::CALL_ONCE {
+                params.push(super::params::called_subgraphs(op).map_err(unsupported)?);
+                continue;
+            }
+            // ASSIGN_VARIABLE's output 0 is its handle.
+            let out = op
+                .output(0)
+                .or_else(|| op.input(0).filter(|_| stateful))
+                .and_then(|t| sg.tensors.get(t))
+                .ok_or_else(|| unsupported("no output".into()))?;
+            let p = op_params(view, op, out).map_err(unsupported)?;
+            super::support::check(view, op, out).map_err(unsupported)?;
+            params.push(p);
+            let channels = match code8 {
+                opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D | opcode::TRANSPOSE_CONV => {
+                    out.shape.last().copied().unwrap_or(1).max(1) as u32
+                }
+                opcode::FULLY_CONNECTED => op
+                    .input(1)
+                    .and_then(|f| sg.tensors.get(f))
+                    .and_then(|f| f.quantization.as_ref())
+                    .map_or(1, |q| q.scales.len().max(1) as u32),
+                // fft_length (options position 1).
+                opcode::SIGNAL_RFFT => p.get(1).map_or(0, |&n| n.max(0) as u32),
+                _ => 1,
+            };
+            opdata += u64::from(rl::op_tail_bytes(code8, out.dtype.code(), channels));
+            let (a, b) = scratch_args(view, op, out, code8);
+            let s = rl::op_scratch_bytes(code8, out.dtype.code(), a, b);
+            if s > 0 {
+                scratch_req.push(ScratchRequest {
+                    subgraph: g,
                     op_index: oi,
-                    name: op.name().into(),
+                    bytes: u64::from(s),
+                    purpose: "microarena-runtime scratch",
                 });
             }
-        };
-        let unsupported = |why: String| LowerError::Unsupported {
-            op_index: oi,
-            why: format!("{}: {why}", op.name()),
-        };
-        if op.inputs.len() > rl::MAX_OP_INPUTS {
-            return Err(unsupported(format!(
-                "{} inputs; at most {} are supported",
-                op.inputs.len(),
-                rl::MAX_OP_INPUTS
-            )));
-        }
-        let several = rl::opcode::has_several_outputs(code as u8);
-        if op.outputs.is_empty() || (op.outputs.len() != 1 && !several) {
-            return Err(unsupported(format!(
-                "{} outputs; exactly one is supported",
-                op.outputs.len()
-            )));
-        }
-        // Outputs past the first share the input slots of the op record.
-        if op.outputs.len() > rl::MAX_OP_OUTPUTS
-            || op.inputs.len() + op.outputs.len() - 1 > rl::MAX_OP_INPUTS
-        {
-            return Err(unsupported(format!(
-                "{} inputs and {} outputs; the image holds at most {} tensors besides output 0",
-                op.inputs.len(),
-                op.outputs.len(),
-                rl::MAX_OP_INPUTS
-            )));
-        }
-        if op.outputs.iter().any(|&t| t < 0) {
-            return Err(unsupported("an omitted output".into()));
-        }
-        let out = op
-            .output(0)
-            .and_then(|t| sg.tensors.get(t))
-            .ok_or_else(|| unsupported("no output".into()))?;
-        let p = op_params(model, op, out).map_err(unsupported)?;
-        super::support::check(model, op, out).map_err(unsupported)?;
-        params.push(p);
-        let code8 = code as u8;
-        let channels = match code8 {
-            opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D | opcode::TRANSPOSE_CONV => {
-                out.shape.last().copied().unwrap_or(1).max(1) as u32
-            }
-            opcode::FULLY_CONNECTED => op
-                .input(1)
-                .and_then(|f| sg.tensors.get(f))
-                .and_then(|f| f.quantization.as_ref())
-                .map_or(1, |q| q.scales.len().max(1) as u32),
-            // fft_length (options position 1).
-            opcode::SIGNAL_RFFT => p.get(1).map_or(0, |&n| n.max(0) as u32),
-            _ => 1,
-        };
-        opdata += u64::from(rl::op_tail_bytes(code8, out.dtype.code(), channels));
-        let (a, b) = scratch_args(model, op, out, code8);
-        let s = rl::op_scratch_bytes(code8, out.dtype.code(), a, b);
-        if s > 0 {
-            scratch_req.push(ScratchRequest {
-                subgraph: 0,
-                op_index: oi,
-                bytes: u64::from(s),
-                purpose: "microarena-runtime scratch",
-            });
         }
     }
 
     // Variable tensors (LSTM/SVDF state): a region at the bottom of the tail,
     // each 4-aligned, in tensor order. They keep their address for the
     // interpreter's life (TFLM keeps them in its tail too, §4.1 item 14).
-    let mut variable_offset = alloc::vec![None; sg.tensors.len()];
+    let mut variable_offset = alloc::vec![None; n_tensors];
     let mut var_bytes = 0u64;
-    for (ti, t) in sg.tensors.iter().enumerate() {
-        if t.is_variable && !t.has_data {
-            variable_offset[ti] = Some(var_bytes);
-            var_bytes += u64::from(rl::align4(fit(t.bytes.unwrap_or(0))?));
+    for (g, sg) in model.subgraphs.iter().enumerate() {
+        for (ti, t) in sg.tensors.iter().enumerate() {
+            if t.is_variable && !t.has_data {
+                variable_offset[global_tensor(g, ti)] = Some(var_bytes);
+                var_bytes += u64::from(rl::align4(fit(t.bytes.unwrap_or(0))?));
+            }
         }
     }
-    // Op-owned state after the model's variables: SignalFilterBankSpectralSubtraction's
-    // noise estimate, num_channels uint32 (options position 4), as TFLM's Init allocates it.
+    // Resource variables next, each the size of the value its first
+    // ASSIGN_VARIABLE assigns (TFLM allocates the buffer in that Prepare);
+    // every handle of a resource names its bytes.
+    let mut resource_value = alloc::collections::BTreeMap::new();
+    let mut resource_offset = Vec::with_capacity(res.count);
+    for first in &res.first_assignment {
+        let value = first.and_then(|(g, i)| {
+            let op = model.subgraphs.get(g)?.operators.get(i)?;
+            Some((g, op.input(1)?))
+        });
+        let bytes = value
+            .and_then(|(g, t)| model.tensor(g, t))
+            .map_or(0, |t| t.bytes.unwrap_or(0));
+        resource_offset.push(value.map(|v| (v, var_bytes)));
+        var_bytes += u64::from(rl::align4(fit(bytes)?));
+    }
+    for (&(g, t), &id) in &res.of {
+        if let Some(&Some((value, off))) = resource_offset.get(id) {
+            variable_offset[global_tensor(g, t)] = Some(off);
+            resource_value.insert(global_tensor(g, t), value);
+        }
+    }
+    // Op-owned state after them: SignalFilterBankSpectralSubtraction's noise
+    // estimate, num_channels uint32 (options position 4), as TFLM's Init
+    // allocates it; CALL_ONCE's `has run` flag, one uint32.
     let mut states = Vec::new();
-    for (oi, op) in sg.operators.iter().enumerate() {
-        if super::image_opcode(op) == Some(opcode::SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION) {
-            let elements = params
-                .get(oi)
-                .and_then(|w| w.get(4))
-                .map_or(0, |&n| n.max(0) as u32);
+    for (g, sg) in model.subgraphs.iter().enumerate() {
+        for (oi, op) in sg.operators.iter().enumerate() {
+            let index = global_op(g, oi);
+            let elements = match super::image_opcode(op) {
+                Some(opcode::SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION) => params
+                    .get(index)
+                    .and_then(|w| w.get(4))
+                    .map_or(0, |&n| n.max(0) as u32),
+                Some(opcode::CALL_ONCE) => 1,
+                _ => continue,
+            };
             states.push(OpState {
-                op_index: oi,
+                op_index: index,
                 elements,
                 offset: var_bytes,
             });
             var_bytes += u64::from(rl::align4(elements.saturating_mul(4)));
         }
     }
-    if sg.tensors.len() + states.len() >= usize::from(rl::NO_TENSOR) {
+    if n_tensors + states.len() >= usize::from(rl::NO_TENSOR) {
         return Err(LowerError::Internal(format!(
             "{} tensors and op states exceed the image's 16-bit index",
-            sg.tensors.len() + states.len()
+            n_tensors + states.len()
         )));
     }
 
     // The runtime plans online only: drop any offline plan before computing lifetimes.
     let mut online = model.clone();
     online.offline_plan = None;
-    let lifetimes = lifetime::allocation_info(&online, &scratch_req, &|_, _| false)
+    // Handles are no planned tensors: TFLM's VAR_HANDLE sets them in Prepare.
+    let handle = |g: usize, t: usize| res.of.contains_key(&(g, t));
+    let lifetimes = lifetime::allocation_info(&online, &scratch_req, &handle)
         .map_err(|e| LowerError::Internal(format!("{e}")))?;
     let (separate, input) = plan_input(&lifetimes.infos);
     let plan = PlannerKind::TflmGreedy
@@ -379,7 +475,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         }
         // Stages avoid every aliased op: an op runs in a stage or in place.
         let by_rows: Vec<usize> = aliases.iter().map(|a| a.op).collect();
-        let (merged, p) = merged_plan(&separate, sg.tensors.len(), &aliases, op_scope)?;
+        let (merged, p) = merged_plan(&separate, n_tensors, &aliases, op_scope)?;
         let b = stages_for(&merged, p.head_bytes, &by_rows);
         // Aliases stay only when the head (banded, if asked) does not grow: a
         // group's longer lifetime can cost the stage search more than it
@@ -436,25 +532,27 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         plan,
         banded,
     } = chosen;
-    let roots = inplace::roots(sg.tensors.len(), &aliases);
+    let roots = inplace::roots(n_tensors, &aliases);
     let plain_head = plan.head_bytes;
     let (planned, offsets, head_bytes, stages) = match banded {
         Some(b) => (b.planned, b.offsets, b.head_bytes, b.stages),
         None => (planned, plan.offsets, plan.head_bytes, Vec::new()),
     };
-    let mut tensor_offset = alloc::vec![None; sg.tensors.len()];
-    let mut scratch = alloc::vec![None; sg.operators.len()];
+    let mut tensor_offset = alloc::vec![None; n_tensors];
+    let mut scratch = alloc::vec![None; n_ops];
     for (info, &off) in planned.iter().zip(&offsets) {
         let off = u64::try_from(off)
             .map_err(|_| LowerError::Internal("negative planned offset".into()))?;
         match info.kind {
-            BufferKind::Tensor { tensor, .. } => {
-                if let Some(slot) = tensor_offset.get_mut(tensor) {
+            BufferKind::Tensor { subgraph, tensor } => {
+                if let Some(slot) = tensor_offset.get_mut(global_tensor(subgraph, tensor)) {
                     *slot = Some(off);
                 }
             }
-            BufferKind::Scratch { op_index, .. } => {
-                if let Some(slot) = scratch.get_mut(op_index) {
+            BufferKind::Scratch {
+                subgraph, op_index, ..
+            } => {
+                if let Some(slot) = scratch.get_mut(global_op(subgraph, op_index)) {
                     *slot = Some((off, info.bytes));
                 }
             }
@@ -493,11 +591,42 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         opdata,
         var_bytes,
         variable_offset,
+        resource_value,
         tensor_offset,
         scratch,
         params,
         states,
+        tensor_base,
+        opdata_at,
     })
+}
+
+/// The model's subgraph calls checked with the image's rule
+/// (`microarena_image::calls`), so `plan` refuses what the runtime's image
+/// check would.
+fn check_calls(model: &Model<'_>) -> Result<(), LowerError> {
+    use microarena_image::calls::{CallError, check_calls};
+    let calls = |visit: &mut dyn FnMut(usize, i64)| {
+        for (g, sg) in model.subgraphs.iter().enumerate() {
+            for op in &sg.operators {
+                let n = super::image_opcode(op).map_or(0, rl::opcode::called_subgraphs);
+                for callee in op.options.called_subgraphs().into_iter().flatten().take(n) {
+                    visit(g, i64::from(callee));
+                }
+            }
+        }
+    };
+    check_calls(model.subgraphs.len(), &calls)
+        .map(|_| ())
+        .map_err(|e| LowerError::Subgraphs {
+            subgraph: match e {
+                CallError::OutOfRange { caller, .. } => caller,
+                CallError::Cycle { subgraph } => subgraph,
+                CallError::TooManySubgraphs { count } => count,
+                CallError::TooDeep { .. } => 0,
+            },
+            why: e.why().into(),
+        })
 }
 
 /// One choice of aliases with its plan (see [`plan`]).

@@ -10,26 +10,30 @@ use core::fmt;
 pub enum LowerError {
     /// The runtime has no kernel for this operator.
     UnsupportedOp {
-        /// Index of the operator in subgraph 0.
+        /// Index of the operator in the image's op table: its index in
+        /// subgraph 0, or after every op of the subgraphs before its own.
         op_index: usize,
         /// Builtin name.
         name: String,
     },
-    /// The model as a whole is beyond the runtime (control flow: several subgraphs).
+    /// The model's subgraph calls (IF, WHILE, CALL_ONCE) are beyond the
+    /// runtime: `microarena_image::calls`, the rule its image check applies.
     Subgraphs {
-        /// How many subgraphs it has.
-        count: usize,
+        /// The subgraph it is about.
+        subgraph: usize,
+        /// Why, for a person.
+        why: String,
     },
     /// The operator is supported, but not in this configuration.
     Unsupported {
-        /// Index of the operator in subgraph 0.
+        /// Index of the operator, as in [`LowerError::UnsupportedOp`].
         op_index: usize,
         /// What is not supported, for a person.
         why: String,
     },
     /// A tensor cannot be represented (dynamic shape, rank, type, variable).
     Tensor {
-        /// Tensor index.
+        /// Tensor index (after every tensor of the subgraphs before its own).
         tensor: usize,
         /// What is wrong.
         why: String,
@@ -45,9 +49,9 @@ impl fmt::Display for LowerError {
                 f,
                 "operator {op_index} ({name}) has no kernel in the microarena runtime"
             ),
-            LowerError::Subgraphs { count } => write!(
+            LowerError::Subgraphs { subgraph, why } => write!(
                 f,
-                "the microarena runtime cannot run this model: it has {count} subgraphs; only single-subgraph models run"
+                "the microarena runtime cannot run this model: {why} (subgraph {subgraph})"
             ),
             LowerError::Unsupported { op_index, why } => {
                 write!(f, "operator {op_index}: {why}")

@@ -118,22 +118,25 @@ mod tests {
     }
 
     #[test]
-    fn several_subgraphs_are_refused_as_a_whole() {
+    fn a_subgraph_calling_itself_is_refused() {
         let mut b = ModelBuilder::new();
-        for _ in 0..2 {
-            let g = b.subgraph();
-            let x = b.tensor(g, "x", &[4], DType::F32).id();
-            let y = b.tensor(g, "y", &[4], DType::F32).id();
-            b.op(g, BuiltinOp::RESHAPE, &[x], &[y]);
-            b.inputs(g, &[x]).outputs(g, &[y]);
-        }
+        let g = b.subgraph();
+        b.op(g, BuiltinOp::CALL_ONCE, &[], &[])
+            .options(crate::read::ops::OpOptions::CallOnce { init_subgraph: 0 });
+        let x = b.tensor(g, "x", &[4], DType::F32).id();
+        let y = b.tensor(g, "y", &[4], DType::F32).id();
+        b.op(g, BuiltinOp::RESHAPE, &[x], &[y]);
+        b.inputs(g, &[x]).outputs(g, &[y]);
+        let s = b.subgraph();
+        let a = b.tensor(s, "a", &[4], DType::F32).id();
+        b.inputs(s, &[a]).outputs(s, &[a]);
         let bytes = b.build().expect("valid model");
         let model = Model::parse(&bytes).expect("parse");
-        let err = lower(&model).expect_err("two subgraphs");
-        assert_eq!(err, LowerError::Subgraphs { count: 2 });
+        let err = lower(&model).expect_err("subgraph 0 calls itself");
+        assert!(matches!(err, LowerError::Subgraphs { subgraph: 0, .. }));
         assert_eq!(
             std::format!("{err}"),
-            "the microarena runtime cannot run this model: it has 2 subgraphs; only single-subgraph models run"
+            "the microarena runtime cannot run this model: a subgraph calls itself through IF/WHILE/CALL_ONCE (recursion without end) (subgraph 0)"
         );
     }
 }

@@ -12,7 +12,8 @@ use microarena_image::params::{
     AxisParams, BatchMatMulParams, BlockParams, ConcatParams, CumsumParams, FlexParams,
     GatherParams, LeakyReluParams, LstmParams, MAX_SLICE_RANK, MAX_TRANSPOSE_RANK, MeanParams,
     OpParams, PAD_CONSTANT, PAD_REFLECT, PAD_SYMMETRIC, PadParams, ParamsKind, ResizeParams,
-    SliceParams, SoftmaxParams, SpaceBatchParams, SvdfParams, TransposeParams, WindowParams,
+    SliceParams, SoftmaxParams, SpaceBatchParams, SubgraphParams, SvdfParams, TransposeParams,
+    WindowParams,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -89,6 +90,7 @@ fn lowering(kind: ParamsKind) -> LowerFn {
         ParamsKind::BatchMatMul => batch_matmul,
         ParamsKind::Block => block,
         ParamsKind::Cumsum => cumsum,
+        ParamsKind::Subgraphs => subgraphs,
     }
 }
 
@@ -646,4 +648,26 @@ fn resize(v: &OpView<'_, '_>) -> Result<Words, String> {
         half_pixel_centers,
     }
     .to_words())
+}
+
+/// IF, WHILE and CALL_ONCE: the subgraphs they call, as the model numbers
+/// them (the image keeps the model's subgraph order).
+pub(super) fn called_subgraphs(op: &Operator<'_>) -> Result<Words, String> {
+    let (first, second) = match op.options {
+        OpOptions::If {
+            then_subgraph,
+            else_subgraph,
+        } => (then_subgraph, else_subgraph),
+        OpOptions::While {
+            cond_subgraph,
+            body_subgraph,
+        } => (cond_subgraph, body_subgraph),
+        OpOptions::CallOnce { init_subgraph } => (init_subgraph, 0),
+        _ => return Err("its options (the subgraphs it calls) are missing".into()),
+    };
+    Ok(SubgraphParams { first, second }.to_words())
+}
+
+fn subgraphs(v: &OpView<'_, '_>) -> Result<Words, String> {
+    called_subgraphs(v.op)
 }

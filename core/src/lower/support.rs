@@ -1160,3 +1160,190 @@ fn filter_bank(
     }
     Ok(())
 }
+
+/// The runtime's Prepare of the control-flow and resource-variable ops
+/// (`runtime/src/kernels/control.rs`), restated on the model: op `op` of
+/// subgraph `g`, with the model's resources (`res`, core's TFLM map).
+pub(super) fn check_subgraph_op(
+    model: &Model<'_>,
+    res: &crate::tflm::tail::Resources,
+    g: usize,
+    op: &Operator<'_>,
+) -> Result<(), String> {
+    let tensor = |t: Option<usize>| t.and_then(|t| model.tensor(g, t));
+    let handle = |gg: usize, t: Option<usize>| t.is_some_and(|t| res.of.contains_key(&(gg, t)));
+    // A tensor's bytes and where the image puts it: the head, constant data, or neither.
+    let place = |gg: usize, t: usize| -> Option<(u64, bool, bool)> {
+        let x = model.tensor(gg, t)?;
+        let in_head = !x.has_data && !x.is_variable && !res.of.contains_key(&(gg, t));
+        Some((x.bytes.unwrap_or(0), in_head, x.has_data))
+    };
+    let copyable = |from: (usize, usize), to: (usize, usize)| -> Result<(), String> {
+        let (Some((fb, f_head, f_const)), Some((tb, t_head, _))) =
+            (place(from.0, from.1), place(to.0, to.1))
+        else {
+            return Err("a tensor copied into or out of a subgraph is missing".into());
+        };
+        rule(
+            fb == tb,
+            "a tensor copied into or out of a subgraph differs in size from its counterpart",
+        )?;
+        rule(
+            tb == 0 || (t_head && (f_head || f_const)),
+            "a tensor copied into or out of a subgraph is not in the arena (or a constant source)",
+        )
+    };
+    let sub = |k: i32| {
+        usize::try_from(k)
+            .ok()
+            .and_then(|s| model.subgraphs.get(s).map(|sg| (s, sg)))
+            .ok_or_else(|| String::from("calls a subgraph that does not exist"))
+    };
+    let io = |v: &[i32], k: usize| v.get(k).and_then(|&t| usize::try_from(t).ok());
+    let ins =
+        |k: usize| -> Result<usize, String> { op.input(k).ok_or("an input is missing".into()) };
+    let outs =
+        |k: usize| -> Result<usize, String> { op.output(k).ok_or("an output is missing".into()) };
+    let no_state_inputs = || {
+        rule(
+            !op.inputs.iter().any(|&t| {
+                let t = usize::try_from(t).ok();
+                handle(g, t) || tensor(t).is_some_and(|x| x.is_variable && !x.has_data)
+            }),
+            "a variable tensor is an input of an op that does not own state",
+        )
+    };
+    let bool_scalar = |gg: usize, t: Option<usize>| {
+        t.and_then(|t| model.tensor(gg, t))
+            .is_some_and(|x| x.dtype == crate::read::dtype::DType::Bool && x.elements() == 1)
+    };
+    use crate::read::ops::OpOptions;
+    match (
+        super::image_opcode(op).unwrap_or(opcode::CUSTOM),
+        &op.options,
+    ) {
+        (
+            opcode::IF,
+            &OpOptions::If {
+                then_subgraph,
+                else_subgraph,
+            },
+        ) => {
+            rule(!op.inputs.is_empty(), "IF needs its condition")?;
+            rule(bool_scalar(g, op.input(0)), "IF's condition is one bool")?;
+            no_state_inputs()?;
+            for s in [then_subgraph, else_subgraph] {
+                let (s, sg) = sub(s)?;
+                rule(
+                    sg.inputs.len() + 1 == op.inputs.len() && sg.outputs.len() == op.outputs.len(),
+                    "IF's inputs (after the condition) and outputs differ in number from a branch's",
+                )?;
+                for k in 0..sg.inputs.len() {
+                    let to = io(&sg.inputs, k).ok_or("a branch input is missing")?;
+                    copyable((g, ins(k + 1)?), (s, to))?;
+                }
+                for k in 0..sg.outputs.len() {
+                    let from = io(&sg.outputs, k).ok_or("a branch output is missing")?;
+                    copyable((s, from), (g, outs(k)?))?;
+                }
+            }
+            Ok(())
+        }
+        (
+            opcode::WHILE,
+            &OpOptions::While {
+                cond_subgraph,
+                body_subgraph,
+            },
+        ) => {
+            let n = op.inputs.len();
+            let ((c, cond), (b, body)) = (sub(cond_subgraph)?, sub(body_subgraph)?);
+            rule(
+                n == op.outputs.len()
+                    && cond.inputs.len() == n
+                    && body.inputs.len() == n
+                    && body.outputs.len() == n,
+                "WHILE's inputs, outputs, cond's inputs and body's inputs and outputs differ in number",
+            )?;
+            let first = io(&cond.outputs, 0);
+            rule(
+                bool_scalar(c, first),
+                "WHILE's cond subgraph gives one bool first",
+            )?;
+            rule(
+                first
+                    .and_then(|t| place(c, t))
+                    .is_some_and(|(_, head, constant)| head || constant),
+                "WHILE's condition is not in the arena",
+            )?;
+            no_state_inputs()?;
+            for k in 0..n {
+                let (i, o) = (ins(k)?, outs(k)?);
+                let cin = io(&cond.inputs, k).ok_or("a cond input is missing")?;
+                let bin = io(&body.inputs, k).ok_or("a body input is missing")?;
+                let bout = io(&body.outputs, k).ok_or("a body output is missing")?;
+                copyable((g, i), (g, o))?;
+                copyable((g, i), (c, cin))?;
+                copyable((g, o), (c, cin))?;
+                copyable((g, o), (b, bin))?;
+                copyable((b, bout), (g, o))?;
+            }
+            Ok(())
+        }
+        (opcode::CALL_ONCE, OpOptions::CallOnce { .. }) => rule(
+            op.inputs.is_empty() && op.outputs.is_empty(),
+            "CALL_ONCE has no inputs or outputs",
+        ),
+        (opcode::VAR_HANDLE, _) => rule(
+            op.inputs.is_empty() && op.outputs.len() == 1,
+            "VAR_HANDLE has no inputs and one output",
+        ),
+        (opcode::READ_VARIABLE | opcode::ASSIGN_VARIABLE, _) => {
+            let read = super::image_opcode(op) == Some(opcode::READ_VARIABLE);
+            rule(
+                if read {
+                    op.inputs.len() == 1 && op.outputs.len() == 1
+                } else {
+                    op.inputs.len() == 2 && op.outputs.is_empty()
+                },
+                "READ_VARIABLE has one input and one output, ASSIGN_VARIABLE two inputs and none",
+            )?;
+            let id = op
+                .input(0)
+                .and_then(|t| res.of.get(&(g, t)))
+                .ok_or("the resource handle is not a VAR_HANDLE's output in this subgraph")?;
+            let value = res
+                .first_assignment
+                .get(*id)
+                .copied()
+                .flatten()
+                .and_then(|(ga, ia)| {
+                    let a = model.subgraphs.get(ga)?.operators.get(ia)?;
+                    model.tensor(ga, a.input(1)?)
+                })
+                .ok_or(
+                    "the resource variable is never assigned (TFLM allocates it at its first ASSIGN_VARIABLE)",
+                )?;
+            let slot = if read { op.output(0) } else { op.input(1) };
+            let this = tensor(slot).ok_or("the value is missing")?;
+            rule(
+                this.bytes == value.bytes,
+                "the value differs in size from the resource variable",
+            )?;
+            // The runtime reads and writes values in the head or constants.
+            let state = this.is_variable && !this.has_data;
+            rule(
+                !state && !handle(g, slot),
+                "a variable tensor is the value of READ_VARIABLE or ASSIGN_VARIABLE",
+            )?;
+            // The runtime resets a resource as a variable tensor (int8: its
+            // zero point, others 0); TFLM memsets the zero point's low byte.
+            let (_, zp, _) = quant(value);
+            rule(
+                zp == 0 || value.dtype.code() == dtype::I8,
+                "a resource variable of a type other than int8 with a non-zero zero point",
+            )
+        }
+        _ => Err("its options (the subgraphs it calls) are missing".into()),
+    }
+}

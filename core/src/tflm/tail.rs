@@ -255,10 +255,24 @@ fn unread_top_of_temp(profile: &TargetProfile, t: &Tensor<'_>) -> u64 {
     }
 }
 
-/// Number of unique resources of the model's VAR_HANDLE ops, and for each
-/// (subgraph, tensor) produced by one, the resource index. Maps keep this
-/// O(n log n) for hostile models with many handles.
-fn resources(model: &Model<'_>) -> (usize, BTreeMap<(usize, usize), usize>) {
+/// The model's resource variables as TFLM's `MicroResourceVariables` keys
+/// them: one per distinct (container, shared name) of the VAR_HANDLE ops,
+/// numbered in Prepare order (subgraph by subgraph, op by op).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Resources {
+    /// Number of distinct resources.
+    pub count: usize,
+    /// For each (subgraph, tensor) a VAR_HANDLE produces, its resource.
+    pub of: BTreeMap<(usize, usize), usize>,
+    /// Per resource, the (subgraph, op) of the ASSIGN_VARIABLE whose
+    /// Prepare allocates its buffer (the first in Prepare order whose
+    /// handle a VAR_HANDLE of the same subgraph produces), if any.
+    pub first_assignment: Vec<Option<(usize, usize)>>,
+}
+
+/// The model's resources ([`Resources`]). Maps keep this O(n log n) for
+/// hostile models with many handles.
+pub(crate) fn resources(model: &Model<'_>) -> Resources {
     let mut names: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut producers = BTreeMap::new();
     for (g, sg) in model.subgraphs.iter().enumerate() {
@@ -278,7 +292,24 @@ fn resources(model: &Model<'_>) -> (usize, BTreeMap<(usize, usize), usize>) {
             }
         }
     }
-    (names.len(), producers)
+    let mut first_assignment = alloc::vec![None; names.len()];
+    for (g, sg) in model.subgraphs.iter().enumerate() {
+        for (i, op) in sg.operators.iter().enumerate() {
+            if op.opcode == BuiltinOp::ASSIGN_VARIABLE
+                && let Some(t) = op.input(0)
+                && let Some(&id) = producers.get(&(g, t))
+                && let Some(slot) = first_assignment.get_mut(id)
+                && slot.is_none()
+            {
+                *slot = Some((g, i));
+            }
+        }
+    }
+    Resources {
+        count: names.len(),
+        of: producers,
+        first_assignment,
+    }
 }
 
 /// Runs the simulation for `planner` (which decides the planner object's size).
@@ -321,7 +352,8 @@ pub fn simulate(
         "MicroAllocator",
     );
     // 4: resource variables, when the model has VAR_HANDLE.
-    let (resource_count, resource_of) = resources(model);
+    let res = resources(model);
+    let resource_count = res.count;
     if resource_count > 0 {
         tail.sz(
             Category::PersistentBufferData,
@@ -374,20 +406,13 @@ pub fn simulate(
     }
 
     // Kernel costs. ASSIGN_VARIABLE allocates its resource on the first assignment only.
-    let mut assigned = alloc::vec![false; resource_count];
+    let firsts: alloc::collections::BTreeSet<(usize, usize)> =
+        res.first_assignment.iter().flatten().copied().collect();
     let mut costs: Vec<Vec<KernelCost>> = Vec::with_capacity(model.subgraphs.len());
     for (g, sg) in model.subgraphs.iter().enumerate() {
         let mut row = Vec::with_capacity(sg.operators.len());
-        for op in &sg.operators {
-            let mut first = false;
-            if op.opcode == BuiltinOp::ASSIGN_VARIABLE
-                && let Some(t) = op.input(0)
-                && let Some(&id) = resource_of.get(&(g, t))
-                && let Some(flag) = assigned.get_mut(id)
-            {
-                first = !*flag;
-                *flag = true;
-            }
+        for (i, op) in sg.operators.iter().enumerate() {
+            let first = firsts.contains(&(g, i));
             row.push(kernels::cost(model, g, op, profile, first));
         }
         costs.push(row);

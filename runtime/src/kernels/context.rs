@@ -304,7 +304,10 @@ impl Prep<'_, '_> {
         let i = self.op.output_tensor(k).ok_or(self.err("missing output"))?;
         let t = self.img.tensor(usize::from(i))?;
         let streamed = t.storage == rl::STORAGE_STREAMED && self.op.exec == rl::EXEC_BANDED;
-        if t.storage != rl::STORAGE_ARENA && t.bytes > 0 && !streamed {
+        let state = t.storage == rl::STORAGE_VARIABLE
+            && k == 0
+            && rl::opcode::output_is_state(self.op.opcode);
+        if t.storage != rl::STORAGE_ARENA && t.bytes > 0 && !streamed && !state {
             return Err(self.err("output is not an arena tensor"));
         }
         Ok(t)

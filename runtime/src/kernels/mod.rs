@@ -29,6 +29,7 @@ mod bytes;
 mod cmath;
 mod compare;
 mod context;
+mod control;
 mod conv;
 mod depthwise;
 #[cfg(microarena_dsp)]
@@ -178,6 +179,7 @@ const FAMILIES: &[&[Kernel]] = &[
     float_math::KERNELS,
     fill::KERNELS,
     rearrange::KERNELS,
+    control::KERNELS,
 ];
 
 /// The builtin codes the runtime has a kernel for, in registry order.
@@ -234,7 +236,22 @@ pub(crate) fn prepare_all(
     mut block: Option<&mut [u8]>,
 ) -> Result<usize, Error> {
     let mut at = 0;
+    // OpData bytes so far: where each subgraph's record says its ops' start.
+    let mut total = 0usize;
+    let mut next_subgraph = 0;
     for i in 0..img.op_count() {
+        while let Ok(sg) = img.subgraph(next_subgraph) {
+            if sg.first_op > i {
+                break;
+            }
+            if sg.opdata_at != total {
+                return Err(Error::Malformed {
+                    what: "subgraph OpData offset differs from its ops' OpData",
+                    index: next_subgraph as u32,
+                });
+            }
+            next_subgraph += 1;
+        }
         let op = img.op(i)?;
         let place = match block.as_deref_mut() {
             Some(block) => OpDataAt::Fill { block, at: &mut at },
@@ -243,7 +260,17 @@ pub(crate) fn prepare_all(
                 at: &mut at,
             },
         };
-        prepare(kernels, img, i as u16, &op, alloc, place)?;
+        total = total.saturating_add(prepare(kernels, img, i as u16, &op, alloc, place)?);
+    }
+    // Subgraphs without ops after the last op.
+    while let Ok(sg) = img.subgraph(next_subgraph) {
+        if sg.opdata_at != total {
+            return Err(Error::Malformed {
+                what: "subgraph OpData offset differs from its ops' OpData",
+                index: next_subgraph as u32,
+            });
+        }
+        next_subgraph += 1;
     }
     Ok(at)
 }
@@ -251,6 +278,7 @@ pub(crate) fn prepare_all(
 /// Validates one operator, computes its OpData (into the tail, or checked
 /// against or filled into the image's block) and claims its scratch. Called
 /// in operator order, so the tail and block layouts are deterministic.
+/// Returns the op's OpData bytes.
 fn prepare(
     kernels: &Resolver,
     img: &Image<'_>,
@@ -258,7 +286,7 @@ fn prepare(
     op: &OpInfo,
     alloc: &mut ArenaAllocator,
     place: OpDataAt<'_>,
-) -> Result<(), Error> {
+) -> Result<usize, Error> {
     let p = Prep { img, op, index };
     let code = op.opcode;
     let kernel = kernels.kernel_of(index, op)?;
@@ -371,7 +399,7 @@ fn prepare(
     if words.len() * 4 != want {
         return Err(p.err("OpData size differs from microarena_image::op_tail_bytes (runtime bug)"));
     }
-    Ok(())
+    Ok(want)
 }
 
 /// An op whose output 0 is input `k`'s bytes (`op::IN_PLACE`): the kernel
