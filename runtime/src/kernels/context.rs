@@ -180,6 +180,9 @@ pub(crate) type MoreOutputs<'x> = [&'x mut [u8]; rl::MAX_OP_OUTPUTS - 1];
 /// (offset, bytes) of output `k` for `k < n`, the scratch last — and the
 /// readable rest. `None` when two non-empty regions overlap or one leaves
 /// the head. Returns output 0, the other outputs, the scratch and the pieces.
+/// Out of line: its sorting arrays would otherwise sit in the caller's frame
+/// for the whole of the kernel it calls.
+#[inline(never)]
 pub(crate) fn carve<'h>(
     head: &'h mut [u8],
     outputs: &[(usize, usize)],

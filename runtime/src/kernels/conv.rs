@@ -118,7 +118,7 @@ fn pointwise(
         return;
     }
     let mut params = end.channels();
-    let mut block = Rows4::new([&[]; 4]);
+    let mut block = Rows4::empty();
     let mut c = 0;
     while c < oc {
         let k = 4.min(oc - c);

@@ -98,8 +98,15 @@ fn depthwise_i8_quads<const B: bool>(
     let off2 = (in_off as u32 & 0xffff) | ((in_off as u32) << 16);
     let (ih, iw) = (g.ih, g.iw);
     let mut params = end.channels();
-    let mut wq = [[0u32; QUAD_WORDS]; MAX_TAPS];
-    let mut strips: Strips = [0; 3 * STRIP];
+    // One stack buffer for the unpacked weights and, on the 3×3 path (9
+    // taps), the row strips after them: the two never need their largest
+    // sizes at once, and a frame this deep is on every firmware's stack.
+    let mut work = [0u32; WORK_WORDS];
+    let fast3x3 = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
+    let (wq_words, strip_words) =
+        work.split_at_mut(if fast3x3 { 9 } else { MAX_TAPS } * QUAD_WORDS);
+    let wq = wq_words.as_chunks_mut::<QUAD_WORDS>().0;
+    let mut strips = strip_words.first_chunk_mut::<{ 3 * STRIP }>();
     let mut c0 = 0;
     while c0 < g.oc {
         let n = 4.min(g.oc - c0);
@@ -114,7 +121,7 @@ fn depthwise_i8_quads<const B: bool>(
             // Filter [1][ky][kx][oc]: tap t of channels c0.. at t·oc + c0.
             *wt = filter_quad(w, t * g.oc + c0, n);
         }
-        let fast = (g.fh, g.fw, g.dh, g.dw) == (3, 3, 1, 1) && taps == 9;
+        let fast = fast3x3;
         let w9: &[QuadW; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; QUAD_WORDS]; 9]);
         // 3×3 windows through zero-point-padded row strips: every pixel
         // dense, no edge cases (the general path below handles the rest).
@@ -123,10 +130,15 @@ fn depthwise_i8_quads<const B: bool>(
                 .saturating_mul(g.sw as usize)
                 .saturating_add(3);
         let zp = in_off.wrapping_neg();
-        if fast && g.sw > 0 && (-128..=127).contains(&zp) && span <= STRIP {
+        if fast
+            && g.sw > 0
+            && (-128..=127).contains(&zp)
+            && span <= STRIP
+            && let Some(strips) = strips.as_deref_mut()
+        {
             let geo = (g, c0, n, ch);
             let zp = zp as i8 as u8;
-            quad3x3_strips::<B>(x, out, &mut strips, geo, w9, (off2, in_off, zp), &q);
+            quad3x3_strips::<B>(x, out, strips, geo, w9, (off2, in_off, zp), &q);
             c0 += n;
             continue;
         }
@@ -272,6 +284,14 @@ const STRIP: usize = 40;
 
 /// Three strips (rows `STRIP` words apart) and a pixel's window in them.
 type Strips = [u32; 3 * STRIP];
+
+/// [`depthwise_i8_quads`]' one stack buffer: 9 taps' weights and the strips
+/// (the 3×3 path), or [`MAX_TAPS`] taps' weights (any other window).
+const WORK_WORDS: usize = {
+    let strips = 9 * QUAD_WORDS + 3 * STRIP;
+    let taps = MAX_TAPS * QUAD_WORDS;
+    if strips > taps { strips } else { taps }
+};
 
 /// Four channels (`c0..c0 + n`, input channel `ch`) of a 3×3 depthwise layer
 /// with dilation 1, all output rows: for each row, the three input rows its

@@ -183,7 +183,9 @@ pub fn depthwise4_bcast(
 pub fn rows4(x: &[u8], w: &[u8], n: usize) -> ([i32; 4], [i32; 4]) {
     let want = core::array::from_fn(|k| reference(x, 0, w, k * n, n, 0));
     let rows = core::array::from_fn(|k| w.get(k * n..(k + 1) * n).unwrap_or(&[]));
-    let got = super::epilogue::Rows4::new(rows).dot(x.get(..n).unwrap_or(&[]));
+    let mut block = super::epilogue::Rows4::empty();
+    block.set(rows);
+    let got = block.dot(x.get(..n).unwrap_or(&[]));
     (want, got)
 }
 
@@ -192,7 +194,7 @@ pub fn rows4(x: &[u8], w: &[u8], n: usize) -> ([i32; 4], [i32; 4]) {
 /// missing.
 pub fn sum(w: &[u8]) -> ([i32; 4], [i32; 4]) {
     let s: i32 = w.iter().map(|&v| i32::from(v as i8)).sum();
-    let got = super::epilogue::Rows4::new([&[]; 4]).set([w, &[], w, &[]]);
+    let got = super::epilogue::Rows4::empty().set([w, &[], w, &[]]);
     ([s, 0, s, 0], got)
 }
 

@@ -268,8 +268,12 @@ pub(crate) struct Rows4<'w> {
 }
 
 impl<'w> Rows4<'w> {
-    pub(crate) fn new(rows: [&'w [u8]; 4]) -> Self {
-        let mut r = Rows4 {
+    /// No rows yet ([`Rows4::set`] takes them). A plain literal, so the
+    /// buffer is built where the caller keeps it: built here and then set,
+    /// it was cleared in one 2 KiB stack slot and copied to another.
+    #[inline(always)]
+    pub(crate) fn empty() -> Self {
+        Rows4 {
             rows: [&[]; 4],
             #[cfg(not(microarena_dsp))]
             inter: [0; ROWS4_INPUTS],
@@ -279,9 +283,7 @@ impl<'w> Rows4<'w> {
             lanes: [0u32; 8 * ROWS4_WORDS],
             #[cfg(microarena_dsp)]
             done: 0,
-        };
-        r.set(rows);
-        r
+        }
     }
 
     /// Takes four other rows, reusing the buffer (2 KiB not cleared and
