@@ -17,6 +17,7 @@
 
 use crate::format::MAX_STAGE_OPS;
 use crate::geometry::RowWindow;
+use crate::resize::ResizeRows;
 
 /// Inputs of one op a stage can stream (ADD and MUL read two).
 pub const MAX_PULLS: usize = 2;
@@ -31,6 +32,9 @@ pub enum RowMap {
     /// element-wise op, the top padding for PAD, whose padding rows read
     /// nothing (`in_h`: the input's rows).
     Shift { top: usize, in_h: usize },
+    /// RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR: the source rows TFLM's
+    /// arithmetic picks (one or two neighbours), the kernel's own.
+    Resize(ResizeRows),
 }
 
 impl RowMap {
@@ -42,6 +46,7 @@ impl RowMap {
                 None => (0, 0),
                 Some(s) => (s.min(in_h), (s + 1).min(in_h)),
             },
+            RowMap::Resize(m) => m.rows(r),
         }
     }
 
@@ -50,6 +55,7 @@ impl RowMap {
         match *self {
             RowMap::Window(w) => w.in_h,
             RowMap::Shift { in_h, .. } => in_h,
+            RowMap::Resize(m) => m.in_h,
         }
     }
 }
@@ -348,6 +354,28 @@ mod tests {
         ];
         let rings = ring_rows(&nodes).expect("schedules");
         assert_eq!(&rings[..3], &[3, 8, 3]);
+    }
+
+    #[test]
+    fn an_upsampling_holds_the_rows_its_neighbours_read() {
+        // x (4 rows) → RESIZE_BILINEAR ×2, half-pixel (8 rows) → 3×3 SAME
+        // (8 rows, whole). The resize's output row r reads x's rows around
+        // (r + 0.5)/2 − 0.5: at most two, so x's ring holds two rows, and
+        // the resize's ring the 3×3 window.
+        let up = RowMap::Resize(ResizeRows {
+            method: crate::resize::Method::BilinearQ10,
+            in_h: 4,
+            out_h: 8,
+            align_corners: false,
+            half_pixel_centers: true,
+        });
+        let nodes = [
+            node(4, false, &[]),
+            node(8, false, &[(0, up)]),
+            node(8, true, &[(1, window(8, 8, 1, 1, 3))]),
+        ];
+        let rings = ring_rows(&nodes).expect("schedules");
+        assert_eq!(&rings[..3], &[2, 3, 8]);
     }
 
     #[test]

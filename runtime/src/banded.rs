@@ -19,7 +19,8 @@
 //! loops.
 
 use microarena_image::geometry::RowWindow;
-use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
+use microarena_image::params::{ConcatParams, OpParams, PadParams, TransposeParams, WindowParams};
+use microarena_image::resize::ResizeRows;
 use microarena_image::stage::{
     MAX_PULLS, RowMap, RowSink, RowState, Schedule, StageNode, TOO_LONG, ring_rows,
 };
@@ -27,7 +28,7 @@ use microarena_image::{self as rl, opcode};
 
 use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
-use crate::kernels::{self, Band, Ctx, Resolver};
+use crate::kernels::{self, Band, BandAt, Ctx, Resolver};
 
 /// The last op of the stage that starts at `first`: its index, checked to
 /// be a well-formed stage (every op banded, at most `MAX_STAGE_OPS`).
@@ -185,6 +186,19 @@ fn row_map(
             top: 0,
             in_h: x.dim(1),
         },
+        opcode::BandRows::Resize => RowMap::Resize(
+            ResizeRows::of(op.opcode, x.dtype, op.params(), x.dim(1), out.dim(1))
+                .ok_or(invalid(i, op, "a banded resize needs rows in and out"))?,
+        ),
+        // Read whole (never pulled): row `r` of the input axis that
+        // becomes the output's rows.
+        opcode::BandRows::Gather => {
+            let perm: TransposeParams = op.params();
+            RowMap::Shift {
+                top: 0,
+                in_h: x.dim(perm.perm[1].clamp(0, 3) as usize),
+            }
+        }
     })
 }
 
@@ -307,7 +321,14 @@ impl StagePlan {
                 // rows (W or C may differ: broadcast, or joined channels).
                 let rows_ok =
                     x.rank == 4 && x.dim(0) == 1 && (!elementwise || x.dim(1) == out.dim(1));
+                let gather = kind == opcode::BandRows::Gather;
                 let src = match (producer, x.storage) {
+                    (None, rl::STORAGE_ARENA) if gather => Src::Whole(t),
+                    (Some(_), _) if gather => {
+                        return Err(fail(
+                            "a banded TRANSPOSE reads a tensor written before its stage",
+                        ));
+                    }
                     (Some(j), rl::STORAGE_STREAMED | rl::STORAGE_ARENA) if rows_ok => Src::Pull(j),
                     (None, rl::STORAGE_ARENA) if rows_ok => Src::Rows(t),
                     (None, rl::STORAGE_ARENA)
@@ -574,7 +595,7 @@ impl RowSink for Runner<'_, '_, '_> {
         let own = *states.get(k).ok_or(bad)?;
         // Operands 0 and 1: (record, bytes) of the rows (or whole tensor) read.
         let mut operand: [Option<(TensorInfo, &[u8])>; MAX_PULLS] = [None; MAX_PULLS];
-        let mut read0 = (0, 0);
+        let (mut read0, mut in_h0) = ((0, 0), 0);
         let pulls = plan.nodes.get(k).ok_or(bad)?.pulls;
         for (s, ((slot, src), pull)) in operand.iter_mut().zip(part.src).zip(pulls).enumerate() {
             let t = op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR);
@@ -609,9 +630,16 @@ impl RowSink for Runner<'_, '_, '_> {
             };
             if s == 0 {
                 read0 = rows.unwrap_or((0, 0));
+                in_h0 = map.map_or(0, |m| m.in_h());
             }
         }
         let (lo, hi) = read0;
+        let place = BandAt {
+            out_row: r,
+            out_h: plan.nodes.get(k).ok_or(bad)?.out_h,
+            in_row: lo,
+            in_h: in_h0,
+        };
         match part.kind {
             opcode::BandRows::Window => window_pad_at(&mut op, lo, r),
             opcode::BandRows::Pad => {
@@ -621,7 +649,10 @@ impl RowSink for Runner<'_, '_, '_> {
                 p.after[1] = 0;
                 op.param_words = p.to_words();
             }
-            opcode::BandRows::Rows | opcode::BandRows::Channels => {}
+            opcode::BandRows::Rows
+            | opcode::BandRows::Channels
+            | opcode::BandRows::Resize
+            | opcode::BandRows::Gather => {}
         }
         let [Some((input, data)), second] = operand else {
             return Err(bad);
@@ -636,6 +667,7 @@ impl RowSink for Runner<'_, '_, '_> {
             data,
             output: band_record(img, op.output, 1, part.out_row)?,
             second,
+            at: place,
         };
         eval_band(kernels, img, op, index, band, dst, opdata, vars)
     }
@@ -707,6 +739,12 @@ pub(crate) fn eval_one_row(
         data,
         output: band_record(img, op.output, 1, rows.out_row)?,
         second: None,
+        at: BandAt {
+            out_row: r,
+            out_h: rows.out_h,
+            in_row: lo,
+            in_h: rows.in_h,
+        },
     };
     window_pad_at(&mut op, lo, r);
     eval_band(kernels, img, op, index, band, dst, opdata, vars)

@@ -4,7 +4,9 @@
 //! A *stage* is a run of consecutive ops that each compute an output row
 //! from a few rows of their inputs (`microarena_image::opcode::band_rows`:
 //! CONV_2D, DEPTHWISE_CONV_2D, the pools, PAD / PADV2, element-wise unary
-//! ops and casts, ADD and MUL, CONCATENATION along channels). Its ops form
+//! ops and casts, ADD and MUL, CONCATENATION along channels, RESIZE_* by
+//! TFLM's source rows, and a TRANSPOSE of a tensor written before the stage,
+//! read whole: a PyTorch export's NCHW input). Its ops form
 //! a small DAG: a tensor the stage
 //! writes and only the stage reads is *streamed* — it lives in a ring of
 //! whole rows (its producer's scratch) that holds the rows between its
@@ -27,7 +29,10 @@
 use alloc::vec::Vec;
 
 use microarena_image::geometry::{RowWindow, window_rows};
-use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
+use microarena_image::params::{
+    ConcatParams, OpParams, PadParams, ResizeParams, TransposeParams, WindowParams,
+};
+use microarena_image::resize::ResizeRows;
 use microarena_image::stage::{MAX_PULLS, RowMap, StageNode, ring_rows};
 use microarena_image::{self as rl, opcode};
 
@@ -215,7 +220,8 @@ pub(super) fn describe(
     let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
     for i in first..=last {
         let op = sg.operators.get(i)?;
-        let kind = super::image_opcode(op).and_then(opcode::band_rows)?;
+        let code = super::image_opcode(op)?;
+        let kind = opcode::band_rows(code)?;
         let o = op.output(0).filter(|_| op.outputs.len() == 1)?;
         let out = sg.tensors.get(o).filter(|t| in_arena(t))?;
         let out_row = row_bytes(out)?;
@@ -273,8 +279,28 @@ pub(super) fn describe(
                     top: 0,
                     in_h: height(x),
                 },
+                opcode::BandRows::Resize => RowMap::Resize(ResizeRows::of(
+                    code,
+                    x.dtype.code(),
+                    ResizeParams::from_words(params.get(i)?),
+                    height(x),
+                    height(out),
+                )?),
+                // Row `r` of the input axis that becomes the output's rows
+                // (the field); the input is read whole, never pulled.
+                opcode::BandRows::Gather => {
+                    let perm = TransposeParams::from_words(params.get(i)?);
+                    let axis = usize::try_from(perm.perm[1]).ok()?;
+                    RowMap::Shift {
+                        top: 0,
+                        in_h: x.shape.get(axis).map_or(0, |&h| h.max(0) as usize),
+                    }
+                }
             };
+            let gather = kind == opcode::BandRows::Gather;
             match producer {
+                None if gather => {}
+                Some(_) if gather => return None,
                 Some(j) if rows_ok => {
                     if let Some(slot) = pulls.get_mut(s) {
                         *slot = Some((j - first, map));
@@ -350,6 +376,11 @@ impl Described {
                     let clip = |r: i64| (r - top as i64).clamp(0, in_h as i64);
                     (clip(lo), clip(hi))
                 }
+                RowMap::Resize(m) if hi > lo => (
+                    m.rows(lo.max(0) as usize).0 as i64,
+                    m.rows((hi - 1).max(0) as usize).1 as i64,
+                ),
+                RowMap::Resize(_) => (0, 0),
             };
             match self.pull0.get(k).copied().flatten() {
                 Some(j) => k = j,
