@@ -461,3 +461,133 @@ fn padv2_with_its_own_value_streams_bit_exactly() {
         assert!(banded < plain, "int8={int8}: {banded} vs {plain}");
     }
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn unet_decoder_streams_its_upsampling_and_skips() {
+    let bytes = converted::unet_decoder_int8(48);
+    let (plain, banded, stages) = check(&bytes);
+    for code in [
+        rl::opcode::RESIZE_BILINEAR,
+        rl::opcode::RESIZE_NEAREST_NEIGHBOR,
+        rl::opcode::CONCATENATION,
+    ] {
+        assert!(staged(&bytes, &stages, code), "op {code}: {stages:?}");
+    }
+    assert!(banded < plain, "{banded} vs {plain}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn yolo_neck_streams_its_upsampling() {
+    let bytes = converted::yolo_neck_int8(64);
+    let (plain, banded, stages) = check(&bytes);
+    assert!(
+        staged(&bytes, &stages, rl::opcode::RESIZE_NEAREST_NEIGHBOR),
+        "{stages:?}"
+    );
+    assert!(banded < plain, "{banded} vs {plain}");
+}
+
+/// CONV_2D 3×3 → RESIZE (`code`, from `h` rows and columns to `out`, with
+/// `align` / `half`) → CONV_2D 3×3 → CONV_2D 1×1, int8 or float32, on an
+/// `h`×`h`×4 input: odd factors, up and down, so TFLM's source rows are not
+/// a plain ×2.
+fn resize_chain(int8: bool, code: u8, (h, out): (i32, i32), align: bool, half: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let dt = if int8 { DType::I8 } else { DType::F32 };
+    let c = 4;
+    let act = |b: &mut ModelBuilder, name: &str, hw: i32, ch: i32| {
+        let t = b.tensor(g, name, &[1, hw, hw, ch], dt);
+        if int8 { t.quant(0.05, -7).id() } else { t.id() }
+    };
+    let mut seed = 70u32;
+    let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32]| {
+        seed += 2;
+        let ch = shape[0];
+        let n = shape.iter().product::<i32>() as usize;
+        let raw = pseudo_random_bytes(seed, n);
+        let bias_raw = pseudo_random_bytes(seed + 1, ch as usize);
+        if int8 {
+            let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+            let w = b
+                .tensor(g, name, shape, DType::I8)
+                .data(&raw)
+                .quant_per_channel(&scales, &vec![0; ch as usize], 0)
+                .id();
+            let v: Vec<i32> = bias_raw.iter().map(|&x| i32::from(x as i8) * 8).collect();
+            let bias = b
+                .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
+                .data_i32(&v)
+                .quant_per_channel(&vec![0.0005; ch as usize], &vec![0; ch as usize], 0)
+                .id();
+            (w, bias)
+        } else {
+            let v: Vec<f32> = raw.iter().map(|&x| f32::from(x as i8) / 64.0).collect();
+            let w = b.tensor(g, name, shape, DType::F32).data_f32(&v).id();
+            let bv: Vec<f32> = bias_raw
+                .iter()
+                .map(|&x| f32::from(x as i8) / 32.0)
+                .collect();
+            let bias = b
+                .tensor(g, &format!("{name}_b"), &[ch], DType::F32)
+                .data_f32(&bv)
+                .id();
+            (w, bias)
+        }
+    };
+    let x0 = act(&mut b, "input", h, c);
+    let (w, bi) = weights(&mut b, "w0", &[8, 3, 3, c]);
+    let x1 = act(&mut b, "conv0", h, 8);
+    b.op(g, BuiltinOp::CONV_2D, &[x0, w, bi], &[x1])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    let size = b
+        .tensor(g, "size", &[2], DType::I32)
+        .data_i32(&[out, out])
+        .id();
+    let x2 = act(&mut b, "resized", out, 8);
+    b.op(g, BuiltinOp(i32::from(code)), &[x1, size], &[x2])
+        .options(microarena_core::read::ops::OpOptions::Resize {
+            align_corners: align,
+            half_pixel_centers: half,
+        });
+    let (w, bi) = weights(&mut b, "w1", &[8, 3, 3, 8]);
+    let x3 = act(&mut b, "conv1", out, 8);
+    b.op(g, BuiltinOp::CONV_2D, &[x2, w, bi], &[x3])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    let (w, bi) = weights(&mut b, "w2", &[4, 1, 1, 8]);
+    let x4 = act(&mut b, "out", out, 4);
+    b.op(g, BuiltinOp::CONV_2D, &[x3, w, bi], &[x4])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    b.inputs(g, &[x0]).outputs(g, &[x4]);
+    b.finish()
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn resizes_stream_by_tflms_source_rows() {
+    use rl::opcode::{RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR};
+    // (op, sides in and out, align_corners, half_pixel_centers); TFLM
+    // refuses bilinear with both. The downsamplings start larger: a stage
+    // must save more than the stack it costs.
+    let cases = [
+        (RESIZE_NEAREST_NEIGHBOR, (20, 33), false, false),
+        (RESIZE_NEAREST_NEIGHBOR, (20, 33), true, false),
+        (RESIZE_NEAREST_NEIGHBOR, (48, 29), false, true),
+        (RESIZE_NEAREST_NEIGHBOR, (20, 47), true, true),
+        (RESIZE_BILINEAR, (20, 33), false, false),
+        (RESIZE_BILINEAR, (20, 33), true, false),
+        (RESIZE_BILINEAR, (20, 47), false, true),
+        (RESIZE_BILINEAR, (48, 29), false, true),
+    ];
+    for int8 in [true, false] {
+        for (code, out, align, half) in cases {
+            let what = format!("int8={int8} op {code} {out:?} align={align} half={half}");
+            let bytes = resize_chain(int8, code, out, align, half);
+            let (plain, banded, stages) = check(&bytes);
+            assert!(staged(&bytes, &stages, code), "{what}: {stages:?}");
+            assert!(banded < plain, "{what}: {banded} vs {plain}");
+        }
+    }
+}
