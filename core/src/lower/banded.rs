@@ -623,6 +623,8 @@ pub(super) fn best(
 ) -> Option<BandedPlan> {
     let mut all = candidates(model, params);
     all.retain(|c| !covers(c, avoid));
+    let alone = alone_steps(model, params, planned, op_scope, &all);
+    let n_ops = model.main().operators.len();
     let start = BandedPlan {
         stages: Vec::new(),
         planned: planned.to_vec(),
@@ -652,30 +654,56 @@ pub(super) fn best(
         {
             best = Some(top.clone());
         }
-        // Half the beam by head, half by the bytes of the sets' busiest own
-        // step, which no later stage can lower: a short first stage with a
-        // high head now can end lower than a long one.
+        // Half the beam by head, half by the least peak the sets can still
+        // reach: a short first stage with a high head now can end lower
+        // than a long one.
         let mut rest = next.split_off(next.len().min(BEAM / 2));
-        rest.sort_by_key(|p| (own_step(op_scope, p), p.head_bytes));
+        rest.sort_by_key(|p| (floor(op_scope, &all, &alone, n_ops, p), p.head_bytes));
         next.extend(rest.into_iter().take(BEAM - BEAM / 2));
         beam = next;
     }
     best
 }
 
-/// The most bytes live at any of `p`'s stages' own steps.
-fn own_step(op_scope: &[i32], p: &BandedPlan) -> u64 {
-    let b = buffers(&p.planned);
-    p.stages
-        .iter()
-        .map(|s| {
-            live_at(
-                &b,
-                collapse(op_scope, &p.stages, scope_of(op_scope, s.first)),
-            )
+/// Bytes live at each candidate's own step with it as the only stage. A
+/// step's live bytes do not depend on the other stages of a disjoint set
+/// (their streamed tensors and rings live inside them), so this is also
+/// the step's bytes beside any other stages.
+fn alone_steps(
+    model: &Model<'_>,
+    params: &[Words],
+    planned: &[AllocationInfo],
+    op_scope: &[i32],
+    all: &[BandedStage],
+) -> Vec<u64> {
+    all.iter()
+        .map(|c| {
+            let one = [*c];
+            let b = buffers(&stage_buffers(model, params, planned, op_scope, &one));
+            live_at(&b, collapse(op_scope, &one, scope_of(op_scope, c.first)))
         })
-        .max()
-        .unwrap_or(0)
+        .collect()
+}
+
+/// The least peak of live bytes any set of stages extending `p` can reach:
+/// per op, the bytes of its step now, or of the step of the best stage
+/// that fits beside `p`'s and covers it ([`alone_steps`]), whichever is
+/// less; the most over the ops. (A stage starting one op after a leading
+/// TRANSPOSE leaves that TRANSPOSE's step, input and output whole, for
+/// good, where a stage over it lowers the head a little now.)
+fn floor(op_scope: &[i32], all: &[BandedStage], alone: &[u64], n: usize, p: &BandedPlan) -> u64 {
+    let b = buffers(&p.planned);
+    let mut step: Vec<u64> = (0..n)
+        .map(|i| live_at(&b, collapse(op_scope, &p.stages, scope_of(op_scope, i))))
+        .collect();
+    for (c, &a) in all.iter().zip(alone) {
+        if p.stages.iter().all(|s| c.last < s.first || s.last < c.first) {
+            for v in step.iter_mut().take(c.last + 1).skip(c.first) {
+                *v = (*v).min(a);
+            }
+        }
+    }
+    step.into_iter().max().unwrap_or(0)
 }
 
 /// A candidate stage: (bound, live bytes over time, its own step's bytes),
