@@ -123,7 +123,11 @@ impl ResizeRows {
 
     /// Input rows `[lo, hi)` output row `r` reads.
     pub fn rows(&self, r: usize) -> (usize, usize) {
-        let (align, half, h) = (self.align_corners, self.half_pixel_centers, self.in_h as i32);
+        let (align, half, h) = (
+            self.align_corners,
+            self.half_pixel_centers,
+            self.in_h as i32,
+        );
         let (lo, hi) = match self.method {
             Method::Nearest => {
                 let y = nearest(r, self.in_h, self.out_h, align, half) as i32;
@@ -165,7 +169,16 @@ mod tests {
         let got: [(usize, usize); 8] = core::array::from_fn(|r| m.rows(r));
         assert_eq!(
             got,
-            [(0, 1), (0, 1), (1, 2), (1, 2), (2, 3), (2, 3), (3, 4), (3, 4)]
+            [
+                (0, 1),
+                (0, 1),
+                (1, 2),
+                (1, 2),
+                (2, 3),
+                (2, 3),
+                (3, 4),
+                (3, 4)
+            ]
         );
         // Half-pixel centres: (r + 0.5) / 2, floored.
         let m = rows(Method::Nearest, 4, 8, false, true);

@@ -85,10 +85,7 @@ fn pytorch_mobilenet_v2_streams_its_pads_and_residuals() {
     assert!(staged(&bytes, &stages, rl::opcode::ADD), "{stages:?}");
     // The leading NCHW → NHWC TRANSPOSE runs in the first stage: its
     // output is streamed, never whole.
-    assert!(
-        staged(&bytes, &stages, rl::opcode::TRANSPOSE),
-        "{stages:?}"
-    );
+    assert!(staged(&bytes, &stages, rl::opcode::TRANSPOSE), "{stages:?}");
     assert!(banded * 2 < plain, "{banded} vs {plain}");
 }
 

@@ -697,7 +697,10 @@ fn floor(op_scope: &[i32], all: &[BandedStage], alone: &[u64], n: usize, p: &Ban
         .map(|i| live_at(&b, collapse(op_scope, &p.stages, scope_of(op_scope, i))))
         .collect();
     for (c, &a) in all.iter().zip(alone) {
-        if p.stages.iter().all(|s| c.last < s.first || s.last < c.first) {
+        if p.stages
+            .iter()
+            .all(|s| c.last < s.first || s.last < c.first)
+        {
             for v in step.iter_mut().take(c.last + 1).skip(c.first) {
                 *v = (*v).min(a);
             }

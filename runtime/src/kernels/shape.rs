@@ -820,8 +820,14 @@ pub(crate) fn resize_nearest(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let mut dst = 0;
     for b in 0..batches {
         for y in 0..out_h {
-            let in_y = nearest(y + at.out_row, at.in_h, at.out_h, align_corners, half_pixel_centers)
-                .saturating_sub(at.in_row);
+            let in_y = nearest(
+                y + at.out_row,
+                at.in_h,
+                at.out_h,
+                align_corners,
+                half_pixel_centers,
+            )
+            .saturating_sub(at.in_row);
             for xo in 0..out_w {
                 let in_x = nearest(xo, in_w, out_w, align_corners, half_pixel_centers);
                 let src = ((b * in_h + in_y) * in_w + in_x) * row;
@@ -894,11 +900,16 @@ pub(crate) fn resize_bilinear(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         let mut o = 0;
         for b in 0..batches {
             for y in 0..out_h {
-                let (iy, y0, y1) =
-                    resize::bilinear_source_f32(y + band.out_row, hs, full_in_h, half_pixel_centers);
+                let (iy, y0, y1) = resize::bilinear_source_f32(
+                    y + band.out_row,
+                    hs,
+                    full_in_h,
+                    half_pixel_centers,
+                );
                 let dy = iy - y0 as f32;
                 for xo in 0..out_w {
-                    let (ix, x0, x1) = resize::bilinear_source_f32(xo, ws, in_w, half_pixel_centers);
+                    let (ix, x0, x1) =
+                        resize::bilinear_source_f32(xo, ws, in_w, half_pixel_centers);
                     let dx = ix - x0 as f32;
                     for ch in 0..depth {
                         let v = get(at(b, y0, x0, ch)) * (1.0 - dy) * (1.0 - dx)
