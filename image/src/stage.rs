@@ -17,7 +17,9 @@
 
 use crate::format::MAX_STAGE_OPS;
 use crate::geometry::RowWindow;
+use crate::params::{PAD_CONSTANT, PadParams};
 use crate::resize::ResizeRows;
+use crate::{dtype, opcode};
 
 /// Inputs of one op a stage can stream (ADD and MUL read two).
 pub const MAX_PULLS: usize = 2;
@@ -56,6 +58,62 @@ impl RowMap {
             RowMap::Window(w) => w.in_h,
             RowMap::Shift { in_h, .. } => in_h,
             RowMap::Resize(m) => m.in_h,
+        }
+    }
+}
+
+/// The padding of a PAD a banded stage folds into the windowed op that
+/// reads it: that op reads the PAD's input rows with this much more
+/// padding above and to the left, and the PAD makes no rows (no ring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PadFold {
+    pub top: i32,
+    pub left: i32,
+}
+
+/// `Some` when a PAD (op `code`, parameters `p`, elements of type `dtype`,
+/// input and output of one quantization: `same_quant`) read by windowed op
+/// `reader` alone, as its input 0, folds into it: PAD (not PADV2: its
+/// value is its own) of H and W only on int8 or int16, whose padding is the
+/// zero point (int16: 0) and so adds nothing to a CONV_2D's or
+/// DEPTHWISE_CONV_2D's sums, whose kernels skip the taps outside their
+/// input — the same integer sums. Float stays a PAD: `0.0 × w` added
+/// and a tap skipped can differ in a zero sum's sign. The pools differ
+/// (an average counts the taps; a max sees the zero point).
+pub fn pad_fold(
+    code: u8,
+    p: &PadParams,
+    dtype: i8,
+    same_quant: bool,
+    reader: u8,
+) -> Option<PadFold> {
+    let hw_only = p.rank == 4
+        && p.mode == PAD_CONSTANT
+        && p.before[0] == 0
+        && p.after[0] == 0
+        && p.before[3] == 0
+        && p.after[3] == 0
+        && p.before[1..3].iter().chain(&p.after[1..3]).all(|&v| v >= 0);
+    let ok = code == opcode::PAD
+        && hw_only
+        && same_quant
+        && matches!(dtype, dtype::I8 | dtype::I16)
+        && matches!(reader, opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D);
+    ok.then_some(PadFold {
+        top: p.before[1],
+        left: p.before[2],
+    })
+}
+
+impl PadFold {
+    /// The reader's window `w` with the PAD folded: over the PAD's input
+    /// (`in_h` rows of `in_row` bytes), its padding above added.
+    pub fn window(&self, w: RowWindow, in_h: usize, in_row: usize) -> RowWindow {
+        RowWindow {
+            in_h,
+            in_row,
+            pad: w.pad.saturating_add(self.top),
+            ..w
         }
     }
 }

@@ -33,7 +33,7 @@ use microarena_image::params::{
     ConcatParams, OpParams, PadParams, ResizeParams, TransposeParams, WindowParams,
 };
 use microarena_image::resize::ResizeRows;
-use microarena_image::stage::{MAX_PULLS, RowMap, StageNode, ring_rows};
+use microarena_image::stage::{MAX_PULLS, PadFold, RowMap, StageNode, ring_rows};
 use microarena_image::{self as rl, opcode};
 
 use super::params::Words;
@@ -192,6 +192,59 @@ fn broadcast_along_h(x: &Tensor<'_>) -> bool {
     )
 }
 
+/// The first value of `t`'s quantization (scale, zero point), as the
+/// image's tensor record carries it.
+fn scalar_quant(t: &Tensor<'_>) -> (f32, i32) {
+    t.quantization.as_ref().map_or((0.0, 0), |q| {
+        (
+            q.scales.first().copied().unwrap_or(0.0),
+            q.zero_points.first().copied().unwrap_or(0) as i32,
+        )
+    })
+}
+
+/// Op `i`, a PAD of a stage ending at op `last`, folded into the one op
+/// that reads it (`stage::pad_fold`), the way the runtime decides it
+/// (`banded::fold_target`): (that op, the fold). Its output must be read
+/// by that op alone, once, as input 0, after it and within the stage.
+fn fold_target(
+    model: &Model<'_>,
+    params: &[Words],
+    last: usize,
+    i: usize,
+) -> Option<(usize, PadFold)> {
+    let sg = model.main();
+    let op = sg.operators.get(i)?;
+    if super::image_opcode(op)? != opcode::PAD {
+        return None;
+    }
+    let (xt, yt) = (op.input(0)?, op.output(0)?);
+    let (x, y) = (sg.tensors.get(xt)?, sg.tensors.get(yt)?);
+    if sg.outputs.iter().any(|&o| o >= 0 && o as usize == yt) {
+        return None;
+    }
+    let mut reader = None;
+    for (j, o) in sg.operators.iter().enumerate() {
+        let reads = o
+            .inputs
+            .iter()
+            .filter(|&&t| t >= 0 && t as usize == yt)
+            .count();
+        if reads == 0 {
+            continue;
+        }
+        if reader.is_some() || reads > 1 || o.input(0) != Some(yt) || !(i < j && j <= last) {
+            return None;
+        }
+        reader = Some((j, super::image_opcode(o)?));
+    }
+    let (j, code) = reader?;
+    let (qx, qy) = (scalar_quant(x), scalar_quant(y));
+    let same = x.dtype == y.dtype && qx.0 == qy.0 && qx.1 == qy.1;
+    let p = PadParams::from_words(params.get(i)?);
+    rl::stage::pad_fold(opcode::PAD, &p, y.dtype.code(), same, code).map(|f| (j, f))
+}
+
 /// Ops `first..=last` as a stage, the way the runtime checks one
 /// (`microarena_runtime`'s `banded::StagePlan`): every op one
 /// `opcode::band_rows` names with one batch-1 NHWC output; operands 0 and
@@ -218,6 +271,9 @@ pub(super) fn describe(
         pull0: Vec::with_capacity(n),
     };
     let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
+    let folds: Vec<Option<(usize, PadFold)>> = (first..=last)
+        .map(|i| fold_target(model, params, last, i))
+        .collect();
     for i in first..=last {
         let op = sg.operators.get(i)?;
         let code = super::image_opcode(op)?;
@@ -227,8 +283,41 @@ pub(super) fn describe(
         let out_row = row_bytes(out)?;
         let mut pulls = [None; MAX_PULLS];
         let (mut map0, mut pull0) = (None, None);
+        if folds.get(i - first).copied().flatten().is_some() {
+            // A folded PAD makes no rows: its reader reads its input.
+            d.nodes.push(StageNode {
+                out_h: height(out),
+                whole: false,
+                pulls,
+            });
+            d.streamed.push(true);
+            d.out_rows.push(out_row);
+            d.map0.push(RowMap::Shift {
+                top: 0,
+                in_h: height(out),
+            });
+            d.pull0.push(None);
+            continue;
+        }
+        // A windowed op reading through a folded PAD: (its input, the fold).
+        let via = folds
+            .iter()
+            .flatten()
+            .find(|(c, _)| *c == i)
+            .and_then(|&(_, f)| {
+                let pad = (first..i).find(|&j| {
+                    sg.operators
+                        .get(j)
+                        .is_some_and(|p| p.output(0).is_some() && p.output(0) == op.input(0))
+                })?;
+                Some((sg.operators.get(pad)?.input(0)?, f))
+            });
         for (s, &t) in op.inputs.iter().enumerate() {
             let Ok(t) = usize::try_from(t) else { continue };
+            let (t, fold) = match via {
+                Some((x, f)) if s == 0 => (x, Some(f)),
+                _ => (t, None),
+            };
             let x = sg.tensors.get(t)?;
             if x.has_data {
                 if s == 0 {
@@ -257,7 +346,13 @@ pub(super) fn describe(
             // concatenated channels).
             let rows_ok = row_bytes(x).is_some() && (!elementwise || height(x) == height(out));
             let map = match kind {
-                opcode::BandRows::Window => RowMap::Window(row_window(model, params, i)?),
+                opcode::BandRows::Window => {
+                    let w = row_window(model, params, i)?;
+                    RowMap::Window(match fold {
+                        Some(f) => f.window(w, height(x), usize::try_from(row_bytes(x)?).ok()?),
+                        None => w,
+                    })
+                }
                 opcode::BandRows::Pad => {
                     let p = PadParams::from_words(params.get(i)?);
                     let (top, bottom) = (p.before[1], p.after[1]);
