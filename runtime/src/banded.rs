@@ -2,7 +2,9 @@
 //!
 //! A stage is a run of consecutive row-computable ops (`opcode::band_rows`:
 //! windowed ops, PAD, element-wise ops and casts, ADD / MUL, CONCATENATION
-//! along channels) forming a small DAG. Its whole outputs are produced row
+//! along channels, RESIZE_*, TRANSPOSE of a tensor written before the
+//! stage) forming a small DAG. A PAD `stage::pad_fold` allows computes
+//! nothing: the window after it reads its input with its padding. Its whole outputs are produced row
 //! by row; each row pulls, from the ops before it, just the rows its
 //! operands' row maps read (`microarena_image::stage::Schedule`, the
 //! schedule core sized the rings with). A tensor only the stage reads

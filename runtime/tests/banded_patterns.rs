@@ -1,7 +1,9 @@
 //! Banded stages over the layer patterns converters emit: explicit PAD
 //! before strided layers, element-wise activations and casts between
 //! windowed ops, residual ADDs with the skip tensor streamed, a
-//! squeeze-excite MUL by a gate computed before the stage. Each builder
+//! squeeze-excite MUL by a gate computed before the stage, a leading NCHW
+//! TRANSPOSE, PADs folded into the windows after them, RESIZE upsampling
+//! and CONCATENATION skips (U-Net, YOLO-style neck). Each builder
 //! model runs banded (and banded in place) with outputs identical to the
 //! plain run, in exactly the arena core predicts, measured.
 

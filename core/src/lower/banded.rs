@@ -6,7 +6,8 @@
 //! CONV_2D, DEPTHWISE_CONV_2D, the pools, PAD / PADV2, element-wise unary
 //! ops and casts, ADD and MUL, CONCATENATION along channels, RESIZE_* by
 //! TFLM's source rows, and a TRANSPOSE of a tensor written before the stage,
-//! read whole: a PyTorch export's NCHW input). Its ops form
+//! read whole: a PyTorch export's NCHW input; an int8/int16 PAD read by one
+//! CONV_2D or DEPTHWISE_CONV_2D alone folds into it). Its ops form
 //! a small DAG: a tensor the stage
 //! writes and only the stage reads is *streamed* — it lives in a ring of
 //! whole rows (its producer's scratch) that holds the rows between its
