@@ -143,8 +143,9 @@ struct Part {
     src: [Src; MAX_PULLS],
     /// A windowed op: the stage position of the PAD folded into it
     /// (`stage::pad_fold`), whose input it reads instead. A PAD: folded,
-    /// it makes no rows.
-    fold: Option<usize>,
+    /// it makes no rows. (A byte: the plan is the stage runner's largest
+    /// frame.)
+    fold: Option<u8>,
 }
 
 const NO_PART: Part = Part {
@@ -344,8 +345,8 @@ impl StagePlan {
                 && let Some((c, _)) = fold_target(img, (first, plan.n), i, &op)?
             {
                 // Folded: no rows, no pulls; its reader reads its input.
-                *via.get_mut(c).ok_or(too_long)? = Some(k);
-                part.fold = Some(c);
+                *via.get_mut(c).ok_or(too_long)? = Some(k as u8);
+                part.fold = Some(c as u8);
                 *plan.nodes.get_mut(k).ok_or(too_long)? = StageNode {
                     out_h: out.dim(1),
                     whole: false,
@@ -355,12 +356,12 @@ impl StagePlan {
                 continue;
             }
             let fold = match (kind, part.fold) {
-                (opcode::BandRows::Window, Some(f)) => Some(fold_at(img, first, f)?),
+                (opcode::BandRows::Window, Some(f)) => Some(fold_at(img, first, usize::from(f))?),
                 _ => None,
             };
             for s in 0..op.n_inputs.min(rl::MAX_OP_INPUTS) {
                 let t = match (s, part.fold) {
-                    (0, Some(f)) => img.op(first + f)?.inputs[0],
+                    (0, Some(f)) => img.op(first + usize::from(f))?.inputs[0],
                     _ => op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR),
                 };
                 let info = match t {
@@ -682,7 +683,7 @@ impl RowSink for Runner<'_, '_, '_> {
         let (mut read0, mut in_h0) = ((0, 0), 0);
         let pulls = plan.nodes.get(k).ok_or(bad)?.pulls;
         // A windowed op reading through a folded PAD reads the PAD's input.
-        let fold = match (part.kind, part.fold) {
+        let fold = match (part.kind, part.fold.map(usize::from)) {
             (opcode::BandRows::Window, Some(f)) => Some((f, fold_at(img, first, f)?)),
             _ => None,
         };
