@@ -504,8 +504,17 @@ pub(super) fn streamed_tensors(
 }
 
 /// Candidate stages: runs of ops (two or more, at most `MAX_STAGE_OPS`)
-/// that form a stage ([`describe`]).
-fn candidates(model: &Model<'_>, params: &[Words]) -> Vec<BandedStage> {
+/// that form a stage ([`describe`]), each with the bytes live at its own
+/// step when it is the only stage over `planned`. A step's live bytes do
+/// not depend on the other stages of a disjoint set (their streamed
+/// tensors and rings live inside them), so these are also the step's bytes
+/// beside any other stages.
+fn candidates(
+    model: &Model<'_>,
+    params: &[Words],
+    planned: &[AllocationInfo],
+    op_scope: &[i32],
+) -> Vec<(BandedStage, u64)> {
     let sg = model.main();
     let n = sg.operators.len();
     let banded = |i: usize| {
@@ -531,14 +540,38 @@ fn candidates(model: &Model<'_>, params: &[Words]) -> Vec<BandedStage> {
                 continue;
             };
             let (bands, field, input_rows) = d.field();
-            out.push(BandedStage {
+            // The step: the buffers live at any of its scopes but the
+            // streamed tensors, and the rings (as `stage_buffers` plans them).
+            let streamed: Vec<usize> = (first..=last)
+                .zip(&d.streamed)
+                .filter(|(_, s)| **s)
+                .filter_map(|(i, _)| sg.operators.get(i).and_then(|o| o.output(0)))
+                .collect();
+            let (s0, s1) = (scope_of(op_scope, first), scope_of(op_scope, last));
+            let step: u64 = planned
+                .iter()
+                .filter(|a| a.first <= s1 && s0 <= a.last)
+                .filter(|a| {
+                    !matches!(a.kind, BufferKind::Tensor { tensor, .. } if streamed.contains(&tensor))
+                })
+                .map(|a| align16(a.bytes))
+                .chain(
+                    rings
+                        .iter()
+                        .zip(&d.streamed)
+                        .filter(|(_, s)| **s)
+                        .map(|(&r, _)| align16(r)),
+                )
+                .sum();
+            let stage = BandedStage {
                 first,
                 last,
                 ring_bytes: rings.iter().sum(),
                 bands,
                 input_rows,
                 field,
-            });
+            };
+            out.push((stage, step));
         }
     }
     out
@@ -717,9 +750,9 @@ pub(super) fn best(
     plain_head: u64,
     avoid: &[usize],
 ) -> Option<BandedPlan> {
-    let mut all = candidates(model, params);
-    all.retain(|c| !covers(c, avoid));
-    let alone = alone_steps(model, params, planned, op_scope, &all);
+    let mut found = candidates(model, params, planned, op_scope);
+    found.retain(|(c, _)| !covers(c, avoid));
+    let (all, alone): (Vec<BandedStage>, Vec<u64>) = found.into_iter().unzip();
     let n_ops = model.main().operators.len();
     let start = BandedPlan {
         stages: Vec::new(),
@@ -754,36 +787,16 @@ pub(super) fn best(
         // reach: a short first stage with a high head now can end lower
         // than a long one.
         let mut rest = next.split_off(next.len().min(BEAM / 2));
-        rest.sort_by_key(|p| (floor(op_scope, &all, &alone, n_ops, p), p.head_bytes));
+        rest.sort_by_cached_key(|p| (floor(op_scope, &all, &alone, n_ops, p), p.head_bytes));
         next.extend(rest.into_iter().take(BEAM - BEAM / 2));
         beam = next;
     }
     best
 }
 
-/// Bytes live at each candidate's own step with it as the only stage. A
-/// step's live bytes do not depend on the other stages of a disjoint set
-/// (their streamed tensors and rings live inside them), so this is also
-/// the step's bytes beside any other stages.
-fn alone_steps(
-    model: &Model<'_>,
-    params: &[Words],
-    planned: &[AllocationInfo],
-    op_scope: &[i32],
-    all: &[BandedStage],
-) -> Vec<u64> {
-    all.iter()
-        .map(|c| {
-            let one = [*c];
-            let b = buffers(&stage_buffers(model, params, planned, op_scope, &one));
-            live_at(&b, collapse(op_scope, &one, scope_of(op_scope, c.first)))
-        })
-        .collect()
-}
-
 /// The least peak of live bytes any set of stages extending `p` can reach:
 /// per op, the bytes of its step now, or of the step of the best stage
-/// that fits beside `p`'s and covers it ([`alone_steps`]), whichever is
+/// that fits beside `p`'s and covers it (`alone`, from [`candidates`]), whichever is
 /// less; the most over the ops. (A stage starting one op after a leading
 /// TRANSPOSE leaves that TRANSPOSE's step, input and output whole, for
 /// good, where a stage over it lowers the head a little now.)
