@@ -687,3 +687,28 @@ fn an_nchw_input_is_transposed_row_by_row_and_pads_fold_into_windows() {
     // 49,152 + 65,536 at the first convolution.
     assert!(banded * 3 < plain * 2, "{banded} vs {plain}");
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn a_pad_the_rule_does_not_fold_needs_its_ring() {
+    let bytes = nchw_stem(128);
+    let model = Model::parse(&bytes).expect("parse");
+    let o = options(Execution::Banded, false);
+    let mut image = lower_with(&model, &o).expect("lower");
+    freeze_opdata(&mut image).expect("freeze");
+    let need = runtime_arena_with(&model, &o).expect("arena");
+    let mut arena = vec![0u8; need.total_bytes as usize];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+    // Op 1, the first PAD, folded: no ring. Made a PADV2 (whose value is
+    // its own, so `stage::pad_fold` keeps it), it must make its rows, and
+    // the image has no ring for them.
+    let at = op_at(&image, 1) + rl::op::OPCODE;
+    assert_eq!(image[at], rl::opcode::PAD);
+    assert_eq!(word(&image, op_at(&image, 1) + rl::op::SCRATCH_BYTES), 0);
+    image[at] = rl::opcode::PADV2;
+    let err = Interpreter::new(&image, &mut arena).expect_err("an unfolded PAD without a ring");
+    assert!(
+        matches!(err, Error::InvalidOp { op_index: 1, what, .. } if what.contains("schedule")),
+        "{err:?}"
+    );
+}
