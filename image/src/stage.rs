@@ -437,6 +437,58 @@ mod tests {
     }
 
     #[test]
+    fn only_zero_point_pads_before_convolutions_fold() {
+        use crate::params::PAD_REFLECT;
+        let mut p = PadParams {
+            rank: 4,
+            mode: PAD_CONSTANT,
+            ..PadParams::default()
+        };
+        (p.before[1], p.before[2], p.after[1], p.after[2]) = (1, 2, 3, 4);
+        let fold = |code, p: &PadParams, dt, same, reader| pad_fold(code, p, dt, same, reader);
+        let (pad, conv, dw) = (opcode::PAD, opcode::CONV_2D, opcode::DEPTHWISE_CONV_2D);
+        // The padding above and to the left moves into the window's.
+        assert_eq!(
+            fold(pad, &p, dtype::I8, true, conv),
+            Some(PadFold { top: 1, left: 2 })
+        );
+        assert!(fold(pad, &p, dtype::I16, true, dw).is_some());
+        // PADV2's value, float, a requantizing PAD, a pool reading it.
+        assert!(fold(opcode::PADV2, &p, dtype::I8, true, conv).is_none());
+        assert!(fold(pad, &p, dtype::F32, true, conv).is_none());
+        assert!(fold(pad, &p, dtype::I8, false, conv).is_none());
+        assert!(fold(pad, &p, dtype::I8, true, opcode::MAX_POOL_2D).is_none());
+        assert!(fold(pad, &p, dtype::I8, true, opcode::AVERAGE_POOL_2D).is_none());
+        // Padding channels or the batch, a mirror pad, a negative pad.
+        for change in 0..4 {
+            let mut q = p;
+            match change {
+                0 => q.after[3] = 1,
+                1 => q.before[0] = 1,
+                2 => q.mode = PAD_REFLECT,
+                _ => q.before[2] = -1,
+            }
+            assert!(fold(pad, &q, dtype::I8, true, conv).is_none(), "{change}");
+        }
+        // The folded window reads the PAD's input: its rows and their bytes.
+        let w = RowWindow {
+            in_row: 40,
+            out_row: 8,
+            in_h: 12,
+            out_h: 5,
+            stride: 2,
+            pad: 0,
+            filter: 3,
+            dilation: 1,
+        };
+        let f = PadFold { top: 1, left: 1 };
+        let folded = f.window(w, 10, 30);
+        assert_eq!((folded.in_h, folded.in_row, folded.pad), (10, 30, 1));
+        // Row 0 reads padded rows 0..3: the padding row, input rows 0 and 1.
+        assert_eq!(folded.window(0), (0, 2));
+    }
+
+    #[test]
     fn bad_stages_are_refused() {
         let same = RowMap::Shift { top: 0, in_h: 4 };
         // A pull from a later op, and rows the producer does not make.
