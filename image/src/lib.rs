@@ -14,6 +14,7 @@
 //! - [`params`] — typed per-operator parameters with their word encoding;
 //! - [`opdata`] — the runtime's OpData and scratch sizes per operator;
 //! - [`geometry`] — TFLM's window and strided-slice arithmetic;
+//! - [`resize`] — TFLM's source-row arithmetic of the resize operators;
 //! - [`stage`] — the pull schedule of a banded stage, which sizes its rings;
 //! - [`calls`] — the subgraph call graph check (IF, WHILE, CALL_ONCE).
 //!
@@ -32,6 +33,7 @@ pub mod opcode;
 pub mod opdata;
 pub mod params;
 pub mod quant;
+pub mod resize;
 pub mod stage;
 
 pub use dtype::dtype_size;

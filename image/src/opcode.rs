@@ -316,6 +316,13 @@ pub enum BandRows {
     Rows,
     /// CONCATENATION along the channel axis: row `r` of each operand.
     Channels,
+    /// RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR: the input rows TFLM's
+    /// source arithmetic picks for row `r` ([`crate::resize::ResizeRows`]).
+    Resize,
+    /// TRANSPOSE: row `r` gathers its elements from input 0 read whole, a
+    /// tensor written before the stage (a PyTorch export's NCHW input:
+    /// every channel plane's row `r`), so no ring holds it.
+    Gather,
 }
 
 /// The operators a banded stage runs, and how ([`BandRows`]); `None` for the
@@ -329,6 +336,8 @@ pub const fn band_rows(code: u8) -> Option<BandRows> {
         RELU | RELU6 | LEAKY_RELU | HARD_SWISH | LOGISTIC | TANH | QUANTIZE | DEQUANTIZE | ADD
         | MUL => Some(BandRows::Rows),
         CONCATENATION => Some(BandRows::Channels),
+        RESIZE_NEAREST_NEIGHBOR | RESIZE_BILINEAR => Some(BandRows::Resize),
+        TRANSPOSE => Some(BandRows::Gather),
         _ => None,
     }
 }

@@ -17,6 +17,9 @@
 
 use crate::format::MAX_STAGE_OPS;
 use crate::geometry::RowWindow;
+use crate::params::{PAD_CONSTANT, PadParams};
+use crate::resize::ResizeRows;
+use crate::{dtype, opcode};
 
 /// Inputs of one op a stage can stream (ADD and MUL read two).
 pub const MAX_PULLS: usize = 2;
@@ -31,6 +34,9 @@ pub enum RowMap {
     /// element-wise op, the top padding for PAD, whose padding rows read
     /// nothing (`in_h`: the input's rows).
     Shift { top: usize, in_h: usize },
+    /// RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR: the source rows TFLM's
+    /// arithmetic picks (one or two neighbours), the kernel's own.
+    Resize(ResizeRows),
 }
 
 impl RowMap {
@@ -42,6 +48,7 @@ impl RowMap {
                 None => (0, 0),
                 Some(s) => (s.min(in_h), (s + 1).min(in_h)),
             },
+            RowMap::Resize(m) => m.rows(r),
         }
     }
 
@@ -50,6 +57,63 @@ impl RowMap {
         match *self {
             RowMap::Window(w) => w.in_h,
             RowMap::Shift { in_h, .. } => in_h,
+            RowMap::Resize(m) => m.in_h,
+        }
+    }
+}
+
+/// The padding of a PAD a banded stage folds into the windowed op that
+/// reads it: that op reads the PAD's input rows with this much more
+/// padding above and to the left, and the PAD makes no rows (no ring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PadFold {
+    pub top: i32,
+    pub left: i32,
+}
+
+/// `Some` when a PAD (op `code`, parameters `p`, elements of type `dtype`,
+/// input and output of one quantization: `same_quant`) read by windowed op
+/// `reader` alone, as its input 0, folds into it: PAD (not PADV2: its
+/// value is its own) of H and W only on int8 or int16, whose padding is the
+/// zero point (int16: 0) and so adds nothing to a CONV_2D's or
+/// DEPTHWISE_CONV_2D's sums, whose kernels skip the taps outside their
+/// input — the same integer sums. Float stays a PAD: `0.0 × w` added
+/// and a tap skipped can differ in a zero sum's sign. The pools differ
+/// (an average counts the taps; a max sees the zero point).
+pub fn pad_fold(
+    code: u8,
+    p: &PadParams,
+    dtype: i8,
+    same_quant: bool,
+    reader: u8,
+) -> Option<PadFold> {
+    let hw_only = p.rank == 4
+        && p.mode == PAD_CONSTANT
+        && p.before[0] == 0
+        && p.after[0] == 0
+        && p.before[3] == 0
+        && p.after[3] == 0
+        && p.before[1..3].iter().chain(&p.after[1..3]).all(|&v| v >= 0);
+    let ok = code == opcode::PAD
+        && hw_only
+        && same_quant
+        && matches!(dtype, dtype::I8 | dtype::I16)
+        && matches!(reader, opcode::CONV_2D | opcode::DEPTHWISE_CONV_2D);
+    ok.then_some(PadFold {
+        top: p.before[1],
+        left: p.before[2],
+    })
+}
+
+impl PadFold {
+    /// The reader's window `w` with the PAD folded: over the PAD's input
+    /// (`in_h` rows of `in_row` bytes), its padding above added.
+    pub fn window(&self, w: RowWindow, in_h: usize, in_row: usize) -> RowWindow {
+        RowWindow {
+            in_h,
+            in_row,
+            pad: w.pad.saturating_add(self.top),
+            ..w
         }
     }
 }
@@ -348,6 +412,80 @@ mod tests {
         ];
         let rings = ring_rows(&nodes).expect("schedules");
         assert_eq!(&rings[..3], &[3, 8, 3]);
+    }
+
+    #[test]
+    fn an_upsampling_holds_the_rows_its_neighbours_read() {
+        // x (4 rows) → RESIZE_BILINEAR ×2, half-pixel (8 rows) → 3×3 SAME
+        // (8 rows, whole). The resize's output row r reads x's rows around
+        // (r + 0.5)/2 − 0.5: at most two, so x's ring holds two rows, and
+        // the resize's ring the 3×3 window.
+        let up = RowMap::Resize(ResizeRows {
+            method: crate::resize::Method::BilinearQ10,
+            in_h: 4,
+            out_h: 8,
+            align_corners: false,
+            half_pixel_centers: true,
+        });
+        let nodes = [
+            node(4, false, &[]),
+            node(8, false, &[(0, up)]),
+            node(8, true, &[(1, window(8, 8, 1, 1, 3))]),
+        ];
+        let rings = ring_rows(&nodes).expect("schedules");
+        assert_eq!(&rings[..3], &[2, 3, 8]);
+    }
+
+    #[test]
+    fn only_zero_point_pads_before_convolutions_fold() {
+        use crate::params::PAD_REFLECT;
+        let mut p = PadParams {
+            rank: 4,
+            mode: PAD_CONSTANT,
+            ..PadParams::default()
+        };
+        (p.before[1], p.before[2], p.after[1], p.after[2]) = (1, 2, 3, 4);
+        let fold = |code, p: &PadParams, dt, same, reader| pad_fold(code, p, dt, same, reader);
+        let (pad, conv, dw) = (opcode::PAD, opcode::CONV_2D, opcode::DEPTHWISE_CONV_2D);
+        // The padding above and to the left moves into the window's.
+        assert_eq!(
+            fold(pad, &p, dtype::I8, true, conv),
+            Some(PadFold { top: 1, left: 2 })
+        );
+        assert!(fold(pad, &p, dtype::I16, true, dw).is_some());
+        // PADV2's value, float, a requantizing PAD, a pool reading it.
+        assert!(fold(opcode::PADV2, &p, dtype::I8, true, conv).is_none());
+        assert!(fold(pad, &p, dtype::F32, true, conv).is_none());
+        assert!(fold(pad, &p, dtype::I8, false, conv).is_none());
+        assert!(fold(pad, &p, dtype::I8, true, opcode::MAX_POOL_2D).is_none());
+        assert!(fold(pad, &p, dtype::I8, true, opcode::AVERAGE_POOL_2D).is_none());
+        // Padding channels or the batch, a mirror pad, a negative pad.
+        for change in 0..4 {
+            let mut q = p;
+            match change {
+                0 => q.after[3] = 1,
+                1 => q.before[0] = 1,
+                2 => q.mode = PAD_REFLECT,
+                _ => q.before[2] = -1,
+            }
+            assert!(fold(pad, &q, dtype::I8, true, conv).is_none(), "{change}");
+        }
+        // The folded window reads the PAD's input: its rows and their bytes.
+        let w = RowWindow {
+            in_row: 40,
+            out_row: 8,
+            in_h: 12,
+            out_h: 5,
+            stride: 2,
+            pad: 0,
+            filter: 3,
+            dilation: 1,
+        };
+        let f = PadFold { top: 1, left: 1 };
+        let folded = f.window(w, 10, 30);
+        assert_eq!((folded.in_h, folded.in_row, folded.pad), (10, 30, 1));
+        // Row 0 reads padded rows 0..3: the padding row, input rows 0 and 1.
+        assert_eq!(folded.window(0), (0, 2));
     }
 
     #[test]

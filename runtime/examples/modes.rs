@@ -174,6 +174,8 @@ fn main() {
             "neck_96 two heads (builder)",
             converted::detection_neck_int8(96),
         ),
+        ("yolo_neck_160 (builder)", converted::yolo_neck_int8(160)),
+        ("unet_128 (builder)", converted::unet_decoder_int8(128)),
     ] {
         models.push((name.into(), bytes, None));
     }

@@ -2,7 +2,9 @@
 //!
 //! A stage is a run of consecutive row-computable ops (`opcode::band_rows`:
 //! windowed ops, PAD, element-wise ops and casts, ADD / MUL, CONCATENATION
-//! along channels) forming a small DAG. Its whole outputs are produced row
+//! along channels, RESIZE_*, TRANSPOSE of a tensor written before the
+//! stage) forming a small DAG. A PAD `stage::pad_fold` allows computes
+//! nothing: the window after it reads its input with its padding. Its whole outputs are produced row
 //! by row; each row pulls, from the ops before it, just the rows its
 //! operands' row maps read (`microarena_image::stage::Schedule`, the
 //! schedule core sized the rings with). A tensor only the stage reads
@@ -19,15 +21,16 @@
 //! loops.
 
 use microarena_image::geometry::RowWindow;
-use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
+use microarena_image::params::{ConcatParams, OpParams, PadParams, TransposeParams, WindowParams};
+use microarena_image::resize::ResizeRows;
 use microarena_image::stage::{
-    MAX_PULLS, RowMap, RowSink, RowState, Schedule, StageNode, TOO_LONG, ring_rows,
+    MAX_PULLS, PadFold, RowMap, RowSink, RowState, Schedule, StageNode, TOO_LONG, ring_rows,
 };
 use microarena_image::{self as rl, opcode};
 
 use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
-use crate::kernels::{self, Band, Ctx, Resolver};
+use crate::kernels::{self, Band, BandAt, Ctx, Resolver};
 
 /// The last op of the stage that starts at `first`: its index, checked to
 /// be a well-formed stage (every op banded, at most `MAX_STAGE_OPS`).
@@ -138,6 +141,11 @@ struct Part {
     region: (usize, usize),
     /// Operands 0 and 1 (the schedule's node has the maps of those pulled).
     src: [Src; MAX_PULLS],
+    /// A windowed op: the stage position of the PAD folded into it
+    /// (`stage::pad_fold`), whose input it reads instead. A PAD: folded,
+    /// it makes no rows. (A byte: the plan is the stage runner's largest
+    /// frame.)
+    fold: Option<u8>,
 }
 
 const NO_PART: Part = Part {
@@ -145,6 +153,7 @@ const NO_PART: Part = Part {
     out_row: 0,
     region: (0, 0),
     src: [Src::Const; MAX_PULLS],
+    fold: None,
 };
 
 /// The rows of operand `x` that op `op` (index `i`, of `kind`, output
@@ -155,11 +164,14 @@ fn row_map(
     i: usize,
     op: &OpInfo,
     kind: opcode::BandRows,
-    x: &TensorInfo,
+    (x, fold): (&TensorInfo, Option<PadFold>),
     out: &TensorInfo,
 ) -> Result<RowMap, Error> {
     Ok(match kind {
-        opcode::BandRows::Window => RowMap::Window(rows_of(img, op)?),
+        opcode::BandRows::Window => {
+            let w = rows_of(img, op)?;
+            RowMap::Window(fold.map_or(w, |f| f.window(w, x.dim(1), row_bytes(x))))
+        }
         opcode::BandRows::Pad => {
             let p: PadParams = op.params();
             let (top, bottom) = (p.before[1], p.after[1]);
@@ -185,6 +197,64 @@ fn row_map(
             top: 0,
             in_h: x.dim(1),
         },
+        opcode::BandRows::Resize => RowMap::Resize(
+            ResizeRows::of(op.opcode, x.dtype, op.params(), x.dim(1), out.dim(1))
+                .ok_or(invalid(i, op, "a banded resize needs rows in and out"))?,
+        ),
+        // Read whole (never pulled): row `r` of the input axis that
+        // becomes the output's rows.
+        opcode::BandRows::Gather => {
+            let perm: TransposeParams = op.params();
+            RowMap::Shift {
+                top: 0,
+                in_h: x.dim(perm.perm[1].clamp(0, 3) as usize),
+            }
+        }
+    })
+}
+
+/// The fold of PAD `pad` (op `i`, written into a streamed tensor) into the
+/// one op of ops `first..first + n` that reads it, when `stage::pad_fold`
+/// allows it: (that op's stage position, the fold).
+fn fold_target(
+    img: &Image<'_>,
+    (first, n): (usize, usize),
+    i: usize,
+    pad: &OpInfo,
+) -> Result<Option<(usize, PadFold)>, Error> {
+    let (x, y) = (
+        img.tensor(usize::from(pad.inputs[0]))?,
+        img.tensor(usize::from(pad.output))?,
+    );
+    if pad.opcode != opcode::PAD || y.storage != rl::STORAGE_STREAMED {
+        return Ok(None);
+    }
+    let mut reader = None;
+    for j in i + 1..first + n {
+        let o = img.op(j)?;
+        let reads = (0..o.n_inputs.min(rl::MAX_OP_INPUTS))
+            .filter(|&s| o.inputs.get(s) == Some(&pad.output))
+            .count();
+        if reads > 0 {
+            if reader.is_some() || reads > 1 || o.inputs[0] != pad.output {
+                return Ok(None);
+            }
+            reader = Some((j, o.opcode));
+        }
+    }
+    let same_quant = x.scale == y.scale && x.zero_point == y.zero_point && x.dtype == y.dtype;
+    Ok(reader.and_then(|(j, code)| {
+        rl::stage::pad_fold(pad.opcode, &pad.params(), y.dtype, same_quant, code)
+            .map(|f| (j - first, f))
+    }))
+}
+
+/// The fold of the PAD at stage position `k` (checked by [`fold_target`]).
+fn fold_at(img: &Image<'_>, first: usize, k: usize) -> Result<PadFold, Error> {
+    let p: PadParams = img.op(first + k)?.params();
+    Ok(PadFold {
+        top: p.before[1],
+        left: p.before[2],
     })
 }
 
@@ -237,6 +307,8 @@ impl StagePlan {
         if plan.n > rl::MAX_STAGE_OPS {
             return Err(malformed_what(first, TOO_LONG));
         }
+        // Folded PADs: (stage position of the op that reads through each).
+        let mut via = [None; rl::MAX_STAGE_OPS];
         for k in 0..plan.n {
             let i = first + k;
             let op = img.op(i)?;
@@ -265,10 +337,33 @@ impl StagePlan {
                 out_row: row_bytes(&out),
                 region,
                 src: [Src::Const; MAX_PULLS],
+                fold: via.get(k).copied().flatten(),
             };
             let mut pulls = [None; MAX_PULLS];
+            let too_long = malformed_what(first, TOO_LONG);
+            if kind == opcode::BandRows::Pad
+                && let Some((c, _)) = fold_target(img, (first, plan.n), i, &op)?
+            {
+                // Folded: no rows, no pulls; its reader reads its input.
+                *via.get_mut(c).ok_or(too_long)? = Some(k as u8);
+                part.fold = Some(c as u8);
+                *plan.nodes.get_mut(k).ok_or(too_long)? = StageNode {
+                    out_h: out.dim(1),
+                    whole: false,
+                    pulls,
+                };
+                *plan.parts.get_mut(k).ok_or(too_long)? = part;
+                continue;
+            }
+            let fold = match (kind, part.fold) {
+                (opcode::BandRows::Window, Some(f)) => Some(fold_at(img, first, usize::from(f))?),
+                _ => None,
+            };
             for s in 0..op.n_inputs.min(rl::MAX_OP_INPUTS) {
-                let t = op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR);
+                let t = match (s, part.fold) {
+                    (0, Some(f)) => img.op(first + usize::from(f))?.inputs[0],
+                    _ => op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR),
+                };
                 let info = match t {
                     rl::NO_TENSOR => None,
                     t => Some(img.tensor(usize::from(t))?),
@@ -302,12 +397,19 @@ impl StagePlan {
                 if later {
                     return Err(fail("a banded op reads a tensor its stage writes later"));
                 }
-                let map = row_map(img, i, &op, kind, &x, &out)?;
+                let map = row_map(img, i, &op, kind, (&x, fold.filter(|_| s == 0)), &out)?;
                 // Element-wise and concatenated operands share the output's
                 // rows (W or C may differ: broadcast, or joined channels).
                 let rows_ok =
                     x.rank == 4 && x.dim(0) == 1 && (!elementwise || x.dim(1) == out.dim(1));
+                let gather = kind == opcode::BandRows::Gather;
                 let src = match (producer, x.storage) {
+                    (None, rl::STORAGE_ARENA) if gather => Src::Whole(t),
+                    (Some(_), _) if gather => {
+                        return Err(fail(
+                            "a banded TRANSPOSE reads a tensor written before its stage",
+                        ));
+                    }
                     (Some(j), rl::STORAGE_STREAMED | rl::STORAGE_ARENA) if rows_ok => Src::Pull(j),
                     (None, rl::STORAGE_ARENA) if rows_ok => Src::Rows(t),
                     (None, rl::STORAGE_ARENA)
@@ -338,7 +440,6 @@ impl StagePlan {
                 whole: out.storage == rl::STORAGE_ARENA,
                 pulls,
             };
-            let too_long = malformed_what(first, TOO_LONG);
             *plan.nodes.get_mut(k).ok_or(too_long)? = node;
             *plan.parts.get_mut(k).ok_or(too_long)? = part;
         }
@@ -349,11 +450,12 @@ impl StagePlan {
                 "a banded stage writes no whole output",
             ));
         }
-        for (j, n) in nodes.iter().enumerate() {
+        for (j, (n, p)) in nodes.iter().zip(&plan.parts).enumerate() {
             let read = nodes
                 .iter()
                 .any(|c| c.pulls.iter().flatten().any(|&(p, _)| p == j));
-            if !n.whole && !read {
+            let folded = p.kind == opcode::BandRows::Pad && p.fold.is_some();
+            if !n.whole && !read && !folded {
                 return Err(malformed_what(
                     first + j,
                     "a streamed tensor no op of its stage reads",
@@ -471,6 +573,10 @@ pub(crate) fn run_stage(
     let mut rest = head;
     let mut at = 0usize;
     for (i, &(off, bytes, slot)) in order.iter().enumerate() {
+        if bytes == 0 {
+            // A folded PAD's empty ring: wherever the planner put it.
+            continue;
+        }
         let gap = off.checked_sub(at).ok_or(bad)?;
         let (readable, tail) = rest.split_at_mut_checked(gap).ok_or(bad)?;
         *runner.pieces.get_mut(i).ok_or(bad)? = (at, &*readable);
@@ -574,16 +680,25 @@ impl RowSink for Runner<'_, '_, '_> {
         let own = *states.get(k).ok_or(bad)?;
         // Operands 0 and 1: (record, bytes) of the rows (or whole tensor) read.
         let mut operand: [Option<(TensorInfo, &[u8])>; MAX_PULLS] = [None; MAX_PULLS];
-        let mut read0 = (0, 0);
+        let (mut read0, mut in_h0) = ((0, 0), 0);
         let pulls = plan.nodes.get(k).ok_or(bad)?.pulls;
+        // A windowed op reading through a folded PAD reads the PAD's input.
+        let fold = match (part.kind, part.fold.map(usize::from)) {
+            (opcode::BandRows::Window, Some(f)) => Some((f, fold_at(img, first, f)?)),
+            _ => None,
+        };
         for (s, ((slot, src), pull)) in operand.iter_mut().zip(part.src).zip(pulls).enumerate() {
-            let t = op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR);
+            let t = match (s, fold) {
+                (0, Some((f, _))) => img.op(first + f)?.inputs[0],
+                _ => op.inputs.get(s).copied().unwrap_or(rl::NO_TENSOR),
+            };
             let map = match src {
                 Src::Pull(_) => pull.map(|(_, m)| m),
                 Src::Rows(t) => {
                     let out = img.tensor(usize::from(op.output))?;
                     let x = img.tensor(usize::from(t))?;
-                    Some(row_map(img, index, &op, part.kind, &x, &out)?)
+                    let f = fold.filter(|_| s == 0).map(|(_, f)| f);
+                    Some(row_map(img, index, &op, part.kind, (&x, f), &out)?)
                 }
                 Src::Const | Src::Whole(_) => None,
             };
@@ -609,9 +724,26 @@ impl RowSink for Runner<'_, '_, '_> {
             };
             if s == 0 {
                 read0 = rows.unwrap_or((0, 0));
+                in_h0 = map.map_or(0, |m| m.in_h());
             }
         }
         let (lo, hi) = read0;
+        let place = BandAt {
+            out_row: r,
+            out_h: plan.nodes.get(k).ok_or(bad)?.out_h,
+            in_row: lo,
+            in_h: in_h0,
+        };
+        if let Some((_, f)) = fold {
+            // The PAD's padding becomes the window's.
+            let w: WindowParams = op.params();
+            op.param_words = WindowParams {
+                pad_h: w.pad_h.saturating_add(f.top),
+                pad_w: w.pad_w.saturating_add(f.left),
+                ..w
+            }
+            .to_words();
+        }
         match part.kind {
             opcode::BandRows::Window => window_pad_at(&mut op, lo, r),
             opcode::BandRows::Pad => {
@@ -621,7 +753,10 @@ impl RowSink for Runner<'_, '_, '_> {
                 p.after[1] = 0;
                 op.param_words = p.to_words();
             }
-            opcode::BandRows::Rows | opcode::BandRows::Channels => {}
+            opcode::BandRows::Rows
+            | opcode::BandRows::Channels
+            | opcode::BandRows::Resize
+            | opcode::BandRows::Gather => {}
         }
         let [Some((input, data)), second] = operand else {
             return Err(bad);
@@ -636,6 +771,7 @@ impl RowSink for Runner<'_, '_, '_> {
             data,
             output: band_record(img, op.output, 1, part.out_row)?,
             second,
+            at: place,
         };
         eval_band(kernels, img, op, index, band, dst, opdata, vars)
     }
@@ -707,6 +843,12 @@ pub(crate) fn eval_one_row(
         data,
         output: band_record(img, op.output, 1, rows.out_row)?,
         second: None,
+        at: BandAt {
+            out_row: r,
+            out_h: rows.out_h,
+            in_row: lo,
+            in_h: rows.in_h,
+        },
     };
     window_pad_at(&mut op, lo, r);
     eval_band(kernels, img, op, index, band, dst, opdata, vars)

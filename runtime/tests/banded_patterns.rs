@@ -1,7 +1,9 @@
 //! Banded stages over the layer patterns converters emit: explicit PAD
 //! before strided layers, element-wise activations and casts between
 //! windowed ops, residual ADDs with the skip tensor streamed, a
-//! squeeze-excite MUL by a gate computed before the stage. Each builder
+//! squeeze-excite MUL by a gate computed before the stage, a leading NCHW
+//! TRANSPOSE, PADs folded into the windows after them, RESIZE upsampling
+//! and CONCATENATION skips (U-Net, YOLO-style neck). Each builder
 //! model runs banded (and banded in place) with outputs identical to the
 //! plain run, in exactly the arena core predicts, measured.
 
@@ -454,4 +456,259 @@ fn padv2_with_its_own_value_streams_bit_exactly() {
         );
         assert!(banded < plain, "int8={int8}: {banded} vs {plain}");
     }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn unet_decoder_streams_its_upsampling_and_skips() {
+    let bytes = converted::unet_decoder_int8(48);
+    let (plain, banded, stages) = check(&bytes);
+    for code in [
+        rl::opcode::RESIZE_BILINEAR,
+        rl::opcode::RESIZE_NEAREST_NEIGHBOR,
+        rl::opcode::CONCATENATION,
+    ] {
+        assert!(staged(&bytes, &stages, code), "op {code}: {stages:?}");
+    }
+    assert!(banded < plain, "{banded} vs {plain}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn yolo_neck_streams_its_upsampling() {
+    let bytes = converted::yolo_neck_int8(64);
+    let (plain, banded, stages) = check(&bytes);
+    assert!(
+        staged(&bytes, &stages, rl::opcode::RESIZE_NEAREST_NEIGHBOR),
+        "{stages:?}"
+    );
+    assert!(banded < plain, "{banded} vs {plain}");
+}
+
+/// CONV_2D 3×3 → RESIZE (`code`, from `h` rows and columns to `out`, with
+/// `align` / `half`) → CONV_2D 3×3 → CONV_2D 1×1, int8 or float32, on an
+/// `h`×`h`×4 input: odd factors, up and down, so TFLM's source rows are not
+/// a plain ×2.
+fn resize_chain(int8: bool, code: u8, (h, out): (i32, i32), align: bool, half: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let dt = if int8 { DType::I8 } else { DType::F32 };
+    let c = 4;
+    let act = |b: &mut ModelBuilder, name: &str, hw: i32, ch: i32| {
+        let t = b.tensor(g, name, &[1, hw, hw, ch], dt);
+        if int8 { t.quant(0.05, -7).id() } else { t.id() }
+    };
+    let mut seed = 70u32;
+    let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32]| {
+        seed += 2;
+        let ch = shape[0];
+        let n = shape.iter().product::<i32>() as usize;
+        let raw = pseudo_random_bytes(seed, n);
+        let bias_raw = pseudo_random_bytes(seed + 1, ch as usize);
+        if int8 {
+            let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+            let w = b
+                .tensor(g, name, shape, DType::I8)
+                .data(&raw)
+                .quant_per_channel(&scales, &vec![0; ch as usize], 0)
+                .id();
+            let v: Vec<i32> = bias_raw.iter().map(|&x| i32::from(x as i8) * 8).collect();
+            let bias = b
+                .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
+                .data_i32(&v)
+                .quant_per_channel(&vec![0.0005; ch as usize], &vec![0; ch as usize], 0)
+                .id();
+            (w, bias)
+        } else {
+            let v: Vec<f32> = raw.iter().map(|&x| f32::from(x as i8) / 64.0).collect();
+            let w = b.tensor(g, name, shape, DType::F32).data_f32(&v).id();
+            let bv: Vec<f32> = bias_raw
+                .iter()
+                .map(|&x| f32::from(x as i8) / 32.0)
+                .collect();
+            let bias = b
+                .tensor(g, &format!("{name}_b"), &[ch], DType::F32)
+                .data_f32(&bv)
+                .id();
+            (w, bias)
+        }
+    };
+    let x0 = act(&mut b, "input", h, c);
+    let (w, bi) = weights(&mut b, "w0", &[8, 3, 3, c]);
+    let x1 = act(&mut b, "conv0", h, 8);
+    b.op(g, BuiltinOp::CONV_2D, &[x0, w, bi], &[x1])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    let size = b
+        .tensor(g, "size", &[2], DType::I32)
+        .data_i32(&[out, out])
+        .id();
+    let x2 = act(&mut b, "resized", out, 8);
+    b.op(g, BuiltinOp(i32::from(code)), &[x1, size], &[x2])
+        .options(microarena_core::read::ops::OpOptions::Resize {
+            align_corners: align,
+            half_pixel_centers: half,
+        });
+    let (w, bi) = weights(&mut b, "w1", &[8, 3, 3, 8]);
+    let x3 = act(&mut b, "conv1", out, 8);
+    b.op(g, BuiltinOp::CONV_2D, &[x2, w, bi], &[x3])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    let (w, bi) = weights(&mut b, "w2", &[4, 1, 1, 8]);
+    let x4 = act(&mut b, "out", out, 4);
+    b.op(g, BuiltinOp::CONV_2D, &[x3, w, bi], &[x4])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    b.inputs(g, &[x0]).outputs(g, &[x4]);
+    b.finish()
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn resizes_stream_by_tflms_source_rows() {
+    use rl::opcode::{RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR};
+    // (op, sides in and out, align_corners, half_pixel_centers); TFLM
+    // refuses bilinear with both. The downsamplings start larger: a stage
+    // must save more than the stack it costs.
+    let cases = [
+        (RESIZE_NEAREST_NEIGHBOR, (20, 33), false, false),
+        (RESIZE_NEAREST_NEIGHBOR, (20, 33), true, false),
+        (RESIZE_NEAREST_NEIGHBOR, (48, 29), false, true),
+        (RESIZE_NEAREST_NEIGHBOR, (20, 47), true, true),
+        (RESIZE_BILINEAR, (20, 33), false, false),
+        (RESIZE_BILINEAR, (20, 33), true, false),
+        (RESIZE_BILINEAR, (20, 47), false, true),
+        (RESIZE_BILINEAR, (48, 29), false, true),
+    ];
+    for int8 in [true, false] {
+        for (code, out, align, half) in cases {
+            let what = format!("int8={int8} op {code} {out:?} align={align} half={half}");
+            let bytes = resize_chain(int8, code, out, align, half);
+            let (plain, banded, stages) = check(&bytes);
+            assert!(staged(&bytes, &stages, code), "{what}: {stages:?}");
+            assert!(banded < plain, "{what}: {banded} vs {plain}");
+        }
+    }
+}
+
+/// A PyTorch export's stem on a `[1, 3, hw, hw]` int8 NCHW input:
+/// TRANSPOSE to NHWC → PAD 1 → CONV_2D 3×3/2 VALID to 16 (ReLU6) → PAD 1
+/// → DEPTHWISE 3×3/2 VALID → CONV_2D 1×1 to 8 (the output).
+fn nchw_stem(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let mut seed = 90u32;
+    let act = |b: &mut ModelBuilder, name: &str, shape: &[i32]| {
+        b.tensor(g, name, shape, DType::I8).quant(0.05, -3).id()
+    };
+    let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize| {
+        seed += 2;
+        let ch = shape[axis];
+        let n = shape.iter().product::<i32>() as usize;
+        let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+        let w = b
+            .tensor(g, name, shape, DType::I8)
+            .data(&pseudo_random_bytes(seed, n))
+            .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
+            .id();
+        let v: Vec<i32> = pseudo_random_bytes(seed + 1, ch as usize)
+            .iter()
+            .map(|&x| i32::from(x as i8) * 8)
+            .collect();
+        let bias = b
+            .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
+            .data_i32(&v)
+            .quant_per_channel(&vec![0.0005; ch as usize], &vec![0; ch as usize], 0)
+            .id();
+        (w, bias)
+    };
+    let pad = |b: &mut ModelBuilder, x: i32, name: &str, shape: [i32; 4]| {
+        let paddings = b
+            .tensor(g, &format!("{name}/paddings"), &[4, 2], DType::I32)
+            .data_i32(&[0, 0, 1, 1, 1, 1, 0, 0])
+            .id();
+        let y = act(b, name, &[1, shape[1] + 2, shape[2] + 2, shape[3]]);
+        b.op(
+            g,
+            BuiltinOp(i32::from(rl::opcode::PAD)),
+            &[x, paddings],
+            &[y],
+        );
+        y
+    };
+    let input = act(&mut b, "input", &[1, 3, hw, hw]);
+    let perm = b
+        .tensor(g, "perm", &[4], DType::I32)
+        .data_i32(&[0, 2, 3, 1])
+        .id();
+    let nhwc = act(&mut b, "nhwc", &[1, hw, hw, 3]);
+    b.op(
+        g,
+        BuiltinOp(i32::from(rl::opcode::TRANSPOSE)),
+        &[input, perm],
+        &[nhwc],
+    );
+    let p0 = pad(&mut b, nhwc, "pad0", [1, hw, hw, 3]);
+    let (w, bi) = weights(&mut b, "w0", &[16, 3, 3, 3], 0);
+    let h1 = hw / 2;
+    let c0 = act(&mut b, "conv0", &[1, h1, h1, 16]);
+    b.op(g, BuiltinOp::CONV_2D, &[p0, w, bi], &[c0])
+        .conv_options(Padding::Valid, 2, 2, Activation::Relu6);
+    let p1 = pad(&mut b, c0, "pad1", [1, h1, h1, 16]);
+    let (w, bi) = weights(&mut b, "w1", &[1, 3, 3, 16], 3);
+    let h2 = h1 / 2;
+    let d1 = act(&mut b, "dw1", &[1, h2, h2, 16]);
+    b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[p1, w, bi], &[d1])
+        .depthwise_options(Padding::Valid, 2, 2, 1, Activation::Relu6);
+    let (w, bi) = weights(&mut b, "w2", &[8, 1, 1, 16], 0);
+    let out = act(&mut b, "out", &[1, h2, h2, 8]);
+    b.op(g, BuiltinOp::CONV_2D, &[d1, w, bi], &[out])
+        .conv_options(Padding::Same, 1, 1, Activation::None);
+    b.inputs(g, &[input]).outputs(g, &[out]);
+    b.finish()
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn an_nchw_input_is_transposed_row_by_row_and_pads_fold_into_windows() {
+    let bytes = nchw_stem(128);
+    let (plain, banded, stages) = check(&bytes);
+    // One stage from the TRANSPOSE on: the transposed copy (49,152 B) never
+    // exists whole, where plain its step holds input and copy.
+    assert_eq!(stages, vec![(0, 5)]);
+    let model = Model::parse(&bytes).expect("parse");
+    let need = runtime_arena_with(&model, &options(Execution::Banded, false)).expect("arena");
+    // Rings by hand: both PADs (int8, zero-point padding, each read by one
+    // window) fold into that window, which reads their input instead: the
+    // transposed rows 3 × 128 × 3 for the first 3×3/2 window, the
+    // convolution's rows 3 × 64 × 16 for the depthwise, the depthwise's
+    // one row 32 × 16; the PADs make none. Unfolded it would be 6,258 B: a
+    // row of the transpose, 3 padded rows of 130 × 3, a row of the
+    // convolution, 3 padded rows of 66 × 16, a depthwise row.
+    assert_eq!(need.stages[0].ring_bytes, 1_152 + 3_072 + 512);
+    // Input 49,152 + rings + output 32 × 32 × 8, against plain's
+    // 49,152 + 65,536 at the first convolution.
+    assert!(banded * 3 < plain * 2, "{banded} vs {plain}");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn a_pad_the_rule_does_not_fold_needs_its_ring() {
+    let bytes = nchw_stem(128);
+    let model = Model::parse(&bytes).expect("parse");
+    let o = options(Execution::Banded, false);
+    let mut image = lower_with(&model, &o).expect("lower");
+    freeze_opdata(&mut image).expect("freeze");
+    let need = runtime_arena_with(&model, &o).expect("arena");
+    let mut arena = vec![0u8; need.total_bytes as usize];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+    // Op 1, the first PAD, folded: no ring. Made a PADV2 (whose value is
+    // its own, so `stage::pad_fold` keeps it), it must make its rows, and
+    // the image has no ring for them.
+    let at = op_at(&image, 1) + rl::op::OPCODE;
+    assert_eq!(image[at], rl::opcode::PAD);
+    assert_eq!(word(&image, op_at(&image, 1) + rl::op::SCRATCH_BYTES), 0);
+    image[at] = rl::opcode::PADV2;
+    let err = Interpreter::new(&image, &mut arena).expect_err("an unfolded PAD without a ring");
+    assert!(
+        matches!(err, Error::InvalidOp { op_index: 1, what, .. } if what.contains("schedule")),
+        "{err:?}"
+    );
 }

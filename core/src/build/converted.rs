@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use super::builder::ModelBuilder;
 use super::example::{Net, XorShift};
 use crate::read::dtype::DType;
-use crate::read::ops::{Activation, BuiltinOp, Padding};
+use crate::read::ops::{Activation, BuiltinOp, OpOptions, Padding};
 
 fn net(
     b: ModelBuilder,
@@ -278,5 +278,138 @@ pub fn detection_neck_int8(hw: i32) -> Vec<u8> {
     net.conv_with(3, 2, 4, false, Padding::Same);
     let head2 = net.x;
     net.b.inputs(g, &[input]).outputs(g, &[head1, head2]);
+    net.b.finish()
+}
+
+impl Net {
+    /// RESIZE_BILINEAR (half-pixel centres, as PyTorch's `Upsample` with
+    /// `align_corners=False` converts) or RESIZE_NEAREST_NEIGHBOR of the
+    /// current activation by 2, its quantization kept (TFLM's kernels do
+    /// not requantize).
+    fn upsample(&mut self, bilinear: bool) {
+        let hw = self.hw * 2;
+        let name = format!("{}/up_{}", self.prefix, self.layer);
+        let g = self.g;
+        let size = self
+            .b
+            .tensor(g, &format!("{name}/size"), &[2], DType::I32)
+            .data_i32(&[hw, hw])
+            .id();
+        let y = self.activation(&name, hw, self.c, self.scale, self.zp);
+        let code = if bilinear {
+            BuiltinOp::RESIZE_BILINEAR
+        } else {
+            BuiltinOp::RESIZE_NEAREST_NEIGHBOR
+        };
+        self.b
+            .op(g, code, &[self.x, size], &[y])
+            .options(OpOptions::Resize {
+                align_corners: false,
+                half_pixel_centers: bilinear,
+            });
+        (self.x, self.hw) = (y, hw);
+    }
+
+    /// CONCATENATION along channels of the current activation and `skips`
+    /// (each `(tensor, channels)`, of its size and quantization).
+    fn concat(&mut self, skips: &[(i32, i32)]) {
+        let name = format!("{}/concat_{}", self.prefix, self.layer);
+        let c = self.c + skips.iter().map(|s| s.1).sum::<i32>();
+        let y = self.activation(&name, self.hw, c, self.scale, self.zp);
+        let mut inputs = alloc::vec![self.x];
+        inputs.extend(skips.iter().map(|s| s.0));
+        let g = self.g;
+        self.b
+            .op(g, BuiltinOp::CONCATENATION, &inputs, &[y])
+            .concat_options(3, Activation::None);
+        (self.x, self.c) = (y, c);
+    }
+}
+
+/// A U-Net-style segmenter at `hw`×`hw`×3 int8 (`hw` a multiple of 4): an
+/// encoder of 3×3 convolutions (16 channels at full size, 32 at half, 64 at
+/// a quarter, twice), then a decoder that upsamples ×2 (RESIZE_BILINEAR
+/// with half-pixel centres, then RESIZE_NEAREST_NEIGHBOR), joins the
+/// encoder's map of that size (a CONCATENATION skip) and convolves 3×3;
+/// a 1×1 head to 2 classes at full size.
+pub fn unet_decoder_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: a U-Net-style encoder-decoder int8 (RESIZE, skips)");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, hw, hw, 3], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = net(b, g, input, hw, 3, 0x0e0e_0001, "unet");
+    net.conv_with(3, 1, 16, true, Padding::Same);
+    let e1 = net.x;
+    net.layer += 1;
+    net.conv_with(3, 2, 32, true, Padding::Same);
+    let e2 = net.x;
+    net.layer += 1;
+    net.conv_with(3, 2, 64, true, Padding::Same);
+    net.layer += 1;
+    net.conv_with(3, 1, 64, true, Padding::Same);
+    net.layer += 1;
+    net.upsample(true);
+    net.concat(&[(e2, 32)]);
+    net.conv_with(3, 1, 32, true, Padding::Same);
+    net.layer += 1;
+    net.upsample(false);
+    net.concat(&[(e1, 16)]);
+    net.conv_with(3, 1, 16, true, Padding::Same);
+    net.layer += 1;
+    net.conv_with(1, 1, 2, false, Padding::Same);
+    let out = net.x;
+    net.b.inputs(g, &[input]).outputs(g, &[out]);
+    net.b.finish()
+}
+
+/// A YOLO-style detector at `hw`×`hw`×3 int8 (`hw` a multiple of 16): a
+/// backbone of stride-2 3×3 convolutions (16 channels at ½, P3 with 32 at
+/// ¼, P4 with 64 at ⅛, P5 with 128 at 1/16), an FPN neck
+/// (P5 1×1 to 64, RESIZE_NEAREST_NEIGHBOR ×2, CONCATENATION with P4, 1×1
+/// to 64; 1×1 to 32, ×2, CONCATENATION with P3, 3×3 to 32) and two 1×1
+/// heads (at P3 and P4, 3 × (5 + 2) outputs): two graph outputs.
+pub fn yolo_neck_int8(hw: i32) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: a YOLO-style FPN neck with two heads, int8");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "input", &[1, hw, hw, 3], DType::I8)
+        .quant(1.0 / 128.0, 0)
+        .id();
+    let mut net = net(b, g, input, hw, 3, 0x4010_0001, "yolo");
+    net.conv_with(3, 2, 16, true, Padding::Same);
+    net.layer += 1;
+    net.conv_with(3, 2, 32, true, Padding::Same);
+    let p3 = net.x;
+    net.layer += 1;
+    net.conv_with(3, 2, 64, true, Padding::Same);
+    let p4 = net.x;
+    net.layer += 1;
+    net.conv_with(3, 2, 128, true, Padding::Same);
+    net.layer += 1;
+    net.conv_with(1, 1, 64, true, Padding::Same);
+    net.layer += 1;
+    net.upsample(false);
+    net.concat(&[(p4, 64)]);
+    net.conv_with(1, 1, 64, true, Padding::Same);
+    let n4 = (net.x, net.hw);
+    net.layer += 1;
+    net.conv_with(1, 1, 32, true, Padding::Same);
+    net.layer += 1;
+    net.upsample(false);
+    net.concat(&[(p3, 32)]);
+    net.conv_with(3, 1, 32, true, Padding::Same);
+    net.layer += 1;
+    net.conv_with(1, 1, 21, false, Padding::Same);
+    let head3 = net.x;
+    (net.x, net.hw, net.c) = (n4.0, n4.1, 64);
+    (net.scale, net.zp) = (6.0 / 255.0, -128);
+    net.layer += 1;
+    net.conv_with(1, 1, 21, false, Padding::Same);
+    let head4 = net.x;
+    net.b.inputs(g, &[input]).outputs(g, &[head3, head4]);
     net.b.finish()
 }

@@ -4,7 +4,10 @@
 //! A *stage* is a run of consecutive ops that each compute an output row
 //! from a few rows of their inputs (`microarena_image::opcode::band_rows`:
 //! CONV_2D, DEPTHWISE_CONV_2D, the pools, PAD / PADV2, element-wise unary
-//! ops and casts, ADD and MUL, CONCATENATION along channels). Its ops form
+//! ops and casts, ADD and MUL, CONCATENATION along channels, RESIZE_* by
+//! TFLM's source rows, and a TRANSPOSE of a tensor written before the stage,
+//! read whole: a PyTorch export's NCHW input; an int8/int16 PAD read by one
+//! CONV_2D or DEPTHWISE_CONV_2D alone folds into it). Its ops form
 //! a small DAG: a tensor the stage
 //! writes and only the stage reads is *streamed* — it lives in a ring of
 //! whole rows (its producer's scratch) that holds the rows between its
@@ -27,8 +30,11 @@
 use alloc::vec::Vec;
 
 use microarena_image::geometry::{RowWindow, window_rows};
-use microarena_image::params::{ConcatParams, OpParams, PadParams, WindowParams};
-use microarena_image::stage::{MAX_PULLS, RowMap, StageNode, ring_rows};
+use microarena_image::params::{
+    ConcatParams, OpParams, PadParams, ResizeParams, TransposeParams, WindowParams,
+};
+use microarena_image::resize::ResizeRows;
+use microarena_image::stage::{MAX_PULLS, PadFold, RowMap, StageNode, ring_rows};
 use microarena_image::{self as rl, opcode};
 
 use super::params::Words;
@@ -187,6 +193,59 @@ fn broadcast_along_h(x: &Tensor<'_>) -> bool {
     )
 }
 
+/// The first value of `t`'s quantization (scale, zero point), as the
+/// image's tensor record carries it.
+fn scalar_quant(t: &Tensor<'_>) -> (f32, i32) {
+    t.quantization.as_ref().map_or((0.0, 0), |q| {
+        (
+            q.scales.first().copied().unwrap_or(0.0),
+            q.zero_points.first().copied().unwrap_or(0) as i32,
+        )
+    })
+}
+
+/// Op `i`, a PAD of a stage ending at op `last`, folded into the one op
+/// that reads it (`stage::pad_fold`), the way the runtime decides it
+/// (`banded::fold_target`): (that op, the fold). Its output must be read
+/// by that op alone, once, as input 0, after it and within the stage.
+fn fold_target(
+    model: &Model<'_>,
+    params: &[Words],
+    last: usize,
+    i: usize,
+) -> Option<(usize, PadFold)> {
+    let sg = model.main();
+    let op = sg.operators.get(i)?;
+    if super::image_opcode(op)? != opcode::PAD {
+        return None;
+    }
+    let (xt, yt) = (op.input(0)?, op.output(0)?);
+    let (x, y) = (sg.tensors.get(xt)?, sg.tensors.get(yt)?);
+    if sg.outputs.iter().any(|&o| o >= 0 && o as usize == yt) {
+        return None;
+    }
+    let mut reader = None;
+    for (j, o) in sg.operators.iter().enumerate() {
+        let reads = o
+            .inputs
+            .iter()
+            .filter(|&&t| t >= 0 && t as usize == yt)
+            .count();
+        if reads == 0 {
+            continue;
+        }
+        if reader.is_some() || reads > 1 || o.input(0) != Some(yt) || !(i < j && j <= last) {
+            return None;
+        }
+        reader = Some((j, super::image_opcode(o)?));
+    }
+    let (j, code) = reader?;
+    let (qx, qy) = (scalar_quant(x), scalar_quant(y));
+    let same = x.dtype == y.dtype && qx.0 == qy.0 && qx.1 == qy.1;
+    let p = PadParams::from_words(params.get(i)?);
+    rl::stage::pad_fold(opcode::PAD, &p, y.dtype.code(), same, code).map(|f| (j, f))
+}
+
 /// Ops `first..=last` as a stage, the way the runtime checks one
 /// (`microarena_runtime`'s `banded::StagePlan`): every op one
 /// `opcode::band_rows` names with one batch-1 NHWC output; operands 0 and
@@ -213,16 +272,53 @@ pub(super) fn describe(
         pull0: Vec::with_capacity(n),
     };
     let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
+    let folds: Vec<Option<(usize, PadFold)>> = (first..=last)
+        .map(|i| fold_target(model, params, last, i))
+        .collect();
     for i in first..=last {
         let op = sg.operators.get(i)?;
-        let kind = super::image_opcode(op).and_then(opcode::band_rows)?;
+        let code = super::image_opcode(op)?;
+        let kind = opcode::band_rows(code)?;
         let o = op.output(0).filter(|_| op.outputs.len() == 1)?;
         let out = sg.tensors.get(o).filter(|t| in_arena(t))?;
         let out_row = row_bytes(out)?;
         let mut pulls = [None; MAX_PULLS];
         let (mut map0, mut pull0) = (None, None);
+        if folds.get(i - first).copied().flatten().is_some() {
+            // A folded PAD makes no rows: its reader reads its input.
+            d.nodes.push(StageNode {
+                out_h: height(out),
+                whole: false,
+                pulls,
+            });
+            d.streamed.push(true);
+            d.out_rows.push(out_row);
+            d.map0.push(RowMap::Shift {
+                top: 0,
+                in_h: height(out),
+            });
+            d.pull0.push(None);
+            continue;
+        }
+        // A windowed op reading through a folded PAD: (its input, the fold).
+        let via = folds
+            .iter()
+            .flatten()
+            .find(|(c, _)| *c == i)
+            .and_then(|&(_, f)| {
+                let pad = (first..i).find(|&j| {
+                    sg.operators
+                        .get(j)
+                        .is_some_and(|p| p.output(0).is_some() && p.output(0) == op.input(0))
+                })?;
+                Some((sg.operators.get(pad)?.input(0)?, f))
+            });
         for (s, &t) in op.inputs.iter().enumerate() {
             let Ok(t) = usize::try_from(t) else { continue };
+            let (t, fold) = match via {
+                Some((x, f)) if s == 0 => (x, Some(f)),
+                _ => (t, None),
+            };
             let x = sg.tensors.get(t)?;
             if x.has_data {
                 if s == 0 {
@@ -251,7 +347,13 @@ pub(super) fn describe(
             // concatenated channels).
             let rows_ok = row_bytes(x).is_some() && (!elementwise || height(x) == height(out));
             let map = match kind {
-                opcode::BandRows::Window => RowMap::Window(row_window(model, params, i)?),
+                opcode::BandRows::Window => {
+                    let w = row_window(model, params, i)?;
+                    RowMap::Window(match fold {
+                        Some(f) => f.window(w, height(x), usize::try_from(row_bytes(x)?).ok()?),
+                        None => w,
+                    })
+                }
                 opcode::BandRows::Pad => {
                     let p = PadParams::from_words(params.get(i)?);
                     let (top, bottom) = (p.before[1], p.after[1]);
@@ -273,8 +375,28 @@ pub(super) fn describe(
                     top: 0,
                     in_h: height(x),
                 },
+                opcode::BandRows::Resize => RowMap::Resize(ResizeRows::of(
+                    code,
+                    x.dtype.code(),
+                    ResizeParams::from_words(params.get(i)?),
+                    height(x),
+                    height(out),
+                )?),
+                // Row `r` of the input axis that becomes the output's rows
+                // (the field); the input is read whole, never pulled.
+                opcode::BandRows::Gather => {
+                    let perm = TransposeParams::from_words(params.get(i)?);
+                    let axis = usize::try_from(perm.perm[1]).ok()?;
+                    RowMap::Shift {
+                        top: 0,
+                        in_h: x.shape.get(axis).map_or(0, |&h| h.max(0) as usize),
+                    }
+                }
             };
+            let gather = kind == opcode::BandRows::Gather;
             match producer {
+                None if gather => {}
+                Some(_) if gather => return None,
                 Some(j) if rows_ok => {
                     if let Some(slot) = pulls.get_mut(s) {
                         *slot = Some((j - first, map));
@@ -350,6 +472,11 @@ impl Described {
                     let clip = |r: i64| (r - top as i64).clamp(0, in_h as i64);
                     (clip(lo), clip(hi))
                 }
+                RowMap::Resize(m) if hi > lo => (
+                    m.rows(lo.max(0) as usize).0 as i64,
+                    m.rows((hi - 1).max(0) as usize).1 as i64,
+                ),
+                RowMap::Resize(_) => (0, 0),
             };
             match self.pull0.get(k).copied().flatten() {
                 Some(j) => k = j,
@@ -377,8 +504,17 @@ pub(super) fn streamed_tensors(
 }
 
 /// Candidate stages: runs of ops (two or more, at most `MAX_STAGE_OPS`)
-/// that form a stage ([`describe`]).
-fn candidates(model: &Model<'_>, params: &[Words]) -> Vec<BandedStage> {
+/// that form a stage ([`describe`]), each with the bytes live at its own
+/// step when it is the only stage over `planned`. A step's live bytes do
+/// not depend on the other stages of a disjoint set (their streamed
+/// tensors and rings live inside them), so these are also the step's bytes
+/// beside any other stages.
+fn candidates(
+    model: &Model<'_>,
+    params: &[Words],
+    planned: &[AllocationInfo],
+    op_scope: &[i32],
+) -> Vec<(BandedStage, u64)> {
     let sg = model.main();
     let n = sg.operators.len();
     let banded = |i: usize| {
@@ -404,14 +540,38 @@ fn candidates(model: &Model<'_>, params: &[Words]) -> Vec<BandedStage> {
                 continue;
             };
             let (bands, field, input_rows) = d.field();
-            out.push(BandedStage {
+            // The step: the buffers live at any of its scopes but the
+            // streamed tensors, and the rings (as `stage_buffers` plans them).
+            let streamed: Vec<usize> = (first..=last)
+                .zip(&d.streamed)
+                .filter(|(_, s)| **s)
+                .filter_map(|(i, _)| sg.operators.get(i).and_then(|o| o.output(0)))
+                .collect();
+            let (s0, s1) = (scope_of(op_scope, first), scope_of(op_scope, last));
+            let step: u64 = planned
+                .iter()
+                .filter(|a| a.first <= s1 && s0 <= a.last)
+                .filter(|a| {
+                    !matches!(a.kind, BufferKind::Tensor { tensor, .. } if streamed.contains(&tensor))
+                })
+                .map(|a| align16(a.bytes))
+                .chain(
+                    rings
+                        .iter()
+                        .zip(&d.streamed)
+                        .filter(|(_, s)| **s)
+                        .map(|(&r, _)| align16(r)),
+                )
+                .sum();
+            let stage = BandedStage {
                 first,
                 last,
                 ring_bytes: rings.iter().sum(),
                 bands,
                 input_rows,
                 field,
-            });
+            };
+            out.push((stage, step));
         }
     }
     out
@@ -590,8 +750,10 @@ pub(super) fn best(
     plain_head: u64,
     avoid: &[usize],
 ) -> Option<BandedPlan> {
-    let mut all = candidates(model, params);
-    all.retain(|c| !covers(c, avoid));
+    let mut found = candidates(model, params, planned, op_scope);
+    found.retain(|(c, _)| !covers(c, avoid));
+    let (all, alone): (Vec<BandedStage>, Vec<u64>) = found.into_iter().unzip();
+    let n_ops = model.main().operators.len();
     let start = BandedPlan {
         stages: Vec::new(),
         planned: planned.to_vec(),
@@ -621,30 +783,39 @@ pub(super) fn best(
         {
             best = Some(top.clone());
         }
-        // Half the beam by head, half by the bytes of the sets' busiest own
-        // step, which no later stage can lower: a short first stage with a
-        // high head now can end lower than a long one.
+        // Half the beam by head, half by the least peak the sets can still
+        // reach: a short first stage with a high head now can end lower
+        // than a long one.
         let mut rest = next.split_off(next.len().min(BEAM / 2));
-        rest.sort_by_key(|p| (own_step(op_scope, p), p.head_bytes));
+        rest.sort_by_cached_key(|p| (floor(op_scope, &all, &alone, n_ops, p), p.head_bytes));
         next.extend(rest.into_iter().take(BEAM - BEAM / 2));
         beam = next;
     }
     best
 }
 
-/// The most bytes live at any of `p`'s stages' own steps.
-fn own_step(op_scope: &[i32], p: &BandedPlan) -> u64 {
+/// The least peak of live bytes any set of stages extending `p` can reach:
+/// per op, the bytes of its step now, or of the step of the best stage
+/// that fits beside `p`'s and covers it (`alone`, from [`candidates`]), whichever is
+/// less; the most over the ops. (A stage starting one op after a leading
+/// TRANSPOSE leaves that TRANSPOSE's step, input and output whole, for
+/// good, where a stage over it lowers the head a little now.)
+fn floor(op_scope: &[i32], all: &[BandedStage], alone: &[u64], n: usize, p: &BandedPlan) -> u64 {
     let b = buffers(&p.planned);
-    p.stages
-        .iter()
-        .map(|s| {
-            live_at(
-                &b,
-                collapse(op_scope, &p.stages, scope_of(op_scope, s.first)),
-            )
-        })
-        .max()
-        .unwrap_or(0)
+    let mut step: Vec<u64> = (0..n)
+        .map(|i| live_at(&b, collapse(op_scope, &p.stages, scope_of(op_scope, i))))
+        .collect();
+    for (c, &a) in all.iter().zip(alone) {
+        if p.stages
+            .iter()
+            .all(|s| c.last < s.first || s.last < c.first)
+        {
+            for v in step.iter_mut().take(c.last + 1).skip(c.first) {
+                *v = (*v).min(a);
+            }
+        }
+    }
+    step.into_iter().max().unwrap_or(0)
 }
 
 /// A candidate stage: (bound, live bytes over time, its own step's bytes),

@@ -47,6 +47,22 @@ pub(crate) struct Band<'x> {
     /// operand: its rows, or a whole tensor broadcast along H); `None`
     /// reads it from the image (a constant).
     pub second: Option<(TensorInfo, &'x [u8])>,
+    /// Where the band lies in the whole op.
+    pub at: BandAt,
+}
+
+/// Where a band lies in the whole op, for the kernels whose rows depend on
+/// their position or the whole tensors' heights, not on the band's records
+/// alone (TRANSPOSE gathers output row `out_row` from its whole input;
+/// RESIZE_* scales between the whole heights).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct BandAt {
+    /// The band's first output row in the whole output, of `out_h`.
+    pub out_row: usize,
+    pub out_h: usize,
+    /// The band's first input-0 row in the whole input, of `in_h`.
+    pub in_row: usize,
+    pub in_h: usize,
 }
 
 impl<'x> Ctx<'x, '_> {

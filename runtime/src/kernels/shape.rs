@@ -8,10 +8,11 @@ use microarena_image::params::{
     ConcatParams, MAX_SLICE_RANK, PAD_CONSTANT, PAD_REFLECT, PAD_SYMMETRIC, PadParams, SliceParams,
     TransposeParams,
 };
+use microarena_image::resize::{self, nearest};
 use microarena_image::{self as rl, dtype};
 
 use super::bytes::copy;
-use super::context::{Ctx, OpDataWriter, Prep, same_element_size};
+use super::context::{BandAt, Ctx, OpDataWriter, Prep, same_element_size};
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
@@ -309,12 +310,15 @@ pub(crate) fn transpose(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let is = strides(&input);
     let rank = out.rank;
     let perm: TransposeParams = c.op.params();
+    // Banded: the output record is one band of the output's rows (axis 1)
+    // and the input is whole, so a band's rows sit `out_row` further down.
+    let row0 = c.band.map_or(0, |b| b.at.out_row);
     for i in 0..out.elements() {
         let mut rem = i;
         let mut src = 0usize;
         for k in (0..rank).rev() {
             let d = out.dim(k).max(1);
-            let coord = rem % d;
+            let coord = rem % d + if k == 1 { row0 } else { 0 };
             rem /= d;
             let axis = axis_word(&perm.perm, k).max(0) as usize;
             src += coord * is.get(axis).copied().unwrap_or(0);
@@ -763,26 +767,6 @@ pub(crate) fn batch_to_space(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// TFLM's `GetNearestNeighbor` (`reference/resize_nearest_neighbor.h`,
-/// 90b983c2): the source row or column of output index `at`, computed in
-/// float as TFLM does, so the rounding is the same.
-fn nearest(at: usize, in_size: usize, out_size: usize, align: bool, half: bool) -> usize {
-    let scale = if align && out_size > 1 {
-        (in_size as f32 - 1.0) / (out_size as f32 - 1.0)
-    } else {
-        in_size as f32 / out_size as f32
-    };
-    let offset = if half { 0.5f32 } else { 0.0 };
-    let v = (at as f32 + offset) * scale;
-    // TfLiteRound rounds half away from zero; the values are never negative here.
-    let picked = if align {
-        libm::roundf(v) as i64
-    } else {
-        libm::floorf(v) as i64
-    };
-    picked.clamp(0, in_size as i64 - 1) as usize
-}
-
 pub(crate) fn prepare_resize_nearest(
     p: &Prep<'_, '_>,
     out: &TensorInfo,
@@ -805,6 +789,23 @@ pub(crate) fn prepare_resize_nearest(
     )
 }
 
+/// Where the rows `c` computes lie in the whole op: the band's place when
+/// banded, else all of `out` from all of `input`.
+fn rows_at(c: &Ctx<'_, '_>, input: &TensorInfo, out: &TensorInfo) -> BandAt {
+    c.band.map_or(
+        BandAt {
+            out_row: 0,
+            out_h: out.dim(1),
+            in_row: 0,
+            in_h: input.dim(1),
+        },
+        |b| b.at,
+    )
+}
+
+/// RESIZE_NEAREST_NEIGHBOR: every output pixel a copy of its source pixel
+/// (`resize::nearest` along H and W). Banded, the input record holds the
+/// rows from `in_row` the band's rows read.
 pub(crate) fn resize_nearest(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (input, x) = c.input(0);
     let rl::params::ResizeParams {
@@ -814,11 +815,19 @@ pub(crate) fn resize_nearest(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let (in_h, in_w) = (input.dim(1), input.dim(2));
     let out = c.output_info();
     let (batches, out_h, out_w, depth) = (out.dim(0), out.dim(1), out.dim(2), out.dim(3));
+    let at = rows_at(c, &input, &out);
     let row = depth * elem_size(&input);
     let mut dst = 0;
     for b in 0..batches {
         for y in 0..out_h {
-            let in_y = nearest(y, in_h, out_h, align_corners, half_pixel_centers);
+            let in_y = nearest(
+                y + at.out_row,
+                at.in_h,
+                at.out_h,
+                align_corners,
+                half_pixel_centers,
+            )
+            .saturating_sub(at.in_row);
             for xo in 0..out_w {
                 let in_x = nearest(xo, in_w, out_w, align_corners, half_pixel_centers);
                 let src = ((b * in_h + in_y) * in_w + in_x) * row;
@@ -876,37 +885,31 @@ pub(crate) fn resize_bilinear(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let out = c.output_info();
     let (in_h, in_w) = (input.dim(1) as i32, input.dim(2) as i32);
     let (batches, out_h, out_w, depth) = (out.dim(0), out.dim(1), out.dim(2), out.dim(3));
+    // Banded: rows are picked in the whole op's geometry, then read from
+    // the band, whose first row is the whole input's row `in_row`.
+    let band = rows_at(c, &input, &out);
+    let (full_in_h, row0) = (band.in_h as i32, band.in_row as i32);
     let at = |b: usize, y: i32, xx: i32, ch: usize| {
-        ((b * in_h as usize + y as usize) * in_w as usize + xx as usize) * depth + ch
+        ((b * in_h as usize + (y - row0).max(0) as usize) * in_w as usize + xx as usize) * depth
+            + ch
     };
     if input.dtype == dtype::F32 {
-        let scale = |i: i32, o: usize| {
-            if align_corners && o > 1 {
-                (i - 1) as f32 / (o - 1) as f32
-            } else {
-                i as f32 / o as f32
-            }
-        };
-        let (hs, ws) = (scale(in_h, out_h), scale(in_w, out_w));
-        // ComputeInterpolationValues: the source coordinate and its two neighbours.
-        let interp = |v: usize, s: f32, size: i32| {
-            let scaled = if half_pixel_centers {
-                (v as f32 + 0.5) * s - 0.5
-            } else {
-                v as f32 * s
-            };
-            let lo = (libm::floorf(scaled) as i32).max(0);
-            let hi = (libm::ceilf(scaled) as i32).min(size - 1);
-            (scaled, lo, hi)
-        };
+        let hs = resize::bilinear_scale_f32(full_in_h, band.out_h, align_corners);
+        let ws = resize::bilinear_scale_f32(in_w, out_w, align_corners);
         let get = |i: usize| super::bytes::f32_at(x, i);
         let mut o = 0;
         for b in 0..batches {
             for y in 0..out_h {
-                let (iy, y0, y1) = interp(y, hs, in_h);
+                let (iy, y0, y1) = resize::bilinear_source_f32(
+                    y + band.out_row,
+                    hs,
+                    full_in_h,
+                    half_pixel_centers,
+                );
                 let dy = iy - y0 as f32;
                 for xo in 0..out_w {
-                    let (ix, x0, x1) = interp(xo, ws, in_w);
+                    let (ix, x0, x1) =
+                        resize::bilinear_source_f32(xo, ws, in_w, half_pixel_centers);
                     let dx = ix - x0 as f32;
                     for ch in 0..depth {
                         let v = get(at(b, y0, x0, ch)) * (1.0 - dy) * (1.0 - dx)
@@ -923,37 +926,20 @@ pub(crate) fn resize_bilinear(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         return Ok(());
     }
     // int8: scales and coordinates in 1/1024 units.
-    let scale_10 = |i: i32, o: usize| {
-        let o = o as i32;
-        if align_corners && o > 1 {
-            ((1 << 10) * (i - 1) + (o - 1) / 2) / (o - 1)
-        } else {
-            ((1 << 10) * i + o / 2) / o
-        }
-    };
-    let (hs, ws) = (scale_10(in_h, out_h), scale_10(in_w, out_w));
-    let interp = |v: usize, s: i32, size: i32| {
-        let v = v as i32;
-        let scaled = if half_pixel_centers {
-            v * s + s / 2 - (1 << 9)
-        } else {
-            v * s
-        };
-        let lo = (scaled / (1 << 10)).max(0);
-        let hi = ((scaled + (1 << 10) - 1) / (1 << 10)).min(size - 1);
-        (scaled, lo, hi)
-    };
+    let hs = resize::bilinear_scale_q10(full_in_h, band.out_h, align_corners);
+    let ws = resize::bilinear_scale_q10(in_w, out_w, align_corners);
     let get = |i: usize| i64::from(x.get(i).map_or(0, |&b| b as i8));
     let mut o = 0;
     for b in 0..batches {
         for y in 0..out_h {
-            let (iy, y0, y1) = interp(y, hs, in_h);
+            let (iy, y0, y1) =
+                resize::bilinear_source_q10(y + band.out_row, hs, full_in_h, half_pixel_centers);
             let (wy1, wy0) = (
                 i64::from(iy - (1 << 10) * y0),
                 i64::from((1 << 10) - (iy - (1 << 10) * y0)),
             );
             for xo in 0..out_w {
-                let (ix, x0, x1) = interp(xo, ws, in_w);
+                let (ix, x0, x1) = resize::bilinear_source_q10(xo, ws, in_w, half_pixel_centers);
                 let (wx1, wx0) = (
                     i64::from(ix - (1 << 10) * x0),
                     i64::from((1 << 10) - (ix - (1 << 10) * x0)),
