@@ -684,6 +684,14 @@ fn quad_window<const B: bool, T: TapRows>(
     for (r, ky) in (ky0..ky1).enumerate() {
         let wr = taps.row(ky, kx0, n);
         let xr = x.get(r * rs..).unwrap_or(&[]);
+        // Armv6-M: one input channel's row through its Thumb-1 loop.
+        #[cfg(microarena_v6m)]
+        if B && ts == 1
+            && let Some(ww) = taps.row_words(ky, kx0, n)
+            && super::v6m::bcast_window(&mut acc, xr, (1, 0, n), ww, in_off)
+        {
+            continue;
+        }
         if B {
             // One input channel: the same byte for all four lanes. The
             // accumulators as locals (an array stays in memory here).
@@ -692,16 +700,6 @@ fn quad_window<const B: bool, T: TapRows>(
                 let xv = i32::from(xb as i8).wrapping_add(in_off);
                 [a0, a1, a2, a3] = quad_mac_bcast([a0, a1, a2, a3], xv, wk);
             };
-            #[cfg(microarena_v6m)]
-            if ts == 1
-                && let Some(ww) = taps.row_words(ky, kx0, n)
-            {
-                // Armv6-M: the row through its Thumb-1 loop.
-                let mut a = [a0, a1, a2, a3];
-                super::v6m::bcast_row(&mut a, xr, ww, in_off);
-                acc = a;
-                continue;
-            }
             if ts == 1 {
                 // A single-channel input (audio spectrograms): the row's
                 // taps are consecutive bytes.

@@ -234,7 +234,7 @@ pub fn dot_i16(a: &[u8], b: &[u8]) -> (i32, i32) {
 }
 
 /// A filter row of a depthwise window whose four channels share one input
-/// channel, as this build runs it (on Armv6-M the Thumb-1 row loop):
+/// channel, as this build runs it (on Armv6-M the Thumb-1 window loop, one row):
 /// `acc[k] = k + 1 + Σ_i w[4i + k]·(x[i] + x_off)` over the taps both hold
 /// (at most 64), starting from nonzero sums to catch a loop that overwrites.
 pub fn bcast_row(x: &[u8], w: &[u8], x_off: i32) -> ([i32; 4], [i32; 4]) {
@@ -255,8 +255,10 @@ pub fn bcast_row(x: &[u8], w: &[u8], x_off: i32) -> ([i32; 4], [i32; 4]) {
         for (d, q) in words.iter_mut().zip(quads) {
             *d = u32::from_le_bytes(*q);
         }
-        let (x, words) = (x.get(..n).unwrap_or(&[]), words.get(..n).unwrap_or(&[]));
-        super::v6m::bcast_row(&mut got, x, words, x_off);
+        let words = words.get(..n).unwrap_or(&[]);
+        if n > 0 && !super::v6m::bcast_window(&mut got, x, (1, 0, n), words, x_off) {
+            got = [i32::MIN; 4];
+        }
     }
     #[cfg(not(microarena_v6m))]
     for (&xb, q) in x.iter().zip(quads).take(n) {

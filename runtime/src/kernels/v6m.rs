@@ -220,84 +220,13 @@ unsafe fn taps9(x: *const u8, taps: &[[u32; 2]; 9]) -> [i32; 4] {
     [a0, a1, a2, a3]
 }
 
-/// One filter row of a depthwise window whose four output channels share one
-/// input channel (a depth multiplier of 4 or more, e.g. a spectrogram's
-/// single channel): `acc[k] += Σ_i w[i][k]·(x[i] + x_off)` over
-/// `min(x.len(), w.len())` taps, byte k of weight word `w[i]` (int8),
-/// wrapping. 23 instructions per four multiply-accumulates.
-#[inline(never)]
-pub(crate) fn bcast_row(acc: &mut [i32; 4], x: &[u8], w: &[u32], x_off: i32) {
-    let n = x.len().min(w.len());
-    if n == 0 {
-        return;
-    }
-    // SAFETY: reads x[..n] and w[..n] (1 ≤ n ≤ both) and reads then writes
-    // the four words of `acc` (an exclusive borrow); writes only the
-    // registers it names.
-    unsafe {
-        asm!(
-            // The sums in r8, r10-r12, the offset in r9, acc's address in lr.
-            "mov lr, {ap}",
-            "mov r9, {t}",
-            "ldr {xv}, [{ap}, #0]",
-            "ldr {wv}, [{ap}, #4]",
-            "mov r8, {xv}",
-            "mov r10, {wv}",
-            "ldr {xv}, [{ap}, #8]",
-            "ldr {wv}, [{ap}, #12]",
-            "mov r11, {xv}",
-            "mov r12, {wv}",
-            "2:",
-            "ldrsb {xv}, [{xe}, {i}]",
-            "add {xv}, r9",
-            "ldm {wp}!, {{{wv}}}",
-            "sxtb {t}, {wv}",
-            "muls {t}, {xv}, {t}",
-            "add r8, {t}",
-            "lsls {t}, {wv}, #16",
-            "asrs {t}, {t}, #24",
-            "muls {t}, {xv}, {t}",
-            "add r10, {t}",
-            "lsls {t}, {wv}, #8",
-            "asrs {t}, {t}, #24",
-            "muls {t}, {xv}, {t}",
-            "add r11, {t}",
-            "asrs {wv}, {wv}, #24",
-            "muls {wv}, {xv}, {wv}",
-            "add r12, {wv}",
-            "adds {i}, #1",
-            "bne 2b",
-            "mov {ap}, lr",
-            "mov {xv}, r8",
-            "mov {wv}, r10",
-            "str {xv}, [{ap}, #0]",
-            "str {wv}, [{ap}, #4]",
-            "mov {xv}, r11",
-            "mov {wv}, r12",
-            "str {xv}, [{ap}, #8]",
-            "str {wv}, [{ap}, #12]",
-            ap = inout(reg) acc.as_mut_ptr() => _,
-            xe = in(reg) x.as_ptr().wrapping_add(n),
-            wp = inout(reg) w.as_ptr() => _,
-            i = inout(reg) n.wrapping_neg() => _,
-            t = inout(reg) x_off => _,
-            xv = out(reg) _,
-            wv = out(reg) _,
-            out("r8") _,
-            out("r9") _,
-            out("r10") _,
-            out("r11") _,
-            out("r12") _,
-            out("lr") _,
-            options(nostack),
-        );
-    }
-}
-
-/// [`bcast_row`] over a whole window: `rows` filter rows of `n` taps,
-/// input rows `rs` bytes apart from `x[0]`, weight rows one after another in
-/// `w`; one call per output quad instead of one per row. `false` (nothing
-/// added) unless every row lies inside `x` and `w`.
+/// A depthwise window whose four output channels share one input channel
+/// (a depth multiplier of 4 or more, e.g. a spectrogram's single channel):
+/// `acc[k] += Σ_r Σ_i w[r·n + i][k]·(x[r·rs + i] + x_off)` for `rows` filter
+/// rows of `n` taps, byte k of each weight word (int8), wrapping — a whole
+/// window in one call (or one row, `rows` 1). 18 instructions per four
+/// multiply-accumulates and a few per row. `false` (nothing added) unless
+/// every row lies inside `x` and `w`.
 #[inline(never)]
 pub(crate) fn bcast_window(
     acc: &mut [i32; 4],
