@@ -379,7 +379,7 @@ fn strip_row(
         return super::dsp::window3x3_strips::<STRIP, { 2 * STRIP + 3 }>(win, w, off2);
         #[cfg(microarena_v6m)]
         if let Some(sum) = super::v6m::quad_taps9_words(win, &t9) {
-            return core::array::from_fn(|k| sum[k].wrapping_add(bias[k]));
+            return add4(sum, bias);
         }
         #[cfg(not(microarena_dsp))]
         {
@@ -409,6 +409,17 @@ fn strip_row(
         }
         oi += oc;
     }
+}
+
+/// `a + b` lane by lane, wrapping (the window sums plus `in_off · Σw`).
+#[cfg(microarena_v6m)]
+pub(super) fn add4([a0, a1, a2, a3]: [i32; 4], [b0, b1, b2, b3]: [i32; 4]) -> [i32; 4] {
+    [
+        a0.wrapping_add(b0),
+        a1.wrapping_add(b1),
+        a2.wrapping_add(b2),
+        a3.wrapping_add(b3),
+    ]
 }
 
 /// A 3×3 window for Armv6-M's unrolled loop (`v6m::quad_taps9_*`): per
@@ -472,7 +483,7 @@ fn quad3x3_dense<const B: bool, const W: bool>(
         if W && !B
             && let Some(sum) = super::v6m::quad_taps9_bytes(x.get(4 * xi..).unwrap_or(&[]), &t9)
         {
-            let a = core::array::from_fn(|k| sum[k].wrapping_add(bias[k]));
+            let a = add4(sum, bias);
             if let Some(o) = out.get_mut(oi..oi + run.channels) {
                 Requant::apply4(q, a, o);
             }

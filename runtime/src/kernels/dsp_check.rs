@@ -137,9 +137,8 @@ pub fn window3x3(
         };
         let wq = taps.map(|(fi, _)| super::depthwise::quad_weights(quad(fi)));
         let (t9, bias) = super::depthwise::taps9(taps.map(|(_, ii)| (ii + c0) / 4), &wq, x_off);
-        let got = super::v6m::quad_taps9_words(&words, &t9).map_or([i32::MIN; 4], |s| {
-            core::array::from_fn(|k| s[k].wrapping_add(bias[k]))
-        });
+        let got = super::v6m::quad_taps9_words(&words, &t9)
+            .map_or([i32::MIN; 4], |s| super::depthwise::add4(s, bias));
         return (want, got);
     }
     #[allow(unreachable_code)]
