@@ -271,7 +271,7 @@ impl<'m, 'a> Interpreter<'m, 'a> {
 }
 
 /// One invoke: the arena split into head, variable region and OpData tail.
-struct Run<'r, 'm> {
+pub(crate) struct Run<'r, 'm> {
     img: &'r Image<'m>,
     resolver: &'static Resolver,
     head: &'r mut [u8],
@@ -328,7 +328,14 @@ impl<'r, 'm> Run<'r, 'm> {
             let opdata = self.opdata(at, size);
             at += size;
             if rl::opcode::called_subgraphs(op.opcode) > 0 {
-                self.control(i, &op, depth)?;
+                // Through the resolver: a build without control-flow kernels
+                // links none of its tensor copies.
+                let control = self.resolver.control.ok_or(Error::KernelNotLinked {
+                    op_index: i as u16,
+                    opcode: op.opcode,
+                    variant: "control flow",
+                })?;
+                control(self, i, &op, depth)?;
             } else {
                 self.op(i, op, opdata)?;
             }
@@ -557,4 +564,15 @@ impl<'r, 'm> Run<'r, 'm> {
         }
         Ok(())
     }
+}
+
+/// IF, WHILE or CALL_ONCE (op `i`, `depth` calls below subgraph 0): what a
+/// resolver holding a control-flow kernel links ([`Resolver`]'s `control`).
+pub(crate) fn control(
+    run: &mut Run<'_, '_>,
+    i: usize,
+    op: &OpInfo,
+    depth: usize,
+) -> Result<(), Error> {
+    run.control(i, op, depth)
 }

@@ -235,3 +235,18 @@ fn a_left_out_type_branch_is_refused_at_construction_naming_it() {
     assert_eq!(outputs(&int8, arena, &SOFTMAX_INT8), Ok(full.clone()));
     assert_eq!(outputs(&int8, arena, &SOFTMAX_FLOAT), Ok(full));
 }
+
+static WHILE_AND_ADD: Resolver = resolver!(&[opcode::WHILE, opcode::ADD]);
+static CALL_ONCE_ONLY: Resolver = resolver!(&[opcode::CALL_ONCE]);
+
+/// The control-flow runner (the tensor copies of IF, WHILE, CALL_ONCE) is
+/// linked exactly when a resolver holds one of those kernels, so a firmware
+/// whose model has no control flow carries none of it.
+#[test]
+fn the_control_flow_runner_comes_with_a_control_flow_kernel_only() {
+    assert!(WHILE_AND_ADD.has_control_flow());
+    assert!(CALL_ONCE_ONLY.has_control_flow());
+    assert!(!CONV_ONLY.has_control_flow());
+    assert!(!MOBILENET_BOTH.has_control_flow());
+    assert!(Resolver::ALL.has_control_flow());
+}

@@ -66,7 +66,14 @@ pub struct Resolver {
     pub(crate) banded: Option<BandedMode>,
     /// In place by rows, when linked.
     pub(crate) rows_in_place: Option<RowsMode>,
+    /// The runner of IF, WHILE and CALL_ONCE (tensor copies into and out of
+    /// the called subgraphs): linked only when an entry is one of them.
+    pub(crate) control: Option<ControlFn>,
 }
+
+/// Runs a control-flow op ([`crate::interpreter::control`]).
+pub(crate) type ControlFn =
+    fn(&mut crate::interpreter::Run<'_, '_>, usize, &OpInfo, usize) -> Result<(), Error>;
 
 impl core::fmt::Debug for Resolver {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -74,6 +81,7 @@ impl core::fmt::Debug for Resolver {
             .field("kernels", &self.entries.len())
             .field("banded", &self.banded.is_some())
             .field("rows_in_place", &self.rows_in_place.is_some())
+            .field("control", &self.control.is_some())
             .finish()
     }
 }
@@ -146,6 +154,7 @@ impl Resolver {
         index: &ALL_INDEX,
         banded: Some(BANDED),
         rows_in_place: Some(ROWS),
+        control: Some(crate::interpreter::control),
     };
 
     /// The registry's entries for `codes`, in that order, each with only the
@@ -210,12 +219,25 @@ impl Resolver {
     /// A resolver from [`Resolver::select`]'s entries and their index: what
     /// [`crate::resolver!`] expands to.
     #[doc(hidden)]
+    // Compile-time only (an index out of range fails the build).
+    #[allow(clippy::indexing_slicing)]
     pub const fn from_parts(entries: &'static [Kernel], index: &'static [u8; 256]) -> Self {
+        let mut calls = false;
+        let mut i = 0;
+        while i < entries.len() {
+            calls |= rl::opcode::called_subgraphs(entries[i].opcode) > 0;
+            i += 1;
+        }
         Resolver {
             entries,
             index,
             banded: None,
             rows_in_place: None,
+            control: if calls {
+                Some(crate::interpreter::control)
+            } else {
+                None
+            },
         }
     }
 
@@ -236,6 +258,12 @@ impl Resolver {
             rows_in_place: Some(ROWS),
             ..self
         }
+    }
+
+    /// `true` when the control-flow runner (IF, WHILE, CALL_ONCE) is linked:
+    /// exactly when one of those kernels is.
+    pub fn has_control_flow(&self) -> bool {
+        self.control.is_some()
     }
 
     /// `true` when row-band execution is linked.
