@@ -156,8 +156,28 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let fic = filter.dim(3);
     let taps_n = g.fh as usize * g.fw as usize;
     let groups = g.ic / fic.max(1);
-    let per_group = g.oc / groups.max(1);
     let in_off = input.zero_point.wrapping_neg();
+    if groups == 1 && taps_n == 1 && (g.sw, g.sh, g.pad_w, g.pad_h) == (1, 1, 0, 0) {
+        pointwise(c.out, (x, w), (fic, g.oc), &end, in_off);
+        return Ok(());
+    }
+    windows(c.out, &g, (x, w), (fic, taps_n, groups), &end, in_off);
+    Ok(())
+}
+
+/// Every other int8 convolution, pixel by pixel. Out of line: its tap list
+/// (512 B on a 32-bit core) would otherwise sit on the stack under every
+/// 1×1 convolution too.
+#[inline(never)]
+fn windows(
+    out: &mut [u8],
+    g: &Geo,
+    (x, w): (&[u8], &[u8]),
+    (fic, taps_n, groups): (usize, usize, usize),
+    end: &Epilogue<'_>,
+    in_off: i32,
+) {
+    let per_group = g.oc / groups.max(1);
     // Filter [oc][ky][kx][ic]: tap t of channel oc starts at (oc·taps + t)·fic.
     let fbase = |oc: usize, tap: usize| (oc * taps_n + tap) * fic;
     let group_of = |oc: usize| {
@@ -167,10 +187,6 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
             oc / per_group.max(1)
         }
     };
-    if groups == 1 && taps_n == 1 && (g.sw, g.sh, g.pad_w, g.pad_h) == (1, 1, 0, 0) {
-        pointwise(c.out, (x, w), (fic, g.oc), &end, in_off);
-        return Ok(());
-    }
     // The taps inside the input of one output pixel, found once per pixel
     // rather than once per output channel: (tap, input index of channel 0).
     let mut taps = [(0usize, 0usize); MAX_TAPS];
@@ -185,7 +201,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                             let d = dot_i8(x, ii, w, fbase(oc, tap), fic, in_off);
                             acc = acc.wrapping_add(d);
                         });
-                        end.put_i8(c.out, oi, oc, oc, acc);
+                        end.put_i8(out, oi, oc, oc, acc);
                     }
                     continue;
                 }
@@ -195,7 +211,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                     // Every tap inside the input and one group: filter rows
                     // are contiguous, taken two channels at a time.
                     let oi = g.out_index(b, oy, ox, 0);
-                    pixel_pairs(c.out, oi, (x, w), taps, fic, &end, in_off);
+                    pixel_pairs(out, oi, (x, w), taps, fic, end, in_off);
                     continue;
                 }
                 let mut oc = 0;
@@ -213,8 +229,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                             a0 = a0.wrapping_add(d0);
                             a1 = a1.wrapping_add(d1);
                         }
-                        end.put_i8(c.out, oi, oc, oc, a0);
-                        end.put_i8(c.out, oi + 1, oc + 1, oc + 1, a1);
+                        end.put_i8(out, oi, oc, oc, a0);
+                        end.put_i8(out, oi + 1, oc + 1, oc + 1, a1);
                         oc += 2;
                     } else {
                         let mut acc = 0i32;
@@ -222,14 +238,13 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                             let d = dot_i8(x, ii + gin, w, fbase(oc, tap), fic, in_off);
                             acc = acc.wrapping_add(d);
                         }
-                        end.put_i8(c.out, oi, oc, oc, acc);
+                        end.put_i8(out, oi, oc, oc, acc);
                         oc += 1;
                     }
                 }
             }
         }
     }
-    Ok(())
 }
 
 /// The float32 CONV_2D (TFLM's reference `Conv`): per output channel, the
