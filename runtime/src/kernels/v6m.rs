@@ -235,13 +235,12 @@ pub(crate) fn bcast_window(
     w: &[u32],
     x_off: i32,
 ) -> bool {
-    let x_need = rows
-        .checked_sub(1)
-        .and_then(|r| r.checked_mul(rs))
-        .and_then(|o| o.checked_add(n));
-    let w_need = rows.checked_mul(n);
-    let fits = |need: Option<usize>, len: usize| need.is_some_and(|k| k <= len);
-    if rows == 0 || n == 0 || !fits(x_need, x.len()) || !fits(w_need, w.len()) || n > 255 {
+    // Small factors first, so the products below cannot overflow (and
+    // need no 64-bit multiply, a library call on Armv6-M).
+    if rows == 0 || rows > 255 || n == 0 || n > 255 || rs > 1 << 20 {
+        return false;
+    }
+    if (rows - 1) * rs + n > x.len() || rows * n > w.len() {
         return false;
     }
     // The sums, then the loop state the registers cannot hold.
