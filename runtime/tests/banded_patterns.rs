@@ -119,6 +119,55 @@ fn squeeze_excite_gates_are_read_whole_beside_the_stage() {
     assert!(banded < plain, "{banded} vs {plain}");
 }
 
+/// A pseudo-random filter of `shape` (int8 quantized per channel along
+/// `axis`, or float32) and its bias of `shape[axis]` values (int32 at scale
+/// `bias_scale`, or float32), from seeds `seed` and `seed + 1`.
+#[allow(clippy::too_many_arguments)]
+fn filter_and_bias(
+    b: &mut ModelBuilder,
+    g: usize,
+    name: &str,
+    shape: &[i32],
+    axis: usize,
+    seed: u32,
+    int8: bool,
+    bias_scale: f32,
+) -> (i32, i32) {
+    let ch = shape[axis];
+    let n = shape.iter().product::<i32>() as usize;
+    let raw = pseudo_random_bytes(seed, n);
+    let bias_raw = pseudo_random_bytes(seed + 1, ch as usize);
+    let bias_name = format!("{name}_b");
+    if int8 {
+        let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
+        let w = b
+            .tensor(g, name, shape, DType::I8)
+            .data(&raw)
+            .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
+            .id();
+        let v: Vec<i32> = bias_raw.iter().map(|&x| i32::from(x as i8) * 8).collect();
+        let bias = b
+            .tensor(g, &bias_name, &[ch], DType::I32)
+            .data_i32(&v)
+            .quant_per_channel(&vec![bias_scale; ch as usize], &vec![0; ch as usize], 0)
+            .id();
+        (w, bias)
+    } else {
+        let v: Vec<f32> = raw.iter().map(|&x| f32::from(x as i8) / 64.0).collect();
+        let w = b.tensor(g, name, shape, DType::F32).data_f32(&v).id();
+        let bv: Vec<f32> = bias_raw
+            .iter()
+            .map(|&x| f32::from(x as i8) / 32.0)
+            .collect();
+        (
+            w,
+            b.tensor(g, &bias_name, &[ch], DType::F32)
+                .data_f32(&bv)
+                .id(),
+        )
+    }
+}
+
 /// A chain of element-wise ops between windowed ones, each a separate op
 /// as converters write them: CONV_2D → HARD_SWISH → DEPTHWISE → LEAKY_RELU
 /// → CONV_2D → QUANTIZE (int8 requantize) → RELU → DEQUANTIZE → LOGISTIC
@@ -142,24 +191,9 @@ fn activations_chain() -> Vec<u8> {
         b.tensor(g, name, &[1, h, h, ch], DType::F32).id()
     };
     let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize| {
-        let ch = shape[axis];
-        let n = shape.iter().product::<i32>() as usize;
-        let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
-        let w = b
-            .tensor(g, name, shape, DType::I8)
-            .data(&pseudo_random_bytes(next(), n))
-            .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
-            .id();
-        let v: Vec<i32> = pseudo_random_bytes(next(), ch as usize)
-            .iter()
-            .map(|&x| i32::from(x as i8) * 8)
-            .collect();
-        let bias = b
-            .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
-            .data_i32(&v)
-            .quant_per_channel(&vec![0.0004; ch as usize], &vec![0; ch as usize], 0)
-            .id();
-        (w, bias)
+        let seed = next();
+        next();
+        filter_and_bias(b, g, name, shape, axis, seed, true, 0.0004)
     };
     let x0 = act(&mut b, "input", c, 0.05, 3);
     let (w, bi) = weights(&mut b, "w0", &[16, 3, 3, c], 0);
@@ -371,37 +405,7 @@ fn padv2_chain(int8: bool) -> Vec<u8> {
     let mut seed = 40u32;
     let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize| {
         seed += 2;
-        let ch = shape[axis];
-        let n = shape.iter().product::<i32>() as usize;
-        let raw = pseudo_random_bytes(seed, n);
-        let bias_raw = pseudo_random_bytes(seed + 1, ch as usize);
-        if int8 {
-            let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
-            let w = b
-                .tensor(g, name, shape, DType::I8)
-                .data(&raw)
-                .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
-                .id();
-            let v: Vec<i32> = bias_raw.iter().map(|&x| i32::from(x as i8) * 8).collect();
-            let bias = b
-                .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
-                .data_i32(&v)
-                .quant_per_channel(&vec![0.0005; ch as usize], &vec![0; ch as usize], 0)
-                .id();
-            (w, bias)
-        } else {
-            let v: Vec<f32> = raw.iter().map(|&x| f32::from(x as i8) / 64.0).collect();
-            let w = b.tensor(g, name, shape, DType::F32).data_f32(&v).id();
-            let bv: Vec<f32> = bias_raw
-                .iter()
-                .map(|&x| f32::from(x as i8) / 32.0)
-                .collect();
-            let bias = b
-                .tensor(g, &format!("{name}_b"), &[ch], DType::F32)
-                .data_f32(&bv)
-                .id();
-            (w, bias)
-        }
+        filter_and_bias(b, g, name, shape, axis, seed, int8, 0.0005)
     };
     let x0 = act(&mut b, "input", h, c);
     let (w, bi) = weights(&mut b, "w0", &[16, 3, 3, c], 0);
@@ -501,37 +505,7 @@ fn resize_chain(int8: bool, code: u8, (h, out): (i32, i32), align: bool, half: b
     let mut seed = 70u32;
     let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32]| {
         seed += 2;
-        let ch = shape[0];
-        let n = shape.iter().product::<i32>() as usize;
-        let raw = pseudo_random_bytes(seed, n);
-        let bias_raw = pseudo_random_bytes(seed + 1, ch as usize);
-        if int8 {
-            let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
-            let w = b
-                .tensor(g, name, shape, DType::I8)
-                .data(&raw)
-                .quant_per_channel(&scales, &vec![0; ch as usize], 0)
-                .id();
-            let v: Vec<i32> = bias_raw.iter().map(|&x| i32::from(x as i8) * 8).collect();
-            let bias = b
-                .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
-                .data_i32(&v)
-                .quant_per_channel(&vec![0.0005; ch as usize], &vec![0; ch as usize], 0)
-                .id();
-            (w, bias)
-        } else {
-            let v: Vec<f32> = raw.iter().map(|&x| f32::from(x as i8) / 64.0).collect();
-            let w = b.tensor(g, name, shape, DType::F32).data_f32(&v).id();
-            let bv: Vec<f32> = bias_raw
-                .iter()
-                .map(|&x| f32::from(x as i8) / 32.0)
-                .collect();
-            let bias = b
-                .tensor(g, &format!("{name}_b"), &[ch], DType::F32)
-                .data_f32(&bv)
-                .id();
-            (w, bias)
-        }
+        filter_and_bias(b, g, name, shape, 0, seed, int8, 0.0005)
     };
     let x0 = act(&mut b, "input", h, c);
     let (w, bi) = weights(&mut b, "w0", &[8, 3, 3, c]);
@@ -600,24 +574,7 @@ fn nchw_stem(hw: i32) -> Vec<u8> {
     };
     let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize| {
         seed += 2;
-        let ch = shape[axis];
-        let n = shape.iter().product::<i32>() as usize;
-        let scales: Vec<f32> = (0..ch).map(|k| 0.01 + 0.001 * k as f32).collect();
-        let w = b
-            .tensor(g, name, shape, DType::I8)
-            .data(&pseudo_random_bytes(seed, n))
-            .quant_per_channel(&scales, &vec![0; ch as usize], axis as i32)
-            .id();
-        let v: Vec<i32> = pseudo_random_bytes(seed + 1, ch as usize)
-            .iter()
-            .map(|&x| i32::from(x as i8) * 8)
-            .collect();
-        let bias = b
-            .tensor(g, &format!("{name}_b"), &[ch], DType::I32)
-            .data_i32(&v)
-            .quant_per_channel(&vec![0.0005; ch as usize], &vec![0; ch as usize], 0)
-            .id();
-        (w, bias)
+        filter_and_bias(b, g, name, shape, axis, seed, true, 0.0005)
     };
     let pad = |b: &mut ModelBuilder, x: i32, name: &str, shape: [i32; 4]| {
         let paddings = b
