@@ -299,6 +299,64 @@ impl<'n> Schedule<'n> {
     }
 }
 
+/// Why a stage's whole output may not be written over the tensor it reads.
+pub const OVERWRITES_UNREAD: &str =
+    "a banded stage's output would overwrite rows of its input that are still to be read";
+
+/// A stage whose output `writer` (a whole output, `out_row` bytes a row)
+/// is written over the bytes of arena tensor X (`x_row` bytes a row), which
+/// op `reader` alone reads, by rows through `map`: X dies in the stage, so
+/// its bytes can hold the output as soon as every row of X still to be
+/// read lies after the bytes written (MCUNetV2's in-place output of a
+/// patch stage).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Behind {
+    pub reader: usize,
+    pub map: RowMap,
+    pub x_row: usize,
+    pub writer: usize,
+    pub out_row: usize,
+}
+
+/// Checks [`Behind`] by running the stage's schedule: every read of X
+/// starts at or after the last byte the writer has written (the writer's
+/// rows go to `r · out_row`, X's rows come from `r · x_row`; a row's reads
+/// all happen before the next row is written). The writer must not be the
+/// reader: a kernel may write an output row while it still reads the window.
+pub fn writes_behind_reads(nodes: &[StageNode], b: Behind) -> Result<(), &'static str> {
+    let whole = nodes.get(b.writer).is_some_and(|n| n.whole);
+    if b.reader == b.writer || b.reader >= nodes.len() || !whole {
+        return Err(OVERWRITES_UNREAD);
+    }
+    struct Track {
+        b: Behind,
+        written: usize,
+    }
+    impl RowSink for Track {
+        type Error = &'static str;
+        fn invalid(&self, what: &'static str) -> &'static str {
+            what
+        }
+        fn drop_rows(&mut self, _: usize, _: usize, _: RowState) -> Result<(), &'static str> {
+            Ok(())
+        }
+        fn row(&mut self, k: usize, r: usize, _: &[RowState]) -> Result<(), &'static str> {
+            if k == self.b.reader {
+                let (lo, hi) = self.b.map.rows(r);
+                if hi > lo && lo.saturating_mul(self.b.x_row) < self.written {
+                    return Err(OVERWRITES_UNREAD);
+                }
+            }
+            if k == self.b.writer {
+                self.written = (r + 1).saturating_mul(self.b.out_row);
+            }
+            Ok(())
+        }
+    }
+    let mut s = Schedule::new(nodes)?;
+    s.run(&mut Track { b, written: 0 })
+}
+
 /// A sink that only counts: the schedule's rings, for sizing and checking.
 #[derive(Debug)]
 pub struct Count;
@@ -486,6 +544,65 @@ mod tests {
         assert_eq!((folded.in_h, folded.in_row, folded.pad), (10, 30, 1));
         // Row 0 reads padded rows 0..3: the padding row, input rows 0 and 1.
         assert_eq!(folded.window(0), (0, 2));
+    }
+
+    #[test]
+    fn an_output_may_follow_its_input_down() {
+        // x (arena, 8 rows) → 1×1 (op 0) → 3×3 SAME (op 1) → 1×1 (op 2,
+        // whole): the 3×3's window has made op 0 read x's row r + 1 before
+        // the output's row r is written, so a row of the output no larger
+        // than a row of x stays behind the rows still to be read.
+        let same = RowMap::Shift { top: 0, in_h: 8 };
+        let nodes = [
+            node(8, false, &[]),
+            node(8, false, &[(0, window(8, 8, 1, 1, 3))]),
+            node(8, true, &[(1, same)]),
+        ];
+        let b = Behind {
+            reader: 0,
+            map: same,
+            x_row: 16,
+            writer: 2,
+            out_row: 16,
+        };
+        assert_eq!(writes_behind_reads(&nodes, b), Ok(()));
+        // A wider output row overtakes the rows still to be read.
+        let wide = Behind { out_row: 40, ..b };
+        assert_eq!(writes_behind_reads(&nodes, wide), Err(OVERWRITES_UNREAD));
+        // A 3×3 SAME reading x itself still reads row r when the output's
+        // row r is written.
+        let two = [node(8, false, &[]), node(8, true, &[(0, same)])];
+        let direct = Behind {
+            map: window(8, 8, 1, 1, 3),
+            writer: 1,
+            ..b
+        };
+        assert_eq!(writes_behind_reads(&two, direct), Err(OVERWRITES_UNREAD));
+        // Stride 2 halves the output's rows: twice the bytes a row still fits.
+        let half = [
+            node(4, false, &[]),
+            node(4, true, &[(0, RowMap::Shift { top: 0, in_h: 4 })]),
+        ];
+        let s2 = Behind {
+            map: window(8, 4, 2, 0, 3),
+            writer: 1,
+            out_row: 32,
+            ..b
+        };
+        assert_eq!(writes_behind_reads(&half, s2), Ok(()));
+        assert_eq!(
+            writes_behind_reads(&half, Behind { out_row: 33, ..s2 }),
+            Err(OVERWRITES_UNREAD)
+        );
+        // The writer reading x itself, or a writer that is not whole.
+        assert_eq!(
+            writes_behind_reads(&nodes, Behind { reader: 2, ..b }),
+            Err(OVERWRITES_UNREAD)
+        );
+        assert_eq!(
+            writes_behind_reads(&nodes, Behind { writer: 1, ..b }),
+            Err(OVERWRITES_UNREAD)
+        );
     }
 
     #[test]
