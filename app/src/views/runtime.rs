@@ -180,6 +180,7 @@ fn stage_view(
             data-input-rows=st.input_rows.to_string()
             data-field-first=st.field_first.to_string()
             data-field-end=st.field_end.to_string()
+            data-over-input=st.over_input.to_string()
         >
             <div class="stage-text">
                 <div class="muted small">"run per band, in order:"</div>
@@ -187,6 +188,14 @@ fn stage_view(
                 <dl class="figures">
                     <dt>"grid"</dt>
                     <dd class="mono">{format!("{} × 1 bands (one output row each, full width)", st.bands)}</dd>
+                    <dt>"output"</dt>
+                    <dd class="mono">
+                        {if st.over_input {
+                            "written over the stage's input, row by row behind the rows still to be read (the input is consumed)"
+                        } else {
+                            "its own buffer beside the stage's input"
+                        }}
+                    </dd>
                     <dt>"rings"</dt>
                     <dd class="mono">{format!("{} B (per streamed tensor, the rows between its readers' windows)", grouped(st.ring_bytes))}</dd>
                     // The report counts extra MACs for all stages together.

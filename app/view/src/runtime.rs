@@ -123,6 +123,7 @@ mod tests {
                     input_rows: 10,
                     field_first: 1,
                     field_end: 6,
+                    over_input: false,
                 }],
                 extra_macs: 0,
                 head_bytes: 150,

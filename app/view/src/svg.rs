@@ -706,6 +706,7 @@ mod tests {
             input_rows: 96,
             field_first: 42,
             field_end: 69,
+            over_input: false,
         };
         let s = patch_body(&st);
         assert!(

@@ -482,7 +482,7 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         // saves. The stages found without aliases, planned with them: the
         // groups' longer lifetimes can mislead the search yet fit its result.
         let reused = without.as_ref().and_then(|w| {
-            super::banded::replan(&online, &params, &merged, op_scope, &w.stages, &by_rows)
+            super::banded::replan(&online, &params, &merged, op_scope, w, &by_rows)
         });
         let (with, alone_head) = (head_of(&b, p.head_bytes), head_of(&without, separate_head));
         let banded = if with <= alone_head && reused.as_ref().is_none_or(|r| with <= r.head_bytes) {
@@ -558,7 +558,19 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
             }
         }
     }
-    if !aliases.is_empty() {
+    // A stage's output over its input: planned at the input's offset.
+    for st in &stages {
+        if let Some((x, y)) = st.behind {
+            let at = |t: usize| tensor_offset.get(global_tensor(0, t)).copied().flatten();
+            if at(x).is_none() || at(x) != at(y) {
+                return Err(LowerError::Internal(format!(
+                    "banded stage at op {} writes tensor {y} over tensor {x}, planned apart",
+                    st.first
+                )));
+            }
+        }
+    }
+    if !aliases.is_empty() || stages.iter().any(|s| s.behind.is_some()) {
         // Every member at its group's offset, then both independent checks.
         for (t, &r) in roots.iter().enumerate() {
             if r != t {
@@ -765,18 +777,27 @@ fn check_aliases(
         }
     }
     plan.head_bytes = head_bytes;
-    let edges: Vec<AliasEdge> = aliases
+    let at = |t: usize| index.get(t).copied().flatten().unwrap_or(usize::MAX);
+    let op_at = |i: usize| scope(op_scope.get(i).copied().unwrap_or(-1));
+    let mut edges: Vec<AliasEdge> = aliases
         .iter()
-        .map(|a| {
-            let at = |t: usize| index.get(t).copied().flatten().unwrap_or(usize::MAX);
-            AliasEdge {
-                from: at(a.input),
-                to: at(a.output),
-                scope: scope(op_scope.get(a.op).copied().unwrap_or(-1)),
-                overwrites: a.overwrites,
-            }
+        .map(|a| AliasEdge {
+            from: at(a.input),
+            to: at(a.output),
+            scope: op_at(a.op),
+            overwrites: a.overwrites,
         })
         .collect();
+    // A stage's output written over its input: an overwrite at its step.
+    edges.extend(stages.iter().filter_map(|st| {
+        let (x, y) = st.behind?;
+        Some(AliasEdge {
+            from: at(x),
+            to: at(y),
+            scope: op_at(st.first),
+            overwrites: true,
+        })
+    }));
     validate_aliased(&buffers, &plan, &edges).map_err(|v| refuse(format!("{v}")))
 }
 

@@ -34,7 +34,9 @@ use microarena_image::params::{
     ConcatParams, OpParams, PadParams, ResizeParams, TransposeParams, WindowParams,
 };
 use microarena_image::resize::ResizeRows;
-use microarena_image::stage::{MAX_PULLS, PadFold, RowMap, StageNode, ring_rows};
+use microarena_image::stage::{
+    Behind, MAX_PULLS, PadFold, RowMap, StageNode, ring_rows, writes_behind_reads,
+};
 use microarena_image::{self as rl, opcode};
 
 use super::params::Words;
@@ -60,6 +62,12 @@ pub struct BandedStage {
     /// The rows `[lo, hi)` of that tensor that the middle band reads
     /// through every op's input 0: one band's receptive field.
     pub field: (u64, u64),
+    /// `(x, y)`: the stage writes its output `y` over the bytes of tensor
+    /// `x`, which it alone reads, by rows, and which dies in it — each row
+    /// of `y` lands behind the rows of `x` still to be read
+    /// (`microarena_image::stage::writes_behind_reads`), so the two share
+    /// one buffer (MCUNetV2's in-place stage output).
+    pub behind: Option<(usize, usize)>,
 }
 
 /// The band whose receptive field a stage reports ([`BandedStage::field`]):
@@ -100,6 +108,8 @@ pub(super) struct BandedPlan {
     pub(super) planned: Vec<AllocationInfo>,
     pub(super) offsets: Vec<i64>,
     pub(super) head_bytes: u64,
+    /// Outputs over inputs planned merged ([`stage_buffers`]).
+    pub(super) merge: bool,
 }
 
 fn tensor<'m, 'a>(model: &'m Model<'a>, t: Option<usize>) -> Option<&'m Tensor<'a>> {
@@ -173,6 +183,9 @@ pub(super) struct Described {
     pub(super) out_rows: Vec<u64>,
     map0: Vec<RowMap>,
     pull0: Vec<Option<usize>>,
+    /// The arena tensor each op reads by rows through input 0 (through a
+    /// folded PAD: the PAD's input), when not pulled from the stage.
+    rows0: Vec<Option<usize>>,
 }
 
 fn height(t: &Tensor<'_>) -> usize {
@@ -270,6 +283,7 @@ pub(super) fn describe(
         out_rows: Vec::with_capacity(n),
         map0: Vec::with_capacity(n),
         pull0: Vec::with_capacity(n),
+        rows0: Vec::with_capacity(n),
     };
     let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
     let folds: Vec<Option<(usize, PadFold)>> = (first..=last)
@@ -283,7 +297,7 @@ pub(super) fn describe(
         let out = sg.tensors.get(o).filter(|t| in_arena(t))?;
         let out_row = row_bytes(out)?;
         let mut pulls = [None; MAX_PULLS];
-        let (mut map0, mut pull0) = (None, None);
+        let (mut map0, mut pull0, mut rows0) = (None, None, None);
         if folds.get(i - first).copied().flatten().is_some() {
             // A folded PAD makes no rows: its reader reads its input.
             d.nodes.push(StageNode {
@@ -298,6 +312,7 @@ pub(super) fn describe(
                 in_h: height(out),
             });
             d.pull0.push(None);
+            d.rows0.push(None);
             continue;
         }
         // A windowed op reading through a folded PAD: (its input, the fold).
@@ -408,6 +423,7 @@ pub(super) fn describe(
             }
             if s == 0 {
                 (map0, pull0) = (Some(map), producer.map(|j| j - first));
+                rows0 = (producer.is_none() && !gather && rows_ok).then_some(t);
             }
         }
         let readers: Vec<usize> = sg
@@ -429,8 +445,55 @@ pub(super) fn describe(
         d.out_rows.push(out_row);
         d.map0.push(map0?);
         d.pull0.push(pull0);
+        d.rows0.push(rows0);
     }
     (d.streamed.iter().any(|&s| s) && d.streamed.iter().any(|&s| !s)).then_some(d)
+}
+
+/// The stage's output `y` written over an arena tensor `x` it reads
+/// ([`BandedStage::behind`]): `x` read by one op of the model alone, once,
+/// by rows through input 0 (or through a PAD folded into it), not a graph
+/// output (a graph input is consumed: Invoke overwrites it, as TFLM's
+/// planner reuses its bytes), at least `y`'s bytes, and the schedule's
+/// writes of `y` stay behind its reads of `x`. The runtime checks the same
+/// rule from the image (`banded::StagePlan::check_behind`).
+fn behind(model: &Model<'_>, first: usize, last: usize, d: &Described) -> Option<(usize, usize)> {
+    let sg = model.main();
+    let writer = d.nodes.len().checked_sub(1)?;
+    let y = sg.operators.get(last)?.output(0)?;
+    let y_bytes = sg.tensors.get(y)?.bytes?;
+    let reads = |x: usize| {
+        let mut by = sg.operators.iter().enumerate().flat_map(|(i, o)| {
+            o.inputs
+                .iter()
+                .filter(move |&&t| t >= 0 && t as usize == x)
+                .map(move |_| i)
+        });
+        match (by.next(), by.next()) {
+            (Some(i), None) => Some(i),
+            _ => None,
+        }
+    };
+    let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
+    d.rows0.iter().enumerate().find_map(|(k, &x)| {
+        let x = x?;
+        let t = sg.tensors.get(x)?;
+        let only = reads(x).is_some_and(|i| first <= i && i <= last);
+        if k == writer || x == y || !only || graph_output(x) || !in_arena(t) {
+            return None;
+        }
+        if t.bytes? < y_bytes {
+            return None;
+        }
+        let b = Behind {
+            reader: k,
+            map: *d.map0.get(k)?,
+            x_row: usize::try_from(row_bytes(t)?).ok()?,
+            writer,
+            out_row: usize::try_from(*d.out_rows.get(writer)?).ok()?,
+        };
+        writes_behind_reads(&d.nodes, b).ok().map(|()| (x, y))
+    })
 }
 
 impl Described {
@@ -514,6 +577,7 @@ fn candidates(
     params: &[Words],
     planned: &[AllocationInfo],
     op_scope: &[i32],
+    allow_behind: bool,
 ) -> Vec<(BandedStage, u64)> {
     let sg = model.main();
     let n = sg.operators.len();
@@ -548,6 +612,22 @@ fn candidates(
                 .filter_map(|(i, _)| sg.operators.get(i).and_then(|o| o.output(0)))
                 .collect();
             let (s0, s1) = (scope_of(op_scope, first), scope_of(op_scope, last));
+            // Over its input: `x` planned alone, dying in the stage, and `y`
+            // born at it (not merged into an in-place group reaching out).
+            let entry = |t: usize| {
+                planned.iter().find(
+                    |a| matches!(a.kind, BufferKind::Tensor { subgraph: 0, tensor } if tensor == t),
+                )
+            };
+            let behind = behind(model, first, last, &d)
+                .filter(|_| allow_behind)
+                .filter(|&(x, y)| {
+                    let x_dies = entry(x).is_some_and(|a| a.first < s0 && a.last <= s1);
+                    x_dies && entry(y).is_some_and(|a| a.first == s1)
+                });
+            let shared = behind
+                .and_then(|(_, y)| entry(y))
+                .map_or(0, |a| align16(a.bytes));
             let step: u64 = planned
                 .iter()
                 .filter(|a| a.first <= s1 && s0 <= a.last)
@@ -562,7 +642,8 @@ fn candidates(
                         .filter(|(_, s)| **s)
                         .map(|(&r, _)| align16(r)),
                 )
-                .sum();
+                .sum::<u64>()
+                .saturating_sub(shared);
             let stage = BandedStage {
                 first,
                 last,
@@ -570,6 +651,7 @@ fn candidates(
                 bands,
                 input_rows,
                 field,
+                behind,
             };
             out.push((stage, step));
         }
@@ -577,17 +659,34 @@ fn candidates(
     out
 }
 
+/// The planner's buffers for a set of stages ([`stage_buffers`]).
+pub(super) struct StageBuffers {
+    pub(super) infos: Vec<AllocationInfo>,
+    /// `(x, y)` indices into `infos`: a stage's output `y` over its input
+    /// `x` ([`BandedStage::behind`]), to be placed at one offset.
+    ties: Vec<(usize, usize)>,
+    /// The stages, `behind` dropped where the buffers do not allow it.
+    pub(super) stages: Vec<BandedStage>,
+}
+
 /// The planner's buffers with each of `stages` (disjoint, in op order) run
 /// as one step: scopes inside a stage collapse onto its first, the
 /// streamed tensors go, one ring per streamed tensor comes (a scratch of
-/// its producer, live for its stage).
+/// its producer, live for its stage). A stage's output written over its
+/// input ([`BandedStage::behind`]) is live from the step after the stage:
+/// during it, its rows are the input's bytes (tied to one offset, so the
+/// input's buffer holds them). With `merge`, the input's buffer also holds
+/// the output for the output's whole life (the output planned as 0 bytes):
+/// a larger buffer, but one the greedy planner places as it would place one
+/// tensor, where ties it can only honour afterwards can cost more.
 fn stage_buffers(
     model: &Model<'_>,
     params: &[Words],
     planned: &[AllocationInfo],
     op_scope: &[i32],
     stages: &[BandedStage],
-) -> Vec<AllocationInfo> {
+    merge: bool,
+) -> StageBuffers {
     let sg = model.main();
     let map = |s: i32| collapse(op_scope, stages, s);
     let mut inner: Vec<usize> = Vec::new();
@@ -606,7 +705,7 @@ fn stage_buffers(
             }
         }
     }
-    let mut out: Vec<AllocationInfo> = planned
+    let mut infos: Vec<AllocationInfo> = planned
         .iter()
         .filter(|a| !matches!(a.kind, BufferKind::Tensor { tensor, .. } if inner.contains(&tensor)))
         .map(|a| AllocationInfo {
@@ -616,7 +715,7 @@ fn stage_buffers(
         })
         .collect();
     for (i, bytes, at) in rings {
-        out.push(AllocationInfo {
+        infos.push(AllocationInfo {
             kind: BufferKind::Scratch {
                 subgraph: 0,
                 op_index: i,
@@ -630,7 +729,136 @@ fn stage_buffers(
             needs_allocating: true,
         });
     }
-    out
+    let mut stages = stages.to_vec();
+    let mut ties = Vec::new();
+    // Merged: the buffer that holds each output written over an input (a
+    // later stage over that output extends the same buffer).
+    let mut holder: Vec<(usize, usize)> = Vec::new();
+    for st in &mut stages {
+        let Some((x, y)) = st.behind else { continue };
+        let at_stage = map(scope_of(op_scope, st.first));
+        let at = |t: usize| {
+            infos.iter().position(
+                |a| matches!(a.kind, BufferKind::Tensor { subgraph: 0, tensor } if tensor == t),
+            )
+        };
+        let fits = |ix: usize, iy: usize| {
+            let (a, b) = (infos.get(ix), infos.get(iy));
+            a.is_some_and(|a| a.last == at_stage)
+                && b.is_some_and(|b| b.first == at_stage && b.last > at_stage)
+        };
+        let held = holder.iter().find(|(t, _)| *t == x).map(|&(_, i)| i);
+        match (held.or(at(x)), at(y)) {
+            (Some(ix), Some(iy)) if fits(ix, iy) => {
+                let mut y_info = None;
+                if let Some(b) = infos.get_mut(iy) {
+                    b.first = at_stage + 1;
+                    y_info = Some((b.last, b.bytes));
+                    if merge {
+                        b.bytes = 0;
+                    }
+                }
+                if let (true, Some(a), Some((last, bytes))) = (merge, infos.get_mut(ix), y_info) {
+                    a.last = last;
+                    a.bytes = a.bytes.max(bytes);
+                }
+                ties.push((ix, iy));
+                if merge {
+                    holder.push((y, ix));
+                }
+            }
+            _ => st.behind = None,
+        }
+    }
+    StageBuffers {
+        infos,
+        ties,
+        stages,
+    }
+}
+
+impl StageBuffers {
+    /// The greedy plan with every tie kept: the smaller of (a) each chain
+    /// of ties planned as one buffer (its members' largest size, over
+    /// their lifetimes together) and (b) the members then fixed at that
+    /// offset, alone for their own lifetimes, the rest planned around them
+    /// (the bytes an output smaller than its input leaves free after the
+    /// stage go back to the planner), checked by `plan::validate`.
+    fn plan(&self) -> Option<crate::plan::Plan> {
+        let b = buffers(&self.infos);
+        if self.ties.is_empty() {
+            return PlannerKind::TflmGreedy.plan(&b).ok();
+        }
+        // Ties come in op order: an output over an earlier stage's output
+        // joins that one's chain.
+        let mut root: Vec<usize> = (0..b.len()).collect();
+        for &(x, y) in &self.ties {
+            let r = root.get(x).copied().unwrap_or(x);
+            if let Some(slot) = root.get_mut(y) {
+                *slot = r;
+            }
+        }
+        let mut merged: Vec<PlanBuffer> = Vec::new();
+        let mut slot_of = alloc::vec![usize::MAX; b.len()];
+        for (i, x) in b.iter().enumerate() {
+            let r = root.get(i).copied().unwrap_or(i);
+            let k = match slot_of.get(r).copied() {
+                Some(k) if k != usize::MAX => k,
+                _ => {
+                    merged.push(PlanBuffer { ..*x });
+                    merged.len() - 1
+                }
+            };
+            if let Some(s) = slot_of.get_mut(r) {
+                *s = k;
+            }
+            if let Some(m) = merged.get_mut(k) {
+                m.size = m.size.max(x.size);
+                m.first = m.first.min(x.first);
+                m.last = m.last.max(x.last);
+            }
+        }
+        let one = PlannerKind::TflmGreedy.plan(&merged).ok()?;
+        let group_at = |i: usize| {
+            let r = root.get(i).copied().unwrap_or(i);
+            slot_of
+                .get(r)
+                .and_then(|&k| one.offsets.get(k))
+                .copied()
+                .unwrap_or(0)
+        };
+        let mut members = alloc::vec![0usize; b.len()];
+        for &r in &root {
+            if let Some(m) = members.get_mut(r) {
+                *m += 1;
+            }
+        }
+        let tied = |i: usize| {
+            let r = root.get(i).copied().unwrap_or(i);
+            members.get(r).is_some_and(|&m| m > 1)
+        };
+        let first = crate::plan::Plan {
+            offsets: (0..b.len()).map(group_at).collect(),
+            head_bytes: one.head_bytes,
+            ..Default::default()
+        };
+        let fixed: Vec<PlanBuffer> = b
+            .iter()
+            .enumerate()
+            .map(|(i, x)| PlanBuffer {
+                fixed_offset: tied(i).then(|| group_at(i)),
+                ..*x
+            })
+            .collect();
+        let second = PlannerKind::TflmGreedy
+            .plan(&fixed)
+            .ok()
+            .filter(|p| crate::plan::validate(&fixed, p).is_ok());
+        match second {
+            Some(p) if p.head_bytes < first.head_bytes => Some(p),
+            _ => Some(first),
+        }
+    }
 }
 
 /// The scope op `i` runs at.
@@ -717,19 +945,21 @@ pub(super) fn replan(
     params: &[Words],
     planned: &[AllocationInfo],
     op_scope: &[i32],
-    stages: &[BandedStage],
+    found: &BandedPlan,
     avoid: &[usize],
 ) -> Option<BandedPlan> {
+    let stages = &found.stages;
     if stages.is_empty() || stages.iter().any(|s| covers(s, avoid)) {
         return None;
     }
-    let b = stage_buffers(model, params, planned, op_scope, stages);
-    let plan = PlannerKind::TflmGreedy.plan(&buffers(&b)).ok()?;
+    let b = stage_buffers(model, params, planned, op_scope, stages, found.merge);
+    let plan = b.plan()?;
     Some(BandedPlan {
-        stages: stages.to_vec(),
-        planned: b,
+        stages: b.stages,
+        planned: b.infos,
         offsets: plan.offsets,
         head_bytes: plan.head_bytes,
+        merge: found.merge,
     })
 }
 
@@ -742,6 +972,13 @@ fn covers(s: &BandedStage, ops: &[usize]) -> bool {
 /// current plan's busiest step, while one saves enough; `None` when the
 /// first does not beat `plain_head` (the plain image's head) by that much.
 /// No stage runs an op of `avoid` (ops that run in place by rows).
+///
+/// A stage's output over its input ([`BandedStage::behind`]) pins the two
+/// to one offset, which the greedy planner honours only afterwards, and the
+/// search's bounds see the freed bytes the plan may not reach: when the
+/// search (tied) used one, it runs again with the pair planned as one
+/// buffer ([`stage_buffers`]'s `merge`) and without any, and the smallest
+/// head wins (a tie: the later).
 pub(super) fn best(
     model: &Model<'_>,
     params: &[Words],
@@ -750,7 +987,44 @@ pub(super) fn best(
     plain_head: u64,
     avoid: &[usize],
 ) -> Option<BandedPlan> {
-    let mut found = candidates(model, params, planned, op_scope);
+    let run = |over| search(model, params, planned, op_scope, plain_head, avoid, over);
+    let tied = run(Over::Tied);
+    if !tied
+        .as_ref()
+        .is_some_and(|b| b.stages.iter().any(|s| s.behind.is_some()))
+    {
+        return tied;
+    }
+    [run(Over::Merged), run(Over::No)]
+        .into_iter()
+        .flatten()
+        .fold(tied, |best, o| match best {
+            Some(b) if b.head_bytes < o.head_bytes => Some(b),
+            _ => Some(o),
+        })
+}
+
+/// Whether a search lets stages write their output over their input, and
+/// how it plans them ([`stage_buffers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Over {
+    No,
+    Tied,
+    Merged,
+}
+
+/// [`best`]'s beam search.
+fn search(
+    model: &Model<'_>,
+    params: &[Words],
+    planned: &[AllocationInfo],
+    op_scope: &[i32],
+    plain_head: u64,
+    avoid: &[usize],
+    over: Over,
+) -> Option<BandedPlan> {
+    let merge = over == Over::Merged;
+    let mut found = candidates(model, params, planned, op_scope, over != Over::No);
     found.retain(|(c, _)| !covers(c, avoid));
     let (all, alone): (Vec<BandedStage>, Vec<u64>) = found.into_iter().unzip();
     let n_ops = model.main().operators.len();
@@ -759,6 +1033,7 @@ pub(super) fn best(
         planned: planned.to_vec(),
         offsets: Vec::new(),
         head_bytes: plain_head,
+        merge,
     };
     // A small beam: the first stage that lowers the busiest step most can
     // leave later rounds less to gain than a shorter one (a long stage's
@@ -819,8 +1094,8 @@ fn floor(op_scope: &[i32], all: &[BandedStage], alone: &[u64], n: usize, p: &Ban
 }
 
 /// A candidate stage: (bound, live bytes over time, its own step's bytes),
-/// the stage, the planner's buffers with it.
-type Scored = ((u64, u64, u64), BandedStage, Vec<AllocationInfo>);
+/// the stage, the planner's buffers with it and the stages as planned.
+type Scored = ((u64, u64, u64), BandedStage, StageBuffers);
 
 /// Sets of stages carried from one search round to the next.
 const BEAM: usize = 4;
@@ -855,13 +1130,12 @@ fn extend(
         .iter()
         .filter(|c| free(c) && busy_ops.iter().any(|&i| c.first <= i && i <= c.last))
         .map(|&c| {
-            let stages = with(c);
-            let b = stage_buffers(model, params, planned, op_scope, &stages);
-            let pb = buffers(&b);
+            let b = stage_buffers(model, params, planned, op_scope, &with(c), state.merge);
+            let pb = buffers(&b.infos);
             let (peak, _, area) = live_peak(&pb);
             let step = live_at(
                 &pb,
-                collapse(op_scope, &stages, scope_of(op_scope, c.first)),
+                collapse(op_scope, &b.stages, scope_of(op_scope, c.first)),
             );
             ((peak, area, step), c, b)
         })
@@ -884,8 +1158,11 @@ fn extend(
         }
     }
     let mut out = Vec::new();
-    for (_, stage, b) in picked.into_iter().filter_map(|k| scored.get(k).cloned()) {
-        let Ok(plan) = PlannerKind::TflmGreedy.plan(&buffers(&b)) else {
+    for k in picked {
+        let Some((_, stage, b)) = scored.get(k) else {
+            continue;
+        };
+        let Some(plan) = b.plan() else {
             continue;
         };
         let ops = (stage.last - stage.first + 1) as u64;
@@ -895,10 +1172,11 @@ fn extend(
             <= head;
         if worth {
             out.push(BandedPlan {
-                stages: with(stage),
-                planned: b,
+                stages: b.stages.clone(),
+                planned: b.infos.clone(),
                 offsets: plan.offsets,
                 head_bytes: plan.head_bytes,
+                merge: state.merge,
             });
         }
     }

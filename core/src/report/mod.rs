@@ -264,7 +264,10 @@ impl BandedInfo {
         let parts: Vec<String> = self
             .stages
             .iter()
-            .map(|s| alloc::format!("ops {}-{} in {} bands", s.first_op, s.last_op, s.bands))
+            .map(|s| {
+                let over = if s.over_input { " over its input" } else { "" };
+                alloc::format!("ops {}-{} in {} bands{over}", s.first_op, s.last_op, s.bands)
+            })
             .collect();
         parts.join(", ")
     }
@@ -296,6 +299,10 @@ pub struct BandedStageInfo {
     pub field_first: u64,
     /// See `field_first`.
     pub field_end: u64,
+    /// The stage writes its output over the bytes of a tensor it alone
+    /// reads and consumes (the model's input, say): the two share one buffer.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub over_input: bool,
 }
 
 impl BandedStageInfo {
@@ -403,6 +410,7 @@ fn banded_info(r: &crate::lower::RuntimeArena) -> Option<BandedInfo> {
                 input_rows: s.input_rows,
                 field_first: s.field.0,
                 field_end: s.field.1,
+                over_input: s.behind.is_some(),
             })
             .collect(),
         extra_macs: 0,

@@ -16,7 +16,9 @@
 //! version 4 the in-place figures (none when older links decode), version 5
 //! the windowed ops among them and their rings (0 when older links decode),
 //! version 6 each operator's tail allocations by purpose (none when older
-//! links decode), version 7 the NPU region (none when older links decode).
+//! links decode), version 7 the NPU region (none when older links decode),
+//! version 8 which banded stages write their output over their input (none
+//! when older links decode).
 //!
 //! Decoding never panics and never trusts a length: every count is checked
 //! against the bytes that remain, inflation is capped at [`MAX_PAYLOAD`], and
@@ -38,7 +40,7 @@ use crate::report::{
 };
 
 /// Format version, the first byte of every link this build writes.
-pub const VERSION: u8 = 7;
+pub const VERSION: u8 = 8;
 
 /// The oldest version this build still reads (links already handed out).
 pub const OLDEST_VERSION: u8 = 1;
@@ -447,6 +449,12 @@ pub fn to_bytes(report: &Report) -> Vec<u8> {
             }
         }
     }
+    // Version 8: the banded stages over their inputs.
+    if let Some(b) = report.runtime.as_ref().and_then(|rt| rt.banded.as_ref()) {
+        for s in &b.stages {
+            w.u(u64::from(s.over_input));
+        }
+    }
     w.0
 }
 
@@ -695,6 +703,7 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
                     input_rows: r.u()?,
                     field_first: r.u()?,
                     field_end: r.u()?,
+                    over_input: false,
                 });
             }
             rt.banded = Some(BandedInfo {
@@ -745,6 +754,13 @@ fn read_payload(bytes: &[u8], version: u8) -> Result<Report, ShareError> {
     } else {
         None
     };
+    if version >= 8
+        && let Some(b) = runtime.as_mut().and_then(|rt| rt.banded.as_mut())
+    {
+        for s in &mut b.stages {
+            s.over_input = r.flag()?;
+        }
+    }
 
     if r.pos != bytes.len() {
         return Err(ShareError::TrailingBytes);
@@ -1080,20 +1096,32 @@ mod tests {
         }
     }
 
-    /// `r` without its operators' tail allocations (what older links carry).
+    /// `r` without its operators' tail allocations and its stages' over-input
+    /// flags (what links before version 6 carry).
     fn without_allocations(r: &Report) -> Report {
         let mut r = r.clone();
         for o in &mut r.operators {
             o.allocations.clear();
         }
+        if let Some(b) = r.runtime.as_mut().and_then(|rt| rt.banded.as_mut()) {
+            for s in &mut b.stages {
+                s.over_input = false;
+            }
+        }
         r
     }
 
-    /// The payload of `r` (no allocations, no NPU) up to the version-6 section: one zero
-    /// count per operator, then the version-7 NPU flag.
+    /// The payload of `r` (no allocations, no NPU, no stage over its input)
+    /// up to the version-6 section: one zero count per operator, then the
+    /// version-7 NPU flag, then one version-8 flag per banded stage.
     fn before_v6(r: &Report) -> Vec<u8> {
+        let stages = r
+            .runtime
+            .as_ref()
+            .and_then(|rt| rt.banded.as_ref())
+            .map_or(0, |b| b.stages.len());
         let mut bytes = to_bytes(r);
-        let tail = bytes.split_off(bytes.len() - r.operators.len() - 1);
+        let tail = bytes.split_off(bytes.len() - r.operators.len() - 1 - stages);
         assert!(tail.iter().all(|&b| b == 0));
         bytes
     }
@@ -1104,7 +1132,7 @@ mod tests {
         assert_eq!(decode_fragment("#"), Err(ShareError::Empty));
         assert_eq!(decode_fragment("#x=1"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("!!!"), Err(ShareError::Base64));
-        assert_eq!(decode("CA"), Err(ShareError::UnsupportedVersion(8)));
+        assert_eq!(decode("CQ"), Err(ShareError::UnsupportedVersion(9)));
         assert_eq!(decode("Aw"), Err(ShareError::Inflate));
         assert_eq!(decode("AA"), Err(ShareError::UnsupportedVersion(0)));
         assert_eq!(decode("Ag"), Err(ShareError::Inflate));
