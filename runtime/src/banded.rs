@@ -24,7 +24,8 @@ use microarena_image::geometry::RowWindow;
 use microarena_image::params::{ConcatParams, OpParams, PadParams, TransposeParams, WindowParams};
 use microarena_image::resize::ResizeRows;
 use microarena_image::stage::{
-    MAX_PULLS, PadFold, RowMap, RowSink, RowState, Schedule, StageNode, TOO_LONG, ring_rows,
+    Behind, MAX_PULLS, PadFold, RowMap, RowSink, RowState, Schedule, StageNode, TOO_LONG,
+    ring_rows, writes_behind_reads,
 };
 use microarena_image::{self as rl, opcode};
 
@@ -264,11 +265,16 @@ struct StagePlan {
     n: usize,
     parts: [Part; rl::MAX_STAGE_OPS],
     nodes: [StageNode; rl::MAX_STAGE_OPS],
+    /// The last op writes its output over arena tensor X (its region starts
+    /// at X's): (the stage position reading X by rows, X). Checked by
+    /// [`StagePlan::check_behind`]; the writer's region then spans X.
+    behind: Option<(u8, u16)>,
 }
 
 const EMPTY_PLAN: StagePlan = StagePlan {
     first: 0,
     n: 0,
+    behind: None,
     parts: [NO_PART; rl::MAX_STAGE_OPS],
     nodes: [StageNode {
         out_h: 0,
@@ -479,7 +485,84 @@ impl StagePlan {
                 ));
             }
         }
+        // The last op's output placed where a tensor the stage reads by
+        // rows starts: written over it (checked with the regions).
+        let parts = plan.parts.get(..plan.n).unwrap_or(&[]);
+        let start = parts.last().map(|p| p.region);
+        plan.behind = None;
+        for (k, p) in parts.iter().enumerate() {
+            for src in p.src {
+                if let (Src::Rows(t), Some((at, len))) = (src, start)
+                    && len > 0
+                    && plan.behind.is_none()
+                    && img.tensor(usize::from(t))?.location == at
+                {
+                    plan.behind = Some((k as u8, t));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The stage's last op writes its output over the arena tensor X that
+    /// op `reader` reads by rows ([`StagePlan::behind`]): allowed when the
+    /// output starts at X and is no larger, X is read by that op alone, once,
+    /// through input 0, by no op after the stage and is no graph output (its
+    /// bytes are gone after Invoke), and the stage's schedule writes each
+    /// row of the output behind the rows of X still to be read
+    /// (`stage::writes_behind_reads`, the rule core planned with).
+    fn check_behind(&self, img: &Image<'_>, reader: usize, x_t: u16) -> Result<(), Error> {
+        let refuse = |what| malformed_what(self.first, what);
+        let parts = self.parts.get(..self.n).unwrap_or(&[]);
+        let nodes = self.nodes.get(..self.n).unwrap_or(&[]);
+        let writer = self.n.checked_sub(1).ok_or(refuse(TOO_LONG))?;
+        let x = img.tensor(usize::from(x_t))?;
+        let w = parts.get(writer).ok_or(refuse(TOO_LONG))?;
+        if w.region.0 != x.location || w.region.1 > x.bytes {
+            return Err(refuse(
+                "a banded stage's output over its input must start at it and be no larger",
+            ));
+        }
+        let uses = parts
+            .iter()
+            .flat_map(|p| p.src)
+            .filter(|s| matches!(s, Src::Rows(t) | Src::Whole(t) if *t == x_t))
+            .count();
+        let via_0 = parts.get(reader).is_some_and(|p| p.src[0] == Src::Rows(x_t));
+        if uses != 1 || !via_0 {
+            return Err(refuse(
+                "a banded stage's output over its input needs that input read by one op alone",
+            ));
+        }
+        for i in self.first + self.n..img.op_count() {
+            let op = img.op(i)?;
+            if op.inputs.iter().take(usize::from(op.n_inputs)).any(|&t| t == x_t) {
+                return Err(refuse(
+                    "a banded stage writes over a tensor an op after it reads",
+                ));
+            }
+        }
+        for o in 0..img.output_count() {
+            if img.output_tensor(o)? == usize::from(x_t) {
+                return Err(refuse("a banded stage writes over a graph output"));
+            }
+        }
+        let i = self.first + reader;
+        let op = img.op(i)?;
+        let part = parts.get(reader).ok_or(refuse(TOO_LONG))?;
+        let fold = match (part.kind, part.fold) {
+            (opcode::BandRows::Window, Some(f)) => Some(fold_at(img, self.first, usize::from(f))?),
+            _ => None,
+        };
+        let out = img.tensor(usize::from(op.output))?;
+        let b = Behind {
+            reader,
+            map: row_map(img, i, &op, part.kind, (&x, fold), &out)?,
+            x_row: row_bytes(&x),
+            writer,
+            out_row: w.out_row,
+        };
+        writes_behind_reads(nodes, b).map_err(refuse)
     }
 
     /// The stage's rings and whole outputs do not overlap each other or the
@@ -493,6 +576,7 @@ impl StagePlan {
             x.1 == 0 || y.1 == 0 || x.0.saturating_add(x.1) <= y.0 || y.0.saturating_add(y.1) <= x.0
         };
         let parts = self.parts.get(..self.n).unwrap_or(&[]);
+        let writer = self.n.saturating_sub(1);
         for (a, p) in parts.iter().enumerate() {
             for q in parts.iter().skip(a + 1) {
                 if !apart(p.region, q.region) {
@@ -501,17 +585,21 @@ impl StagePlan {
             }
             for src in p.src {
                 if let Src::Rows(t) | Src::Whole(t) = src {
+                    let over = self.behind.is_some_and(|(_, x)| x == t);
                     let t = img.tensor(usize::from(t))?;
-                    if parts
-                        .iter()
-                        .any(|q| !apart(q.region, (t.location, t.bytes)))
-                    {
+                    let clash = parts.iter().enumerate().any(|(k, q)| {
+                        !(over && k == writer) && !apart(q.region, (t.location, t.bytes))
+                    });
+                    if clash {
                         return Err(overlap);
                     }
                 }
             }
         }
-        Ok(())
+        match self.behind {
+            Some((reader, x)) => self.check_behind(img, usize::from(reader), x),
+            None => Ok(()),
+        }
     }
 }
 
@@ -558,6 +646,14 @@ pub(crate) fn run_stage(
     let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS];
     for (k, (slot, p)) in order.iter_mut().zip(&plan.parts).take(n).enumerate() {
         *slot = (p.region.0, p.region.1, k);
+    }
+    // An output over its input: the writer's region spans the input, whose
+    // rows the reader then reads from it (`Runner::row`).
+    if let Some((_, x)) = plan.behind {
+        let x = img.tensor(usize::from(x))?;
+        if let Some(w) = order.get_mut(n - 1) {
+            *w = (x.location, x.bytes, n - 1);
+        }
     }
     let order = order.get_mut(..n).ok_or(bad)?;
     order.sort_unstable_by_key(|r| r.0);
@@ -675,8 +771,14 @@ impl RowSink for Runner<'_, '_, '_> {
         let part = *plan.parts.get(k).ok_or(bad)?;
         let mut op = img.op(index)?;
         let opdata = opdata.get(k).copied().ok_or(bad)?;
-        // Pulls read earlier ops' rings (the schedule checked `j < k`).
+        // Pulls read earlier ops' rings (the schedule checked `j < k`); the
+        // input a later op's output is written over, that op's region.
         let (before, from_k) = rings.split_at_mut(k);
+        let (own_ring, later) = from_k.split_first_mut().ok_or(bad)?;
+        let over = plan
+            .behind
+            .filter(|&(reader, _)| usize::from(reader) == k)
+            .map(|(_, x)| x);
         let own = *states.get(k).ok_or(bad)?;
         // Operands 0 and 1: (record, bytes) of the rows (or whole tensor) read.
         let mut operand: [Option<(TensorInfo, &[u8])>; MAX_PULLS] = [None; MAX_PULLS];
@@ -712,6 +814,14 @@ impl RowSink for Runner<'_, '_, '_> {
                     let from = lo.checked_sub(base).ok_or(bad)? * row;
                     let ring: &[u8] = before.get(j).ok_or(bad)?;
                     let data = ring.get(from..from + (hi - lo) * row).ok_or(bad)?;
+                    Some((band_record(img, t, hi - lo, row)?, data))
+                }
+                (Src::Rows(t), Some((lo, hi))) if over == Some(t) => {
+                    let info = img.tensor(usize::from(t))?;
+                    let row = row_bytes(&info);
+                    let writer = plan.n.checked_sub(k + 2).ok_or(bad)?;
+                    let region: &[u8] = later.get(writer).ok_or(bad)?;
+                    let data = region.get(lo * row..hi * row).ok_or(bad)?;
                     Some((band_record(img, t, hi - lo, row)?, data))
                 }
                 (Src::Rows(t), Some((lo, hi))) => {
@@ -762,10 +872,7 @@ impl RowSink for Runner<'_, '_, '_> {
             return Err(bad);
         };
         let at = own.held() * part.out_row;
-        let dst = from_k
-            .first_mut()
-            .and_then(|ring| ring.get_mut(at..at + part.out_row))
-            .ok_or(bad)?;
+        let dst = own_ring.get_mut(at..at + part.out_row).ok_or(bad)?;
         let band = Band {
             input,
             data,

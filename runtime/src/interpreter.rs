@@ -216,7 +216,10 @@ impl<'m, 'a> Interpreter<'m, 'a> {
         self.io(true, i)
     }
 
-    /// Bytes of graph input `i`, to fill before [`Interpreter::invoke`].
+    /// Bytes of graph input `i`, to fill before every [`Interpreter::invoke`]:
+    /// as in TFLM, whose planner reuses an input's bytes once it is read, an
+    /// invoke may consume them (a banded stage can write its output over
+    /// the input it reads).
     pub fn input_mut(&mut self, i: usize) -> Result<&mut [u8], Error> {
         let t = self.io(false, i)?;
         let end = t.location.saturating_add(t.bytes);

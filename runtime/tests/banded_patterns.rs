@@ -94,8 +94,10 @@ fn keras_vww_streams_its_zero_padding() {
     let bytes = converted::mobilenet_v1_vww_keras_int8();
     let (plain, banded, stages) = check(&bytes);
     assert!(staged(&bytes, &stages, rl::opcode::PAD), "{stages:?}");
-    // The 27,648 B input stays whole (the caller fills it): below 60 %.
-    assert!(banded * 5 < plain * 3, "{banded} vs {plain}");
+    // The first stage writes its output over the 27,648 B input it
+    // consumes: below 40 % of the plain run (it was 60 % with the input
+    // whole beside the stage).
+    assert!(banded * 5 < plain * 2, "{banded} vs {plain}");
 }
 
 #[test]
@@ -297,23 +299,25 @@ fn banded_image() -> (Vec<u8>, usize, Vec<(usize, usize)>) {
     (image, need.total_bytes as usize, stages)
 }
 
-/// A residual ADD inside a stage whose skip operand (input 0) is streamed:
-/// (ADD op, skip tensor, its producer op).
-fn streamed_skip(image: &[u8], stages: &[(usize, usize)]) -> (usize, usize, usize) {
+/// A residual ADD inside a stage with an operand streamed from an earlier
+/// op of the stage: (ADD op, which input, that tensor, its producer op).
+fn streamed_skip(image: &[u8], stages: &[(usize, usize)]) -> (usize, usize, usize, usize) {
     for &(first, last) in stages {
         for i in first..=last {
             let op = op_at(image, i);
             if image[op + rl::op::OPCODE] != rl::opcode::ADD {
                 continue;
             }
-            let skip = u16_at(image, op + rl::op::INPUTS);
-            if image[tensor_at(image, skip) + rl::tensor::STORAGE] != rl::STORAGE_STREAMED {
-                continue;
+            for k in 0..2 {
+                let skip = u16_at(image, op + rl::op::INPUTS + 2 * k);
+                if image[tensor_at(image, skip) + rl::tensor::STORAGE] != rl::STORAGE_STREAMED {
+                    continue;
+                }
+                let producer = (first..i)
+                    .find(|&j| u16_at(image, op_at(image, j) + rl::op::OUTPUT) == skip)
+                    .expect("a producer in the stage");
+                return (i, k, skip, producer);
             }
-            let producer = (first..i)
-                .find(|&j| u16_at(image, op_at(image, j) + rl::op::OUTPUT) == skip)
-                .expect("a producer in the stage");
-            return (i, skip, producer);
         }
     }
     panic!("no streamed skip in {stages:?}");
@@ -325,7 +329,7 @@ fn broken_dag_stages_are_refused_at_construction() {
     let (image, bytes, stages) = banded_image();
     let mut arena = vec![0u8; bytes + 64];
     assert!(Interpreter::new(&image, &mut arena).is_ok());
-    let (add, skip, producer) = streamed_skip(&image, &stages);
+    let (add, k, skip, producer) = streamed_skip(&image, &stages);
 
     // The skip's ring one byte short of the rows between its two readers.
     let mut small = image.clone();
@@ -347,7 +351,7 @@ fn broken_dag_stages_are_refused_at_construction() {
         .map(|j| u16_at(&later, op_at(&later, j) + rl::op::OUTPUT))
         .next();
     if let Some(t) = after {
-        let at = op_at(&later, add) + rl::op::INPUTS;
+        let at = op_at(&later, add) + rl::op::INPUTS + 2 * k;
         later[at..at + 2].copy_from_slice(&(t as u16).to_le_bytes());
         assert!(Interpreter::new(&later, &mut arena).is_err());
     }
@@ -666,6 +670,153 @@ fn a_pad_the_rule_does_not_fold_needs_its_ring() {
     let err = Interpreter::new(&image, &mut arena).expect_err("an unfolded PAD without a ring");
     assert!(
         matches!(err, Error::InvalidOp { op_index: 1, what, .. } if what.contains("schedule")),
+        "{err:?}"
+    );
+}
+
+// ------------------------------------------------- an output over its input
+
+/// `x` (1×48×48×16 int8, the graph input) → either an inverted-residual
+/// body (CONV 1×1 to 32 → DEPTHWISE 3×3 SAME → CONV 1×1 back to 16) and a
+/// CONV 3×3 stride 2 head to 24×24×8, or (`direct`) a DEPTHWISE 3×3 SAME
+/// ×4 reading `x` itself → CONV 1×1 back to 16, the graph output (a stage
+/// pays: the 147 KB expansion streams).
+fn over_input_block(direct: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let act = |b: &mut ModelBuilder, name: &str, h: i32, ch: i32, zp: i64| {
+        b.tensor(g, name, &[1, h, h, ch], DType::I8)
+            .quant(0.05, zp)
+            .id()
+    };
+    let x = act(&mut b, "input", 48, 16, 1);
+    let mut seed = 40u32;
+    let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32], axis: usize| {
+        seed += 2;
+        filter_and_bias(b, g, name, shape, axis, seed, true, 0.0005)
+    };
+    let dw = |b: &mut ModelBuilder, x: i32, w: (i32, i32), y: i32| {
+        b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x, w.0, w.1], &[y])
+            .depthwise_options(Padding::Same, 1, 1, 1, Activation::Relu6);
+    };
+    let conv = |b: &mut ModelBuilder, x: i32, w: (i32, i32), y: i32, stride: i32| {
+        b.op(g, BuiltinOp::CONV_2D, &[x, w.0, w.1], &[y])
+            .conv_options(Padding::Same, stride, stride, Activation::None);
+    };
+    if direct {
+        let w = weights(&mut b, "dw", &[1, 3, 3, 64], 3);
+        let x1 = act(&mut b, "dw_out", 48, 64, -2);
+        b.op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[x, w.0, w.1], &[x1])
+            .depthwise_options(Padding::Same, 1, 1, 4, Activation::Relu6);
+        let w = weights(&mut b, "project", &[16, 1, 1, 64], 0);
+        let y = act(&mut b, "out", 48, 16, 3);
+        conv(&mut b, x1, w, y, 1);
+        b.inputs(g, &[x]).outputs(g, &[y]);
+    } else {
+        let w = weights(&mut b, "expand", &[32, 1, 1, 16], 0);
+        let x1 = act(&mut b, "expanded", 48, 32, -4);
+        conv(&mut b, x, w, x1, 1);
+        let w = weights(&mut b, "dw", &[1, 3, 3, 32], 3);
+        let x2 = act(&mut b, "dw_out", 48, 32, -1);
+        dw(&mut b, x1, w, x2);
+        let w = weights(&mut b, "project", &[16, 1, 1, 32], 0);
+        let x3 = act(&mut b, "projected", 48, 16, 2);
+        conv(&mut b, x2, w, x3, 1);
+        let w = weights(&mut b, "head", &[8, 3, 3, 16], 0);
+        let y = act(&mut b, "out", 24, 8, 0);
+        conv(&mut b, x3, w, y, 2);
+        b.inputs(g, &[x]).outputs(g, &[y]);
+    }
+    b.finish()
+}
+
+/// The banded image of `bytes` and its arena size and stages (with the
+/// tensors a stage writes its output over).
+fn banded_of(bytes: &[u8]) -> (Vec<u8>, usize, Vec<microarena_core::lower::BandedStage>) {
+    let model = Model::parse(bytes).expect("parse");
+    let o = options(Execution::Banded, false);
+    let mut image = lower_with(&model, &o).expect("lower");
+    freeze_opdata(&mut image).expect("freeze");
+    let need = runtime_arena_with(&model, &o).expect("arena");
+    (image, need.total_bytes as usize, need.stages)
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn a_stage_writes_its_output_over_the_input_it_consumes() {
+    let bytes = over_input_block(false);
+    let (plain, banded, _) = check(&bytes);
+    let (_, _, stages) = banded_of(&bytes);
+    let model = Model::parse(&bytes).expect("parse");
+    let input = model.main().inputs[0] as usize;
+    let over = stages
+        .iter()
+        .find_map(|s| s.behind)
+        .expect("a stage over its input");
+    assert_eq!(over.0, input, "{stages:?}");
+    // The 36,864 B input holds the stage's output: the arena is about
+    // one such tensor and the rings, well under half the plain run's.
+    assert!(banded * 2 < plain, "{banded} vs {plain}");
+    let without_over = 36_864 + 36_864 / 2;
+    assert!(banded < without_over, "{banded}: the input and output apart");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn an_output_over_an_input_still_read_is_refused() {
+    let (image, bytes, stages) = banded_of(&over_input_block(false));
+    let mut arena = vec![0u8; bytes + 64];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+    let st = stages.iter().find(|s| s.behind.is_some()).expect("over");
+    let (x, y) = st.behind.unwrap();
+    let y_loc = tensor_at(&image, y) + rl::tensor::LOCATION;
+
+    // The output moved 16 bytes along: it overlaps its input without
+    // starting at it.
+    let mut shifted = image.clone();
+    let at = word(&shifted, y_loc) as u32 + 16;
+    shifted[y_loc..y_loc + 4].copy_from_slice(&at.to_le_bytes());
+    let err = Interpreter::new(&shifted, &mut arena).expect_err("shifted");
+    assert!(
+        matches!(err, Error::Malformed { what, .. } if what.contains("overlap")),
+        "{err:?}"
+    );
+
+    // An op after the stage made to read the input the stage overwrote.
+    let mut late = image.clone();
+    let n_ops = word(&late, rl::header::N_OPS);
+    if st.last + 1 < n_ops {
+        let at = op_at(&late, st.last + 1) + rl::op::INPUTS;
+        late[at..at + 2].copy_from_slice(&(x as u16).to_le_bytes());
+        let err = Interpreter::new(&late, &mut arena).expect_err("read after");
+        assert!(
+            matches!(err, Error::Malformed { what, .. } if what.contains("after it reads")),
+            "{err:?}"
+        );
+    }
+
+    // A depthwise reading the input itself, stride 1: the output's row r
+    // would overwrite the input's row r while the next window still reads
+    // it. Core plans the two apart; an image placing them together is
+    // refused.
+    let direct = over_input_block(true);
+    let (image, bytes, stages) = banded_of(&direct);
+    assert!(stages.iter().all(|s| s.behind.is_none()), "{stages:?}");
+    let st = stages.first().expect("a stage");
+    assert_eq!(st.first, 0, "the depthwise reads the input in the stage");
+    let model = Model::parse(&direct).expect("parse");
+    let x = model.main().inputs[0] as usize;
+    let y = model.main().operators[st.last].outputs[0] as usize;
+    let mut arena = vec![0u8; bytes + 64];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+    let mut over = image.clone();
+    let x_loc = word(&over, tensor_at(&over, x) + rl::tensor::LOCATION) as u32;
+    let y_loc = tensor_at(&over, y) + rl::tensor::LOCATION;
+    over[y_loc..y_loc + 4].copy_from_slice(&x_loc.to_le_bytes());
+    let err = Interpreter::new(&over, &mut arena).expect_err("unread rows");
+    assert!(
+        matches!(err, Error::Malformed { what, .. }
+            if what == rl::stage::OVERWRITES_UNREAD),
         "{err:?}"
     );
 }
