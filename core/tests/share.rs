@@ -144,7 +144,7 @@ fn garbage_links_give_a_clear_error() {
         ("#r=", "empty"),
         ("#q=abc", "does not start with r="),
         ("#r=%%%", "not valid base64url"),
-        ("#r=CA", "format version 8"),
+        ("#r=CQ", "format version 9"),
         ("#r=AQ", "corrupt or cut short"),
         (
             &format!("#r={}", &code[..(code.len() / 2) & !3]) as &str,
