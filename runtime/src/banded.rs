@@ -528,7 +528,9 @@ impl StagePlan {
             .flat_map(|p| p.src)
             .filter(|s| matches!(s, Src::Rows(t) | Src::Whole(t) if *t == x_t))
             .count();
-        let via_0 = parts.get(reader).is_some_and(|p| p.src[0] == Src::Rows(x_t));
+        let via_0 = parts
+            .get(reader)
+            .is_some_and(|p| p.src[0] == Src::Rows(x_t));
         if uses != 1 || !via_0 {
             return Err(refuse(
                 "a banded stage's output over its input needs that input read by one op alone",
@@ -536,7 +538,7 @@ impl StagePlan {
         }
         for i in self.first + self.n..img.op_count() {
             let op = img.op(i)?;
-            if op.inputs.iter().take(usize::from(op.n_inputs)).any(|&t| t == x_t) {
+            if op.inputs.iter().take(op.n_inputs).any(|&t| t == x_t) {
                 return Err(refuse(
                     "a banded stage writes over a tensor an op after it reads",
                 ));
@@ -588,7 +590,8 @@ impl StagePlan {
                     let over = self.behind.is_some_and(|(_, x)| x == t);
                     let t = img.tensor(usize::from(t))?;
                     let clash = parts.iter().enumerate().any(|(k, q)| {
-                        !(over && k == writer) && !apart(q.region, (t.location, t.bytes))
+                        let written_over = over && k == writer;
+                        !written_over && !apart(q.region, (t.location, t.bytes))
                     });
                     if clash {
                         return Err(overlap);

@@ -758,7 +758,10 @@ fn a_stage_writes_its_output_over_the_input_it_consumes() {
     // one such tensor and the rings, well under half the plain run's.
     assert!(banded * 2 < plain, "{banded} vs {plain}");
     let without_over = 36_864 + 36_864 / 2;
-    assert!(banded < without_over, "{banded}: the input and output apart");
+    assert!(
+        banded < without_over,
+        "{banded}: the input and output apart"
+    );
 }
 
 #[test]

@@ -481,9 +481,9 @@ pub(super) fn plan(model: &Model<'_>, options: &LowerOptions) -> Result<Lowered,
         // group's longer lifetime can cost the stage search more than it
         // saves. The stages found without aliases, planned with them: the
         // groups' longer lifetimes can mislead the search yet fit its result.
-        let reused = without.as_ref().and_then(|w| {
-            super::banded::replan(&online, &params, &merged, op_scope, w, &by_rows)
-        });
+        let reused = without
+            .as_ref()
+            .and_then(|w| super::banded::replan(&online, &params, &merged, op_scope, w, &by_rows));
         let (with, alone_head) = (head_of(&b, p.head_bytes), head_of(&without, separate_head));
         let banded = if with <= alone_head && reused.as_ref().is_none_or(|r| with <= r.head_bytes) {
             b

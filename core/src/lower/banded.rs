@@ -840,7 +840,6 @@ impl StageBuffers {
         let first = crate::plan::Plan {
             offsets: (0..b.len()).map(group_at).collect(),
             head_bytes: one.head_bytes,
-            ..Default::default()
         };
         let fixed: Vec<PlanBuffer> = b
             .iter()

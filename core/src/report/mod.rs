@@ -266,7 +266,12 @@ impl BandedInfo {
             .iter()
             .map(|s| {
                 let over = if s.over_input { " over its input" } else { "" };
-                alloc::format!("ops {}-{} in {} bands{over}", s.first_op, s.last_op, s.bands)
+                alloc::format!(
+                    "ops {}-{} in {} bands{over}",
+                    s.first_op,
+                    s.last_op,
+                    s.bands
+                )
             })
             .collect();
         parts.join(", ")
