@@ -63,6 +63,7 @@ async function runtimePanel(page) {
         first_op: num(s, "data-first-op"), last_op: num(s, "data-last-op"), bands: num(s, "data-bands"),
         ring_bytes: num(s, "data-ring-bytes"), input_rows: num(s, "data-input-rows"),
         field_first: num(s, "data-field-first"), field_end: num(s, "data-field-end"),
+        over_input: s.getAttribute("data-over-input") === "true",
       })),
       chains: [...panel.querySelectorAll('[data-testid="banded-stage"]')].map((s) =>
         [...s.querySelectorAll(".op-chip")].map((c) => c.textContent.trim())),
