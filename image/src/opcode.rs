@@ -323,6 +323,11 @@ pub enum BandRows {
     /// tensor written before the stage (a PyTorch export's NCHW input:
     /// every channel plane's row `r`), so no ring holds it.
     Gather,
+    /// MEAN / SUM over H, or a global AVERAGE_POOL_2D
+    /// ([`crate::stage::reduces`]): a stage's last op, folding each row of
+    /// its input into an accumulator as the row arrives and writing its
+    /// whole output after the last, so the map it reduces is never whole.
+    Reduce,
 }
 
 /// The operators a banded stage runs, and how ([`BandRows`]); `None` for the
@@ -338,6 +343,7 @@ pub const fn band_rows(code: u8) -> Option<BandRows> {
         CONCATENATION => Some(BandRows::Channels),
         RESIZE_NEAREST_NEIGHBOR | RESIZE_BILINEAR => Some(BandRows::Resize),
         TRANSPOSE => Some(BandRows::Gather),
+        MEAN | SUM => Some(BandRows::Reduce),
         _ => None,
     }
 }

@@ -17,7 +17,7 @@
 
 use crate::format::MAX_STAGE_OPS;
 use crate::geometry::RowWindow;
-use crate::params::{PAD_CONSTANT, PadParams};
+use crate::params::{MeanParams, OpParams, PAD_CONSTANT, PadParams, WindowParams, Words};
 use crate::resize::ResizeRows;
 use crate::{dtype, opcode};
 
@@ -115,6 +115,56 @@ impl PadFold {
             pad: w.pad.saturating_add(self.top),
             ..w
         }
+    }
+}
+
+/// How op `code` (lowered parameters `words`, 4-D input of `in_dims`)
+/// runs in a banded stage, or `None` when it cannot: [`opcode::band_rows`],
+/// with a global AVERAGE_POOL_2D a reducer ([`reduces`]) and a MEAN or SUM
+/// only when it reduces.
+pub fn stage_kind(code: u8, words: &Words, in_dims: [usize; 4]) -> Option<opcode::BandRows> {
+    match opcode::band_rows(code)? {
+        opcode::BandRows::Window if reduces(code, words, in_dims) => Some(opcode::BandRows::Reduce),
+        opcode::BandRows::Reduce if !reduces(code, words, in_dims) => None,
+        kind => Some(kind),
+    }
+}
+
+/// `true` when op `code` folds the rows of its batch-1 NHWC input (dims
+/// `in_dims`, none empty) into one output written after the last row: a
+/// MEAN or SUM whose axes include H (each output element sums the same
+/// input elements in the same order as the whole op: row by row), or an
+/// AVERAGE_POOL_2D whose one window covers the whole input unpadded (a
+/// global average pool, summed per channel in the window's row order).
+/// A stage then never holds the map it reduces (MCUNetV2's patch stage
+/// ending in the classifier's pooling).
+pub fn reduces(code: u8, words: &Words, in_dims: [usize; 4]) -> bool {
+    let [n, h, w, c] = in_dims;
+    if n != 1 || h == 0 || w == 0 || c == 0 {
+        return false;
+    }
+    match code {
+        opcode::MEAN | opcode::SUM => {
+            let mask = MeanParams::from_words(words).axis_mask;
+            mask & 0b10 != 0 && mask >> 4 == 0
+        }
+        opcode::AVERAGE_POOL_2D => {
+            let p = WindowParams::from_words(words);
+            let covers = |f: i32, d: usize| usize::try_from(f).is_ok_and(|f| f >= d);
+            p.pad_h == 0 && p.pad_w == 0 && covers(p.filter_h, h) && covers(p.filter_w, w)
+        }
+        _ => false,
+    }
+}
+
+/// Bytes of the accumulator a reducer needs besides its own scratch, for
+/// `channels` output elements: a global AVERAGE_POOL_2D's per-channel sums
+/// (an `i32` or an `f32` each; its whole kernel keeps them in registers);
+/// MEAN and SUM sum in the scratch their whole kernel uses.
+pub fn accumulator_bytes(code: u8, channels: usize) -> usize {
+    match code {
+        opcode::AVERAGE_POOL_2D => channels.saturating_mul(4),
+        _ => 0,
     }
 }
 

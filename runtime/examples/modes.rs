@@ -176,6 +176,14 @@ fn main() {
         ),
         ("yolo_neck_160 (builder)", converted::yolo_neck_int8(160)),
         ("unet_128 (builder)", converted::unet_decoder_int8(128)),
+        (
+            "ds_cnn kws avgpool (builder)",
+            converted::ds_cnn_kws_int8(false),
+        ),
+        (
+            "ds_cnn kws mean (builder)",
+            converted::ds_cnn_kws_int8(true),
+        ),
     ] {
         models.push((name.into(), bytes, None));
     }

@@ -147,6 +147,8 @@ struct Part {
     /// it makes no rows. (A byte: the plan is the stage runner's largest
     /// frame.)
     fold: Option<u8>,
+    /// A reducer (the stage's last op): its accumulator (its scratch).
+    acc: (usize, usize),
 }
 
 const NO_PART: Part = Part {
@@ -155,6 +157,7 @@ const NO_PART: Part = Part {
     region: (0, 0),
     src: [Src::Const; MAX_PULLS],
     fold: None,
+    acc: (0, 0),
 };
 
 /// The rows of operand `x` that op `op` (index `i`, of `kind`, output
@@ -194,10 +197,13 @@ fn row_map(
                 in_h: x.dim(1),
             }
         }
-        opcode::BandRows::Rows | opcode::BandRows::Channels => RowMap::Shift {
-            top: 0,
-            in_h: x.dim(1),
-        },
+        // A reducer folds input row `r` in at its step `r`.
+        opcode::BandRows::Rows | opcode::BandRows::Channels | opcode::BandRows::Reduce => {
+            RowMap::Shift {
+                top: 0,
+                in_h: x.dim(1),
+            }
+        }
         opcode::BandRows::Resize => RowMap::Resize(
             ResizeRows::of(op.opcode, x.dtype, op.params(), x.dim(1), out.dim(1))
                 .ok_or(invalid(i, op, "a banded resize needs rows in and out"))?,
@@ -319,18 +325,41 @@ impl StagePlan {
             let i = first + k;
             let op = img.op(i)?;
             let fail = |what| invalid(i, &op, what);
-            let kind = opcode::band_rows(op.opcode)
+            let x0 = img.tensor(usize::from(op.inputs[0])).ok();
+            let in_dims = x0
+                .filter(|x| x.rank == 4)
+                .map_or([0; 4], |x| [x.dim(0), x.dim(1), x.dim(2), x.dim(3)]);
+            let kind = rl::stage::stage_kind(op.opcode, &op.param_words, in_dims)
                 .filter(|_| op.n_outputs == 1 && op.n_inputs > 0)
                 .ok_or(fail("this operator cannot run in a banded stage"))?;
             if op.in_place.is_some() {
                 return Err(fail("a banded op cannot also run in place"));
             }
             let out = img.tensor(usize::from(op.output))?;
-            if out.rank != 4 || out.dim(0) != 1 {
+            let reduce = kind == opcode::BandRows::Reduce;
+            if !reduce && (out.rank != 4 || out.dim(0) != 1) {
                 return Err(fail("a banded op's output must be 4-D with batch 1"));
             }
+            let mut acc = (0, 0);
             let region = match out.storage {
-                rl::STORAGE_STREAMED => op.scratch,
+                rl::STORAGE_STREAMED if !reduce => op.scratch,
+                rl::STORAGE_ARENA if reduce => {
+                    // Its sums: the whole kernel's scratch (MEAN, SUM) or an
+                    // accumulator of its own (a global average pool).
+                    let need = rl::stage::accumulator_bytes(op.opcode, out.elements()).max(
+                        rl::op_scratch_bytes(op.opcode, out.dtype, out.elements() as u32, 0)
+                            as usize,
+                    );
+                    let pool_ok =
+                        op.opcode != opcode::AVERAGE_POOL_2D || out.elements() == in_dims[3];
+                    if k + 1 != plan.n || op.scratch.1 < need || !pool_ok {
+                        return Err(fail(
+                            "a banded reducer ends its stage, its sums in its scratch",
+                        ));
+                    }
+                    acc = op.scratch;
+                    (out.location, out.bytes)
+                }
                 rl::STORAGE_ARENA if op.scratch.1 == 0 => (out.location, out.bytes),
                 _ => {
                     return Err(fail(
@@ -340,10 +369,12 @@ impl StagePlan {
             };
             let mut part = Part {
                 kind,
-                out_row: row_bytes(&out),
+                // A reducer writes no rows: its output is written whole.
+                out_row: if reduce { 0 } else { row_bytes(&out) },
                 region,
                 src: [Src::Const; MAX_PULLS],
                 fold: via.get(k).copied().flatten(),
+                acc,
             };
             let mut pulls = [None; MAX_PULLS];
             let too_long = malformed_what(first, TOO_LONG);
@@ -442,7 +473,8 @@ impl StagePlan {
                 }
             }
             let node = StageNode {
-                out_h: out.dim(1),
+                // A reducer's steps: its input's rows.
+                out_h: if reduce { in_dims[1] } else { out.dim(1) },
                 whole: out.storage == rl::STORAGE_ARENA,
                 pulls,
             };
@@ -518,6 +550,11 @@ impl StagePlan {
         let writer = self.n.checked_sub(1).ok_or(refuse(TOO_LONG))?;
         let x = img.tensor(usize::from(x_t))?;
         let w = parts.get(writer).ok_or(refuse(TOO_LONG))?;
+        if w.kind == opcode::BandRows::Reduce {
+            return Err(refuse(
+                "a banded reducer's output cannot be written over its input",
+            ));
+        }
         if w.region.0 != x.location || w.region.1 > x.bytes {
             return Err(refuse(
                 "a banded stage's output over its input must start at it and be no larger",
@@ -579,7 +616,12 @@ impl StagePlan {
         };
         let parts = self.parts.get(..self.n).unwrap_or(&[]);
         let writer = self.n.saturating_sub(1);
+        // A reducer's accumulator is one more buffer of the stage's own.
+        let acc = parts.last().map_or((0, 0), |p| p.acc);
         for (a, p) in parts.iter().enumerate() {
+            if !apart(p.region, acc) {
+                return Err(overlap);
+            }
             for q in parts.iter().skip(a + 1) {
                 if !apart(p.region, q.region) {
                     return Err(overlap);
@@ -589,10 +631,11 @@ impl StagePlan {
                 if let Src::Rows(t) | Src::Whole(t) = src {
                     let over = self.behind.is_some_and(|(_, x)| x == t);
                     let t = img.tensor(usize::from(t))?;
-                    let clash = parts.iter().enumerate().any(|(k, q)| {
-                        let written_over = over && k == writer;
-                        !written_over && !apart(q.region, (t.location, t.bytes))
-                    });
+                    let clash = !apart(acc, (t.location, t.bytes))
+                        || parts.iter().enumerate().any(|(k, q)| {
+                            let written_over = over && k == writer;
+                            !written_over && !apart(q.region, (t.location, t.bytes))
+                        });
                     if clash {
                         return Err(overlap);
                     }
@@ -621,8 +664,10 @@ struct Runner<'s, 'x, 'm> {
     opdata: &'s [&'x [u8]],
     /// Each op's ring or whole output.
     rings: [&'s mut [u8]; rl::MAX_STAGE_OPS],
+    /// A reducer's accumulator (the stage's last op's).
+    acc: &'s mut [u8],
     /// The head's other bytes, with their offsets.
-    pieces: [(usize, &'s [u8]); rl::MAX_STAGE_OPS + 1],
+    pieces: [(usize, &'s [u8]); rl::MAX_STAGE_OPS + 2],
     vars: &'s mut [u8],
 }
 
@@ -646,9 +691,14 @@ pub(crate) fn run_stage(
     let mut plan = EMPTY_PLAN;
     plan.fill(img, first, first + n - 1)?;
     // Split the head: rings and whole outputs mutable, the rest readable.
-    let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS];
+    // Slot `n`: a reducer's accumulator.
+    let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS + 1];
     for (k, (slot, p)) in order.iter_mut().zip(&plan.parts).take(n).enumerate() {
         *slot = (p.region.0, p.region.1, k);
+    }
+    let acc = plan.parts.get(n - 1).map_or((0, 0), |p| p.acc);
+    if let Some(slot) = order.get_mut(n) {
+        *slot = (acc.0, acc.1, n);
     }
     // An output over its input: the writer's region spans the input, whose
     // rows the reader then reads from it (`Runner::row`).
@@ -658,7 +708,7 @@ pub(crate) fn run_stage(
             *w = (x.location, x.bytes, n - 1);
         }
     }
-    let order = order.get_mut(..n).ok_or(bad)?;
+    let order = order.get_mut(..=n).ok_or(bad)?;
     order.sort_unstable_by_key(|r| r.0);
     let mut runner = Runner {
         kernels,
@@ -666,7 +716,8 @@ pub(crate) fn run_stage(
         plan: &plan,
         opdata,
         rings: core::array::from_fn(|_| <&mut [u8]>::default()),
-        pieces: [(0, &[]); rl::MAX_STAGE_OPS + 1],
+        acc: &mut [],
+        pieces: [(0, &[]); rl::MAX_STAGE_OPS + 2],
         vars,
     };
     let mut rest = head;
@@ -680,11 +731,15 @@ pub(crate) fn run_stage(
         let (readable, tail) = rest.split_at_mut_checked(gap).ok_or(bad)?;
         *runner.pieces.get_mut(i).ok_or(bad)? = (at, &*readable);
         let (region, tail) = tail.split_at_mut_checked(bytes).ok_or(bad)?;
-        *runner.rings.get_mut(slot).ok_or(bad)? = region;
+        if slot == n {
+            runner.acc = region;
+        } else {
+            *runner.rings.get_mut(slot).ok_or(bad)? = region;
+        }
         rest = tail;
         at = off + bytes;
     }
-    *runner.pieces.get_mut(n).ok_or(bad)? = (at, &*rest);
+    *runner.pieces.get_mut(n + 1).ok_or(bad)? = (at, &*rest);
     let nodes = plan.nodes.get(..n).ok_or(bad)?;
     let mut schedule = Schedule::new(nodes).map_err(|what| malformed_what(first, what))?;
     schedule.run(&mut runner)
@@ -764,6 +819,7 @@ impl RowSink for Runner<'_, '_, '_> {
             plan,
             opdata,
             rings,
+            acc,
             pieces,
             vars,
         } = self;
@@ -869,11 +925,20 @@ impl RowSink for Runner<'_, '_, '_> {
             opcode::BandRows::Rows
             | opcode::BandRows::Channels
             | opcode::BandRows::Resize
-            | opcode::BandRows::Gather => {}
+            | opcode::BandRows::Gather
+            | opcode::BandRows::Reduce => {}
         }
         let [Some((input, data)), second] = operand else {
             return Err(bad);
         };
+        if part.kind == opcode::BandRows::Reduce {
+            let whole = img.tensor(usize::from(op.inputs[0]))?;
+            let out = img.tensor(usize::from(op.output))?;
+            let rows = (r, in_h0);
+            let dst: &mut [u8] = own_ring;
+            kernels::reduce_row(&op, (&whole, &input, data), rows, &out, acc, dst, opdata);
+            return Ok(());
+        }
         let at = own.held() * part.out_row;
         let dst = own_ring.get_mut(at..at + part.out_row).ok_or(bad)?;
         let band = Band {

@@ -823,3 +823,131 @@ fn an_output_over_an_input_still_read_is_refused() {
         "{err:?}"
     );
 }
+
+// ------------------------------------------------------------ reducers
+
+/// DS-CNN keyword spotting, pooled by a global AVERAGE_POOL_2D or by MEAN:
+/// the stage runs from the first convolution through the pooling, which
+/// folds each row of the last 25×5×64 map into its sums as it arrives, so
+/// no map of the network is ever whole.
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn ds_cnn_pools_each_row_as_it_arrives() {
+    for (mean, code) in [
+        (false, rl::opcode::AVERAGE_POOL_2D),
+        (true, rl::opcode::MEAN),
+    ] {
+        let bytes = converted::ds_cnn_kws_int8(mean);
+        let (plain, banded, stages) = check(&bytes);
+        assert!(staged(&bytes, &stages, code), "{code}: {stages:?}");
+        // One 25×5×64 map is 8,000 B: the banded arena holds less than
+        // one of them besides the 490 B input and the tail.
+        assert!(banded < 8_000, "{code}: {banded} vs {plain}");
+    }
+}
+
+/// A 48×48 input, CONV_2D 3×3 SAME to 16 channels, then `reducer` (op
+/// code and whether it reduces H, W or H alone), int8 or float32.
+fn conv_then_reducer(int8: bool, reducer: u8, axes: &[i32], keep_dims: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let (h, c) = (48, 16);
+    let dt = if int8 { DType::I8 } else { DType::F32 };
+    let tensor = |b: &mut ModelBuilder, name: &str, shape: &[i32], scale: f32, zp: i64| {
+        let t = b.tensor(g, name, shape, dt);
+        if int8 {
+            t.quant(scale, zp).id()
+        } else {
+            t.id()
+        }
+    };
+    let x = tensor(&mut b, "input", &[1, h, h, 4], 0.05, 3);
+    let (w, bias) = filter_and_bias(&mut b, g, "w", &[c, 3, 3, 4], 0, 40, int8, 0.0005);
+    let y = tensor(&mut b, "conv", &[1, h, h, c], 0.1, -7);
+    b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[y])
+        .conv_options(Padding::Same, 1, 1, Activation::Relu);
+    let out = if reducer == rl::opcode::AVERAGE_POOL_2D {
+        let o = tensor(&mut b, "pool", &[1, 1, 1, c], 0.1, -7);
+        b.op(g, BuiltinOp::AVERAGE_POOL_2D, &[y], &[o])
+            .pool_options(Padding::Valid, (h, h), (h, h), Activation::Relu6);
+        o
+    } else {
+        let shape: Vec<i32> = match (axes, keep_dims) {
+            ([1, 2], false) => vec![1, c],
+            ([1, 2], true) => vec![1, 1, 1, c],
+            _ => vec![1, 1, h, c],
+        };
+        let o = tensor(&mut b, "reduced", &shape, 0.9, 5);
+        let a = b
+            .tensor(g, "axes", &[axes.len() as i32], DType::I32)
+            .data_i32(axes)
+            .id();
+        b.op(g, BuiltinOp(i32::from(reducer)), &[y, a], &[o])
+            .options(microarena_core::read::ops::OpOptions::Reducer { keep_dims });
+        o
+    };
+    b.inputs(g, &[x]).outputs(g, &[out]);
+    b.finish()
+}
+
+/// Global average pools, MEAN over H and W and SUM over H alone, int8 and
+/// float32 (the float sums in the whole kernel's order), end a stage: the
+/// convolution's 48×48×16 map only ever has one row.
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn reducers_end_a_stage_without_the_map_they_reduce() {
+    for int8 in [true, false] {
+        let map = 48 * 48 * 16 * if int8 { 1 } else { 4 };
+        for (code, axes, keep) in [
+            (rl::opcode::AVERAGE_POOL_2D, &[][..], false),
+            (rl::opcode::MEAN, &[1, 2][..], false),
+            (rl::opcode::MEAN, &[1, 2][..], true),
+            (rl::opcode::SUM, &[1][..], true),
+        ] {
+            let bytes = conv_then_reducer(int8, code, axes, keep);
+            let (plain, banded, stages) = check(&bytes);
+            let what = format!("int8 {int8}, op {code}, axes {axes:?}");
+            assert_eq!(stages, [(0, 1)], "{what}");
+            // The input is a quarter of the map: beside it, a row and the sums.
+            assert!(banded * 2 < map, "{what}: {banded} vs {plain}");
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn a_reducer_without_room_for_its_sums_is_refused() {
+    for code in [rl::opcode::AVERAGE_POOL_2D, rl::opcode::MEAN] {
+        let axes: &[i32] = if code == rl::opcode::MEAN {
+            &[1, 2]
+        } else {
+            &[]
+        };
+        let bytes = conv_then_reducer(true, code, axes, false);
+        let model = Model::parse(&bytes).expect("parse");
+        let o = options(Execution::Banded, false);
+        let mut image = lower_with(&model, &o).expect("lower");
+        freeze_opdata(&mut image).expect("freeze");
+        let need = runtime_arena_with(&model, &o).expect("arena");
+        let mut arena = vec![0u8; need.total_bytes as usize];
+        assert!(Interpreter::new(&image, &mut arena).is_ok());
+        // Its sums one i32 short (a MEAN's Prepare asks for them first).
+        let at = op_at(&image, 1) + rl::op::SCRATCH_BYTES;
+        let mut short = image.clone();
+        let bytes = word(&short, at) as u32;
+        short[at..at + 4].copy_from_slice(&(bytes - 4).to_le_bytes());
+        let err = Interpreter::new(&short, &mut arena).expect_err("short sums");
+        assert!(
+            matches!(err, Error::InvalidOp { op_index: 1, what, .. } if what.contains("reducer"))
+                || matches!(err, Error::ScratchNotPlanned { op_index: 1, .. }),
+            "{code}: {err:?}"
+        );
+        // Its sums over the convolution's ring.
+        let mut over = image.clone();
+        let ring = word(&over, op_at(&over, 0) + rl::op::SCRATCH_OFF);
+        let at = op_at(&over, 1) + rl::op::SCRATCH_OFF;
+        over[at..at + 4].copy_from_slice(&(ring as u32).to_le_bytes());
+        let err = Interpreter::new(&over, &mut arena).expect_err("overlap");
+        assert!(format!("{err:?}").contains("overlap"), "{code}: {err:?}");
+    }
+}

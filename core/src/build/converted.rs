@@ -413,3 +413,116 @@ pub fn yolo_neck_int8(hw: i32) -> Vec<u8> {
     net.b.inputs(g, &[input]).outputs(g, &[head3, head4]);
     net.b.finish()
 }
+
+/// The keyword-spotting DS-CNN (Zhang et al. 2017, "Hello Edge"; the
+/// small model of Arm's ML zoo and MLPerf Tiny) int8: a `[1, 49, 10, 1]`
+/// MFCC input, CONV_2D 10×4 / 2 SAME to 64 channels, four depthwise-separable
+/// blocks (3×3 depthwise, 1×1 to 64, ReLU), the global pooling, a
+/// FULLY_CONNECTED to 12 keywords and SOFTMAX. The pooling is an
+/// AVERAGE_POOL_2D over the whole 25×5 map as the original graph writes it,
+/// or with `mean` a MEAN over H and W (keep_dims off, `[1, 64]`) as Keras'
+/// GlobalAveragePooling2D converts.
+pub fn ds_cnn_kws_int8(mean: bool) -> Vec<u8> {
+    const C: i32 = 64;
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: DS-CNN keyword spotting int8");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "mfcc", &[1, 49, 10, 1], DType::I8)
+        .quant(0.58, 83)
+        .id();
+    let mut net = net(b, g, input, 0, 1, 0x0bad_c0de, "ds_cnn");
+    let relu = |net: &mut Net, name: alloc::string::String, c: i32| {
+        net.b
+            .tensor(g, &name, &[1, 25, 5, c], DType::I8)
+            .quant(RELU_SCALE, -128)
+            .id()
+    };
+    const RELU_SCALE: f32 = 0.05;
+    let (w, bias) = net.weights("ds_cnn/conv_0", [C, 10, 4, 1], 0);
+    let y = relu(&mut net, "ds_cnn/conv_0/relu".into(), C);
+    net.b
+        .op(g, BuiltinOp::CONV_2D, &[input, w, bias], &[y])
+        .conv_options(Padding::Same, 2, 2, Activation::Relu);
+    (net.x, net.c, net.scale, net.zp) = (y, C, RELU_SCALE, -128);
+    for block in 1..=4 {
+        let name = format!("ds_cnn/dw_{block}");
+        let (w, bias) = net.weights(&name, [1, 3, 3, C], 3);
+        let y = relu(&mut net, format!("{name}/relu"), C);
+        net.b
+            .op(g, BuiltinOp::DEPTHWISE_CONV_2D, &[net.x, w, bias], &[y])
+            .depthwise_options(Padding::Same, 1, 1, 1, Activation::Relu);
+        net.x = y;
+        let name = format!("ds_cnn/pw_{block}");
+        let (w, bias) = net.weights(&name, [C, 1, 1, C], 0);
+        let y = relu(&mut net, format!("{name}/relu"), C);
+        net.b
+            .op(g, BuiltinOp::CONV_2D, &[net.x, w, bias], &[y])
+            .conv_options(Padding::Same, 1, 1, Activation::Relu);
+        net.x = y;
+    }
+    let pooled = net
+        .b
+        .tensor(g, "ds_cnn/pool", &[1, C], DType::I8)
+        .quant(RELU_SCALE, -128)
+        .id();
+    if mean {
+        let axes = net
+            .b
+            .tensor(g, "ds_cnn/pool/axes", &[2], DType::I32)
+            .data_i32(&[1, 2])
+            .id();
+        net.b
+            .op(g, BuiltinOp::MEAN, &[net.x, axes], &[pooled])
+            .options(OpOptions::Reducer { keep_dims: false });
+    } else {
+        let map = net
+            .b
+            .tensor(g, "ds_cnn/pool/4d", &[1, 1, 1, C], DType::I8)
+            .quant(RELU_SCALE, -128)
+            .id();
+        net.b
+            .op(g, BuiltinOp::AVERAGE_POOL_2D, &[net.x], &[map])
+            .pool_options(Padding::Valid, (5, 25), (5, 25), Activation::None);
+        let shape = net
+            .b
+            .tensor(g, "ds_cnn/pool/shape", &[2], DType::I32)
+            .data_i32(&[1, C])
+            .id();
+        net.b
+            .op(g, BuiltinOp::RESHAPE, &[map, shape], &[pooled])
+            .reshape_options(&[1, C]);
+    }
+    let values: Vec<i8> = (0..12 * C).map(|k| ((k * 37 % 251) - 125) as i8).collect();
+    let w = net
+        .b
+        .tensor(g, "ds_cnn/fc/weights", &[12, C], DType::I8)
+        .quant(0.0004, 0)
+        .data_i8(&values)
+        .id();
+    let bias_values: Vec<i32> = (0..12).map(|k| k * 97 - 500).collect();
+    let bias = net
+        .b
+        .tensor(g, "ds_cnn/fc/bias", &[12], DType::I32)
+        .quant(0.0004 * RELU_SCALE, 0)
+        .data_i32(&bias_values)
+        .id();
+    let logits = net
+        .b
+        .tensor(g, "ds_cnn/logits", &[1, 12], DType::I8)
+        .quant(0.12, 10)
+        .id();
+    net.b
+        .op(g, BuiltinOp::FULLY_CONNECTED, &[pooled, w, bias], &[logits])
+        .fc_options(Activation::None, false);
+    let probs = net
+        .b
+        .tensor(g, "ds_cnn/probabilities", &[1, 12], DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    net.b
+        .op(g, BuiltinOp::SOFTMAX, &[logits], &[probs])
+        .softmax_options(1.0);
+    net.b.inputs(g, &[input]).outputs(g, &[probs]);
+    net.b.finish()
+}

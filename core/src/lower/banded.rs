@@ -186,6 +186,9 @@ pub(super) struct Described {
     /// The arena tensor each op reads by rows through input 0 (through a
     /// folded PAD: the PAD's input), when not pulled from the stage.
     rows0: Vec<Option<usize>>,
+    /// The last op is a reducer (`stage::reduces`): these bytes of
+    /// accumulator besides its own scratch (`stage::accumulator_bytes`).
+    reducer: Option<u64>,
 }
 
 fn height(t: &Tensor<'_>) -> usize {
@@ -284,6 +287,7 @@ pub(super) fn describe(
         map0: Vec::with_capacity(n),
         pull0: Vec::with_capacity(n),
         rows0: Vec::with_capacity(n),
+        reducer: None,
     };
     let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
     let folds: Vec<Option<(usize, PadFold)>> = (first..=last)
@@ -292,10 +296,23 @@ pub(super) fn describe(
     for i in first..=last {
         let op = sg.operators.get(i)?;
         let code = super::image_opcode(op)?;
-        let kind = opcode::band_rows(code)?;
+        let in_dims = match tensor(model, op.input(0)).map(|t| t.shape.as_slice()) {
+            Some(&[n, h, w, c]) => [n, h, w, c].map(|d| d.max(0) as usize),
+            _ => [0; 4],
+        };
+        let kind = rl::stage::stage_kind(code, params.get(i)?, in_dims)?;
+        let reduce = kind == opcode::BandRows::Reduce;
         let o = op.output(0).filter(|_| op.outputs.len() == 1)?;
         let out = sg.tensors.get(o).filter(|t| in_arena(t))?;
-        let out_row = row_bytes(out)?;
+        // A reducer ends its stage and writes its output whole, no rows.
+        if reduce {
+            let elements = out.shape.iter().map(|&d| d.max(0) as usize).product();
+            if i != last || (code == opcode::AVERAGE_POOL_2D && elements != in_dims[3]) {
+                return None;
+            }
+            d.reducer = Some(rl::stage::accumulator_bytes(code, elements) as u64);
+        }
+        let out_row = if reduce { 0 } else { row_bytes(out)? };
         let mut pulls = [None; MAX_PULLS];
         let (mut map0, mut pull0, mut rows0) = (None, None, None);
         if folds.get(i - first).copied().flatten().is_some() {
@@ -386,10 +403,12 @@ pub(super) fn describe(
                         in_h: height(x),
                     }
                 }
-                opcode::BandRows::Rows | opcode::BandRows::Channels => RowMap::Shift {
-                    top: 0,
-                    in_h: height(x),
-                },
+                opcode::BandRows::Rows | opcode::BandRows::Channels | opcode::BandRows::Reduce => {
+                    RowMap::Shift {
+                        top: 0,
+                        in_h: height(x),
+                    }
+                }
                 opcode::BandRows::Resize => RowMap::Resize(ResizeRows::of(
                     code,
                     x.dtype.code(),
@@ -437,7 +456,8 @@ pub(super) fn describe(
             && readers.iter().all(|&r| first < r && r <= last)
             && !graph_output(o);
         d.nodes.push(StageNode {
-            out_h: height(out),
+            // A reducer's steps: its input's rows.
+            out_h: if reduce { in_dims[1] } else { height(out) },
             whole: !streamed,
             pulls,
         });
@@ -459,6 +479,9 @@ pub(super) fn describe(
 /// rule from the image (`banded::StagePlan::check_behind`).
 fn behind(model: &Model<'_>, first: usize, last: usize, d: &Described) -> Option<(usize, usize)> {
     let sg = model.main();
+    if d.reducer.is_some() {
+        return None;
+    }
     let writer = d.nodes.len().checked_sub(1)?;
     let y = sg.operators.get(last)?.output(0)?;
     let y_bytes = sg.tensors.get(y)?.bytes?;
@@ -642,6 +665,7 @@ fn candidates(
                         .filter(|(_, s)| **s)
                         .map(|(&r, _)| align16(r)),
                 )
+                .chain(d.reducer.filter(|&a| a > 0).map(align16))
                 .sum::<u64>()
                 .saturating_sub(shared);
             let stage = BandedStage {
@@ -690,7 +714,7 @@ fn stage_buffers(
     let sg = model.main();
     let map = |s: i32| collapse(op_scope, stages, s);
     let mut inner: Vec<usize> = Vec::new();
-    let mut rings: Vec<(usize, u64, i32)> = Vec::new();
+    let mut rings: Vec<(usize, u64, i32, &'static str)> = Vec::new();
     for st in stages {
         let Some(d) = describe(model, params, st.first, st.last) else {
             continue;
@@ -701,8 +725,11 @@ fn stage_buffers(
             if s {
                 let i = st.first + k;
                 inner.extend(sg.operators.get(i).and_then(|o| o.output(0)));
-                rings.push((i, b, at));
+                rings.push((i, b, at, "banded stage ring"));
             }
+        }
+        if let Some(acc) = d.reducer.filter(|&a| a > 0) {
+            rings.push((st.last, acc, at, "banded stage accumulator"));
         }
     }
     let mut infos: Vec<AllocationInfo> = planned
@@ -714,13 +741,13 @@ fn stage_buffers(
             ..*a
         })
         .collect();
-    for (i, bytes, at) in rings {
+    for (i, bytes, at, purpose) in rings {
         infos.push(AllocationInfo {
             kind: BufferKind::Scratch {
                 subgraph: 0,
                 op_index: i,
                 request: usize::MAX,
-                purpose: "banded stage ring",
+                purpose,
             },
             bytes,
             first: at,

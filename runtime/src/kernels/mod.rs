@@ -456,6 +456,35 @@ fn check_in_place(
     Ok(())
 }
 
+/// Row `rows.0` of `rows.1` of the input of op `op`, a banded stage's
+/// reducer (`microarena_image::stage::reduces`): `band` and `x` the row,
+/// `whole` the input's record; folded into `acc` (the op's scratch, zeroed
+/// at row 0), and after the last row its output (`out`, record
+/// `out_info`) written from it, equal to the whole kernel's.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce_row(
+    op: &OpInfo,
+    (whole, band, x): (&TensorInfo, &TensorInfo, &[u8]),
+    rows: (usize, usize),
+    out_info: &TensorInfo,
+    acc: &mut [u8],
+    out: &mut [u8],
+    opdata: &[u8],
+) {
+    if op.opcode == rl::opcode::AVERAGE_POOL_2D {
+        let act = (bytes::i32_at(opdata, 0), bytes::i32_at(opdata, 1));
+        return pooling::global_average_row(band, x, rows, acc, out, act);
+    }
+    let mask = op.params::<rl::params::MeanParams>().axis_mask;
+    if rows.0 == 0 {
+        acc.fill(0);
+    }
+    reductions::fold_sums(band, x, mask, acc);
+    if rows.0 + 1 == rows.1 {
+        reductions::finish_sums(op.opcode, (whole, mask), out_info, acc, out);
+    }
+}
+
 /// Runs one prepared operator: one table lookup, then the family's loops
 /// (a type branch's own, when the kernel has one for output 0's type).
 pub(crate) fn eval(kernels: &Resolver, c: &mut Ctx<'_, '_>) -> Result<(), Error> {

@@ -6,7 +6,7 @@
 
 use microarena_image::{dtype, opcode};
 
-use super::bytes::{f32_at, i8_at, put_f32, put_i8};
+use super::bytes::{f32_at, i8_at, i32_at, put_f32, put_i8, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep};
 use super::fused::{act_f32, act_range_f32, act_range_i8};
 use super::window::{Geo, check_window};
@@ -142,6 +142,56 @@ fn eval_f32(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Row `r` (`x`: W×C values of `band`'s type) of the input of a global
+/// AVERAGE_POOL_2D run as a banded stage's reducer
+/// (`microarena_image::stage::reduces`: one window covering the whole
+/// input, unpadded): each channel's sum in `acc` (zeroed at row 0) takes the
+/// row's taps in the window's order, so after the last of `in_h` rows the
+/// sums, counts and averages are [`eval`]'s and [`eval_f32`]'s, written to
+/// `out` with the fused activation `(lo, hi)` (OpData words 0 and 1).
+pub(crate) fn global_average_row(
+    band: &TensorInfo,
+    x: &[u8],
+    (r, in_h): (usize, usize),
+    acc: &mut [u8],
+    out: &mut [u8],
+    (lo, hi): (i32, i32),
+) {
+    let (w, ch) = (band.dim(2), band.dim(3));
+    let float = band.dtype == dtype::F32;
+    if r == 0 {
+        acc.fill(0);
+    }
+    for c in 0..ch {
+        for kx in 0..w {
+            let i = kx * ch + c;
+            if float {
+                put_f32(acc, c, f32_at(acc, c) + f32_at(x, i));
+            } else {
+                put_i32(acc, c, i32_at(acc, c).wrapping_add(i8_at(x, i)));
+            }
+        }
+    }
+    if r + 1 != in_h {
+        return;
+    }
+    let count = in_h.saturating_mul(w);
+    for c in 0..ch {
+        if float {
+            let (lo, hi) = (f32::from_bits(lo as u32), f32::from_bits(hi as u32));
+            put_f32(out, c, act_f32(f32_at(acc, c) / count as f32, lo, hi));
+        } else {
+            let (acc, n) = (i32_at(acc, c), count as i32);
+            let v = if acc > 0 {
+                acc.wrapping_add(n / 2) / n
+            } else {
+                acc.wrapping_sub(n / 2) / n
+            };
+            put_i8(out, c, v.max(lo).min(hi));
+        }
+    }
 }
 
 /// The taps of one output pixel's window that lie inside the input.

@@ -277,23 +277,56 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     }
 
     c.scratch.fill(0);
-    if out.dtype == dtype::F32 {
-        if !(empty && code == opcode::SUM) {
-            for i in 0..n_in {
-                let o = output_index(i, &input, mask);
-                put_f32(c.scratch, o, f32_at(c.scratch, o) + f32_at(x, i));
-            }
+    fold_sums(&input, x, mask, c.scratch);
+    finish_sums(code, (&input, mask), &out, c.scratch, c.out);
+    Ok(())
+}
+
+/// Adds input elements `x` (record `input`: the whole input, or a band of
+/// its rows when the reduced axes include H) to their output elements'
+/// sums in `acc`, in row-major order as TFLM: int8/int16 summed raw in
+/// int32 (wrapping), float32 in float.
+pub(crate) fn fold_sums(input: &TensorInfo, x: &[u8], mask: i32, acc: &mut [u8]) {
+    let float = input.dtype == dtype::F32;
+    for i in 0..input.elements() {
+        let o = output_index(i, input, mask);
+        if float {
+            put_f32(acc, o, f32_at(acc, o) + f32_at(x, i));
+        } else {
+            put_i32(acc, o, i32_at(acc, o).wrapping_add(read_int(input, x, i)));
         }
+    }
+}
+
+/// MEAN or SUM's outputs (`out`, into `dst`) from the sums in `acc` of the
+/// whole `input` reduced over `mask` ([`fold_sums`]).
+pub(crate) fn finish_sums(
+    code: u8,
+    (input, mask): (&TensorInfo, i32),
+    out: &TensorInfo,
+    acc: &[u8],
+    dst: &mut [u8],
+) {
+    let n_out = out.elements();
+    let mut count = 1usize;
+    for k in 0..input.rank {
+        if mask & (1 << k) != 0 {
+            count = count.saturating_mul(input.dim(k));
+        }
+    }
+    let empty = (0..input.rank).any(|k| input.dim(k) == 0);
+    if out.dtype == dtype::F32 {
         for o in 0..n_out {
-            let s = f32_at(c.scratch, o);
+            // An empty SUM's sums are the zeroed accumulator.
+            let s = f32_at(acc, o);
             let v = if code == opcode::MEAN {
                 if count > 0 { s / count as f32 } else { 0.0 }
             } else {
                 s
             };
-            put_f32(c.out, o, v);
+            put_f32(dst, o, v);
         }
-        return Ok(());
+        return;
     }
 
     // Quantized: QuantizedMeanOrSum. Outputs are 0 (not the zero point) when
@@ -307,17 +340,9 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     };
     if empty || count == 0 {
         for o in 0..n_out {
-            put(c.out, o, 0);
+            put(dst, o, 0);
         }
-        return Ok(());
-    }
-    for i in 0..n_in {
-        let o = output_index(i, &input, mask);
-        put_i32(
-            c.scratch,
-            o,
-            i32_at(c.scratch, o).wrapping_add(read_int(&input, x, i)),
-        );
+        return;
     }
     let (mut m, mut s) = quantize_ratio(input.scale, 1.0, out.scale);
     let n = count as i64;
@@ -333,14 +358,9 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     }
     let zp_n = i64::from(input.zero_point).wrapping_mul(n);
     for o in 0..n_out {
-        let shifted = (i64::from(i32_at(c.scratch, o)).wrapping_sub(zp_n)) as i32;
-        put(
-            c.out,
-            o,
-            fx::mbqm(shifted, m, s).wrapping_add(out.zero_point),
-        );
+        let shifted = (i64::from(i32_at(acc, o)).wrapping_sub(zp_n)) as i32;
+        put(dst, o, fx::mbqm(shifted, m, s).wrapping_add(out.zero_point));
     }
-    Ok(())
 }
 
 pub(crate) fn prepare_arg(
