@@ -2,32 +2,52 @@
 //! shared model, every model of `core/examples/kernel_cases.rs` (the
 //! verify-kernels cases and the allocation probes) and the builder's example models,
 //! `lower::runtime_arena(model).is_ok()` ⇔ the runtime's `Interpreter`
-//! accepts the lowered image in the predicted arena.
+//! accepts the lowered image in the predicted arena — plain, and banded in
+//! place with the OpData in flash.
 
 use std::path::Path;
 
 use microarena_core::Model;
 use microarena_core::build::example;
-use microarena_core::lower::{lower, runtime_arena};
+use microarena_core::lower::{Execution, LowerOptions, OpDataIn, lower_with, runtime_arena_with};
 use microarena_runtime::Interpreter;
 
 #[allow(dead_code)]
 #[path = "../../core/examples/kernel_cases.rs"]
 mod kernel_cases;
 
-/// `Ok(())` when plan and run agree on `bytes`, else what each said.
+/// `Ok(())` when plan and run agree on `bytes`, plain and in the smallest
+/// mode (banded, in place, OpData in flash), else what each said.
 fn agree(bytes: &[u8]) -> Result<bool, String> {
     let Ok(model) = Model::parse(bytes) else {
         return Ok(false);
     };
-    let planned = runtime_arena(&model);
-    let run = lower(&model).map_err(|e| e.to_string()).and_then(|image| {
-        let total = planned.as_ref().map_or(1 << 20, |a| a.total_bytes as usize);
-        let mut arena = vec![0u8; total];
-        Interpreter::new(&image, &mut arena)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    });
+    let plain = agree_with(&model, &LowerOptions::default())?;
+    let smallest = LowerOptions {
+        opdata: OpDataIn::Flash,
+        execution: Execution::Banded,
+        in_place: true,
+    };
+    let small = agree_with(&model, &smallest).map_err(|e| format!("banded in place: {e}"))?;
+    if plain != small {
+        return Err(format!("runs plain: {plain}, banded in place: {small}"));
+    }
+    Ok(plain)
+}
+
+fn agree_with(model: &Model<'_>, options: &LowerOptions) -> Result<bool, String> {
+    let planned = runtime_arena_with(model, options);
+    let run = lower_with(model, options)
+        .map_err(|e| e.to_string())
+        .and_then(|mut image| {
+            // The OpData block filled as the host build does.
+            microarena_runtime::freeze_opdata(&mut image).map_err(|e| e.to_string())?;
+            let total = planned.as_ref().map_or(1 << 20, |a| a.total_bytes as usize);
+            let mut arena = vec![0u8; total];
+            Interpreter::new(&image, &mut arena)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
     match (&planned, &run) {
         (Ok(_), Ok(())) => Ok(true),
         (Err(_), Err(_)) => Ok(false),
@@ -77,6 +97,24 @@ fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
     models.push(("resize_then_fc".into(), example::resize_then_fc()));
     models.push(("demo_model".into(), example::demo_model()));
     models.push(("call_cycle".into(), call_cycle()));
+    // The converter patterns banded stages stream, small.
+    use microarena_core::build::converted;
+    for (name, m) in [
+        ("torch_mbv2_32", converted::mobilenet_v2_pytorch_int8(32)),
+        ("keras_vww_96", converted::mobilenet_v1_vww_keras_int8()),
+        ("mbv3_style_32", converted::mobilenet_v3_style_int8(32)),
+        (
+            "squeeze_excite_16",
+            converted::squeeze_excite_block_int8(16),
+        ),
+        ("detection_neck_32", converted::detection_neck_int8(32)),
+        ("unet_32", converted::unet_decoder_int8(32)),
+        ("yolo_neck_32", converted::yolo_neck_int8(32)),
+        ("ds_cnn_avg", converted::ds_cnn_kws_int8(false)),
+        ("ds_cnn_mean", converted::ds_cnn_kws_int8(true)),
+    ] {
+        models.push((name.into(), m));
+    }
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/models");
     let corpus = std::env::var_os("MICROARENA_CORPUS")
         .map(|c| {

@@ -637,11 +637,7 @@ fn candidates(
             let (s0, s1) = (scope_of(op_scope, first), scope_of(op_scope, last));
             // Over its input: `x` planned alone, dying in the stage, and `y`
             // born at it (not merged into an in-place group reaching out).
-            let entry = |t: usize| {
-                planned.iter().find(
-                    |a| matches!(a.kind, BufferKind::Tensor { subgraph: 0, tensor } if tensor == t),
-                )
-            };
+            let entry = |t: usize| tensor_entry(planned, t).and_then(|i| planned.get(i));
             let behind = behind(model, first, last, &d)
                 .filter(|_| allow_behind)
                 .filter(|&(x, y)| {
@@ -681,6 +677,13 @@ fn candidates(
         }
     }
     out
+}
+
+/// The planner's entry of main-subgraph tensor `t` in `infos`.
+fn tensor_entry(infos: &[AllocationInfo], t: usize) -> Option<usize> {
+    infos
+        .iter()
+        .position(|a| matches!(a.kind, BufferKind::Tensor { subgraph: 0, tensor } if tensor == t))
 }
 
 /// The planner's buffers for a set of stages ([`stage_buffers`]).
@@ -764,11 +767,7 @@ fn stage_buffers(
     for st in &mut stages {
         let Some((x, y)) = st.behind else { continue };
         let at_stage = map(scope_of(op_scope, st.first));
-        let at = |t: usize| {
-            infos.iter().position(
-                |a| matches!(a.kind, BufferKind::Tensor { subgraph: 0, tensor } if tensor == t),
-            )
-        };
+        let at = |t: usize| tensor_entry(&infos, t);
         let fits = |ix: usize, iy: usize| {
             let (a, b) = (infos.get(ix), infos.get(iy));
             a.is_some_and(|a| a.last == at_stage)
@@ -832,7 +831,7 @@ impl StageBuffers {
             let k = match slot_of.get(r).copied() {
                 Some(k) if k != usize::MAX => k,
                 _ => {
-                    merged.push(PlanBuffer { ..*x });
+                    merged.push(*x);
                     merged.len() - 1
                 }
             };
