@@ -186,7 +186,7 @@ fn kernels_rs(image: &[u8]) -> String {
     let img = Image::parse(image).expect("image");
     let mut codes: Vec<u8> = Vec::new();
     let mut types: Vec<(u8, i8)> = Vec::new();
-    let (mut banded, mut rows_in_place) = (false, false);
+    let (mut banded, mut rows_in_place, mut reducers) = (false, false, false);
     for i in 0..img.op_count() {
         let op = img.op(i).expect("op");
         if !codes.contains(&op.opcode) {
@@ -197,14 +197,19 @@ fn kernels_rs(image: &[u8]) -> String {
             types.push((op.opcode, out));
         }
         banded |= op.exec != runtime_layout::EXEC_WHOLE;
+        reducers |= img.reduces_in_stage(&op).expect("op");
         rows_in_place |=
             op.in_place == Some(0) && runtime_layout::opcode::in_place_by_rows(op.opcode);
     }
-    let modes: String = [(banded, ", banded"), (rows_in_place, ", rows_in_place")]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, m)| *m)
-        .collect();
+    let modes: String = [
+        (banded, ", banded"),
+        (reducers, ", reducers"),
+        (rows_in_place, ", rows_in_place"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, m)| *m)
+    .collect();
     let list: String = codes
         .iter()
         .map(|&c| format!("    {c}, // {}\n", op_name(i32::from(c))))

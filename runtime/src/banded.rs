@@ -77,7 +77,9 @@ pub(crate) fn rows_of(img: &Image<'_>, op: &OpInfo) -> Result<RowWindow, Error> 
 /// sizes against the pull schedule and that the stage's buffers do not
 /// overlap — so Invoke only ever slices validated ranges. (Graph inputs and
 /// outputs are never streamed: `Interpreter::new` checks them first.)
-pub(crate) fn check_stages(img: &Image<'_>) -> Result<(), Error> {
+/// `R`: the reducers are linked (`resolver!(…, banded, reducers)`); without
+/// them a stage ending in one is refused ([`Error::KernelNotLinked`]).
+pub(crate) fn check_stages<const R: bool>(img: &Image<'_>) -> Result<(), Error> {
     let mut i = 0;
     while i < img.op_count() {
         let op = img.op(i)?;
@@ -103,7 +105,7 @@ pub(crate) fn check_stages(img: &Image<'_>) -> Result<(), Error> {
         }
         let end = stage_end(img, i)?;
         let mut plan = EMPTY_PLAN;
-        plan.fill(img, i, end)?;
+        plan.fill::<R>(img, i, end)?;
         plan.check_regions(img)?;
         i = end + 1;
     }
@@ -312,7 +314,12 @@ impl StagePlan {
     /// the pull schedule holds in it.
     /// (Filled in place: the plan is the stage's largest frame, and a
     /// returned value could be copied.)
-    fn fill(&mut self, img: &Image<'_>, first: usize, last: usize) -> Result<(), Error> {
+    fn fill<const R: bool>(
+        &mut self,
+        img: &Image<'_>,
+        first: usize,
+        last: usize,
+    ) -> Result<(), Error> {
         let plan = self;
         plan.first = first;
         plan.n = last + 1 - first;
@@ -325,10 +332,7 @@ impl StagePlan {
             let i = first + k;
             let op = img.op(i)?;
             let fail = |what| invalid(i, &op, what);
-            let x0 = img.tensor(usize::from(op.inputs[0])).ok();
-            let in_dims = x0
-                .filter(|x| x.rank == 4)
-                .map_or([0; 4], |x| [x.dim(0), x.dim(1), x.dim(2), x.dim(3)]);
+            let in_dims = img.input_dims4(&op);
             let kind = rl::stage::stage_kind(op.opcode, &op.param_words, in_dims)
                 .filter(|_| op.n_outputs == 1 && op.n_inputs > 0)
                 .ok_or(fail("this operator cannot run in a banded stage"))?;
@@ -336,7 +340,14 @@ impl StagePlan {
                 return Err(fail("a banded op cannot also run in place"));
             }
             let out = img.tensor(usize::from(op.output))?;
-            let reduce = kind == opcode::BandRows::Reduce;
+            if kind == opcode::BandRows::Reduce && !R {
+                return Err(Error::KernelNotLinked {
+                    op_index: i as u16,
+                    opcode: op.opcode,
+                    variant: crate::kernels::REDUCE_VARIANT,
+                });
+            }
+            let reduce = R && kind == opcode::BandRows::Reduce;
             if !reduce && (out.rank != 4 || out.dim(0) != 1) {
                 return Err(fail("a banded op's output must be 4-D with batch 1"));
             }
@@ -657,7 +668,7 @@ fn malformed_what(index: usize, what: &'static str) -> Error {
 }
 
 /// A stage being run: the schedule's sink that computes rows.
-struct Runner<'s, 'x, 'm> {
+struct Runner<'s, 'x, 'm, const R: bool> {
     kernels: &'s Resolver,
     img: &'s Image<'m>,
     plan: &'s StagePlan,
@@ -675,7 +686,7 @@ struct Runner<'s, 'x, 'm> {
 /// construction by [`check_stages`]; `opdata` holds each op's OpData) over
 /// the arena's head. Never inlined: Invoke's frame stays what plain ops need.
 #[inline(never)]
-pub(crate) fn run_stage(
+pub(crate) fn run_stage<const R: bool>(
     kernels: &Resolver,
     img: &Image<'_>,
     head: &mut [u8],
@@ -689,7 +700,7 @@ pub(crate) fn run_stage(
         return Err(bad);
     }
     let mut plan = EMPTY_PLAN;
-    plan.fill(img, first, first + n - 1)?;
+    plan.fill::<R>(img, first, first + n - 1)?;
     // Split the head: rings and whole outputs mutable, the rest readable.
     // Slot `n`: a reducer's accumulator.
     let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS + 1];
@@ -710,7 +721,7 @@ pub(crate) fn run_stage(
     }
     let order = order.get_mut(..=n).ok_or(bad)?;
     order.sort_unstable_by_key(|r| r.0);
-    let mut runner = Runner {
+    let mut runner: Runner<'_, '_, '_, R> = Runner {
         kernels,
         img,
         plan: &plan,
@@ -781,7 +792,7 @@ fn band_record(img: &Image<'_>, t: u16, h: usize, row: usize) -> Result<TensorIn
     Ok(b)
 }
 
-impl RowSink for Runner<'_, '_, '_> {
+impl<const R: bool> RowSink for Runner<'_, '_, '_, R> {
     type Error = Error;
 
     fn invalid(&self, what: &'static str) -> Error {
@@ -931,7 +942,7 @@ impl RowSink for Runner<'_, '_, '_> {
         let [Some((input, data)), second] = operand else {
             return Err(bad);
         };
-        if part.kind == opcode::BandRows::Reduce {
+        if R && part.kind == opcode::BandRows::Reduce {
             let whole = img.tensor(usize::from(op.inputs[0]))?;
             let out = img.tensor(usize::from(op.output))?;
             let rows = (r, in_h0);

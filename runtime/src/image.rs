@@ -655,6 +655,23 @@ impl<'m> Image<'m> {
         self.data.get(t.location..t.location.checked_add(t.bytes)?)
     }
 
+    /// The dims of `op`'s input 0 when it is 4-D (zeros otherwise): what
+    /// `microarena_image::stage::stage_kind` decides a banded op's kind by.
+    pub(crate) fn input_dims4(&self, op: &OpInfo) -> [usize; 4] {
+        self.tensor(usize::from(op.inputs[0]))
+            .ok()
+            .filter(|x| x.rank == 4)
+            .map_or([0; 4], |x| [x.dim(0), x.dim(1), x.dim(2), x.dim(3)])
+    }
+
+    /// `true` when `op` runs in a banded stage as its reducer
+    /// (`microarena_image::stage::reduces`): the firmware links reducers
+    /// only for such an image (`resolver!(…, banded, reducers)`).
+    pub fn reduces_in_stage(&self, op: &OpInfo) -> Result<bool, Error> {
+        let kind = rl::stage::stage_kind(op.opcode, &op.param_words, self.input_dims4(op));
+        Ok(op.exec != rl::EXEC_WHOLE && kind == Some(rl::opcode::BandRows::Reduce))
+    }
+
     /// Operator record `i`.
     pub fn op(&self, i: usize) -> Result<OpInfo, Error> {
         let base = i

@@ -250,3 +250,43 @@ fn the_control_flow_runner_comes_with_a_control_flow_kernel_only() {
     assert!(!MOBILENET_BOTH.has_control_flow());
     assert!(Resolver::ALL.has_control_flow());
 }
+
+/// DS-CNN's opcodes (`converted::ds_cnn_kws_int8(false)`).
+const DS_CNN: &[u8] = &[
+    opcode::CONV_2D,
+    opcode::DEPTHWISE_CONV_2D,
+    opcode::AVERAGE_POOL_2D,
+    opcode::RESHAPE,
+    opcode::FULLY_CONNECTED,
+    opcode::SOFTMAX,
+];
+static DS_CNN_BANDED: Resolver = resolver!(DS_CNN, banded);
+static DS_CNN_REDUCERS: Resolver = resolver!(DS_CNN, banded, reducers);
+
+#[test]
+fn a_stage_ending_in_a_reducer_needs_the_reducers_linked() {
+    let bytes = microarena_core::build::converted::ds_cnn_kws_int8(false);
+    let banded = LowerOptions {
+        opdata: OpDataIn::Tail,
+        execution: Execution::Banded,
+        in_place: false,
+    };
+    let (image, arena) = lowered(&bytes, &banded);
+    assert_eq!(opcodes(&image), DS_CNN.iter().copied().collect());
+    let img = Image::parse(&image).expect("image");
+    let pool = (0..img.op_count())
+        .find(|&i| img.op(i).expect("op").opcode == opcode::AVERAGE_POOL_2D)
+        .expect("a pool");
+    assert!(
+        img.reduces_in_stage(&img.op(pool).expect("op"))
+            .expect("op")
+    );
+    let want = Err(Error::KernelNotLinked {
+        op_index: pool as u16,
+        opcode: opcode::AVERAGE_POOL_2D,
+        variant: "a banded stage's reduction",
+    });
+    assert_eq!(outputs(&image, arena, &DS_CNN_BANDED), want);
+    let full = outputs(&image, arena, &Resolver::ALL).expect("full registry");
+    assert_eq!(outputs(&image, arena, &DS_CNN_REDUCERS), Ok(full));
+}

@@ -69,7 +69,7 @@ use crate::image::{Image, OpInfo, TensorInfo};
 use context::OpDataWriter;
 pub(crate) use context::{Band, BandAt, Ctx, MAX_REGIONS, Prep, carve};
 pub use resolver::Resolver;
-pub(crate) use resolver::{BANDED_VARIANT, ROWS_VARIANT};
+pub(crate) use resolver::{BANDED_VARIANT, REDUCE_VARIANT, ROWS_VARIANT};
 
 /// Prepare of one family: validates the op against its tensors, pushes its
 /// OpData words and requests its scratch.

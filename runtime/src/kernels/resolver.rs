@@ -39,9 +39,15 @@ pub(crate) struct RowsMode {
     pub run: RunRowsFn,
 }
 
+// Without reducers the stage code has no reducer branch at all (and
+// refuses a stage ending in one: `banded::StagePlan::fill`).
 const BANDED: BandedMode = BandedMode {
-    check: banded::check_stages,
-    run: banded::run_stage,
+    check: banded::check_stages::<false>,
+    run: banded::run_stage::<false>,
+};
+const BANDED_REDUCERS: BandedMode = BandedMode {
+    check: banded::check_stages::<true>,
+    run: banded::run_stage::<true>,
 };
 const ROWS: RowsMode = RowsMode {
     check: rows_in_place::check,
@@ -52,6 +58,8 @@ const ROWS: RowsMode = RowsMode {
 pub(crate) const BANDED_VARIANT: &str = "row-band execution";
 /// See [`BANDED_VARIANT`].
 pub(crate) const ROWS_VARIANT: &str = "in-place execution by rows";
+/// See [`BANDED_VARIANT`].
+pub(crate) const REDUCE_VARIANT: &str = "a banded stage's reduction";
 
 /// Index value of an opcode without a kernel.
 const NONE: u8 = u8::MAX;
@@ -152,7 +160,7 @@ impl Resolver {
     pub const ALL: Resolver = Resolver {
         entries: &ALL_ENTRIES,
         index: &ALL_INDEX,
-        banded: Some(BANDED),
+        banded: Some(BANDED_REDUCERS),
         rows_in_place: Some(ROWS),
         control: Some(crate::interpreter::control),
     };
@@ -246,6 +254,17 @@ impl Resolver {
     pub const fn banded(self) -> Self {
         Resolver {
             banded: Some(BANDED),
+            ..self
+        }
+    }
+
+    /// This resolver with row-band execution and its reducers linked
+    /// (`resolver!(…, banded, reducers)`): MEAN, SUM or a global average
+    /// pool ending a stage, summing its input's rows as they come.
+    #[doc(hidden)]
+    pub const fn reducers(self) -> Self {
+        Resolver {
+            banded: Some(BANDED_REDUCERS),
             ..self
         }
     }
