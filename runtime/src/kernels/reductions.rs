@@ -223,13 +223,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     let mask = c.op.params::<MeanParams>().axis_mask;
     let n_in = input.elements();
     let n_out = out.elements();
-    let mut count = 1usize;
-    for k in 0..input.rank {
-        if mask & (1 << k) != 0 {
-            count = count.saturating_mul(input.dim(k));
-        }
-    }
-    let empty = (0..input.rank).any(|k| input.dim(k) == 0);
+    let (_, empty) = reduced(&input, mask);
 
     if code == opcode::REDUCE_ALL {
         c.out.get_mut(..n_out).unwrap_or(&mut []).fill(1);
@@ -298,6 +292,18 @@ pub(crate) fn fold_sums(input: &TensorInfo, x: &[u8], mask: i32, acc: &mut [u8])
     }
 }
 
+/// Elements each output of `input` reduced over `mask` sums, and whether
+/// the input is empty.
+fn reduced(input: &TensorInfo, mask: i32) -> (usize, bool) {
+    let mut count = 1usize;
+    for k in 0..input.rank {
+        if mask & (1 << k) != 0 {
+            count = count.saturating_mul(input.dim(k));
+        }
+    }
+    (count, (0..input.rank).any(|k| input.dim(k) == 0))
+}
+
 /// MEAN or SUM's outputs (`out`, into `dst`) from the sums in `acc` of the
 /// whole `input` reduced over `mask` ([`fold_sums`]).
 pub(crate) fn finish_sums(
@@ -308,13 +314,7 @@ pub(crate) fn finish_sums(
     dst: &mut [u8],
 ) {
     let n_out = out.elements();
-    let mut count = 1usize;
-    for k in 0..input.rank {
-        if mask & (1 << k) != 0 {
-            count = count.saturating_mul(input.dim(k));
-        }
-    }
-    let empty = (0..input.rank).any(|k| input.dim(k) == 0);
+    let (count, empty) = reduced(input, mask);
     if out.dtype == dtype::F32 {
         for o in 0..n_out {
             // An empty SUM's sums are the zeroed accumulator.
