@@ -323,10 +323,15 @@ pub enum BandRows {
     /// tensor written before the stage (a PyTorch export's NCHW input:
     /// every channel plane's row `r`), so no ring holds it.
     Gather,
-    /// MEAN / SUM over H, or a global AVERAGE_POOL_2D
-    /// ([`crate::stage::reduces`]): a stage's last op, folding each row of
-    /// its input into an accumulator as the row arrives and writing its
-    /// whole output after the last, so the map it reduces is never whole.
+    /// RESHAPE of a batch-1 NHWC map that a FULLY_CONNECTED reducer alone
+    /// reads (a Keras Flatten before Dense): folded, it makes no rows and
+    /// the reducer reads its input's rows ([`crate::stage::flatten_folds`]).
+    Flatten,
+    /// MEAN / SUM over H, a global AVERAGE_POOL_2D or a FULLY_CONNECTED
+    /// reading the whole map as one vector ([`crate::stage::reduces`]): a
+    /// stage's last op, folding each row of its input into an accumulator
+    /// as the row arrives and writing its whole output after the last, so
+    /// the map it reduces is never whole.
     Reduce,
 }
 
@@ -343,7 +348,8 @@ pub const fn band_rows(code: u8) -> Option<BandRows> {
         CONCATENATION => Some(BandRows::Channels),
         RESIZE_NEAREST_NEIGHBOR | RESIZE_BILINEAR => Some(BandRows::Resize),
         TRANSPOSE => Some(BandRows::Gather),
-        MEAN | SUM => Some(BandRows::Reduce),
+        MEAN | SUM | FULLY_CONNECTED => Some(BandRows::Reduce),
+        RESHAPE => Some(BandRows::Flatten),
         _ => None,
     }
 }

@@ -118,28 +118,50 @@ impl PadFold {
     }
 }
 
-/// How op `code` (lowered parameters `words`, 4-D input of `in_dims`)
-/// runs in a banded stage, or `None` when it cannot: [`opcode::band_rows`],
-/// with a global AVERAGE_POOL_2D a reducer ([`reduces`]) and a MEAN or SUM
-/// only when it reduces.
-pub fn stage_kind(code: u8, words: &Words, in_dims: [usize; 4]) -> Option<opcode::BandRows> {
+/// What decides whether an op reduces in a banded stage besides its code
+/// and parameters: the shapes of its operands, read the same way by core
+/// (from the model) and the runtime (from the image).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OpShape {
+    /// Input 0's dims when it is 4-D (zeros otherwise).
+    pub input: [usize; 4],
+    /// Input 1's dims when it is a 2-D constant (a FULLY_CONNECTED's
+    /// filter `[depth, accum]`; zeros otherwise).
+    pub filter: [usize; 2],
+    /// Elements of output 0.
+    pub out_elements: usize,
+    /// Output 0's element type.
+    pub out_dtype: i8,
+}
+
+/// How op `code` (lowered parameters `words`, operands `shape`) runs in a
+/// banded stage, or `None` when it cannot: [`opcode::band_rows`], with a
+/// global AVERAGE_POOL_2D a reducer ([`reduces`]) and a MEAN, SUM or
+/// FULLY_CONNECTED only when it reduces.
+pub fn stage_kind(code: u8, words: &Words, shape: &OpShape) -> Option<opcode::BandRows> {
     match opcode::band_rows(code)? {
-        opcode::BandRows::Window if reduces(code, words, in_dims) => Some(opcode::BandRows::Reduce),
-        opcode::BandRows::Reduce if !reduces(code, words, in_dims) => None,
+        opcode::BandRows::Window if reduces(code, words, shape) => Some(opcode::BandRows::Reduce),
+        opcode::BandRows::Reduce if !reduces(code, words, shape) => None,
         kind => Some(kind),
     }
 }
 
-/// `true` when op `code` folds the rows of its batch-1 NHWC input (dims
-/// `in_dims`, none empty) into one output written after the last row: a
-/// MEAN or SUM whose axes include H (each output element sums the same
-/// input elements in the same order as the whole op: row by row), or an
-/// AVERAGE_POOL_2D whose one window covers the whole input unpadded (a
-/// global average pool, summed per channel in the window's row order).
+/// `true` when op `code` folds the rows of its batch-1 NHWC input (none of
+/// its dims empty) into one output written after the last row:
+/// - a MEAN or SUM whose axes include H (each output element sums the same
+///   input elements in the same order as the whole op: row by row);
+/// - an AVERAGE_POOL_2D whose one window covers the whole input unpadded
+///   (a global average pool, summed per channel in the window's row
+///   order), one output per channel;
+/// - an int8 or float32 FULLY_CONNECTED of one batch whose filter
+///   `[depth, H·W·C]` reads the whole input as one vector (a classifier
+///   after the last feature map: row `r` is elements `r·W·C ..` of the
+///   dot products, which TFLM sums in that order).
+///
 /// A stage then never holds the map it reduces (MCUNetV2's patch stage
-/// ending in the classifier's pooling).
-pub fn reduces(code: u8, words: &Words, in_dims: [usize; 4]) -> bool {
-    let [n, h, w, c] = in_dims;
+/// ending in the classifier).
+pub fn reduces(code: u8, words: &Words, shape: &OpShape) -> bool {
+    let [n, h, w, c] = shape.input;
     if n != 1 || h == 0 || w == 0 || c == 0 {
         return false;
     }
@@ -151,19 +173,41 @@ pub fn reduces(code: u8, words: &Words, in_dims: [usize; 4]) -> bool {
         opcode::AVERAGE_POOL_2D => {
             let p = WindowParams::from_words(words);
             let covers = |f: i32, d: usize| usize::try_from(f).is_ok_and(|f| f >= d);
-            p.pad_h == 0 && p.pad_w == 0 && covers(p.filter_h, h) && covers(p.filter_w, w)
+            p.pad_h == 0
+                && p.pad_w == 0
+                && covers(p.filter_h, h)
+                && covers(p.filter_w, w)
+                && shape.out_elements == c
+        }
+        opcode::FULLY_CONNECTED => {
+            let [depth, accum] = shape.filter;
+            depth > 0
+                && shape.out_elements == depth
+                && Some(accum) == h.checked_mul(w).and_then(|hw| hw.checked_mul(c))
+                && matches!(shape.out_dtype, dtype::I8 | dtype::F32)
         }
         _ => false,
     }
 }
 
+/// `true` when a RESHAPE of a batch-1 NHWC map (`input`'s dims) read by
+/// op `reader` alone, as its input 0, folds into it: the reader is a
+/// FULLY_CONNECTED that reduces ([`reduces`]) the map itself (`shape`:
+/// its operands with `input` as its input 0). A RESHAPE keeps the
+/// elements' order, so the vector the classifier reads is the map's rows
+/// one after another.
+pub fn flatten_folds(reader: u8, words: &Words, shape: &OpShape) -> bool {
+    reader == opcode::FULLY_CONNECTED && reduces(reader, words, shape)
+}
+
 /// Bytes of the accumulator a reducer needs besides its own scratch, for
-/// `channels` output elements: a global AVERAGE_POOL_2D's per-channel sums
-/// (an `i32` or an `f32` each; its whole kernel keeps them in registers);
-/// MEAN and SUM sum in the scratch their whole kernel uses.
-pub fn accumulator_bytes(code: u8, channels: usize) -> usize {
+/// `outputs` output elements: a global AVERAGE_POOL_2D's per-channel sums
+/// and a FULLY_CONNECTED's dot products (an `i32` or an `f32` each; their
+/// whole kernels keep them in registers); MEAN and SUM sum in the scratch
+/// their whole kernel uses.
+pub fn accumulator_bytes(code: u8, outputs: usize) -> usize {
     match code {
-        opcode::AVERAGE_POOL_2D => channels.saturating_mul(4),
+        opcode::AVERAGE_POOL_2D | opcode::FULLY_CONNECTED => outputs.saturating_mul(4),
         _ => 0,
     }
 }
@@ -652,6 +696,61 @@ mod tests {
         assert_eq!(
             writes_behind_reads(&nodes, Behind { writer: 1, ..b }),
             Err(OVERWRITES_UNREAD)
+        );
+    }
+
+    #[test]
+    fn a_classifier_reduces_exactly_the_map_it_reads_whole() {
+        let words = [0; crate::OP_PARAMS];
+        let fc = |input, filter, out_elements, out_dtype| OpShape {
+            input,
+            filter,
+            out_elements,
+            out_dtype,
+        };
+        let ok = fc([1, 25, 20, 8], [4, 4000], 4, dtype::I8);
+        assert!(reduces(opcode::FULLY_CONNECTED, &words, &ok));
+        assert!(flatten_folds(opcode::FULLY_CONNECTED, &words, &ok));
+        assert!(reduces(
+            opcode::FULLY_CONNECTED,
+            &words,
+            &OpShape {
+                out_dtype: dtype::F32,
+                ..ok
+            }
+        ));
+        // A filter over part of the map (several batches), another depth,
+        // a batch of two maps, an int16 classifier, no constant filter.
+        for bad in [
+            OpShape {
+                filter: [4, 160],
+                ..ok
+            },
+            OpShape {
+                out_elements: 8,
+                ..ok
+            },
+            OpShape {
+                input: [2, 25, 20, 8],
+                ..ok
+            },
+            OpShape {
+                out_dtype: dtype::I16,
+                ..ok
+            },
+            OpShape {
+                filter: [0, 0],
+                ..ok
+            },
+        ] {
+            assert!(!reduces(opcode::FULLY_CONNECTED, &words, &bad), "{bad:?}");
+            assert!(stage_kind(opcode::FULLY_CONNECTED, &words, &bad).is_none());
+        }
+        // Only a FULLY_CONNECTED takes a flattened map.
+        assert!(!flatten_folds(opcode::MEAN, &words, &ok));
+        assert_eq!(
+            stage_kind(opcode::RESHAPE, &words, &ok),
+            Some(opcode::BandRows::Flatten)
         );
     }
 

@@ -184,6 +184,7 @@ fn main() {
             "ds_cnn kws mean (builder)",
             converted::ds_cnn_kws_int8(true),
         ),
+        ("cnn kws flatten (builder)", converted::cnn_kws_int8()),
     ] {
         models.push((name.into(), bytes, None));
     }

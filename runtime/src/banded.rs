@@ -210,6 +210,10 @@ fn row_map(
             ResizeRows::of(op.opcode, x.dtype, op.params(), x.dim(1), out.dim(1))
                 .ok_or(invalid(i, op, "a banded resize needs rows in and out"))?,
         ),
+        // Folded: it makes no rows (`StagePlan::fill`).
+        opcode::BandRows::Flatten => {
+            return Err(invalid(i, op, "a folded RESHAPE is read through"));
+        }
         // Read whole (never pulled): row `r` of the input axis that
         // becomes the output's rows.
         opcode::BandRows::Gather => {
@@ -222,40 +226,52 @@ fn row_map(
     })
 }
 
-/// The fold of PAD `pad` (op `i`, written into a streamed tensor) into the
-/// one op of ops `first..first + n` that reads it, when `stage::pad_fold`
-/// allows it: (that op's stage position, the fold).
+/// The fold of PAD or RESHAPE `folded` (op `i`, written into a streamed
+/// tensor) into the one op of ops `first..first + n` that reads it, when
+/// `stage::pad_fold` or `stage::flatten_folds` allows it: that op's stage
+/// position.
 fn fold_target(
     img: &Image<'_>,
     (first, n): (usize, usize),
     i: usize,
-    pad: &OpInfo,
-) -> Result<Option<(usize, PadFold)>, Error> {
+    folded: &OpInfo,
+) -> Result<Option<usize>, Error> {
     let (x, y) = (
-        img.tensor(usize::from(pad.inputs[0]))?,
-        img.tensor(usize::from(pad.output))?,
+        img.tensor(usize::from(folded.inputs[0]))?,
+        img.tensor(usize::from(folded.output))?,
     );
-    if pad.opcode != opcode::PAD || y.storage != rl::STORAGE_STREAMED {
+    let code = folded.opcode;
+    if !matches!(code, opcode::PAD | opcode::RESHAPE) || y.storage != rl::STORAGE_STREAMED {
         return Ok(None);
     }
     let mut reader = None;
     for j in i + 1..first + n {
         let o = img.op(j)?;
         let reads = (0..o.n_inputs.min(rl::MAX_OP_INPUTS))
-            .filter(|&s| o.inputs.get(s) == Some(&pad.output))
+            .filter(|&s| o.inputs.get(s) == Some(&folded.output))
             .count();
         if reads > 0 {
-            if reader.is_some() || reads > 1 || o.inputs[0] != pad.output {
+            if reader.is_some() || reads > 1 || o.inputs[0] != folded.output {
                 return Ok(None);
             }
-            reader = Some((j, o.opcode));
+            reader = Some((j, o));
         }
     }
+    let Some((j, o)) = reader else {
+        return Ok(None);
+    };
+    if code == opcode::RESHAPE {
+        let shape = rl::stage::OpShape {
+            input: x.dims4(),
+            ..img.op_shape(&o)
+        };
+        let folds =
+            shape.input[0] == 1 && rl::stage::flatten_folds(o.opcode, &o.param_words, &shape);
+        return Ok(folds.then_some(j - first));
+    }
     let same_quant = x.scale == y.scale && x.zero_point == y.zero_point && x.dtype == y.dtype;
-    Ok(reader.and_then(|(j, code)| {
-        rl::stage::pad_fold(pad.opcode, &pad.params(), y.dtype, same_quant, code)
-            .map(|f| (j - first, f))
-    }))
+    let fold = rl::stage::pad_fold(code, &folded.params(), y.dtype, same_quant, o.opcode);
+    Ok(fold.map(|_| j - first))
 }
 
 /// The fold of the PAD at stage position `k` (checked by [`fold_target`]).
@@ -332,8 +348,14 @@ impl StagePlan {
             let i = first + k;
             let op = img.op(i)?;
             let fail = |what| invalid(i, &op, what);
-            let in_dims = img.input_dims4(&op);
-            let kind = rl::stage::stage_kind(op.opcode, &op.param_words, in_dims)
+            let mut shape = img.op_shape(&op);
+            // Reading through a folded RESHAPE: the map it flattens.
+            if let Some(f) = via.get(k).copied().flatten() {
+                let x = img.op(first + usize::from(f))?.inputs[0];
+                shape.input = img.tensor(usize::from(x))?.dims4();
+            }
+            let in_dims = shape.input;
+            let kind = rl::stage::stage_kind(op.opcode, &op.param_words, &shape)
                 .filter(|_| op.n_outputs == 1 && op.n_inputs > 0)
                 .ok_or(fail("this operator cannot run in a banded stage"))?;
             if op.in_place.is_some() {
@@ -348,7 +370,8 @@ impl StagePlan {
                 });
             }
             let reduce = R && kind == opcode::BandRows::Reduce;
-            if !reduce && (out.rank != 4 || out.dim(0) != 1) {
+            let flatten = kind == opcode::BandRows::Flatten;
+            if !reduce && !flatten && (out.rank != 4 || out.dim(0) != 1) {
                 return Err(fail("a banded op's output must be 4-D with batch 1"));
             }
             let mut acc = (0, 0);
@@ -361,9 +384,7 @@ impl StagePlan {
                         rl::op_scratch_bytes(op.opcode, out.dtype, out.elements() as u32, 0)
                             as usize,
                     );
-                    let pool_ok =
-                        op.opcode != opcode::AVERAGE_POOL_2D || out.elements() == in_dims[3];
-                    if k + 1 != plan.n || op.scratch.1 < need || !pool_ok {
+                    if k + 1 != plan.n || op.scratch.1 < need {
                         return Err(fail(
                             "a banded reducer ends its stage, its sums in its scratch",
                         ));
@@ -389,8 +410,8 @@ impl StagePlan {
             };
             let mut pulls = [None; MAX_PULLS];
             let too_long = malformed_what(first, TOO_LONG);
-            if kind == opcode::BandRows::Pad
-                && let Some((c, _)) = fold_target(img, (first, plan.n), i, &op)?
+            if matches!(kind, opcode::BandRows::Pad | opcode::BandRows::Flatten)
+                && let Some(c) = fold_target(img, (first, plan.n), i, &op)?
             {
                 // Folded: no rows, no pulls; its reader reads its input.
                 *via.get_mut(c).ok_or(too_long)? = Some(k as u8);
@@ -402,6 +423,11 @@ impl StagePlan {
                 };
                 *plan.parts.get_mut(k).ok_or(too_long)? = part;
                 continue;
+            }
+            if flatten {
+                return Err(fail(
+                    "a RESHAPE runs in a banded stage only folded into the FULLY_CONNECTED reducing its map",
+                ));
             }
             let fold = match (kind, part.fold) {
                 (opcode::BandRows::Window, Some(f)) => Some(fold_at(img, first, usize::from(f))?),
@@ -503,7 +529,8 @@ impl StagePlan {
             let read = nodes
                 .iter()
                 .any(|c| c.pulls.iter().flatten().any(|&(p, _)| p == j));
-            let folded = p.kind == opcode::BandRows::Pad && p.fold.is_some();
+            let folded = matches!(p.kind, opcode::BandRows::Pad | opcode::BandRows::Flatten)
+                && p.fold.is_some();
             if !n.whole && !read && !folded {
                 return Err(malformed_what(
                     first + j,
@@ -854,9 +881,11 @@ impl<const R: bool> RowSink for Runner<'_, '_, '_, R> {
         let mut operand: [Option<(TensorInfo, &[u8])>; MAX_PULLS] = [None; MAX_PULLS];
         let (mut read0, mut in_h0) = ((0, 0), 0);
         let pulls = plan.nodes.get(k).ok_or(bad)?.pulls;
-        // A windowed op reading through a folded PAD reads the PAD's input.
+        // A windowed op reading through a folded PAD reads the PAD's input;
+        // a FULLY_CONNECTED through a folded RESHAPE, the map it flattens.
         let fold = match (part.kind, part.fold.map(usize::from)) {
-            (opcode::BandRows::Window, Some(f)) => Some((f, fold_at(img, first, f)?)),
+            (opcode::BandRows::Window, Some(f)) => Some((f, Some(fold_at(img, first, f)?))),
+            (opcode::BandRows::Reduce, Some(f)) => Some((f, None)),
             _ => None,
         };
         for (s, ((slot, src), pull)) in operand.iter_mut().zip(part.src).zip(pulls).enumerate() {
@@ -869,7 +898,7 @@ impl<const R: bool> RowSink for Runner<'_, '_, '_, R> {
                 Src::Rows(t) => {
                     let out = img.tensor(usize::from(op.output))?;
                     let x = img.tensor(usize::from(t))?;
-                    let f = fold.filter(|_| s == 0).map(|(_, f)| f);
+                    let f = fold.filter(|_| s == 0).and_then(|(_, f)| f);
                     Some(row_map(img, index, &op, part.kind, (&x, f), &out)?)
                 }
                 Src::Const | Src::Whole(_) => None,
@@ -914,7 +943,7 @@ impl<const R: bool> RowSink for Runner<'_, '_, '_, R> {
             in_row: lo,
             in_h: in_h0,
         };
-        if let Some((_, f)) = fold {
+        if let Some((_, Some(f))) = fold {
             // The PAD's padding becomes the window's.
             let w: WindowParams = op.params();
             op.param_words = WindowParams {
@@ -937,6 +966,7 @@ impl<const R: bool> RowSink for Runner<'_, '_, '_, R> {
             | opcode::BandRows::Channels
             | opcode::BandRows::Resize
             | opcode::BandRows::Gather
+            | opcode::BandRows::Flatten
             | opcode::BandRows::Reduce => {}
         }
         let [Some((input, data)), second] = operand else {
@@ -947,8 +977,16 @@ impl<const R: bool> RowSink for Runner<'_, '_, '_, R> {
             let out = img.tensor(usize::from(op.output))?;
             let rows = (r, in_h0);
             let dst: &mut [u8] = own_ring;
-            kernels::reduce_row(&op, (&whole, &input, data), rows, &out, acc, dst, opdata);
-            return Ok(());
+            return kernels::reduce_row(
+                img,
+                &op,
+                (&whole, &input, data),
+                rows,
+                &out,
+                acc,
+                dst,
+                opdata,
+            );
         }
         let at = own.held() * part.out_row;
         let dst = own_ring.get_mut(at..at + part.out_row).ok_or(bad)?;

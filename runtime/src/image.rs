@@ -46,6 +46,15 @@ pub struct TensorInfo {
 }
 
 impl TensorInfo {
+    /// Its dims when it is 4-D (zeros otherwise).
+    pub fn dims4(&self) -> [usize; 4] {
+        if self.rank == 4 {
+            [self.dim(0), self.dim(1), self.dim(2), self.dim(3)]
+        } else {
+            [0; 4]
+        }
+    }
+
     /// The used dims.
     pub fn shape(&self) -> &[i32] {
         self.dims.get(..self.rank).unwrap_or(&[])
@@ -655,21 +664,46 @@ impl<'m> Image<'m> {
         self.data.get(t.location..t.location.checked_add(t.bytes)?)
     }
 
-    /// The dims of `op`'s input 0 when it is 4-D (zeros otherwise): what
-    /// `microarena_image::stage::stage_kind` decides a banded op's kind by.
-    pub(crate) fn input_dims4(&self, op: &OpInfo) -> [usize; 4] {
-        self.tensor(usize::from(op.inputs[0]))
-            .ok()
-            .filter(|x| x.rank == 4)
-            .map_or([0; 4], |x| [x.dim(0), x.dim(1), x.dim(2), x.dim(3)])
+    /// `op`'s operands as `microarena_image::stage::stage_kind` reads them
+    /// (core reads the same from the model).
+    pub(crate) fn op_shape(&self, op: &OpInfo) -> rl::stage::OpShape {
+        let tensor = |s: usize| {
+            op.inputs
+                .get(s)
+                .filter(|_| s < op.n_inputs)
+                .and_then(|&t| self.tensor(usize::from(t)).ok())
+        };
+        let out = self.tensor(usize::from(op.output)).ok();
+        rl::stage::OpShape {
+            input: tensor(0).map_or([0; 4], |x| x.dims4()),
+            filter: tensor(1)
+                .filter(|w| w.rank == 2 && w.storage == rl::STORAGE_CONST)
+                .map_or([0; 2], |w| [w.dim(0), w.dim(1)]),
+            out_elements: out.as_ref().map_or(0, TensorInfo::elements),
+            out_dtype: out.map_or(-1, |o| o.dtype),
+        }
     }
 
     /// `true` when `op` runs in a banded stage as its reducer
     /// (`microarena_image::stage::reduces`): the firmware links reducers
     /// only for such an image (`resolver!(…, banded, reducers)`).
     pub fn reduces_in_stage(&self, op: &OpInfo) -> Result<bool, Error> {
-        let kind = rl::stage::stage_kind(op.opcode, &op.param_words, self.input_dims4(op));
-        Ok(op.exec != rl::EXEC_WHOLE && kind == Some(rl::opcode::BandRows::Reduce))
+        if op.exec == rl::EXEC_WHOLE {
+            return Ok(false);
+        }
+        let mut shape = self.op_shape(op);
+        // Through a banded (so folded) RESHAPE: the map it flattens.
+        for i in 0..self.op_count() {
+            let p = self.op(i)?;
+            if p.opcode == rl::opcode::RESHAPE
+                && p.exec != rl::EXEC_WHOLE
+                && p.output == op.inputs[0]
+            {
+                shape.input = self.tensor(usize::from(p.inputs[0]))?.dims4();
+            }
+        }
+        let kind = rl::stage::stage_kind(op.opcode, &op.param_words, &shape);
+        Ok(kind == Some(rl::opcode::BandRows::Reduce))
     }
 
     /// Operator record `i`.

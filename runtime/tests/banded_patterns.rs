@@ -846,6 +846,29 @@ fn ds_cnn_pools_each_row_as_it_arrives() {
     }
 }
 
+/// The Hello Edge CNN as Keras converts it: both convolutions, the
+/// Flatten's RESHAPE and the first FULLY_CONNECTED run as one stage, the
+/// classifier summing each row of the second map as it arrives, so neither
+/// map (13,720 B and 4,200 B) is ever whole.
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn a_keras_cnn_classifies_each_row_as_it_arrives() {
+    let bytes = converted::cnn_kws_int8();
+    let (plain, banded, stages) = check(&bytes);
+    assert_eq!(stages, [(0, 3)], "{banded} vs {plain}");
+    assert_eq!(
+        codes(&bytes, (0, 3)),
+        [
+            rl::opcode::CONV_2D,
+            rl::opcode::CONV_2D,
+            rl::opcode::RESHAPE,
+            rl::opcode::FULLY_CONNECTED
+        ]
+    );
+    // Beside the 490 B input: the first map's 10-row window and the tail.
+    assert!(banded < 4_200, "{banded} vs {plain}");
+}
+
 /// A 48×48 input, CONV_2D 3×3 SAME to 16 channels, then `reducer` (op
 /// code and whether it reduces H, W or H alone), int8 or float32.
 fn conv_then_reducer(int8: bool, reducer: u8, axes: &[i32], keep_dims: bool) -> Vec<u8> {
@@ -866,7 +889,30 @@ fn conv_then_reducer(int8: bool, reducer: u8, axes: &[i32], keep_dims: bool) -> 
     let y = tensor(&mut b, "conv", &[1, h, h, c], 0.1, -7);
     b.op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[y])
         .conv_options(Padding::Same, 1, 1, Activation::Relu);
-    let out = if reducer == rl::opcode::AVERAGE_POOL_2D {
+    let out = if reducer == rl::opcode::FULLY_CONNECTED {
+        // A classifier reading the whole map as one vector (micro_speech's
+        // DEPTHWISE_CONV_2D → FULLY_CONNECTED), with a fused ReLU.
+        // `keep_dims` here: a RESHAPE flattens the map first (Keras'
+        // Flatten before Dense).
+        let n = h * h * c;
+        let x = if keep_dims {
+            let flat = tensor(&mut b, "flat", &[1, n], 0.1, -7);
+            let shape = b
+                .tensor(g, "flat_shape", &[2], DType::I32)
+                .data_i32(&[1, n])
+                .id();
+            b.op(g, BuiltinOp::RESHAPE, &[y, shape], &[flat])
+                .reshape_options(&[1, n]);
+            flat
+        } else {
+            y
+        };
+        let (w, bias) = filter_and_bias(&mut b, g, "fc", &[10, n], 0, 50, int8, 0.002);
+        let o = tensor(&mut b, "logits", &[1, 10], 0.2, 4);
+        b.op(g, BuiltinOp::FULLY_CONNECTED, &[x, w, bias], &[o])
+            .fc_options(Activation::Relu, false);
+        o
+    } else if reducer == rl::opcode::AVERAGE_POOL_2D {
         let o = tensor(&mut b, "pool", &[1, 1, 1, c], 0.1, -7);
         b.op(g, BuiltinOp::AVERAGE_POOL_2D, &[y], &[o])
             .pool_options(Padding::Valid, (h, h), (h, h), Activation::Relu6);
@@ -890,9 +936,10 @@ fn conv_then_reducer(int8: bool, reducer: u8, axes: &[i32], keep_dims: bool) -> 
     b.finish()
 }
 
-/// Global average pools, MEAN over H and W and SUM over H alone, int8 and
-/// float32 (the float sums in the whole kernel's order), end a stage: the
-/// convolution's 48×48×16 map only ever has one row.
+/// Global average pools, MEAN over H and W, SUM over H alone and a
+/// FULLY_CONNECTED over the whole map, int8 and float32 (the float sums in
+/// the whole kernel's order), end a stage: the convolution's 48×48×16 map
+/// only ever has one row.
 #[test]
 #[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
 fn reducers_end_a_stage_without_the_map_they_reduce() {
@@ -903,11 +950,14 @@ fn reducers_end_a_stage_without_the_map_they_reduce() {
             (rl::opcode::MEAN, &[1, 2][..], false),
             (rl::opcode::MEAN, &[1, 2][..], true),
             (rl::opcode::SUM, &[1][..], true),
+            (rl::opcode::FULLY_CONNECTED, &[][..], false),
+            (rl::opcode::FULLY_CONNECTED, &[][..], true),
         ] {
             let bytes = conv_then_reducer(int8, code, axes, keep);
             let (plain, banded, stages) = check(&bytes);
-            let what = format!("int8 {int8}, op {code}, axes {axes:?}");
-            assert_eq!(stages, [(0, 1)], "{what}");
+            let what = format!("int8 {int8}, op {code}, axes {axes:?}, {keep}");
+            let flatten = code == rl::opcode::FULLY_CONNECTED && keep;
+            assert_eq!(stages, [(0, 1 + usize::from(flatten))], "{what}");
             // The input is a quarter of the map: beside it, a row and the sums.
             assert!(banded * 2 < map, "{what}: {banded} vs {plain}");
         }
@@ -917,7 +967,12 @@ fn reducers_end_a_stage_without_the_map_they_reduce() {
 #[test]
 #[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
 fn a_reducer_without_room_for_its_sums_is_refused() {
-    for code in [rl::opcode::AVERAGE_POOL_2D, rl::opcode::MEAN] {
+    let codes = [
+        rl::opcode::AVERAGE_POOL_2D,
+        rl::opcode::MEAN,
+        rl::opcode::FULLY_CONNECTED,
+    ];
+    for code in codes {
         let axes: &[i32] = if code == rl::opcode::MEAN {
             &[1, 2]
         } else {
@@ -950,4 +1005,31 @@ fn a_reducer_without_room_for_its_sums_is_refused() {
         let err = Interpreter::new(&over, &mut arena).expect_err("overlap");
         assert!(format!("{err:?}").contains("overlap"), "{code}: {err:?}");
     }
+}
+
+/// A RESHAPE runs in a stage only folded into the FULLY_CONNECTED that
+/// reduces the map it flattens (`stage::flatten_folds`, tested on shapes
+/// in `microarena-image`): an image whose RESHAPE writes a whole output
+/// inside the stage is refused.
+#[test]
+#[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
+fn a_flatten_folds_only_into_the_classifier_reducing_its_map() {
+    let bytes = conv_then_reducer(true, rl::opcode::FULLY_CONNECTED, &[], true);
+    let model = Model::parse(&bytes).expect("parse");
+    let o = options(Execution::Banded, false);
+    let mut image = lower_with(&model, &o).expect("lower");
+    freeze_opdata(&mut image).expect("freeze");
+    let need = runtime_arena_with(&model, &o).expect("arena");
+    let mut arena = vec![0u8; need.total_bytes as usize];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+    assert_eq!(
+        image[op_at(&image, 1) + rl::op::OPCODE],
+        rl::opcode::RESHAPE
+    );
+    // Its output whole in the arena (with no bytes): refused.
+    let mut whole = image.clone();
+    let flat = u16_at(&whole, op_at(&whole, 1) + rl::op::OUTPUT);
+    let at = tensor_at(&whole, flat) + rl::tensor::STORAGE;
+    whole[at] = rl::STORAGE_ARENA;
+    assert!(Interpreter::new(&whole, &mut arena).is_err());
 }

@@ -112,6 +112,7 @@ fn plan_has_a_runtime_arena_exactly_when_run_accepts() {
         ("yolo_neck_32", converted::yolo_neck_int8(32)),
         ("ds_cnn_avg", converted::ds_cnn_kws_int8(false)),
         ("ds_cnn_mean", converted::ds_cnn_kws_int8(true)),
+        ("cnn_kws_flatten", converted::cnn_kws_int8()),
     ] {
         models.push((name.into(), m));
     }

@@ -526,3 +526,101 @@ pub fn ds_cnn_kws_int8(mean: bool) -> Vec<u8> {
     net.b.inputs(g, &[input]).outputs(g, &[probs]);
     net.b.finish()
 }
+
+/// A keyword-spotting CNN (the "CNN" of Zhang et al. 2017, "Hello Edge")
+/// int8 as Keras converts it: a `[1, 49, 10, 1]` MFCC input, CONV_2D 10×4
+/// SAME to 28 channels (ReLU), CONV_2D 10×4 VALID stride 2×1 to 30 (ReLU),
+/// Keras' Flatten as a RESHAPE to `[1, 4200]`, FULLY_CONNECTED to 16
+/// (linear), to 128 (ReLU), to 12 keywords and SOFTMAX.
+pub fn cnn_kws_int8() -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    b.description("microarena example: CNN keyword spotting int8 (Keras Flatten + Dense)");
+    let g = b.named_subgraph("main");
+    let input = b
+        .tensor(g, "mfcc", &[1, 49, 10, 1], DType::I8)
+        .quant(0.58, 83)
+        .id();
+    let mut net = net(b, g, input, 0, 1, 0x00c0_ffee, "cnn");
+    const RELU_SCALE: f32 = 0.05;
+    let mut x = input;
+    for (k, (c, shape, stride_h, padding)) in [
+        (28, [1, 49, 10, 28], 1, Padding::Same),
+        (30, [1, 20, 7, 30], 2, Padding::Valid),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let in_c = if k == 0 { 1 } else { 28 };
+        let (w, bias) = net.weights(&format!("cnn/conv_{k}"), [c, 10, 4, in_c], 0);
+        let y = net
+            .b
+            .tensor(g, &format!("cnn/conv_{k}/relu"), &shape, DType::I8)
+            .quant(RELU_SCALE, -128)
+            .id();
+        net.b
+            .op(g, BuiltinOp::CONV_2D, &[x, w, bias], &[y])
+            .conv_options(padding, 1, stride_h, Activation::Relu);
+        (x, net.scale) = (y, RELU_SCALE);
+    }
+    let flat = net
+        .b
+        .tensor(g, "cnn/flatten", &[1, 4200], DType::I8)
+        .quant(RELU_SCALE, -128)
+        .id();
+    let shape = net
+        .b
+        .tensor(g, "cnn/flatten/shape", &[2], DType::I32)
+        .data_i32(&[1, 4200])
+        .id();
+    net.b
+        .op(g, BuiltinOp::RESHAPE, &[x, shape], &[flat])
+        .reshape_options(&[1, 4200]);
+    x = flat;
+    let mut depth_in = 4200;
+    // Weight scales about 0.02 / √(inputs): outputs of the activations' range.
+    let layers = [
+        (16, Activation::None, 0.0003),
+        (128, Activation::Relu, 0.005),
+        (12, Activation::None, 0.002),
+    ];
+    for (k, (depth, act, w_scale)) in layers.into_iter().enumerate() {
+        let values: Vec<i8> = (0..depth * depth_in).map(|_| net.rng.weight()).collect();
+        let w = net
+            .b
+            .tensor(
+                g,
+                &format!("cnn/fc_{k}/weights"),
+                &[depth, depth_in],
+                DType::I8,
+            )
+            .quant(w_scale, 0)
+            .data_i8(&values)
+            .id();
+        let bias_values: Vec<i32> = (0..depth).map(|j| j * 31 - 200).collect();
+        let bias = net
+            .b
+            .tensor(g, &format!("cnn/fc_{k}/bias"), &[depth], DType::I32)
+            .quant(w_scale * net.scale, 0)
+            .data_i32(&bias_values)
+            .id();
+        let y = net
+            .b
+            .tensor(g, &format!("cnn/fc_{k}"), &[1, depth], DType::I8)
+            .quant(0.1, if act == Activation::Relu { -128 } else { 0 })
+            .id();
+        net.b
+            .op(g, BuiltinOp::FULLY_CONNECTED, &[x, w, bias], &[y])
+            .fc_options(act, false);
+        (x, net.scale, depth_in) = (y, 0.1, depth);
+    }
+    let probs = net
+        .b
+        .tensor(g, "cnn/probabilities", &[1, 12], DType::I8)
+        .quant(1.0 / 256.0, -128)
+        .id();
+    net.b
+        .op(g, BuiltinOp::SOFTMAX, &[x], &[probs])
+        .softmax_options(1.0);
+    net.b.inputs(g, &[input]).outputs(g, &[probs]);
+    net.b.finish()
+}

@@ -22,7 +22,7 @@ impl XorShift {
     }
 
     /// A weight in −127..=127.
-    fn weight(&mut self) -> i8 {
+    pub(super) fn weight(&mut self) -> i8 {
         ((self.next() % 255) as i32 - 127) as i8
     }
 

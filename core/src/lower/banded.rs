@@ -35,13 +35,13 @@ use microarena_image::params::{
 };
 use microarena_image::resize::ResizeRows;
 use microarena_image::stage::{
-    Behind, MAX_PULLS, PadFold, RowMap, StageNode, ring_rows, writes_behind_reads,
+    Behind, MAX_PULLS, OpShape, PadFold, RowMap, StageNode, ring_rows, writes_behind_reads,
 };
 use microarena_image::{self as rl, opcode};
 
 use super::params::Words;
 use crate::plan::{PlanBuffer, PlannerKind};
-use crate::read::model::{Model, Tensor};
+use crate::read::model::{Model, Operator, Tensor};
 use crate::tflm::lifetime::{AllocationInfo, BufferKind};
 
 /// Ops `first..=last` of the main subgraph run as one banded stage.
@@ -220,19 +220,31 @@ fn scalar_quant(t: &Tensor<'_>) -> (f32, i32) {
     })
 }
 
-/// Op `i`, a PAD of a stage ending at op `last`, folded into the one op
-/// that reads it (`stage::pad_fold`), the way the runtime decides it
-/// (`banded::fold_target`): (that op, the fold). Its output must be read
-/// by that op alone, once, as input 0, after it and within the stage.
+/// How a folded op's reader reads through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    /// A PAD's padding moves into the window's (`stage::pad_fold`).
+    Pad(PadFold),
+    /// A RESHAPE flattening a map for a FULLY_CONNECTED reducer
+    /// (`stage::flatten_folds`).
+    Flatten,
+}
+
+/// Op `i`, a PAD or RESHAPE of a stage ending at op `last`, folded into the
+/// one op that reads it (`stage::pad_fold`, `stage::flatten_folds`), the
+/// way the runtime decides it (`banded::fold_target`): (that op, the fold).
+/// Its output must be read by that op alone, once, as input 0, after it
+/// and within the stage.
 fn fold_target(
     model: &Model<'_>,
     params: &[Words],
     last: usize,
     i: usize,
-) -> Option<(usize, PadFold)> {
+) -> Option<(usize, Fold)> {
     let sg = model.main();
     let op = sg.operators.get(i)?;
-    if super::image_opcode(op)? != opcode::PAD {
+    let code = super::image_opcode(op)?;
+    if !matches!(code, opcode::PAD | opcode::RESHAPE) {
         return None;
     }
     let (xt, yt) = (op.input(0)?, op.output(0)?);
@@ -253,13 +265,55 @@ fn fold_target(
         if reader.is_some() || reads > 1 || o.input(0) != Some(yt) || !(i < j && j <= last) {
             return None;
         }
-        reader = Some((j, super::image_opcode(o)?));
+        reader = Some((j, o, super::image_opcode(o)?));
     }
-    let (j, code) = reader?;
+    let (j, o, reader) = reader?;
+    if code == opcode::RESHAPE {
+        let out = sg.tensors.get(o.output(0)?)?;
+        let shape = OpShape {
+            input: dims4(x),
+            ..op_shape(model, o, out)
+        };
+        let folds = shape.input[0] == 1 && rl::stage::flatten_folds(reader, params.get(j)?, &shape);
+        return folds.then_some((j, Fold::Flatten));
+    }
     let (qx, qy) = (scalar_quant(x), scalar_quant(y));
     let same = x.dtype == y.dtype && qx.0 == qy.0 && qx.1 == qy.1;
     let p = PadParams::from_words(params.get(i)?);
-    rl::stage::pad_fold(opcode::PAD, &p, y.dtype.code(), same, code).map(|f| (j, f))
+    rl::stage::pad_fold(opcode::PAD, &p, y.dtype.code(), same, reader).map(|f| (j, Fold::Pad(f)))
+}
+
+/// `t`'s dims when it is 4-D (zeros otherwise).
+fn dims4(t: &Tensor<'_>) -> [usize; 4] {
+    match t.shape.as_slice() {
+        &[n, h, w, c] => [n, h, w, c].map(|d| d.max(0) as usize),
+        _ => [0; 4],
+    }
+}
+
+/// Op `op`'s operands as `stage::stage_kind` reads them (the runtime reads
+/// the same from the image: `Image::op_shape`).
+fn op_shape(model: &Model<'_>, op: &Operator<'_>, out: &Tensor<'_>) -> OpShape {
+    let dims = |t: &Tensor<'_>| {
+        t.shape
+            .iter()
+            .map(|&d| d.max(0) as usize)
+            .collect::<Vec<_>>()
+    };
+    let filter = match tensor(model, op.input(1))
+        .filter(|t| t.has_data)
+        .map(dims)
+        .as_deref()
+    {
+        Some(&[depth, accum]) => [depth, accum],
+        _ => [0; 2],
+    };
+    OpShape {
+        input: tensor(model, op.input(0)).map_or([0; 4], dims4),
+        filter,
+        out_elements: dims(out).iter().product(),
+        out_dtype: out.dtype.code(),
+    }
 }
 
 /// Ops `first..=last` as a stage, the way the runtime checks one
@@ -290,40 +344,23 @@ pub(super) fn describe(
         reducer: None,
     };
     let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
-    let folds: Vec<Option<(usize, PadFold)>> = (first..=last)
+    let folds: Vec<Option<(usize, Fold)>> = (first..=last)
         .map(|i| fold_target(model, params, last, i))
         .collect();
     for i in first..=last {
         let op = sg.operators.get(i)?;
         let code = super::image_opcode(op)?;
-        let in_dims = match tensor(model, op.input(0)).map(|t| t.shape.as_slice()) {
-            Some(&[n, h, w, c]) => [n, h, w, c].map(|d| d.max(0) as usize),
-            _ => [0; 4],
-        };
-        let kind = rl::stage::stage_kind(code, params.get(i)?, in_dims)?;
-        let reduce = kind == opcode::BandRows::Reduce;
         let o = op.output(0).filter(|_| op.outputs.len() == 1)?;
         let out = sg.tensors.get(o).filter(|t| in_arena(t))?;
-        // A reducer ends its stage and writes its output whole, no rows.
-        if reduce {
-            let elements = out.shape.iter().map(|&d| d.max(0) as usize).product();
-            if i != last || (code == opcode::AVERAGE_POOL_2D && elements != in_dims[3]) {
-                return None;
-            }
-            d.reducer = Some(rl::stage::accumulator_bytes(code, elements) as u64);
-        }
-        let out_row = if reduce { 0 } else { row_bytes(out)? };
-        let mut pulls = [None; MAX_PULLS];
-        let (mut map0, mut pull0, mut rows0) = (None, None, None);
         if folds.get(i - first).copied().flatten().is_some() {
-            // A folded PAD makes no rows: its reader reads its input.
+            // A folded PAD or RESHAPE makes no rows: its reader reads its input.
             d.nodes.push(StageNode {
                 out_h: height(out),
                 whole: false,
-                pulls,
+                pulls: [None; MAX_PULLS],
             });
             d.streamed.push(true);
-            d.out_rows.push(out_row);
+            d.out_rows.push(0);
             d.map0.push(RowMap::Shift {
                 top: 0,
                 in_h: height(out),
@@ -332,23 +369,45 @@ pub(super) fn describe(
             d.rows0.push(None);
             continue;
         }
-        // A windowed op reading through a folded PAD: (its input, the fold).
+        // An op reading through a folded PAD or RESHAPE: (its input, the fold).
         let via = folds
             .iter()
             .flatten()
             .find(|(c, _)| *c == i)
             .and_then(|&(_, f)| {
-                let pad = (first..i).find(|&j| {
+                let folded = (first..i).find(|&j| {
                     sg.operators
                         .get(j)
                         .is_some_and(|p| p.output(0).is_some() && p.output(0) == op.input(0))
                 })?;
-                Some((sg.operators.get(pad)?.input(0)?, f))
+                Some((sg.operators.get(folded)?.input(0)?, f))
             });
+        let mut shape = op_shape(model, op, out);
+        if let Some(x) = via.and_then(|(x, _)| sg.tensors.get(x)) {
+            shape.input = dims4(x);
+        }
+        let in_dims = shape.input;
+        let kind = rl::stage::stage_kind(code, params.get(i)?, &shape)?;
+        let reduce = kind == opcode::BandRows::Reduce;
+        // A reducer ends its stage and writes its output whole, no rows.
+        if reduce {
+            if i != last {
+                return None;
+            }
+            d.reducer = Some(rl::stage::accumulator_bytes(code, shape.out_elements) as u64);
+        }
+        // A RESHAPE runs in a stage only folded.
+        if kind == opcode::BandRows::Flatten {
+            return None;
+        }
+        let out_row = if reduce { 0 } else { row_bytes(out)? };
+        let mut pulls = [None; MAX_PULLS];
+        let (mut map0, mut pull0, mut rows0) = (None, None, None);
         for (s, &t) in op.inputs.iter().enumerate() {
             let Ok(t) = usize::try_from(t) else { continue };
             let (t, fold) = match via {
-                Some((x, f)) if s == 0 => (x, Some(f)),
+                Some((x, Fold::Pad(f))) if s == 0 => (x, Some(f)),
+                Some((x, Fold::Flatten)) if s == 0 => (x, None),
                 _ => (t, None),
             };
             let x = sg.tensors.get(t)?;
@@ -409,6 +468,7 @@ pub(super) fn describe(
                         in_h: height(x),
                     }
                 }
+                opcode::BandRows::Flatten => return None,
                 opcode::BandRows::Resize => RowMap::Resize(ResizeRows::of(
                     code,
                     x.dtype.code(),

@@ -167,7 +167,7 @@ impl<'x> Ctx<'x, '_> {
     }
 }
 
-const EMPTY: TensorInfo = TensorInfo {
+pub(crate) const EMPTY: TensorInfo = TensorInfo {
     dtype: -1,
     rank: 0,
     storage: rl::STORAGE_NONE,

@@ -554,12 +554,18 @@ pub(crate) struct Epilogue<'e> {
 
 impl<'e> Epilogue<'e> {
     pub(crate) fn new(c: &Ctx<'e, '_>, bias: (TensorInfo, &'e [u8])) -> Self {
+        Self::of(c.opdata, c.output_info().zero_point, bias)
+    }
+
+    /// The epilogue from the op's OpData (activation bounds in words 0 and
+    /// 1, then its multipliers), output zero point and bias.
+    pub(crate) fn of(opdata: &'e [u8], out_zp: i32, bias: (TensorInfo, &'e [u8])) -> Self {
         Epilogue {
             bias: (bias.0.bytes > 0).then_some(bias.1),
-            opdata: c.opdata,
-            out_zp: c.output_info().zero_point,
-            lo: c.word(0),
-            hi: c.word(1),
+            opdata,
+            out_zp,
+            lo: i32_at(opdata, 0),
+            hi: i32_at(opdata, 1),
         }
     }
 

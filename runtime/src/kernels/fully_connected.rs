@@ -3,15 +3,16 @@
 
 use microarena_image::dtype;
 
-use super::bytes::{f32_at, i8_at, i16_at};
-use super::context::{Ctx, OpDataWriter, Prep};
+use super::bytes::{f32_at, i8_at, i16_at, i32_at, put_f32, put_i32};
+use super::context::{Ctx, EMPTY, OpDataWriter, Prep};
 use super::epilogue::{
     Epilogue, Epilogue16, check_operands, check_operands_16x8, dot_i8, dot2_i8, push_opdata,
 };
 use super::{Kernel, kernel, variant};
 use crate::arena::ArenaAllocator;
 use crate::error::Error;
-use crate::image::TensorInfo;
+use crate::image::{Image, OpInfo, TensorInfo};
+use microarena_image as rl;
 use microarena_image::opcode;
 
 /// This family's entries in the kernel registry.
@@ -102,6 +103,79 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
                 acc
             };
             end.put_i8(c.out, oi, o, k(o), acc);
+        }
+    }
+    Ok(())
+}
+
+/// Row `r` of `in_h` of the input of a banded stage's FULLY_CONNECTED
+/// reducer (`microarena_image::stage::reduces`: one batch, the filter
+/// reading the whole map as one vector): `band` and `x` the row, elements
+/// `r·len .. (r + 1)·len` of every dot product, added to `acc` (one `i32`
+/// or `f32` per output, zeroed at row 0) in TFLM's order; after the last
+/// row the epilogue writes `out`, as [`eval`] and [`eval_f32`] do.
+pub(crate) fn reduce_row(
+    img: &Image<'_>,
+    op: &OpInfo,
+    (band, x): (&TensorInfo, &[u8]),
+    (r, in_h): (usize, usize),
+    out_info: &TensorInfo,
+    (acc, out): (&mut [u8], &mut [u8]),
+    opdata: &[u8],
+) -> Result<(), Error> {
+    let operand = |s: usize| -> Result<(TensorInfo, &[u8]), Error> {
+        match op.inputs.get(s).copied().filter(|_| s < op.n_inputs) {
+            None | Some(rl::NO_TENSOR) => Ok((EMPTY, &[])),
+            Some(t) => {
+                let info = img.tensor(usize::from(t))?;
+                let data = img.const_data(&info).unwrap_or(&[]);
+                Ok((info, data))
+            }
+        }
+    };
+    let (filter, w) = operand(1)?;
+    let bias = operand(2)?;
+    let end = Epilogue::of(opdata, out_info.zero_point, bias);
+    let depth = out_info.elements();
+    let accum = filter.last_dim();
+    let len = band.elements();
+    if r == 0 {
+        acc.fill(0);
+    }
+    let last = r + 1 == in_h;
+    if band.dtype == dtype::F32 {
+        for o in 0..depth {
+            let at = o * accum + r * len;
+            let mut total = f32_at(acc, o);
+            for d in 0..len {
+                total += f32_at(x, d) * f32_at(w, at + d);
+            }
+            if last {
+                end.put_f32(out, o, o, total);
+            } else {
+                put_f32(acc, o, total);
+            }
+        }
+        return Ok(());
+    }
+    let in_off = band.zero_point.wrapping_neg();
+    let w_off = filter.zero_point.wrapping_neg();
+    let per_channel = filter.n_scales > 1;
+    for o in 0..depth {
+        let at = o * accum + r * len;
+        let sum = if w_off == 0 {
+            dot_i8(x, 0, w, at, len, in_off)
+        } else {
+            (0..len).fold(0i32, |a, d| {
+                let wv = i8_at(w, at + d).wrapping_add(w_off);
+                a.wrapping_add(wv.wrapping_mul(i8_at(x, d).wrapping_add(in_off)))
+            })
+        };
+        let total = i32_at(acc, o).wrapping_add(sum);
+        if last {
+            end.put_i8(out, o, o, if per_channel { o } else { 0 }, total);
+        } else {
+            put_i32(acc, o, total);
         }
     }
     Ok(())

@@ -463,6 +463,7 @@ fn check_in_place(
 /// `out_info`) written from it, equal to the whole kernel's.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce_row(
+    img: &Image<'_>,
     op: &OpInfo,
     (whole, band, x): (&TensorInfo, &TensorInfo, &[u8]),
     rows: (usize, usize),
@@ -470,19 +471,28 @@ pub(crate) fn reduce_row(
     acc: &mut [u8],
     out: &mut [u8],
     opdata: &[u8],
-) {
-    if op.opcode == rl::opcode::AVERAGE_POOL_2D {
-        let act = (bytes::i32_at(opdata, 0), bytes::i32_at(opdata, 1));
-        return pooling::global_average_row(band, x, rows, acc, out, act);
+) -> Result<(), Error> {
+    match op.opcode {
+        rl::opcode::AVERAGE_POOL_2D => {
+            let act = (bytes::i32_at(opdata, 0), bytes::i32_at(opdata, 1));
+            pooling::global_average_row(band, x, rows, acc, out, act);
+        }
+        rl::opcode::FULLY_CONNECTED => {
+            let io = (acc, out);
+            return fully_connected::reduce_row(img, op, (band, x), rows, out_info, io, opdata);
+        }
+        _ => {
+            let mask = op.params::<rl::params::MeanParams>().axis_mask;
+            if rows.0 == 0 {
+                acc.fill(0);
+            }
+            reductions::fold_sums(band, x, mask, acc);
+            if rows.0 + 1 == rows.1 {
+                reductions::finish_sums(op.opcode, (whole, mask), out_info, acc, out);
+            }
+        }
     }
-    let mask = op.params::<rl::params::MeanParams>().axis_mask;
-    if rows.0 == 0 {
-        acc.fill(0);
-    }
-    reductions::fold_sums(band, x, mask, acc);
-    if rows.0 + 1 == rows.1 {
-        reductions::finish_sums(op.opcode, (whole, mask), out_info, acc, out);
-    }
+    Ok(())
 }
 
 /// Runs one prepared operator: one table lookup, then the family's loops
