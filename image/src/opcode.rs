@@ -382,6 +382,29 @@ pub const fn in_place_inputs(code: u8) -> &'static [usize] {
     }
 }
 
+/// `true` when the runtime's kernel for `code` can write output 0 over
+/// input 0 step by step: UNIDIRECTIONAL_SEQUENCE_LSTM reads time step `t`
+/// of its input whole (the four input gates) before it writes output step
+/// `t`, and both tensors hold their steps in one order (time-major or
+/// batch-major alike), so with an output step no larger than an input step
+/// ([`writes_behind_fits`]) output step `t` ends before input step `t + 1`
+/// begins: the output takes the first bytes of the input's buffer.
+pub const fn writes_behind_input(code: u8) -> bool {
+    matches!(code, UNIDIRECTIONAL_SEQUENCE_LSTM)
+}
+
+/// The rule of [`writes_behind_input`] on the two tensors: `steps` (batch ×
+/// time: the dims before the last, equal in both) steps of `in_bytes` and
+/// `out_bytes` in all; the output's steps no larger than the input's.
+pub const fn writes_behind_fits(
+    steps_in: usize,
+    steps_out: usize,
+    in_bytes: usize,
+    out_bytes: usize,
+) -> bool {
+    steps_in == steps_out && steps_in > 0 && out_bytes <= in_bytes
+}
+
 /// The inputs the runtime's kernel for `code` reads as the image's constant
 /// data (filters, weights and biases it takes from flash as they are), and
 /// the reason given when one is not constant. The one rule for both sides:

@@ -387,10 +387,15 @@ impl<'r, 'm> Run<'r, 'm> {
             // bytes, checked at construction): the output is already there.
             return Ok(());
         }
-        // Every output in the head is written by the op: carve them all.
+        // Every output in the head is written by the op: carve them all. An
+        // output written over its input step by step (checked at
+        // construction) is handed the input's whole region, which it reads
+        // through `Ctx::src`.
+        let behind = op.in_place == Some(0) && rl::opcode::writes_behind_input(op.opcode);
         let mut out_ranges = [(0usize, 0usize); rl::MAX_OP_OUTPUTS];
         for (k, r) in out_ranges.iter_mut().enumerate().take(op.n_outputs) {
             let t = match op.output_tensor(k) {
+                Some(_) if k == 0 && behind => img.tensor(usize::from(op.inputs[0]))?,
                 Some(t) => img.tensor(usize::from(t))?,
                 None => break,
             };

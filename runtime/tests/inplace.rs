@@ -582,3 +582,130 @@ fn a_tensor_written_twice_is_not_an_in_place_output() {
         marks(&fast)
     );
 }
+
+/// int8 `[1, T, f]` (or time-major `[T, 1, f]`) → DEQUANTIZE → float32
+/// UNIDIRECTIONAL_SEQUENCE_LSTM with `s` units (no peepholes, projection or
+/// layer norms) → `[.., s]`, the graph output.
+fn float_lstm(t: i32, f: i32, s: i32, time_major: bool) -> Vec<u8> {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let steps = |last: i32| {
+        if time_major {
+            [t, 1, last]
+        } else {
+            [1, t, last]
+        }
+    };
+    let x = q8(&mut b, g, "x", &steps(f));
+    let xf = b.tensor(g, "xf", &steps(f), DType::F32).id();
+    b.op(g, BuiltinOp::DEQUANTIZE, &[x], &[xf]);
+    let mut seed = 40;
+    let mut weights = |b: &mut ModelBuilder, name: &str, shape: &[i32]| {
+        let n = shape.iter().product::<i32>() as usize;
+        seed += 1;
+        let v: Vec<f32> = pseudo_random_bytes(seed, n)
+            .iter()
+            .map(|&r| f32::from(r as i8) / 256.0)
+            .collect();
+        b.tensor(g, name, shape, DType::F32).data_f32(&v).id()
+    };
+    let mut inputs = vec![xf];
+    for gate in ["i", "f", "c", "o"] {
+        inputs.push(weights(&mut b, &format!("w_{gate}"), &[s, f]));
+    }
+    for gate in ["i", "f", "c", "o"] {
+        inputs.push(weights(&mut b, &format!("r_{gate}"), &[s, s]));
+    }
+    inputs.extend([-1, -1, -1]);
+    for gate in ["i", "f", "c", "o"] {
+        inputs.push(weights(&mut b, &format!("b_{gate}"), &[s]));
+    }
+    inputs.extend([-1, -1]);
+    let h = b.tensor(g, "h", &[1, s], DType::F32).variable().id();
+    let c = b.tensor(g, "c", &[1, s], DType::F32).variable().id();
+    inputs.extend([h, c, -1, -1, -1, -1]);
+    let y = b.tensor(g, "y", &steps(s), DType::F32).id();
+    b.op(g, BuiltinOp::UNIDIRECTIONAL_SEQUENCE_LSTM, &inputs, &[y])
+        .lstm_options(microarena_core::read::ops::LstmOptions {
+            activation: Activation::Tanh,
+            cell_clip: 0.0,
+            proj_clip: 0.0,
+            time_major,
+            asymmetric_quantize_inputs: false,
+        });
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    b.finish()
+}
+
+/// An LSTM writes each output step over the input step it has just read
+/// (`opcode::writes_behind_input`) when its steps are no larger: the
+/// sequence and the outputs share one buffer, outputs identical to the
+/// plain run, in the predicted arena; a wider output keeps its own.
+#[test]
+#[cfg_attr(miri, ignore = "LSTM models: minutes under Miri")]
+fn an_lstm_writes_its_outputs_behind_its_inputs() {
+    for time_major in [false, true] {
+        let bytes = float_lstm(20, 16, 8, time_major);
+        let (plain, fast) = both(&bytes);
+        assert_eq!(marks(&fast), [(1, 0, true)], "time_major {time_major}");
+        // The 20×8 float output (640 B) lives in the input's 1,280 B: the
+        // peak moves to the DEQUANTIZE (1,600 B with its int8 input).
+        assert!(fast.head < plain.head, "time_major {time_major}");
+        assert!(fast.head <= 1_600 + 64, "{} B", fast.head);
+        // Output steps wider than the input's would overtake them.
+        let (_, wide) = both(&float_lstm(20, 8, 16, time_major));
+        assert!(marks(&wide).is_empty(), "{:?}", marks(&wide));
+    }
+}
+
+/// An LSTM marked over its input with an output that does not fit behind
+/// it, or not starting at it, is refused at construction.
+#[test]
+#[cfg_attr(miri, ignore = "LSTM models: minutes under Miri")]
+fn an_lstm_over_an_input_it_would_overtake_is_refused() {
+    let bytes = float_lstm(20, 16, 8, false);
+    let model = Model::parse(&bytes).expect("parse");
+    let image = lower_with(&model, &IN_PLACE).expect("lower");
+    let need = runtime_arena_with(&model, &IN_PLACE).expect("arena");
+    let word = |img: &[u8], at: usize| u32::from_le_bytes(img[at..at + 4].try_into().unwrap());
+    let ops = word(&image, rl::header::OPS_OFF) as usize;
+    let tensors = word(&image, rl::header::TENSORS_OFF) as usize;
+    let lstm = ops + rl::OP_BYTES;
+    assert_eq!(image[lstm + rl::op::IN_PLACE], 1);
+    let mut arena = vec![0u8; need.total_bytes as usize + 4096];
+    assert!(Interpreter::new(&image, &mut arena).is_ok());
+    let refused = |img: &[u8]| {
+        let mut arena = vec![0u8; need.total_bytes as usize + 4096];
+        match Interpreter::new(img, &mut arena) {
+            Err(Error::InvalidOp {
+                op_index: 1, what, ..
+            }) => assert!(what.contains("over its input"), "{what}"),
+            other => panic!("expected InvalidOp, got {other:?}"),
+        }
+    };
+    let output = u16::from_le_bytes([
+        image[lstm + rl::op::OUTPUT],
+        image[lstm + rl::op::OUTPUT + 1],
+    ]);
+    let y = tensors + usize::from(output) * rl::TENSOR_BYTES;
+    // The output moved 16 bytes into the input.
+    let mut moved = image.clone();
+    let at = word(&moved, y + rl::tensor::LOCATION) + 16;
+    moved[y + rl::tensor::LOCATION..y + rl::tensor::LOCATION + 4]
+        .copy_from_slice(&at.to_le_bytes());
+    refused(&moved);
+    // The input's record shrunk below the output's bytes (as if its steps
+    // were narrower than the output's).
+    let x = u16::from_le_bytes([
+        image[lstm + rl::op::INPUTS],
+        image[lstm + rl::op::INPUTS + 1],
+    ]);
+    let xb = tensors + usize::from(x) * rl::TENSOR_BYTES;
+    let mut narrow = image.clone();
+    let dims = xb + rl::tensor::DIMS;
+    narrow[dims + 8..dims + 12].copy_from_slice(&4u32.to_le_bytes());
+    narrow[xb + rl::tensor::BYTES..xb + rl::tensor::BYTES + 4]
+        .copy_from_slice(&(20 * 4 * 4u32).to_le_bytes());
+    let mut arena = vec![0u8; need.total_bytes as usize + 4096];
+    assert!(Interpreter::new(&narrow, &mut arena).is_err());
+}

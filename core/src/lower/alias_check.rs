@@ -19,9 +19,11 @@ use crate::read::model::Model;
 /// tensors (not constant, not variable) with equal bytes and element size,
 /// and, for an overwrite, equal shapes — except a windowed op run by rows
 /// over input 0, whose output may be smaller and whose ring must be the rows
-/// its schedule holds (`params`: the ops' image parameters); an overwrite's
-/// input is no other operand of the op, and no tensor joined to it by the
-/// earlier aliases is a graph input or output or is read by a later op.
+/// its schedule holds (`params`: the ops' image parameters), and an op that
+/// writes behind its reads (an LSTM), whose output must fit behind its input
+/// (`opcode::writes_behind_fits`); an overwrite's input is no other operand
+/// of the op, and no tensor joined to it by the earlier aliases is a graph
+/// output or is read by a later op, nor a graph input unless written behind.
 pub(super) fn check(
     model: &Model<'_>,
     params: &[Words],
@@ -53,7 +55,10 @@ pub(super) fn check(
             return bad("no image code");
         };
         let by_rows = a.ring_bytes > 0;
-        let allowed = if by_rows {
+        let behind = a.overwrites && a.slot == 0 && opcode::writes_behind_input(code);
+        let allowed = if behind {
+            true
+        } else if by_rows {
             a.overwrites && a.slot == 0 && opcode::in_place_by_rows(code)
         } else if a.overwrites {
             opcode::in_place_inputs(code).contains(&a.slot)
@@ -76,7 +81,11 @@ pub(super) fn check(
         if a.input == a.output || !arena(x) || !arena(y) {
             return bad("input or output is not an arena tensor of its own");
         }
-        if by_rows {
+        if behind {
+            if !super::inplace::behind_fits(x, y) {
+                return bad("the output's steps do not fit behind the input's");
+            }
+        } else if by_rows {
             let Some(r) = super::banded::row_window(model, params, a.op) else {
                 return bad(
                     "the op cannot run by rows (not batch-1 NHWC, or a non-constant operand)",
@@ -111,11 +120,9 @@ pub(super) fn check(
                 return bad("another operand is the overwritten input's bytes");
             }
             for m in (0..sg.tensors.len()).filter(|&m| find(&group, m) == g) {
-                let io = sg
-                    .inputs
-                    .iter()
-                    .chain(&sg.outputs)
-                    .any(|&t| t as usize == m);
+                // Written behind its reads, a graph input is consumed.
+                let inputs = sg.inputs.iter().filter(|_| !behind);
+                let io = inputs.chain(&sg.outputs).any(|&t| t as usize == m);
                 let later = sg
                     .operators
                     .iter()

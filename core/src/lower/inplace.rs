@@ -18,6 +18,14 @@
 //!   group dies there as for an element-wise overwrite. The output takes the
 //!   first bytes of the input's buffer.
 //!
+//! - an op whose kernel writes behind its reads (`opcode::writes_behind_input`:
+//!   UNIDIRECTIONAL_SEQUENCE_LSTM, one time step at a time) writes its output
+//!   over input 0 when its steps are as many and no larger
+//!   (`opcode::writes_behind_fits`) and the input group dies there as for an
+//!   overwrite, except that a graph input may be written over (Invoke
+//!   consumes it, as TFLM's planner reuses its bytes). The output takes the
+//!   first bytes of the input's buffer.
+//!
 //! An alias group (tensors joined by aliases) is planned as one buffer with
 //! the union of its members' lifetimes and the largest member's size; its
 //! members start at the same byte.
@@ -58,6 +66,19 @@ fn in_head(t: &Tensor<'_>) -> bool {
 
 fn elem(t: &Tensor<'_>) -> Option<u32> {
     rl::dtype_size(t.dtype.code())
+}
+
+/// `true` when output `y` of an op that writes behind its input
+/// (`opcode::writes_behind_input`) fits over input `x`
+/// (`opcode::writes_behind_fits`: as many steps, none larger).
+pub(super) fn behind_fits(x: &Tensor<'_>, y: &Tensor<'_>) -> bool {
+    let steps = |t: &Tensor<'_>| {
+        let dims = t.shape.iter().map(|&d| d.max(0) as usize);
+        let all: usize = dims.clone().product();
+        all / dims.last().unwrap_or(1).max(1)
+    };
+    let bytes = |t: &Tensor<'_>| t.bytes.unwrap_or(0) as usize;
+    in_head(x) && in_head(y) && opcode::writes_behind_fits(steps(x), steps(y), bytes(x), bytes(y))
 }
 
 fn root(group: &[usize], mut t: usize) -> usize {
@@ -145,7 +166,27 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
             let smaller = in_head(it) && ot.bytes <= it.bytes;
             (smaller && !no_rows.contains(&k) && ring > 0).then_some(ring)
         };
-        let choice = if opcode::is_alias_op(code) {
+        let choice = if opcode::writes_behind_input(code) {
+            // Output over input 0 step by step: a graph input may be
+            // written over (Invoke consumes it, as TFLM's planner reuses its
+            // bytes), a graph output or a tensor read later may not.
+            op.input(0)
+                .filter(|&t| {
+                    let g = root(&group, t);
+                    let fits = sg.tensors.get(t).is_some_and(|it| behind_fits(it, ot));
+                    let others_apart = (1..op.inputs.len())
+                        .filter_map(|j| op.input(j))
+                        .all(|u| root(&group, u) != g);
+                    let group_dies = members.get(g).is_some_and(|ms| {
+                        ms.iter().all(|&m| {
+                            !sg.outputs.iter().any(|&o| o as usize == m)
+                                && last_read.get(m).copied().flatten() <= Some(k)
+                        })
+                    });
+                    t != o && fits && others_apart && group_dies
+                })
+                .map(|t| (0, t, true, 0))
+        } else if opcode::is_alias_op(code) {
             op.input(0)
                 .filter(|&t| fits(t, false) && t != o)
                 .map(|t| (0, t, false, 0))

@@ -518,6 +518,10 @@ pub(crate) fn eval<const FLOAT: bool>(c: &mut Ctx<'_, '_>) -> Result<(), Error> 
     let mut step_no = 0usize;
     for b in 0..outer {
         for _ in 0..inner {
+            // Over its input (`opcode::writes_behind_input`): step `t` of the
+            // input is in the output's region, read whole before output step
+            // `t` is written there.
+            let x: &[u8] = if c.in_place == Some(0) { c.out } else { x };
             let s = Step {
                 rows,
                 in_dim,

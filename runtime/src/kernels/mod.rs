@@ -423,6 +423,31 @@ fn check_in_place(
         })?;
         return (rows.check)(p, out);
     }
+    let arena = |t: &TensorInfo| t.storage == rl::STORAGE_ARENA;
+    if rl::opcode::writes_behind_input(code) && k == 0 {
+        // Output 0 over input 0 step by step: the output starts at the
+        // input, whose region the kernel is handed as its output's
+        // (`Run::op`), with steps no larger than the input's.
+        let input = p.input(0)?;
+        let steps = |t: &TensorInfo| t.elements() / t.last_dim().max(1);
+        p.check(
+            p.op.exec == rl::EXEC_WHOLE && p.op.n_outputs == 1,
+            "an in-place op runs whole, with one output",
+        )?;
+        p.check(
+            arena(&input)
+                && arena(out)
+                && input.location == out.location
+                && rl::opcode::writes_behind_fits(
+                    steps(&input),
+                    steps(out),
+                    input.bytes,
+                    out.bytes,
+                ),
+            "an output over its input must start at it, with as many steps, none larger",
+        )?;
+        return check_apart(p, k, (input.location, input.bytes));
+    }
     let alias = rl::opcode::is_alias_op(code) && k == 0;
     p.check(
         alias || rl::opcode::in_place_inputs(code).contains(&k),
@@ -433,7 +458,6 @@ fn check_in_place(
         "an in-place op runs whole, with one output",
     )?;
     let input = p.input(k)?;
-    let arena = |t: &TensorInfo| t.storage == rl::STORAGE_ARENA;
     p.check(
         arena(&input) && arena(out) && input.location == out.location && input.bytes == out.bytes,
         "an in-place op's output is not its input's region",
@@ -443,7 +467,15 @@ fn check_in_place(
             && (alias || input.shape() == out.shape()),
         "an in-place op's input differs from its output in shape or element size",
     )?;
-    let (lo, hi) = (out.location, out.location.saturating_add(out.bytes));
+    check_apart(p, k, (out.location, out.bytes))
+}
+
+/// No input of the op but `k` touches `region` (offset, bytes), the one an
+/// in-place op writes: what the kernel reads through its other operands is
+/// never what it writes.
+fn check_apart(p: &Prep<'_, '_>, k: usize, (lo, bytes): (usize, usize)) -> Result<(), Error> {
+    let arena = |t: &TensorInfo| t.storage == rl::STORAGE_ARENA;
+    let hi = lo.saturating_add(bytes);
     for j in (0..p.op.n_inputs.min(rl::MAX_OP_INPUTS)).filter(|&j| j != k) {
         if let Some(t) = p.opt_input(j)? {
             let apart = !arena(&t)
