@@ -1001,8 +1001,12 @@ impl<const R: bool> RowSink for Runner<'_, '_, '_, R> {
     }
 }
 
-/// The kernel of `op` on `band` into `dst` (one output row).
-#[inline(never)]
+/// The kernel of `op` on `band` into `dst` (one output row). Inlined into
+/// its two callers: its kernel context then shares their frame's slots (a
+/// stage's row runner and this frame were 1,316 B and 1,396 B apart, 2,292 B
+/// together; the Keras CNN's banded main stack fell from 10,552 B to
+/// 10,072 B under QEMU).
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn eval_band<'x>(
     kernels: &Resolver,
