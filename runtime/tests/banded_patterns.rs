@@ -289,14 +289,12 @@ fn u16_at(image: &[u8], at: usize) -> usize {
 /// The banded PyTorch MobileNet-v2 at 64×64 lowered, with its arena size:
 /// (image, arena bytes, ops of its stages).
 fn banded_image() -> (Vec<u8>, usize, Vec<(usize, usize)>) {
-    let bytes = converted::mobilenet_v2_pytorch_int8(64);
-    let model = Model::parse(&bytes).expect("parse");
-    let o = options(Execution::Banded, false);
-    let mut image = lower_with(&model, &o).expect("lower");
-    freeze_opdata(&mut image).expect("freeze");
-    let need = runtime_arena_with(&model, &o).expect("arena");
-    let stages = need.stages.iter().map(|s| (s.first, s.last)).collect();
-    (image, need.total_bytes as usize, stages)
+    let (image, total, stages) = banded_of(&converted::mobilenet_v2_pytorch_int8(64));
+    (
+        image,
+        total,
+        stages.iter().map(|s| (s.first, s.last)).collect(),
+    )
 }
 
 /// A residual ADD inside a stage with an operand streamed from an earlier
@@ -652,13 +650,8 @@ fn an_nchw_input_is_transposed_row_by_row_and_pads_fold_into_windows() {
 #[test]
 #[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
 fn a_pad_the_rule_does_not_fold_needs_its_ring() {
-    let bytes = nchw_stem(128);
-    let model = Model::parse(&bytes).expect("parse");
-    let o = options(Execution::Banded, false);
-    let mut image = lower_with(&model, &o).expect("lower");
-    freeze_opdata(&mut image).expect("freeze");
-    let need = runtime_arena_with(&model, &o).expect("arena");
-    let mut arena = vec![0u8; need.total_bytes as usize];
+    let (mut image, total, _) = banded_of(&nchw_stem(128));
+    let mut arena = vec![0u8; total];
     assert!(Interpreter::new(&image, &mut arena).is_ok());
     // Op 1, the first PAD, folded: no ring. Made a PADV2 (whose value is
     // its own, so `stage::pad_fold` keeps it), it must make its rows, and
@@ -978,13 +971,8 @@ fn a_reducer_without_room_for_its_sums_is_refused() {
         } else {
             &[]
         };
-        let bytes = conv_then_reducer(true, code, axes, false);
-        let model = Model::parse(&bytes).expect("parse");
-        let o = options(Execution::Banded, false);
-        let mut image = lower_with(&model, &o).expect("lower");
-        freeze_opdata(&mut image).expect("freeze");
-        let need = runtime_arena_with(&model, &o).expect("arena");
-        let mut arena = vec![0u8; need.total_bytes as usize];
+        let (image, total, _) = banded_of(&conv_then_reducer(true, code, axes, false));
+        let mut arena = vec![0u8; total];
         assert!(Interpreter::new(&image, &mut arena).is_ok());
         // Its sums one i32 short (a MEAN's Prepare asks for them first).
         let at = op_at(&image, 1) + rl::op::SCRATCH_BYTES;
@@ -1015,12 +1003,8 @@ fn a_reducer_without_room_for_its_sums_is_refused() {
 #[cfg_attr(miri, ignore = "whole models: minutes under Miri")]
 fn a_flatten_folds_only_into_the_classifier_reducing_its_map() {
     let bytes = conv_then_reducer(true, rl::opcode::FULLY_CONNECTED, &[], true);
-    let model = Model::parse(&bytes).expect("parse");
-    let o = options(Execution::Banded, false);
-    let mut image = lower_with(&model, &o).expect("lower");
-    freeze_opdata(&mut image).expect("freeze");
-    let need = runtime_arena_with(&model, &o).expect("arena");
-    let mut arena = vec![0u8; need.total_bytes as usize];
+    let (image, total, _) = banded_of(&bytes);
+    let mut arena = vec![0u8; total];
     assert!(Interpreter::new(&image, &mut arena).is_ok());
     assert_eq!(
         image[op_at(&image, 1) + rl::op::OPCODE],

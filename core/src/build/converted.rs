@@ -515,16 +515,7 @@ pub fn ds_cnn_kws_int8(mean: bool) -> Vec<u8> {
     net.b
         .op(g, BuiltinOp::FULLY_CONNECTED, &[pooled, w, bias], &[logits])
         .fc_options(Activation::None, false);
-    let probs = net
-        .b
-        .tensor(g, "ds_cnn/probabilities", &[1, 12], DType::I8)
-        .quant(1.0 / 256.0, -128)
-        .id();
-    net.b
-        .op(g, BuiltinOp::SOFTMAX, &[logits], &[probs])
-        .softmax_options(1.0);
-    net.b.inputs(g, &[input]).outputs(g, &[probs]);
-    net.b.finish()
+    net.softmax_output("ds_cnn/probabilities", logits, &[1, 12], input)
 }
 
 /// A keyword-spotting CNN (the "CNN" of Zhang et al. 2017, "Hello Edge")
@@ -613,14 +604,5 @@ pub fn cnn_kws_int8() -> Vec<u8> {
             .fc_options(act, false);
         (x, net.scale, depth_in) = (y, 0.1, depth);
     }
-    let probs = net
-        .b
-        .tensor(g, "cnn/probabilities", &[1, 12], DType::I8)
-        .quant(1.0 / 256.0, -128)
-        .id();
-    net.b
-        .op(g, BuiltinOp::SOFTMAX, &[x], &[probs])
-        .softmax_options(1.0);
-    net.b.inputs(g, &[input]).outputs(g, &[probs]);
-    net.b.finish()
+    net.softmax_output("cnn/probabilities", x, &[1, 12], input)
 }

@@ -99,6 +99,29 @@ impl Net {
             .id()
     }
 
+    /// The classifier's end: int8 SOFTMAX of `logits` (`shape`) into the
+    /// graph output `name` (scale 1/256, zero point −128), `input` the graph
+    /// input; the finished model.
+    pub(super) fn softmax_output(
+        mut self,
+        name: &str,
+        logits: i32,
+        shape: &[i32],
+        input: i32,
+    ) -> Vec<u8> {
+        let g = self.g;
+        let output = self
+            .b
+            .tensor(g, name, shape, DType::I8)
+            .quant(1.0 / 256.0, -128)
+            .id();
+        self.b
+            .op(g, BuiltinOp::SOFTMAX, &[logits], &[output])
+            .softmax_options(1.0);
+        self.b.inputs(g, &[input]).outputs(g, &[output]);
+        self.b.finish()
+    }
+
     /// CONV_2D k×k, SAME padding, ReLU6 (or none for the logits).
     fn conv(&mut self, k: i32, stride: i32, out_c: i32, relu6: bool) {
         self.conv_with(k, stride, out_c, relu6, Padding::Same);
@@ -400,16 +423,12 @@ pub fn mobilenet_v1_025_96_int8() -> Vec<u8> {
     net.b
         .op(g, BuiltinOp::RESHAPE, &[logits, shape], &[squeezed])
         .reshape_options(&[1, 2]);
-    let output = net
-        .b
-        .tensor(g, "MobilenetV1/Predictions/Reshape_1", &[1, 2], DType::I8)
-        .quant(1.0 / 256.0, -128)
-        .id();
-    net.b
-        .op(g, BuiltinOp::SOFTMAX, &[squeezed], &[output])
-        .softmax_options(1.0);
-    net.b.inputs(g, &[input]).outputs(g, &[output]);
-    net.b.finish()
+    net.softmax_output(
+        "MobilenetV1/Predictions/Reshape_1",
+        squeezed,
+        &[1, 2],
+        input,
+    )
 }
 
 /// A large synthetic int8 network for benchmarks and stress tests: `ops`

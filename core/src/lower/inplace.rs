@@ -73,9 +73,9 @@ fn elem(t: &Tensor<'_>) -> Option<u32> {
 /// (`opcode::writes_behind_fits`: as many steps, none larger).
 pub(super) fn behind_fits(x: &Tensor<'_>, y: &Tensor<'_>) -> bool {
     let steps = |t: &Tensor<'_>| {
-        let dims = t.shape.iter().map(|&d| d.max(0) as usize);
-        let all: usize = dims.clone().product();
-        all / dims.last().unwrap_or(1).max(1)
+        let all: usize = t.shape.iter().map(|&d| d.max(0) as usize).product();
+        let last = t.shape.last().map_or(1, |&d| d.max(1) as usize);
+        all / last
     };
     let bytes = |t: &Tensor<'_>| t.bytes.unwrap_or(0) as usize;
     in_head(x) && in_head(y) && opcode::writes_behind_fits(steps(x), steps(y), bytes(x), bytes(y))
