@@ -16,7 +16,7 @@
 //! proportion to its height.
 
 use crate::format::MAX_STAGE_OPS;
-use crate::geometry::RowWindow;
+use crate::geometry::{RowWindow, window_rows};
 use crate::params::{MeanParams, OpParams, PAD_CONSTANT, PadParams, WindowParams, Words};
 use crate::resize::ResizeRows;
 use crate::{dtype, opcode};
@@ -29,7 +29,7 @@ pub const MAX_PULLS: usize = 2;
 pub enum RowMap {
     /// A windowed op (CONV_2D, DEPTHWISE_CONV_2D, the pools): the window's
     /// rows, clipped to the input.
-    Window(RowWindow),
+    Window(WindowRows),
     /// Output row `r` reads input row `r − top` alone: `top` is 0 for an
     /// element-wise op, the top padding for PAD, whose padding rows read
     /// nothing (`in_h`: the input's rows).
@@ -39,11 +39,55 @@ pub enum RowMap {
     Resize(ResizeRows),
 }
 
+/// A windowed op's row map: [`RowWindow`]'s height-wise fields, narrow.
+/// The runtime's stage runner keeps two maps per op of a stage on its stack
+/// (a [`RowWindow`] there took 640 B more for a full stage on a Cortex-M).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowRows {
+    pub in_h: u32,
+    pub stride: i16,
+    /// Padding rows above the input.
+    pub pad: i16,
+    pub filter: i16,
+    pub dilation: i16,
+}
+
+impl WindowRows {
+    /// Input rows `[lo, hi)` output rows `[r0, r1)` read ([`window_rows`]).
+    pub fn span(&self, r0: i64, r1: i64) -> (i64, i64) {
+        window_rows(
+            r0,
+            r1,
+            i64::from(self.stride),
+            i64::from(self.pad),
+            i64::from(self.filter),
+            i64::from(self.dilation),
+            i64::from(self.in_h),
+        )
+    }
+}
+
 impl RowMap {
+    /// The map of window `w`; `None` when a field does not fit
+    /// [`WindowRows`] (core then plans no stage there, and the runtime
+    /// refuses one).
+    pub fn window(w: RowWindow) -> Option<RowMap> {
+        Some(RowMap::Window(WindowRows {
+            in_h: u32::try_from(w.in_h).ok()?,
+            stride: i16::try_from(w.stride).ok()?,
+            pad: i16::try_from(w.pad).ok()?,
+            filter: i16::try_from(w.filter).ok()?,
+            dilation: i16::try_from(w.dilation).ok()?,
+        }))
+    }
+
     /// Input rows `[lo, hi)` output row `r` reads (empty on padding rows).
     pub fn rows(&self, r: usize) -> (usize, usize) {
         match *self {
-            RowMap::Window(w) => w.window(r),
+            RowMap::Window(w) => {
+                let (lo, hi) = w.span(r as i64, r as i64 + 1);
+                (lo.max(0) as usize, hi.max(0) as usize)
+            }
             RowMap::Shift { top, in_h } => match r.checked_sub(top) {
                 None => (0, 0),
                 Some(s) => (s.min(in_h), (s + 1).min(in_h)),
@@ -55,7 +99,7 @@ impl RowMap {
     /// Rows of the input it maps into.
     pub fn in_h(&self) -> usize {
         match *self {
-            RowMap::Window(w) => w.in_h,
+            RowMap::Window(w) => w.in_h as usize,
             RowMap::Shift { in_h, .. } => in_h,
             RowMap::Resize(m) => m.in_h,
         }
@@ -481,7 +525,7 @@ mod tests {
     use super::*;
 
     fn window(in_h: usize, out_h: usize, stride: i32, pad: i32, filter: i32) -> RowMap {
-        RowMap::Window(RowWindow {
+        RowMap::window(RowWindow {
             in_row: 1,
             out_row: 1,
             in_h,
@@ -491,6 +535,7 @@ mod tests {
             filter,
             dilation: 1,
         })
+        .expect("a small window")
     }
 
     fn node(out_h: usize, whole: bool, pulls: &[(usize, RowMap)]) -> StageNode {

@@ -149,8 +149,6 @@ struct Part {
     /// it makes no rows. (A byte: the plan is the stage runner's largest
     /// frame.)
     fold: Option<u8>,
-    /// A reducer (the stage's last op): its accumulator (its scratch).
-    acc: (usize, usize),
 }
 
 const NO_PART: Part = Part {
@@ -159,7 +157,6 @@ const NO_PART: Part = Part {
     region: (0, 0),
     src: [Src::Const; MAX_PULLS],
     fold: None,
-    acc: (0, 0),
 };
 
 /// The rows of operand `x` that op `op` (index `i`, of `kind`, output
@@ -176,7 +173,12 @@ fn row_map(
     Ok(match kind {
         opcode::BandRows::Window => {
             let w = rows_of(img, op)?;
-            RowMap::Window(fold.map_or(w, |f| f.window(w, x.dim(1), row_bytes(x))))
+            let w = fold.map_or(w, |f| f.window(w, x.dim(1), row_bytes(x)));
+            RowMap::window(w).ok_or(invalid(
+                i,
+                op,
+                "a banded window's rows do not fit a row map",
+            ))?
         }
         opcode::BandRows::Pad => {
             let p: PadParams = op.params();
@@ -293,12 +295,15 @@ struct StagePlan {
     /// at X's): (the stage position reading X by rows, X). Checked by
     /// [`StagePlan::check_behind`]; the writer's region then spans X.
     behind: Option<(u8, u16)>,
+    /// A reducer (the stage's last op): its accumulator (its scratch).
+    acc: (usize, usize),
 }
 
 const EMPTY_PLAN: StagePlan = StagePlan {
     first: 0,
     n: 0,
     behind: None,
+    acc: (0, 0),
     parts: [NO_PART; rl::MAX_STAGE_OPS],
     nodes: [StageNode {
         out_h: 0,
@@ -329,7 +334,9 @@ impl StagePlan {
     /// outputs read by a later op of the stage; each ring at least the rows
     /// the pull schedule holds in it.
     /// (Filled in place: the plan is the stage's largest frame, and a
-    /// returned value could be copied.)
+    /// returned value could be copied. Out of line: its temporaries would
+    /// otherwise stay in the stage runner's frame while the stage runs.)
+    #[inline(never)]
     fn fill<const R: bool>(
         &mut self,
         img: &Image<'_>,
@@ -339,6 +346,7 @@ impl StagePlan {
         let plan = self;
         plan.first = first;
         plan.n = last + 1 - first;
+        plan.acc = (0, 0);
         if plan.n > rl::MAX_STAGE_OPS {
             return Err(malformed_what(first, TOO_LONG));
         }
@@ -374,7 +382,6 @@ impl StagePlan {
             if !reduce && !flatten && (out.rank != 4 || out.dim(0) != 1) {
                 return Err(fail("a banded op's output must be 4-D with batch 1"));
             }
-            let mut acc = (0, 0);
             let region = match out.storage {
                 rl::STORAGE_STREAMED if !reduce => op.scratch,
                 rl::STORAGE_ARENA if reduce => {
@@ -389,7 +396,7 @@ impl StagePlan {
                             "a banded reducer ends its stage, its sums in its scratch",
                         ));
                     }
-                    acc = op.scratch;
+                    plan.acc = op.scratch;
                     (out.location, out.bytes)
                 }
                 rl::STORAGE_ARENA if op.scratch.1 == 0 => (out.location, out.bytes),
@@ -406,7 +413,6 @@ impl StagePlan {
                 region,
                 src: [Src::Const; MAX_PULLS],
                 fold: via.get(k).copied().flatten(),
-                acc,
             };
             let mut pulls = [None; MAX_PULLS];
             let too_long = malformed_what(first, TOO_LONG);
@@ -655,7 +661,7 @@ impl StagePlan {
         let parts = self.parts.get(..self.n).unwrap_or(&[]);
         let writer = self.n.saturating_sub(1);
         // A reducer's accumulator is one more buffer of the stage's own.
-        let acc = parts.last().map_or((0, 0), |p| p.acc);
+        let acc = self.acc;
         for (a, p) in parts.iter().enumerate() {
             if !apart(p.region, acc) {
                 return Err(overlap);
@@ -728,26 +734,6 @@ pub(crate) fn run_stage<const R: bool>(
     }
     let mut plan = EMPTY_PLAN;
     plan.fill::<R>(img, first, first + n - 1)?;
-    // Split the head: rings and whole outputs mutable, the rest readable.
-    // Slot `n`: a reducer's accumulator.
-    let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS + 1];
-    for (k, (slot, p)) in order.iter_mut().zip(&plan.parts).take(n).enumerate() {
-        *slot = (p.region.0, p.region.1, k);
-    }
-    let acc = plan.parts.get(n - 1).map_or((0, 0), |p| p.acc);
-    if let Some(slot) = order.get_mut(n) {
-        *slot = (acc.0, acc.1, n);
-    }
-    // An output over its input: the writer's region spans the input, whose
-    // rows the reader then reads from it (`Runner::row`).
-    if let Some((_, x)) = plan.behind {
-        let x = img.tensor(usize::from(x))?;
-        if let Some(w) = order.get_mut(n - 1) {
-            *w = (x.location, x.bytes, n - 1);
-        }
-    }
-    let order = order.get_mut(..=n).ok_or(bad)?;
-    order.sort_unstable_by_key(|r| r.0);
     let mut runner: Runner<'_, '_, '_, R> = Runner {
         kernels,
         img,
@@ -758,29 +744,60 @@ pub(crate) fn run_stage<const R: bool>(
         pieces: [(0, &[]); rl::MAX_STAGE_OPS + 2],
         vars,
     };
-    let mut rest = head;
-    let mut at = 0usize;
-    for (i, &(off, bytes, slot)) in order.iter().enumerate() {
-        if bytes == 0 {
-            // A folded PAD's empty ring: wherever the planner put it.
-            continue;
-        }
-        let gap = off.checked_sub(at).ok_or(bad)?;
-        let (readable, tail) = rest.split_at_mut_checked(gap).ok_or(bad)?;
-        *runner.pieces.get_mut(i).ok_or(bad)? = (at, &*readable);
-        let (region, tail) = tail.split_at_mut_checked(bytes).ok_or(bad)?;
-        if slot == n {
-            runner.acc = region;
-        } else {
-            *runner.rings.get_mut(slot).ok_or(bad)? = region;
-        }
-        rest = tail;
-        at = off + bytes;
-    }
-    *runner.pieces.get_mut(n + 1).ok_or(bad)? = (at, &*rest);
+    runner.split(head)?;
     let nodes = plan.nodes.get(..n).ok_or(bad)?;
     let mut schedule = Schedule::new(nodes).map_err(|what| malformed_what(first, what))?;
     schedule.run(&mut runner)
+}
+
+impl<'s, const R: bool> Runner<'s, '_, '_, R> {
+    /// Splits the head: rings, whole outputs and a reducer's accumulator
+    /// mutable, the rest readable. Out of line: its sorting array would
+    /// otherwise stay in the stage runner's frame while the stage runs.
+    #[inline(never)]
+    fn split(&mut self, head: &'s mut [u8]) -> Result<(), Error> {
+        let (plan, img) = (self.plan, self.img);
+        let (n, bad) = (plan.n, malformed(plan.first));
+        // Slot `n`: a reducer's accumulator.
+        let mut order = [(0usize, 0usize, 0usize); rl::MAX_STAGE_OPS + 1];
+        for (k, (slot, p)) in order.iter_mut().zip(&plan.parts).take(n).enumerate() {
+            *slot = (p.region.0, p.region.1, k);
+        }
+        if let Some(slot) = order.get_mut(n) {
+            *slot = (plan.acc.0, plan.acc.1, n);
+        }
+        // An output over its input: the writer's region spans the input, whose
+        // rows the reader then reads from it (`Runner::row`).
+        if let Some((_, x)) = plan.behind {
+            let x = img.tensor(usize::from(x))?;
+            if let Some(w) = order.get_mut(n.wrapping_sub(1)) {
+                *w = (x.location, x.bytes, n - 1);
+            }
+        }
+        let order = order.get_mut(..=n).ok_or(bad)?;
+        kernels::sort_regions(order);
+        let mut rest = head;
+        let mut at = 0usize;
+        for (i, &(off, bytes, slot)) in order.iter().enumerate() {
+            if bytes == 0 {
+                // A folded PAD's empty ring: wherever the planner put it.
+                continue;
+            }
+            let gap = off.checked_sub(at).ok_or(bad)?;
+            let (readable, tail) = rest.split_at_mut_checked(gap).ok_or(bad)?;
+            *self.pieces.get_mut(i).ok_or(bad)? = (at, &*readable);
+            let (region, tail) = tail.split_at_mut_checked(bytes).ok_or(bad)?;
+            if slot == n {
+                self.acc = region;
+            } else {
+                *self.rings.get_mut(slot).ok_or(bad)? = region;
+            }
+            rest = tail;
+            at = off + bytes;
+        }
+        *self.pieces.get_mut(n + 1).ok_or(bad)? = (at, &*rest);
+        Ok(())
+    }
 }
 
 fn malformed(index: usize) -> Error {
@@ -1022,9 +1039,9 @@ fn eval_band<'x>(
         img,
         op,
         index: index as u16,
-        pieces: [(0, &[]); kernels::MAX_REGIONS + 1],
+        pieces: &[],
         out: dst,
-        more: core::array::from_fn(|_| <&mut [u8]>::default()),
+        more: &mut [],
         scratch: &mut [],
         opdata,
         vars,

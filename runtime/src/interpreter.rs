@@ -404,7 +404,7 @@ impl<'r, 'm> Run<'r, 'm> {
             }
         }
         let n_out = op.n_outputs.min(rl::MAX_OP_OUTPUTS);
-        let (out_buf, more, scratch, pieces) = kernels::carve(
+        let (out_buf, mut more, scratch, pieces) = kernels::carve(
             self.head,
             out_ranges.get(..n_out).unwrap_or(&[]),
             op.scratch,
@@ -417,9 +417,9 @@ impl<'r, 'm> Run<'r, 'm> {
             img,
             op,
             index: i as u16,
-            pieces,
+            pieces: &pieces,
             out: out_buf,
-            more,
+            more: &mut more,
             scratch,
             opdata,
             vars: &mut *self.vars,

@@ -29,7 +29,7 @@
 
 use alloc::vec::Vec;
 
-use microarena_image::geometry::{RowWindow, window_rows};
+use microarena_image::geometry::RowWindow;
 use microarena_image::params::{
     ConcatParams, OpParams, PadParams, ResizeParams, TransposeParams, WindowParams,
 };
@@ -86,15 +86,16 @@ pub(super) const MIN_SAVING_BYTES: u64 = 4096;
 
 /// A stage must save at least this much head, plus [`STACK_PER_OP`] per op:
 /// running it takes stack the plain run does not (the stage runner, its
-/// plan and schedule, the row recursion and a second kernel context). On a
-/// Cortex-M4 under QEMU, measured with the firmware's painted stack, the
-/// main stack rose from 8,840 B plain to 15,512 B banded for the Keras
-/// VWW model's 11-op stage, and person_detect's two stages (4 and 8 ops)
-/// take 15,512 B too; a stage that saves less arena than that costs RAM
-/// overall.
-const STAGE_STACK_BYTES: u64 = 6144;
+/// plan and schedule, the row recursion). On a Cortex-M4 under QEMU,
+/// measured with the firmware's painted stack (main stack, smallest mode
+/// minus plain): 3,064 B for micro_speech_quantized's 2-op stage, 3,288 B
+/// for person_detect's three 4-op stages, 4,296 B for the Keras VWW
+/// builder model's 11-op stage; a stage that saves less arena than that
+/// costs RAM overall. (Stages run one after another, so a model pays for
+/// its largest stage only: charging each is conservative.)
+const STAGE_STACK_BYTES: u64 = 3072;
 /// See [`STAGE_STACK_BYTES`].
-const STACK_PER_OP: u64 = 256;
+const STACK_PER_OP: u64 = 160;
 
 /// Most stages one model runs: each search round plans a few candidates.
 const MAX_STAGES: usize = 8;
@@ -440,10 +441,10 @@ pub(super) fn describe(
             let map = match kind {
                 opcode::BandRows::Window => {
                     let w = row_window(model, params, i)?;
-                    RowMap::Window(match fold {
+                    RowMap::window(match fold {
                         Some(f) => f.window(w, height(x), usize::try_from(row_bytes(x)?).ok()?),
                         None => w,
-                    })
+                    })?
                 }
                 opcode::BandRows::Pad => {
                     let p = PadParams::from_words(params.get(i)?);
@@ -605,15 +606,7 @@ impl Described {
         while let Some(map) = self.map0.get(k) {
             in_h = map.in_h();
             (lo, hi) = match *map {
-                RowMap::Window(w) => window_rows(
-                    lo,
-                    hi,
-                    i64::from(w.stride),
-                    i64::from(w.pad),
-                    i64::from(w.filter),
-                    i64::from(w.dilation),
-                    w.in_h as i64,
-                ),
+                RowMap::Window(w) => w.span(lo, hi),
                 RowMap::Shift { top, in_h } => {
                     let clip = |r: i64| (r - top as i64).clamp(0, in_h as i64);
                     (clip(lo), clip(hi))

@@ -111,15 +111,17 @@ pub fn advise(model: &Model<'_>, report: &Report, config: &Config) -> Vec<Advice
             rt.in_place_total_with_opdata_in_flash(),
             rt.banded_in_place_total_with_opdata_in_flash(),
         ) {
-            (_, Some(b)) => Some((b, " --exec banded")),
-            (Some(p), None) => Some((p, "")),
+            (_, Some(b)) => Some((b, " --exec banded", " in row bands and")),
+            (Some(p), None) => Some((p, "", "")),
             (None, None) => None,
         };
-        if let Some((to, exec)) = best
+        if let Some((to, exec, how)) = best
             && to < report.arena.total_bytes
         {
             out.push(Advice {
-                action: format!("run it with microarena-runtime in place ({ops}), OpData in flash"),
+                action: format!(
+                    "run it with microarena-runtime{how} in place ({ops}), OpData in flash"
+                ),
                 figure: "total".into(),
                 from_bytes: report.arena.total_bytes,
                 to_bytes: to,

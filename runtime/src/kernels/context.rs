@@ -16,11 +16,13 @@ pub(crate) struct Ctx<'x, 'm> {
     pub img: &'x Image<'m>,
     pub op: OpInfo,
     pub index: u16,
-    pub pieces: Pieces<'x>,
+    /// The head's readable pieces (its caller's array: a banded row, which
+    /// reads no arena tensor this way, passes none and keeps its frame small).
+    pub pieces: &'x [(usize, &'x [u8])],
     /// Output 0.
     pub out: &'x mut [u8],
-    /// Outputs 1.. (multi-output ops).
-    pub more: MoreOutputs<'x>,
+    /// Outputs 1.. (multi-output ops; none for a banded row).
+    pub more: &'x mut [&'x mut [u8]],
     pub scratch: &'x mut [u8],
     pub opdata: &'x [u8],
     /// The variable region (LSTM/SVDF state), writable by the kernels that own state.
@@ -219,15 +221,7 @@ pub(crate) fn carve<'h>(
         n += 1;
     }
     let order = order.get_mut(..n)?;
-    // Insertion sort: a handful of regions, and core's sort would link
-    // about 2.5 KB of code into every firmware.
-    for i in 1..order.len() {
-        let mut j = i;
-        while j > 0 && order.get(j - 1)?.0 > order.get(j)?.0 {
-            order.swap(j - 1, j);
-            j -= 1;
-        }
-    }
+    sort_regions(order);
     let mut out0: &'h mut [u8] = &mut [];
     let mut more: MoreOutputs<'h> = core::array::from_fn(|_| <&mut [u8]>::default());
     let mut scratch_buf: &'h mut [u8] = &mut [];
@@ -251,6 +245,19 @@ pub(crate) fn carve<'h>(
     }
     *pieces.get_mut(n)? = (at, &*rest);
     Some((out0, more, scratch_buf, pieces))
+}
+
+/// Sorts (offset, bytes, slot) regions by offset. Insertion sort: a
+/// handful of regions, and core's sort would link about 2.5 KB of code
+/// into every firmware.
+pub(crate) fn sort_regions(order: &mut [(usize, usize, usize)]) {
+    for i in 1..order.len() {
+        let mut j = i;
+        while j > 0 && order.get(j - 1).map(|r| r.0) > order.get(j).map(|r| r.0) {
+            order.swap(j - 1, j);
+            j -= 1;
+        }
+    }
 }
 
 /// State tensor `k` of the op (LSTM hidden/cell, SVDF activation state) and

@@ -67,7 +67,7 @@ use crate::error::Error;
 use crate::image::{Image, OpInfo, TensorInfo};
 
 use context::OpDataWriter;
-pub(crate) use context::{Band, BandAt, Ctx, MAX_REGIONS, Prep, carve};
+pub(crate) use context::{Band, BandAt, Ctx, Prep, carve, sort_regions};
 pub use resolver::Resolver;
 pub(crate) use resolver::{BANDED_VARIANT, REDUCE_VARIANT, ROWS_VARIANT};
 
