@@ -27,6 +27,13 @@ use core::arch::asm;
 /// kernel loops the register allocator spilled the loop state to the stack.
 #[inline(never)]
 pub(crate) fn dot_i8(x: &[u8], w: &[u8], x_off: i32) -> Option<i32> {
+    dot_i8_inline(x, w, x_off)
+}
+
+/// [`dot_i8`] inlined into a caller whose loop is small enough to keep its
+/// state in registers (SVDF's time weights against its state rows).
+#[inline(always)]
+pub(crate) fn dot_i8_inline(x: &[u8], w: &[u8], x_off: i32) -> Option<i32> {
     if !(-32640..=32640).contains(&x_off) {
         return None;
     }

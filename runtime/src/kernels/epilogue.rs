@@ -148,6 +148,36 @@ pub(crate) fn dot_i8(x: &[u8], xb: usize, w: &[u8], wb: usize, n: usize, x_off: 
     }
 }
 
+/// [`dot_i8`] of rows `0..rows` of `len` bytes of `x` and `w` (0 for a row
+/// either lacks), handed to `each` in row order: one pass with no call per
+/// row (SVDF's state rows against its time weights, a few bytes each).
+#[inline]
+pub(crate) fn row_dots_i8(
+    (x, w): (&[u8], &[u8]),
+    (rows, len): (usize, usize),
+    x_off: i32,
+    mut each: impl FnMut(i32),
+) {
+    let whole = rows
+        .checked_mul(len)
+        .is_some_and(|n| len > 0 && x.len() >= n && w.len() >= n);
+    if !whole {
+        for k in 0..rows {
+            let at = k.saturating_mul(len);
+            each(dot_i8(x, at, w, at, len, x_off));
+        }
+        return;
+    }
+    for (xs, ws) in x.chunks_exact(len).zip(w.chunks_exact(len)).take(rows) {
+        #[cfg(microarena_dsp)]
+        if let Some(acc) = super::dsp::dot_i8_inline(xs, ws, x_off) {
+            each(acc);
+            continue;
+        }
+        each(dot_i8(xs, 0, ws, 0, len, x_off));
+    }
+}
+
 /// `Σ a[k]·b[k]` over the int16 pairs both slices hold, wrapping as an
 /// int32 accumulator (SMLAD on DSP cores).
 #[inline]

@@ -7,7 +7,7 @@ use microarena_image::{self as rl, dtype};
 
 use super::bytes::{f32_at, i32_at, put_f32, put_i8, put_i16, put_i32};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
-use super::epilogue::{dot_i8, dot_i16x16, dot2_i8};
+use super::epilogue::{dot_i8, dot_i16x16, dot2_i8, row_dots_i8};
 use super::fused::act_f32;
 use super::{Kernel, kernel};
 use crate::arena::ArenaAllocator;
@@ -189,6 +189,18 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
     };
     let x_off = input.zero_point.wrapping_neg();
+    if !wide {
+        let out_zp = out_t.zero_point;
+        let bias_of = |i: usize| if has_bias { i32_at(bias, i) } else { 0 };
+        return eval_int8_state(
+            (x, wf, wt),
+            (state, c.out),
+            (batch, n_in, filters, memory, rank),
+            (x_off, st_zp, out_zp),
+            [m1, s1, m2, s2],
+            bias_of,
+        );
+    }
     for b in 0..batch {
         let mut r = 0;
         while r < filters {
@@ -250,6 +262,62 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     for i in 0..batch * units {
         let v = fx::mbqm(i32_at(scratch_out, i), m2, s2).wrapping_add(out_t.zero_point);
         put_i8(c.out, i, v.clamp(-128, 127));
+    }
+    Ok(())
+}
+
+/// The int8-state SVDF: each pair of filters' feature dot in one pass over
+/// the input, written to the newest state column; then, per unit, its
+/// filters' time dots (state row against time weights), the bias and the
+/// requantization in one pass over the state. The same integer sums as
+/// TFLM's reference (whose scratch round trips only regroup wrapping
+/// int32 additions), without a call or a scratch store per filter.
+fn eval_int8_state(
+    (x, wf, wt): (&[u8], &[u8], &[u8]),
+    (state, out): (&mut [u8], &mut [u8]),
+    (batch, n_in, filters, memory, rank): (usize, usize, usize, usize, usize),
+    (x_off, st_zp, out_zp): (i32, i32, i32),
+    [m1, s1, m2, s2]: [i32; 4],
+    bias_of: impl Fn(usize) -> i32,
+) -> Result<(), Error> {
+    let newest = memory.checked_sub(1);
+    for b in 0..batch {
+        let xb = b * n_in;
+        let mut put = |f: usize, dot: i32| {
+            let v = fx::mbqm(dot, m1, s1).clamp(-128, 127);
+            let at = newest.map(|m| (b * filters + f) * memory + m);
+            if let Some(s) = at.and_then(|at| state.get_mut(at)) {
+                *s = st_zp.wrapping_add(v) as i8 as u8;
+            }
+        };
+        let mut r = 0;
+        while r + 1 < filters {
+            let (d0, d1) = dot2_i8(x, xb, wf, (r * n_in, (r + 1) * n_in), n_in, x_off);
+            put(r, d0);
+            put(r + 1, d1);
+            r += 2;
+        }
+        if r < filters {
+            put(r, dot_i8(x, xb, wf, r * n_in, n_in, x_off));
+        }
+    }
+    let units = filters / rank.max(1);
+    for b in 0..batch {
+        let rows = state.get(b * filters * memory..).unwrap_or(&[]);
+        let (mut unit, mut j, mut v) = (0, 0, bias_of(0));
+        let dst = out.get_mut(b * units..).unwrap_or(&mut []);
+        row_dots_i8((rows, wt), (filters, memory), st_zp.wrapping_neg(), |acc| {
+            v = v.wrapping_add(acc);
+            j += 1;
+            if j == rank {
+                let y = fx::mbqm(v, m2, s2).wrapping_add(out_zp).clamp(-128, 127);
+                if let Some(o) = dst.get_mut(unit) {
+                    *o = y as i8 as u8;
+                }
+                unit += 1;
+                (j, v) = (0, bias_of(unit));
+            }
+        });
     }
     Ok(())
 }
