@@ -3701,8 +3701,9 @@ pub fn probe_models() -> Vec<(&'static str, Vec<u8>)> {
         ("probe_while", while_model()),
         ("probe_call_once_variables", call_once_model(DType::F32)),
         ("probe_call_once_variables_i8", call_once_model(DType::I8)),
-        ("probe_svdf_i8", svdf_model(true)),
-        ("probe_svdf_f32", svdf_model(false)),
+        ("probe_svdf_i8", svdf_model(Some(DType::I16))),
+        ("probe_svdf_i8_state8", svdf_model(Some(DType::I8))),
+        ("probe_svdf_f32", svdf_model(None)),
         ("probe_lstm_i8", lstm_model(true)),
         ("probe_lstm_f32", lstm_model(false)),
     ]
@@ -3823,16 +3824,28 @@ fn call_once_model(dtype: DType) -> Vec<u8> {
     b.build().expect("a valid CALL_ONCE probe")
 }
 
-fn svdf_model(int8: bool) -> Vec<u8> {
+/// An SVDF probe: int8 with `Some(state type)` (int16, or int8 with zero
+/// points and a bias that are not 0), float32 with `None`.
+fn svdf_model(int_state: Option<DType>) -> Vec<u8> {
     let mut b = ModelBuilder::new();
     let g = b.subgraph();
-    let (act, state_t) = if int8 {
-        (DType::I8, DType::I16)
+    let int8 = int_state.is_some();
+    let (act, state_t) = match int_state {
+        Some(s) => (DType::I8, s),
+        None => (DType::F32, DType::F32),
+    };
+    // Zero points and bias that are not 0 where TFLM allows them (int8 state).
+    let (zp, st_zp, bias_bytes) = if state_t == DType::I8 {
+        let bias: Vec<u8> = [37i32, -5, 1200]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        (-3, 4, bias)
     } else {
-        (DType::F32, DType::F32)
+        (0, 0, vec![0; 12])
     };
     // batch 2, input 8, 6 filters, rank 2 → 3 units, memory 4.
-    let x = b.tensor(g, "x", &[2, 8], act).quant(0.5, 0).id();
+    let x = b.tensor(g, "x", &[2, 8], act).quant(0.5, zp).id();
     let wf = b
         .tensor(g, "wf", &[6, 8], act)
         .quant(0.1, 0)
@@ -3848,14 +3861,14 @@ fn svdf_model(int8: bool) -> Vec<u8> {
     let bias = b
         .tensor(g, "b", &[3], bias_t)
         .quant(0.01, 0)
-        .data(&[0; 12])
+        .data(&bias_bytes)
         .id();
     let state = b
         .tensor(g, "state", &[2, 24], state_t)
-        .quant(0.1, 0)
+        .quant(0.1, st_zp)
         .variable()
         .id();
-    let y = b.tensor(g, "y", &[2, 3], act).quant(0.5, 0).id();
+    let y = b.tensor(g, "y", &[2, 3], act).quant(0.5, zp).id();
     b.op(g, BuiltinOp::SVDF, &[x, wf, wt, bias, state], &[y])
         .svdf_options(2, Activation::None);
     b.inputs(g, &[x]).outputs(g, &[y]);
@@ -4019,6 +4032,20 @@ pub fn control_flow_cases() -> Vec<ControlCase> {
             while_count_model(true),
             1,
         ),
+        // SVDF's state carried over three invokes (batch 2, rank 2).
+        case(
+            "state_svdf_i8_state16",
+            "SVDF (int16 state)",
+            svdf_model(Some(DType::I16)),
+            3,
+        ),
+        case(
+            "state_svdf_i8_state8",
+            "SVDF (int8 state, zero points)",
+            svdf_model(Some(DType::I8)),
+            3,
+        ),
+        case("state_svdf_f32", "SVDF (float32)", svdf_model(None), 3),
     ]
 }
 

@@ -5,7 +5,7 @@
 use microarena_image::params::SvdfParams;
 use microarena_image::{self as rl, dtype};
 
-use super::bytes::{f32_at, i32_at, put_f32, put_i8, put_i16, put_i32};
+use super::bytes::{f32_at, i32_at, put_f32, put_i16};
 use super::context::{Ctx, OpDataWriter, Prep, state_tensor};
 use super::epilogue::{dot_i8, dot_i16x16, dot2_i8, row_dots_i8};
 use super::fused::act_f32;
@@ -137,7 +137,7 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
     if len > 0 {
         state.copy_within(esize..len * esize, 0);
     }
-    let (scratch, scratch_out) = c
+    let (scratch, _) = c
         .scratch
         .split_at_mut_checked(4 * batch * filters)
         .ok_or(bad("scratch too small"))?;
@@ -179,115 +179,52 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         }
         return Ok(());
     }
-    let st_zp = st_t.zero_point;
-    let (t_min, t_max) = if wide { (-32768, 32767) } else { (-128, 127) };
-    let put = |s: &mut [u8], i: usize, v: i32| {
-        if wide {
-            put_i16(s, i, v);
-        } else if let Some(b) = s.get_mut(i) {
-            *b = v as i8 as u8;
-        }
-    };
-    let x_off = input.zero_point.wrapping_neg();
-    if !wide {
-        let out_zp = out_t.zero_point;
-        let bias_of = |i: usize| if has_bias { i32_at(bias, i) } else { 0 };
-        return eval_int8_state(
-            (x, wf, wt),
-            (state, c.out),
-            (batch, n_in, filters, memory, rank),
-            (x_off, st_zp, out_zp),
-            [m1, s1, m2, s2],
-            bias_of,
-        );
-    }
-    for b in 0..batch {
-        let mut r = 0;
-        while r < filters {
-            // Armv6-M: two filters per pass over the input (its Thumb-1 loop).
-            let (dots, k) = if cfg!(microarena_v6m) && r + 1 < filters {
-                let rows = (r * n_in, (r + 1) * n_in);
-                let (d0, d1) = dot2_i8(x, b * n_in, wf, rows, n_in, x_off);
-                ([d0, d1], 2)
-            } else {
-                ([dot_i8(x, b * n_in, wf, r * n_in, n_in, x_off), 0], 1)
-            };
-            for (j, &dot) in dots.iter().enumerate().take(k) {
-                let v = fx::mbqm(dot, m1, s1).clamp(t_min, t_max);
-                let at = (b * filters + r + j) * memory + memory - 1;
-                put(state, at, st_zp.wrapping_add(v));
-            }
-            r += k;
-        }
-    }
-    // Each filter's memory row of the state against its time weights, as
-    // whole slices (the element size fixed per loop, no per-element checks).
-    fn rows(s: &[u8], at: usize, (memory, esize): (usize, usize)) -> &[u8] {
-        s.get(at * esize..(at + memory) * esize).unwrap_or(&[])
-    }
-    for b in 0..batch {
-        for i in 0..filters {
-            let m = (memory, esize);
-            let (sr, wr) = (
-                rows(state, (b * filters + i) * memory, m),
-                rows(wt, i * memory, m),
-            );
-            let acc = if wide {
-                // Σ w·(s − zp) = Σ w·s − zp·Σ w, in wrapping int32 alike.
-                let wsum = if st_zp == 0 {
-                    0
-                } else {
-                    let w = wr.get(..sr.len().min(wr.len())).unwrap_or(&[]);
-                    w.as_chunks::<2>().0.iter().fold(0i32, |a, w| {
-                        a.wrapping_add(i32::from(i16::from_le_bytes(*w)))
-                    })
-                };
-                dot_i16x16(sr, wr).wrapping_sub(st_zp.wrapping_mul(wsum))
-            } else {
-                // Σ w·(s − zp): the int8 dot product (SMLAD on DSP cores).
-                dot_i8(sr, 0, wr, 0, sr.len().min(wr.len()), st_zp.wrapping_neg())
-            };
-            put_i32(scratch, b * filters + i, acc);
-        }
-    }
-    for b in 0..batch {
-        for i in 0..units {
-            let mut v = if has_bias { i32_at(bias, i) } else { 0 };
-            for j in 0..rank {
-                v = v.wrapping_add(i32_at(scratch, b * filters + i * rank + j));
-            }
-            put_i32(scratch_out, b * units + i, v);
-        }
-    }
-    for i in 0..batch * units {
-        let v = fx::mbqm(i32_at(scratch_out, i), m2, s2).wrapping_add(out_t.zero_point);
-        put_i8(c.out, i, v.clamp(-128, 127));
-    }
-    Ok(())
+    let bias_of = |i: usize| if has_bias { i32_at(bias, i) } else { 0 };
+    eval_int(
+        (x, wf, wt),
+        (state, c.out),
+        (batch, n_in, filters, memory, rank),
+        (
+            input.zero_point.wrapping_neg(),
+            st_t.zero_point,
+            out_t.zero_point,
+        ),
+        [m1, s1, m2, s2],
+        (wide, bias_of),
+    )
 }
 
-/// The int8-state SVDF: each pair of filters' feature dot in one pass over
-/// the input, written to the newest state column; then, per unit, its
-/// filters' time dots (state row against time weights), the bias and the
-/// requantization in one pass over the state. The same integer sums as
-/// TFLM's reference (whose scratch round trips only regroup wrapping
-/// int32 additions), without a call or a scratch store per filter.
-fn eval_int8_state(
+/// The int8 SVDF with int8 or int16 (`wide`) state: each pair of filters'
+/// feature dot in one pass over the input, written to the newest state
+/// column; then, per unit, its filters' time dots (state row against time
+/// weights), the bias and the requantization in one pass over the state.
+/// The same integer sums as TFLM's reference (whose scratch round trips
+/// only regroup wrapping int32 additions), without a call or a scratch
+/// store per filter.
+fn eval_int(
     (x, wf, wt): (&[u8], &[u8], &[u8]),
     (state, out): (&mut [u8], &mut [u8]),
     (batch, n_in, filters, memory, rank): (usize, usize, usize, usize, usize),
     (x_off, st_zp, out_zp): (i32, i32, i32),
     [m1, s1, m2, s2]: [i32; 4],
-    bias_of: impl Fn(usize) -> i32,
+    (wide, bias_of): (bool, impl Fn(usize) -> i32),
 ) -> Result<(), Error> {
     let newest = memory.checked_sub(1);
+    // The state's range (TFLM clamps before adding its zero point).
+    let (lo, hi) = if wide { (-32768, 32767) } else { (-128, 127) };
     for b in 0..batch {
         let xb = b * n_in;
         let mut put = |f: usize, dot: i32| {
-            let v = fx::mbqm(dot, m1, s1).clamp(-128, 127);
+            let v = st_zp.wrapping_add(fx::mbqm(dot, m1, s1).clamp(lo, hi));
             let at = newest.map(|m| (b * filters + f) * memory + m);
-            if let Some(s) = at.and_then(|at| state.get_mut(at)) {
-                *s = st_zp.wrapping_add(v) as i8 as u8;
+            match at {
+                Some(at) if wide => put_i16(state, at, v),
+                Some(at) => {
+                    if let Some(s) = state.get_mut(at) {
+                        *s = v as i8 as u8;
+                    }
+                }
+                None => {}
             }
         };
         let mut r = 0;
@@ -303,10 +240,9 @@ fn eval_int8_state(
     }
     let units = filters / rank.max(1);
     for b in 0..batch {
-        let rows = state.get(b * filters * memory..).unwrap_or(&[]);
         let (mut unit, mut j, mut v) = (0, 0, bias_of(0));
         let dst = out.get_mut(b * units..).unwrap_or(&mut []);
-        row_dots_i8((rows, wt), (filters, memory), st_zp.wrapping_neg(), |acc| {
+        let mut emit = |acc: i32| {
             v = v.wrapping_add(acc);
             j += 1;
             if j == rank {
@@ -317,7 +253,34 @@ fn eval_int8_state(
                 unit += 1;
                 (j, v) = (0, bias_of(unit));
             }
-        });
+        };
+        if wide {
+            // Σ w·(s − zp) = Σ w·s − zp·Σ w over int16 pairs, wrapping alike.
+            fn row(t: &[u8], at: usize, memory: usize) -> &[u8] {
+                t.get(at * 2..(at + memory) * 2).unwrap_or(&[])
+            }
+            for f in 0..filters {
+                let sr = row(state, (b * filters + f) * memory, memory);
+                let wr = row(wt, f * memory, memory);
+                let wsum = if st_zp == 0 {
+                    0
+                } else {
+                    let w = wr.get(..sr.len().min(wr.len())).unwrap_or(&[]);
+                    w.as_chunks::<2>().0.iter().fold(0i32, |a, w| {
+                        a.wrapping_add(i32::from(i16::from_le_bytes(*w)))
+                    })
+                };
+                emit(dot_i16x16(sr, wr).wrapping_sub(st_zp.wrapping_mul(wsum)));
+            }
+        } else {
+            let rows = state.get(b * filters * memory..).unwrap_or(&[]);
+            row_dots_i8(
+                (rows, wt),
+                (filters, memory),
+                st_zp.wrapping_neg(),
+                &mut emit,
+            );
+        }
     }
     Ok(())
 }
