@@ -3702,7 +3702,6 @@ pub fn probe_models() -> Vec<(&'static str, Vec<u8>)> {
         ("probe_call_once_variables", call_once_model(DType::F32)),
         ("probe_call_once_variables_i8", call_once_model(DType::I8)),
         ("probe_svdf_i8", svdf_model(Some(DType::I16))),
-        ("probe_svdf_i8_state8", svdf_model(Some(DType::I8))),
         ("probe_svdf_f32", svdf_model(None)),
         ("probe_lstm_i8", lstm_model(true)),
         ("probe_lstm_f32", lstm_model(false)),
