@@ -768,10 +768,10 @@ impl<'s, const R: bool> Runner<'s, '_, '_, R> {
         }
         // An output over its input: the writer's region spans the input, whose
         // rows the reader then reads from it (`Runner::row`).
-        if let Some((_, x)) = plan.behind {
+        if let (Some((_, x)), Some(last)) = (plan.behind, n.checked_sub(1)) {
             let x = img.tensor(usize::from(x))?;
-            if let Some(w) = order.get_mut(n.wrapping_sub(1)) {
-                *w = (x.location, x.bytes, n - 1);
+            if let Some(w) = order.get_mut(last) {
+                *w = (x.location, x.bytes, last);
             }
         }
         let order = order.get_mut(..=n).ok_or(bad)?;

@@ -191,7 +191,8 @@ pub(crate) fn eval(c: &mut Ctx<'_, '_>) -> Result<(), Error> {
         ),
         [m1, s1, m2, s2],
         (wide, bias_of),
-    )
+    );
+    Ok(())
 }
 
 /// The int8 SVDF with int8 or int16 (`wide`) state: each pair of filters'
@@ -208,7 +209,7 @@ fn eval_int(
     (x_off, st_zp, out_zp): (i32, i32, i32),
     [m1, s1, m2, s2]: [i32; 4],
     (wide, bias_of): (bool, impl Fn(usize) -> i32),
-) -> Result<(), Error> {
+) {
     let newest = memory.checked_sub(1);
     // The state's range (TFLM clamps before adding its zero point).
     let (lo, hi) = if wide { (-32768, 32767) } else { (-128, 127) };
@@ -282,5 +283,4 @@ fn eval_int(
             );
         }
     }
-    Ok(())
 }
