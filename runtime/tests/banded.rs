@@ -426,3 +426,52 @@ fn a_broken_stage_is_refused_at_construction() {
     odd[at] = 7;
     assert!(Interpreter::new(&odd, &mut arena).is_err());
 }
+
+/// A 1×1 convolution's dilation does not change its window, so any value is
+/// a valid model; 40,000 does not fit the stage runner's narrow row map.
+/// Core then plans no stage through that op, and the runtime refuses an
+/// image that has one anyway: plan and run agree.
+#[test]
+fn a_window_too_wide_for_a_row_map_is_not_banded() {
+    use microarena_image as rl;
+    let layers = |d| {
+        use Layer::Conv;
+        use Padding::Same;
+        [
+            Conv(3, 1, 1, Same, 32),
+            Conv(1, 1, d, Same, 32),
+            Conv(3, 2, 1, Same, 8),
+        ]
+    };
+    let stages = |bytes: &[u8]| {
+        let model = Model::parse(bytes).expect("parse");
+        let need = runtime_arena_with(&model, &BANDED).expect("arena");
+        need.stages
+            .iter()
+            .map(|s| (s.first, s.last))
+            .collect::<Vec<_>>()
+    };
+    let narrow = chain(&layers(2), 48, 4, true);
+    let inside = |v: &[(usize, usize)]| v.iter().any(|&(f, l)| f <= 1 && 1 <= l);
+    assert!(inside(&stages(&narrow)), "{:?}", stages(&narrow));
+    let wide = chain(&layers(40_000), 48, 4, true);
+    assert!(!inside(&stages(&wide)), "{:?}", stages(&wide));
+    let model = Model::parse(&wide).expect("parse");
+    let (plain, ..) = run(&model, PLAIN);
+    let (banded, high_water, predicted, _) = run(&model, BANDED);
+    assert_eq!(banded, plain);
+    assert_eq!(high_water, predicted);
+    // The narrow model's image with the 1×1's dilation (WindowParams word
+    // 5, dilation_h) made 40,000: a stage the runner cannot map.
+    let model = Model::parse(&narrow).expect("parse");
+    let mut image = lower_with(&model, &BANDED).expect("lower");
+    let at = op_field(&image, 1, rl::op::PARAMS + 5 * 4);
+    image[at..at + 4].copy_from_slice(&40_000i32.to_le_bytes());
+    let need = runtime_arena_with(&model, &BANDED).expect("arena");
+    let mut arena = vec![0u8; need.total_bytes as usize + 64];
+    let err = Interpreter::new(&image, &mut arena).expect_err("wide dilation");
+    assert!(
+        matches!(err, Error::InvalidOp { what, .. } if what.contains("row map")),
+        "{err:?}"
+    );
+}

@@ -583,6 +583,37 @@ fn a_tensor_written_twice_is_not_an_in_place_output() {
     );
 }
 
+/// The other side of a tensor written twice (found by the runtime fuzz
+/// target on a mutated audio preprocessor): its last reader before the
+/// second write must not overwrite it, since its bytes live until that
+/// write (the plan's lifetime ends at the last op that reads *or writes* a
+/// tensor). Before, the chooser looked at reads only and lowering failed.
+#[test]
+fn a_tensor_written_again_later_is_not_overwritten_by_its_last_reader() {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let t = requant(&mut b, g, x, "t", &SHAPE);
+    let u = b.tensor(g, "u", &SHAPE, DType::I8).quant(0.06, 1).id();
+    // The last read of t: an overwrite of t if t died here.
+    b.op(g, BuiltinOp::RELU, &[t], &[u]);
+    let v = b.tensor(g, "v", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RELU, &[u], &[v]);
+    // t written again (nobody reads it after).
+    b.op(g, BuiltinOp::RELU, &[v], &[t]);
+    b.inputs(g, &[x]).outputs(g, &[v]);
+    let bytes = b.finish();
+    let plain = run(&bytes, PLAIN);
+    let fast = run(&bytes, IN_PLACE);
+    assert_eq!(fast.outputs, plain.outputs);
+    assert_eq!(fast.high_water, fast.predicted);
+    assert!(
+        !marks(&fast).iter().any(|&(op, _, _)| op == 1),
+        "op 1 reads t, which op 3 writes again: {:?}",
+        marks(&fast)
+    );
+}
+
 /// int8 `[1, T, f]` (or time-major `[T, 1, f]`) → DEQUANTIZE → float32
 /// UNIDIRECTIONAL_SEQUENCE_LSTM with `s` units (no peepholes, projection or
 /// layer norms) → `[.., s]`, the graph output.

@@ -97,11 +97,18 @@ fn root(group: &[usize], mut t: usize) -> usize {
 pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> Vec<InPlaceOp> {
     let sg = model.main();
     let n = sg.tensors.len();
-    // The last op that reads each tensor; graph outputs are read after every op.
-    let mut last_read: Vec<Option<usize>> = alloc::vec![None; n];
+    // The last op that reads or writes each tensor (a tensor written again
+    // lives until then, as the plan's lifetimes have it); graph outputs are
+    // read after every op.
+    let mut last_use: Vec<Option<usize>> = alloc::vec![None; n];
     for (k, op) in sg.operators.iter().enumerate() {
-        for t in op.inputs.iter().filter_map(|&t| usize::try_from(t).ok()) {
-            if let Some(r) = last_read.get_mut(t) {
+        for t in op
+            .inputs
+            .iter()
+            .chain(&op.outputs)
+            .filter_map(|&t| usize::try_from(t).ok())
+        {
+            if let Some(r) = last_use.get_mut(t) {
                 *r = Some(k);
             }
         }
@@ -180,7 +187,7 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
                     let group_dies = members.get(g).is_some_and(|ms| {
                         ms.iter().all(|&m| {
                             !sg.outputs.iter().any(|&o| o as usize == m)
-                                && last_read.get(m).copied().flatten() <= Some(k)
+                                && last_use.get(m).copied().flatten() <= Some(k)
                         })
                     });
                     t != o && fits && others_apart && group_dies
@@ -213,7 +220,7 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
                     .all(|u| root(&group, u) != g);
                 let group_dies = members.get(g).is_some_and(|ms| {
                     ms.iter()
-                        .all(|&m| !graph_io(m) && last_read.get(m).copied().flatten() <= Some(k))
+                        .all(|&m| !graph_io(m) && last_use.get(m).copied().flatten() <= Some(k))
                 });
                 (others_apart && group_dies).then_some((slot, t, true, ring))
             })
