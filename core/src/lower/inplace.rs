@@ -155,7 +155,10 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
         let Some(ot) = sg.tensors.get(o) else {
             continue;
         };
-        if op.outputs.len() != 1 || !in_head(ot) || !born_at(o, k) {
+        // An op that reads its own output (a hostile graph) reads it
+        // before it is written: never an in-place output.
+        let reads_output = op.inputs.iter().any(|&t| usize::try_from(t) == Ok(o));
+        if op.outputs.len() != 1 || !in_head(ot) || !born_at(o, k) || reads_output {
             continue;
         }
         let fits = |t: usize, same_shape: bool| {

@@ -117,9 +117,18 @@ fn depthwise_i8_quads<const B: bool>(
             let p = if k < n { params.next() } else { None };
             Requant::new(end, p.unwrap_or((0, 0, 0)))
         });
-        for (t, wt) in wq.iter_mut().take(taps).enumerate() {
-            // Filter [1][ky][kx][oc]: tap t of channels c0.. at t·oc + c0.
-            *wt = filter_quad(w, t * g.oc + c0, n);
+        // Filter [1][ky][kx][oc]: tap t of channels c0.. at t·oc + c0. One
+        // strided pass (a banded stage repeats this for every output row).
+        let taps_of = w.chunks_exact(g.oc.max(1)).take(taps);
+        if n == 4 && c0 + 4 <= g.oc {
+            for (wt, tap) in wq.iter_mut().zip(taps_of) {
+                let b = tap.get(c0..c0 + 4).and_then(|b| b.first_chunk::<4>());
+                *wt = quad_weights(b.copied().unwrap_or([0; 4]));
+            }
+        } else {
+            for (wt, tap) in wq.iter_mut().zip(taps_of) {
+                *wt = filter_quad(tap, c0, n);
+            }
         }
         let fast = fast3x3;
         let w9: &[QuadW; 9] = wq.first_chunk::<9>().unwrap_or(&[[0; QUAD_WORDS]; 9]);
