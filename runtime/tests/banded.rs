@@ -475,3 +475,65 @@ fn a_window_too_wide_for_a_row_map_is_not_banded() {
         "{err:?}"
     );
 }
+
+/// A hostile graph whose streamed-looking tensor has a second writer
+/// (RELU(z) → t0 before CONV(x) → t0): a stage would keep t0 in a ring
+/// while the RELU writes it whole. Core plans no stage through t0, and
+/// banded gives the plain outputs in the predicted arena.
+#[test]
+fn a_tensor_with_two_writers_is_not_streamed() {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let act = |b: &mut ModelBuilder, name: &str, shape: &[i32], k: i64| {
+        b.tensor(g, name, shape, DType::I8)
+            .quant(0.05, k % 5 - 2)
+            .id()
+    };
+    let conv = |b: &mut ModelBuilder, k: u32, (f, ci, co): (i32, i32, i32)| {
+        let n = (co * f * f * ci) as usize;
+        let scales: Vec<f32> = (0..co).map(|c| 0.01 + 0.001 * c as f32).collect();
+        let w = b
+            .tensor(g, &format!("w{k}"), &[co, f, f, ci], DType::I8)
+            .data(&pseudo_random_bytes(k, n))
+            .quant_per_channel(&scales, &vec![0; co as usize], 0)
+            .id();
+        let v: Vec<i32> = pseudo_random_bytes(k + 50, co as usize)
+            .iter()
+            .map(|&x| i32::from(x as i8) * 8)
+            .collect();
+        let bias = b
+            .tensor(g, &format!("b{k}"), &[co], DType::I32)
+            .data_i32(&v)
+            .quant_per_channel(&vec![0.0004; co as usize], &vec![0; co as usize], 0)
+            .id();
+        (w, bias)
+    };
+    let x = act(&mut b, "x", &[1, 48, 48, 4], 0);
+    let z = act(&mut b, "z", &[1, 48, 48, 32], 1);
+    let t0 = act(&mut b, "t0", &[1, 48, 48, 32], 1);
+    b.op(g, BuiltinOp::RELU, &[z], &[t0]);
+    let (w0, b0) = conv(&mut b, 1, (3, 4, 32));
+    b.op(g, BuiltinOp::CONV_2D, &[x, w0, b0], &[t0])
+        .conv_options(Padding::Same, 1, 1, Activation::Relu);
+    let t1 = act(&mut b, "t1", &[1, 48, 48, 32], 2);
+    let (w1, b1) = conv(&mut b, 2, (1, 32, 32));
+    b.op(g, BuiltinOp::CONV_2D, &[t0, w1, b1], &[t1])
+        .conv_options(Padding::Same, 1, 1, Activation::Relu);
+    let t2 = act(&mut b, "t2", &[1, 24, 24, 8], 3);
+    let (w2, b2) = conv(&mut b, 3, (3, 32, 8));
+    b.op(g, BuiltinOp::CONV_2D, &[t1, w2, b2], &[t2])
+        .conv_options(Padding::Same, 2, 2, Activation::Relu);
+    b.inputs(g, &[x, z]).outputs(g, &[t2]);
+    let bytes = b.finish();
+    let model = Model::parse(&bytes).expect("parse");
+    let need = runtime_arena_with(&model, &BANDED).expect("arena");
+    assert!(
+        need.stages.iter().all(|s| s.first > 1),
+        "a stage through t0: {:?}",
+        need.stages
+    );
+    let (plain, ..) = run(&model, PLAIN);
+    let (banded, high_water, predicted, _) = run(&model, BANDED);
+    assert_eq!(banded, plain);
+    assert_eq!(high_water, predicted);
+}

@@ -641,6 +641,33 @@ fn an_op_reading_its_own_output_is_not_in_place() {
     assert_eq!(fast.outputs.len(), plain.outputs.len());
 }
 
+/// A RESHAPE's input written again while the reshaped tensor is still
+/// read: a → RESHAPE → r, then RELU(x) writes a, then ADD(r, a). Sharing
+/// a's bytes, r would see the second write.
+#[test]
+fn an_alias_of_a_tensor_written_again_is_not_taken() {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = q8(&mut b, g, "x", &SHAPE);
+    let a = requant(&mut b, g, x, "a", &SHAPE);
+    let r = b.tensor(g, "r", &[1, 256], DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RESHAPE, &[a], &[r])
+        .reshape_options(&[1, 256]);
+    b.op(g, BuiltinOp::RELU, &[x], &[a]);
+    let rr = b.tensor(g, "rr", &SHAPE, DType::I8).quant(0.06, 1).id();
+    b.op(g, BuiltinOp::RESHAPE, &[r], &[rr])
+        .reshape_options(&SHAPE);
+    let y = q8(&mut b, g, "y", &SHAPE);
+    b.op(g, BuiltinOp::ADD, &[rr, a], &[y])
+        .add_options(Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let bytes = b.finish();
+    let plain = run(&bytes, PLAIN);
+    let fast = run(&bytes, IN_PLACE);
+    assert_eq!(fast.outputs, plain.outputs, "marks {:?}", marks(&fast));
+    assert_eq!(fast.high_water, fast.predicted);
+}
+
 /// int8 `[1, T, f]` (or time-major `[T, 1, f]`) → DEQUANTIZE → float32
 /// UNIDIRECTIONAL_SEQUENCE_LSTM with `s` units (no peepholes, projection or
 /// layer norms) → `[.., s]`, the graph output.

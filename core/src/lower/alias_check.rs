@@ -23,7 +23,8 @@ use crate::read::model::Model;
 /// writes behind its reads (an LSTM), whose output must fit behind its input
 /// (`opcode::writes_behind_fits`); an overwrite's input is no other operand
 /// of the op, and no tensor joined to it by the earlier aliases is a graph
-/// output or is read by a later op, nor a graph input unless written behind.
+/// output or is read by a later op, nor a graph input unless written behind;
+/// and no tensor of an alias is written by more than one op.
 pub(super) fn check(
     model: &Model<'_>,
     params: &[Words],
@@ -41,6 +42,14 @@ pub(super) fn check(
         }
         t
     };
+    // How many ops write each tensor: one written twice shares no bytes
+    // (its second write would change the other members of its group).
+    let mut writers: Vec<u32> = alloc::vec![0; sg.tensors.len()];
+    for t in sg.operators.iter().flat_map(|o| &o.outputs) {
+        if let Some(w) = usize::try_from(*t).ok().and_then(|t| writers.get_mut(t)) {
+            *w += 1;
+        }
+    }
     let mut previous = None;
     for a in aliases {
         let bad = |why: &str| Err(format!("op {} (alias of input {}): {why}", a.op, a.slot));
@@ -80,6 +89,10 @@ pub(super) fn check(
         let arena = |t: &crate::read::model::Tensor<'_>| !t.has_data && !t.is_variable;
         if a.input == a.output || !arena(x) || !arena(y) {
             return bad("input or output is not an arena tensor of its own");
+        }
+        let once = |t: usize| writers.get(t).is_some_and(|&w| w <= 1);
+        if !once(a.input) || !once(a.output) {
+            return bad("input or output is written by more than one op");
         }
         if behind {
             if !super::inplace::behind_fits(x, y) {
@@ -204,5 +217,39 @@ mod tests {
             ..alias(1, 0, 1, 2)
         };
         assert!(check(&m, &[], &[reshape_like]).is_err_and(|e| e.contains("cannot run in place")));
+    }
+
+    #[test]
+    fn a_tensor_written_twice_shares_no_bytes() {
+        // x → QUANTIZE → a; RESHAPE(a) → r; RELU(x) → a again; ADD(r, a) → y.
+        let mut b = ModelBuilder::new();
+        let g = b.subgraph();
+        let shape = [1, 4, 4, 4];
+        let q = |b: &mut ModelBuilder, name: &str| {
+            b.tensor(g, name, &shape, DType::I8).quant(0.05, -3).id()
+        };
+        let (x, a, r, y) = (
+            q(&mut b, "x"),
+            q(&mut b, "a"),
+            q(&mut b, "r"),
+            q(&mut b, "y"),
+        );
+        b.op(g, BuiltinOp::QUANTIZE, &[x], &[a]);
+        b.op(g, BuiltinOp::RESHAPE, &[a], &[r])
+            .reshape_options(&shape);
+        b.op(g, BuiltinOp::RELU, &[x], &[a]);
+        b.op(g, BuiltinOp::ADD, &[r, a], &[y])
+            .add_options(Activation::None);
+        b.inputs(g, &[x]).outputs(g, &[y]);
+        let bytes = b.finish();
+        let m = Model::parse(&bytes).expect("parse");
+        let chosen = super::super::inplace::choose(&m, &[], &[]);
+        assert!(!chosen.iter().any(|c| c.op == 1), "{chosen:?}");
+        assert_eq!(check(&m, &[], &chosen), Ok(()));
+        let reshape = InPlaceOp {
+            overwrites: false,
+            ..alias(1, 0, 1, 2)
+        };
+        assert!(check(&m, &[], &[reshape]).is_err_and(|e| e.contains("more than one op")));
     }
 }

@@ -353,6 +353,17 @@ pub(super) fn describe(
         let code = super::image_opcode(op)?;
         let o = op.output(0).filter(|_| op.outputs.len() == 1)?;
         let out = sg.tensors.get(o).filter(|t| in_arena(t))?;
+        // Rows are written as they are read: a tensor written by a second
+        // op, or read by its own writer (hostile graphs), is never a stage's.
+        let writes = sg
+            .operators
+            .iter()
+            .flat_map(|p| &p.outputs)
+            .filter(|&&t| usize::try_from(t) == Ok(o))
+            .count();
+        if writes != 1 || op.inputs.iter().any(|&t| usize::try_from(t) == Ok(o)) {
+            return None;
+        }
         if folds.get(i - first).copied().flatten().is_some() {
             // A folded PAD or RESHAPE makes no rows: its reader reads its input.
             d.nodes.push(StageNode {

@@ -138,6 +138,9 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
             && writers.get(t) == Some(&1)
             && !sg.inputs.iter().any(|&g| g as usize == t)
     };
+    // A tensor written by two ops never shares its bytes: the second write
+    // would change every member of its group.
+    let once = |t: usize| writers.get(t).is_some_and(|&w| w <= 1);
     let graph_io = |t: usize| {
         sg.inputs
             .iter()
@@ -163,7 +166,8 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
         }
         let fits = |t: usize, same_shape: bool| {
             sg.tensors.get(t).is_some_and(|it| {
-                in_head(it)
+                once(t)
+                    && in_head(it)
                     && it.bytes == ot.bytes
                     && elem(it) == elem(ot)
                     && (!same_shape || it.shape == ot.shape)
@@ -173,7 +177,7 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
             let it = sg.tensors.get(t)?;
             let r = super::banded::row_window(model, params, k)?;
             let ring = r.in_place_ring_bytes()? as u64;
-            let smaller = in_head(it) && ot.bytes <= it.bytes;
+            let smaller = once(t) && in_head(it) && ot.bytes <= it.bytes;
             (smaller && !no_rows.contains(&k) && ring > 0).then_some(ring)
         };
         let choice = if opcode::writes_behind_input(code) {
@@ -193,7 +197,7 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
                                 && last_use.get(m).copied().flatten() <= Some(k)
                         })
                     });
-                    t != o && fits && others_apart && group_dies
+                    t != o && once(t) && fits && others_apart && group_dies
                 })
                 .map(|t| (0, t, true, 0))
         } else if opcode::is_alias_op(code) {
