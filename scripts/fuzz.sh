@@ -35,6 +35,9 @@ cargo build -q --release -p microarena-core --example lower
 for m in target/kernel-cases/*.tflite; do
   "${CARGO_TARGET_DIR:-target}/release/examples/lower" "$m" "$seeds/image/kc-$(basename "$m" .tflite).img" 2>/dev/null || true
 done
+# The cases as models too: small graphs of every kernel branch make the
+# runtime target's differential run fast (~750 executions/s).
+cp target/kernel-cases/*.tflite "$seeds/runtime/"
 # Share-link seeds: the links of the example and corpus models.
 for m in "$seeds"/plan/*.tflite; do
   cargo run -q --release -p microarena-core --example share_link -- "$m" > "$seeds/share/$(basename "$m" .tflite).txt" 2>/dev/null || true

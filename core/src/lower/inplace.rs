@@ -26,6 +26,11 @@
 //!   consumes it, as TFLM's planner reuses its bytes). The output takes the
 //!   first bytes of the input's buffer.
 //!
+//! No tensor written by two ops, and no op's output that the op also reads,
+//! joins an alias group (hostile graphs only; found by the runtime fuzz
+//! target): a second write would change every member, and the first read
+//! would see no value yet.
+//!
 //! An alias group (tensors joined by aliases) is planned as one buffer with
 //! the union of its members' lifetimes and the largest member's size; its
 //! members start at the same byte.
