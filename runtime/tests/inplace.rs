@@ -668,6 +668,33 @@ fn an_alias_of_a_tensor_written_again_is_not_taken() {
     assert_eq!(fast.high_water, fast.predicted);
 }
 
+/// RESHAPE whose shape operand is its data tensor (found by the runtime
+/// fuzz target: RESHAPE(a, a) on int32): the runtime keeps an in-place op's
+/// other operands apart from its region, so the reshape is no alias there.
+#[test]
+fn a_reshape_reading_its_data_as_shape_is_no_alias() {
+    let mut b = ModelBuilder::new();
+    let g = b.subgraph();
+    let x = b.tensor(g, "x", &[4], DType::I32).id();
+    let a = b.tensor(g, "a", &[4], DType::I32).id();
+    b.op(g, BuiltinOp::ADD, &[x, x], &[a])
+        .add_options(Activation::None);
+    let r = b.tensor(g, "r", &[4], DType::I32).id();
+    b.op(g, BuiltinOp::RESHAPE, &[a, a], &[r]);
+    let y = b.tensor(g, "y", &[4], DType::I32).id();
+    b.op(g, BuiltinOp::ADD, &[r, r], &[y])
+        .add_options(Activation::None);
+    b.inputs(g, &[x]).outputs(g, &[y]);
+    let bytes = b.finish();
+    let fast = run(&bytes, IN_PLACE);
+    assert_eq!(fast.high_water, fast.predicted);
+    assert!(
+        !marks(&fast).iter().any(|&(op, _, _)| op == 1),
+        "{:?}",
+        marks(&fast)
+    );
+}
+
 /// int8 `[1, T, f]` (or time-major `[T, 1, f]`) → DEQUANTIZE → float32
 /// UNIDIRECTIONAL_SEQUENCE_LSTM with `s` units (no peepholes, projection or
 /// layer norms) → `[.., s]`, the graph output.

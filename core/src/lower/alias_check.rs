@@ -124,14 +124,16 @@ pub(super) fn check(
             return bad("the output is already another tensor's bytes");
         }
         let g = find(&group, a.input);
+        // The runtime keeps every other operand apart from an in-place
+        // op's region, an alias op's shape operand too.
+        let other = (0..op.inputs.len())
+            .filter(|&j| j != a.slot)
+            .filter_map(|j| op.input(j))
+            .any(|t| find(&group, t) == g);
+        if other {
+            return bad("another operand is the aliased input's bytes");
+        }
         if a.overwrites {
-            let other = (0..op.inputs.len())
-                .filter(|&j| j != a.slot)
-                .filter_map(|j| op.input(j))
-                .any(|t| find(&group, t) == g);
-            if other {
-                return bad("another operand is the overwritten input's bytes");
-            }
             for m in (0..sg.tensors.len()).filter(|&m| find(&group, m) == g) {
                 // Written behind its reads, a graph input is consumed.
                 let inputs = sg.inputs.iter().filter(|_| !behind);

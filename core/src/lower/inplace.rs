@@ -206,8 +206,16 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
                 })
                 .map(|t| (0, t, true, 0))
         } else if opcode::is_alias_op(code) {
+            // Its other operand (a shape) apart, as the runtime checks for
+            // every in-place mark (RESHAPE(x, x) in a hostile graph).
             op.input(0)
-                .filter(|&t| fits(t, false) && t != o)
+                .filter(|&t| {
+                    let g = root(&group, t);
+                    let others_apart = (1..op.inputs.len())
+                        .filter_map(|j| op.input(j))
+                        .all(|u| root(&group, u) != g);
+                    fits(t, false) && t != o && others_apart
+                })
                 .map(|t| (0, t, false, 0))
         } else {
             let slots = if opcode::in_place_by_rows(code) {
