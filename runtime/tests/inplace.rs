@@ -571,11 +571,7 @@ fn a_tensor_written_twice_is_not_an_in_place_output() {
     let y = b.tensor(g, "y", &SHAPE, DType::I8).quant(0.06, 1).id();
     b.op(g, BuiltinOp::RELU, &[t], &[y]);
     b.inputs(g, &[x]).outputs(g, &[y]);
-    let bytes = b.finish();
-    let plain = run(&bytes, PLAIN);
-    let fast = run(&bytes, IN_PLACE);
-    assert_eq!(fast.outputs, plain.outputs);
-    assert_eq!(fast.high_water, fast.predicted);
+    let (_, fast) = both(&b.finish());
     assert!(
         !marks(&fast).iter().any(|&(op, _, _)| op == 2),
         "op 2 writes a tensor op 0 wrote: {:?}",
@@ -602,11 +598,7 @@ fn a_tensor_written_again_later_is_not_overwritten_by_its_last_reader() {
     // t written again (nobody reads it after).
     b.op(g, BuiltinOp::RELU, &[v], &[t]);
     b.inputs(g, &[x]).outputs(g, &[v]);
-    let bytes = b.finish();
-    let plain = run(&bytes, PLAIN);
-    let fast = run(&bytes, IN_PLACE);
-    assert_eq!(fast.outputs, plain.outputs);
-    assert_eq!(fast.high_water, fast.predicted);
+    let (_, fast) = both(&b.finish());
     assert!(
         !marks(&fast).iter().any(|&(op, _, _)| op == 1),
         "op 1 reads t, which op 3 writes again: {:?}",
@@ -661,11 +653,7 @@ fn an_alias_of_a_tensor_written_again_is_not_taken() {
     b.op(g, BuiltinOp::ADD, &[rr, a], &[y])
         .add_options(Activation::None);
     b.inputs(g, &[x]).outputs(g, &[y]);
-    let bytes = b.finish();
-    let plain = run(&bytes, PLAIN);
-    let fast = run(&bytes, IN_PLACE);
-    assert_eq!(fast.outputs, plain.outputs, "marks {:?}", marks(&fast));
-    assert_eq!(fast.high_water, fast.predicted);
+    both(&b.finish());
 }
 
 /// RESHAPE whose shape operand is its data tensor (found by the runtime
@@ -685,9 +673,7 @@ fn a_reshape_reading_its_data_as_shape_is_no_alias() {
     b.op(g, BuiltinOp::ADD, &[r, r], &[y])
         .add_options(Activation::None);
     b.inputs(g, &[x]).outputs(g, &[y]);
-    let bytes = b.finish();
-    let fast = run(&bytes, IN_PLACE);
-    assert_eq!(fast.high_water, fast.predicted);
+    let (_, fast) = both(&b.finish());
     assert!(
         !marks(&fast).iter().any(|&(op, _, _)| op == 1),
         "{:?}",

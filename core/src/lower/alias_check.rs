@@ -44,12 +44,7 @@ pub(super) fn check(
     };
     // How many ops write each tensor: one written twice shares no bytes
     // (its second write would change the other members of its group).
-    let mut writers: Vec<u32> = alloc::vec![0; sg.tensors.len()];
-    for t in sg.operators.iter().flat_map(|o| &o.outputs) {
-        if let Some(w) = usize::try_from(*t).ok().and_then(|t| writers.get_mut(t)) {
-            *w += 1;
-        }
-    }
+    let writers = sg.writer_counts();
     let mut previous = None;
     for a in aliases {
         let bad = |why: &str| Err(format!("op {} (alias of input {}): {why}", a.op, a.slot));

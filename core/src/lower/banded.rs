@@ -345,6 +345,7 @@ pub(super) fn describe(
         reducer: None,
     };
     let graph_output = |t: usize| sg.outputs.iter().any(|&o| o >= 0 && o as usize == t);
+    let writers = sg.writer_counts();
     let folds: Vec<Option<(usize, Fold)>> = (first..=last)
         .map(|i| fold_target(model, params, last, i))
         .collect();
@@ -355,13 +356,7 @@ pub(super) fn describe(
         let out = sg.tensors.get(o).filter(|t| in_arena(t))?;
         // Rows are written as they are read: a tensor written by a second
         // op, or read by its own writer (hostile graphs), is never a stage's.
-        let writes = sg
-            .operators
-            .iter()
-            .flat_map(|p| &p.outputs)
-            .filter(|&&t| usize::try_from(t) == Ok(o))
-            .count();
-        if writes != 1 || op.inputs.iter().any(|&t| usize::try_from(t) == Ok(o)) {
+        if writers.get(o) != Some(&1) || op.inputs.iter().any(|&t| usize::try_from(t) == Ok(o)) {
             return None;
         }
         if folds.get(i - first).copied().flatten().is_some() {

@@ -125,19 +125,14 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
     // well-formed model always is; a hostile one may write a tensor twice or
     // read it before it is written.
     let mut first_touch: Vec<Option<usize>> = alloc::vec![None; n];
-    let mut writers: Vec<u32> = alloc::vec![0; n];
     for (k, op) in sg.operators.iter().enumerate() {
         for &t in op.inputs.iter().chain(&op.outputs) {
             if let Some(f) = usize::try_from(t).ok().and_then(|t| first_touch.get_mut(t)) {
                 f.get_or_insert(k);
             }
         }
-        for t in op.outputs.iter().filter_map(|&t| usize::try_from(t).ok()) {
-            if let Some(w) = writers.get_mut(t) {
-                *w += 1;
-            }
-        }
     }
+    let writers = sg.writer_counts();
     let born_at = |t: usize, k: usize| {
         first_touch.get(t).copied().flatten() == Some(k)
             && writers.get(t) == Some(&1)
@@ -169,10 +164,22 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
         if op.outputs.len() != 1 || !in_head(ot) || !born_at(o, k) || reads_output {
             continue;
         }
+        // Input slot `slot`'s tensor `t` may give the output its bytes: it
+        // is not the output, no second op writes it, and no other operand
+        // of the op is in its group (the runtime keeps every other operand
+        // apart from an in-place region: RESHAPE(x, x) in a hostile graph).
+        let free = |slot: usize, t: usize| {
+            let g = root(&group, t);
+            t != o
+                && once(t)
+                && (0..op.inputs.len())
+                    .filter(|&j| j != slot)
+                    .filter_map(|j| op.input(j))
+                    .all(|u| root(&group, u) != g)
+        };
         let fits = |t: usize, same_shape: bool| {
             sg.tensors.get(t).is_some_and(|it| {
-                once(t)
-                    && in_head(it)
+                in_head(it)
                     && it.bytes == ot.bytes
                     && elem(it) == elem(ot)
                     && (!same_shape || it.shape == ot.shape)
@@ -182,7 +189,7 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
             let it = sg.tensors.get(t)?;
             let r = super::banded::row_window(model, params, k)?;
             let ring = r.in_place_ring_bytes()? as u64;
-            let smaller = once(t) && in_head(it) && ot.bytes <= it.bytes;
+            let smaller = in_head(it) && ot.bytes <= it.bytes;
             (smaller && !no_rows.contains(&k) && ring > 0).then_some(ring)
         };
         let choice = if opcode::writes_behind_input(code) {
@@ -193,29 +200,18 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
                 .filter(|&t| {
                     let g = root(&group, t);
                     let fits = sg.tensors.get(t).is_some_and(|it| behind_fits(it, ot));
-                    let others_apart = (1..op.inputs.len())
-                        .filter_map(|j| op.input(j))
-                        .all(|u| root(&group, u) != g);
                     let group_dies = members.get(g).is_some_and(|ms| {
                         ms.iter().all(|&m| {
                             !sg.outputs.iter().any(|&o| o as usize == m)
                                 && last_use.get(m).copied().flatten() <= Some(k)
                         })
                     });
-                    t != o && once(t) && fits && others_apart && group_dies
+                    free(0, t) && fits && group_dies
                 })
                 .map(|t| (0, t, true, 0))
         } else if opcode::is_alias_op(code) {
-            // Its other operand (a shape) apart, as the runtime checks for
-            // every in-place mark (RESHAPE(x, x) in a hostile graph).
             op.input(0)
-                .filter(|&t| {
-                    let g = root(&group, t);
-                    let others_apart = (1..op.inputs.len())
-                        .filter_map(|j| op.input(j))
-                        .all(|u| root(&group, u) != g);
-                    fits(t, false) && t != o && others_apart
-                })
+                .filter(|&t| free(0, t) && fits(t, false))
                 .map(|t| (0, t, false, 0))
         } else {
             let slots = if opcode::in_place_by_rows(code) {
@@ -230,19 +226,15 @@ pub(super) fn choose(model: &Model<'_>, params: &[Words], no_rows: &[usize]) -> 
                 } else {
                     0
                 };
-                if (ring == 0 && !fits(t, true)) || t == o {
+                if (ring == 0 && !fits(t, true)) || !free(slot, t) {
                     return None;
                 }
                 let g = root(&group, t);
-                let others_apart = (0..op.inputs.len())
-                    .filter(|&j| j != slot)
-                    .filter_map(|j| op.input(j))
-                    .all(|u| root(&group, u) != g);
                 let group_dies = members.get(g).is_some_and(|ms| {
                     ms.iter()
                         .all(|&m| !graph_io(m) && last_use.get(m).copied().flatten() <= Some(k))
                 });
-                (others_apart && group_dies).then_some((slot, t, true, ring))
+                group_dies.then_some((slot, t, true, ring))
             })
         };
         if let Some((slot, t, overwrites, ring_bytes)) = choice {

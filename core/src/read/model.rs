@@ -316,6 +316,20 @@ pub struct Subgraph<'a> {
     pub outputs: Vec<i32>,
 }
 
+impl Subgraph<'_> {
+    /// How many ops write each tensor (by index). A well-formed graph writes
+    /// each tensor at most once; a hostile one may write one twice.
+    pub fn writer_counts(&self) -> Vec<u32> {
+        let mut writers = alloc::vec![0u32; self.tensors.len()];
+        for t in self.operators.iter().flat_map(|o| &o.outputs) {
+            if let Some(w) = usize::try_from(*t).ok().and_then(|t| writers.get_mut(t)) {
+                *w += 1;
+            }
+        }
+        writers
+    }
+}
+
 /// One entry of the model's buffer table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Buffer<'a> {
